@@ -1,0 +1,131 @@
+/* The flow-tracking engine: turns decoded trace constructs (slices,
+ * instants, counters, flows, spans) into a Fuchsia trace.  It is generic:
+ * it knows nothing of io_uring or the block layer; scripts decide what
+ * means what.  Data flows one way: runtime -> engine -> fxt writer. */
+#ifndef UT_ENGINE_H
+#define UT_ENGINE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct fxt_writer;
+
+/* A typed argument attached to a slice, instant, counter, span or flow
+ * point.  Strings are borrowed for the duration of the call. */
+enum ut_arg_kind {
+	UT_ARG_INT,    /* signed 64-bit */
+	UT_ARG_UINT,   /* unsigned 64-bit */
+	UT_ARG_DOUBLE,
+	UT_ARG_BOOL,
+	UT_ARG_STR,
+	UT_ARG_PTR,    /* shown as a pointer */
+	UT_ARG_KOID,   /* a pid or tid */
+};
+
+struct ut_arg {
+	const char *name;
+	enum ut_arg_kind kind;
+	union {
+		int64_t i;
+		uint64_t u;
+		double d;
+		bool b;
+		const char *s;
+	};
+};
+
+/* Where a construct is drawn.  A thread track is a real thread (named from
+ * its comm, grouped under its process).  A group is a synthetic process
+ * created by a script (one per io_uring ring, one per disk), identified by
+ * (kind, key); its id never collides with real pids/tids. */
+enum ut_track_kind { UT_TRACK_THREAD, UT_TRACK_GROUP };
+
+struct ut_track {
+	enum ut_track_kind kind;
+	uint32_t pid, tid;      /* UT_TRACK_THREAD */
+	const char *group;      /* UT_TRACK_GROUP: kind name, e.g. "ring" */
+	uint64_t key;           /* UT_TRACK_GROUP: key, e.g. the ctx pointer */
+};
+
+struct ut_engine_limits {
+	size_t max_open_flows;   /* 0 = default (1M) */
+	size_t max_open_slices;  /* per track; 0 = default (256) */
+	size_t max_open_spans;   /* 0 = default (1M) */
+};
+
+struct ut_engine_stats {
+	uint64_t events;             /* calls that produced output */
+	uint64_t slices_unmatched_end;
+	uint64_t slices_unfinished;  /* closed by ut_engine_finish */
+	uint64_t flows_begun, flows_ended, flows_without_begin, flows_evicted;
+	uint64_t spans_begun, spans_ended, spans_without_begin, spans_evicted;
+	uint64_t slices_evicted;
+	uint64_t lost_markers;
+};
+
+struct ut_engine;
+
+/* The engine writes through w; it does not own w. */
+struct ut_engine *ut_engine_new(struct fxt_writer *w, const struct ut_engine_limits *lim);
+/* Closes what is still open at last_ts (marked unfinished) and frees. */
+void ut_engine_finish(struct ut_engine *e, uint64_t last_ts);
+void ut_engine_free(struct ut_engine *e);
+const struct ut_engine_stats *ut_engine_stats(const struct ut_engine *e);
+
+/* Names.  May be called at any time, any number of times; the newest name
+ * wins for records written afterwards. */
+void ut_engine_process_name(struct ut_engine *e, uint32_t pid, const char *name);
+void ut_engine_thread_name(struct ut_engine *e, uint32_t pid, uint32_t tid, const char *name);
+/* Names a group (synthetic process); until named it is "<kind> 0x<key>". */
+void ut_engine_group_name(struct ut_engine *e, const char *kind, uint64_t key, const char *name);
+
+/* Constructs.  ts is in nanoseconds on one monotonic clock. */
+void ut_slice_begin(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
+		    const char *category, const char *name,
+		    const struct ut_arg *args, unsigned nargs);
+/* Closes the innermost open slice of t; args are added to it. */
+void ut_slice_end(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
+		  const struct ut_arg *args, unsigned nargs);
+void ut_instant(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
+		const char *category, const char *name,
+		const struct ut_arg *args, unsigned nargs);
+/* One counter track per (track, name, arg name). */
+void ut_counter(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
+		const char *name, const struct ut_arg *values, unsigned nvalues);
+
+/* Flows follow one object across threads and processes, keyed by
+ * (flow kind, key).  Each point is drawn on thread (pid, tid) strictly
+ * inside a slice named `name` on that thread, so Perfetto binds it.  A key
+ * reused after its end starts a new flow; a step or end without a begin
+ * starts the flow there. */
+enum ut_flow_phase { UT_FLOW_BEGIN, UT_FLOW_STEP, UT_FLOW_END };
+void ut_flow(struct ut_engine *e, uint64_t ts, uint32_t pid, uint32_t tid,
+	     enum ut_flow_phase phase, const char *flow_kind, uint64_t key,
+	     const char *category, const char *name,
+	     const struct ut_arg *args, unsigned nargs);
+
+/* Spans: an item in flight on a group (a request on a ring), keyed by
+ * (group kind, group key, span key), packed into lanes: each span takes the
+ * lowest free lane of its group, so concurrency is visible at a glance.
+ * A span begin with a key already open ends the old span first. */
+void ut_span_begin(struct ut_engine *e, uint64_t ts, const char *group, uint64_t group_key,
+		   uint64_t span_key, const char *category, const char *name,
+		   const struct ut_arg *args, unsigned nargs);
+/* Args are added to the span; name, when not NULL, renames it. */
+void ut_span_end(struct ut_engine *e, uint64_t ts, const char *group, uint64_t group_key,
+		 uint64_t span_key, const char *name,
+		 const struct ut_arg *args, unsigned nargs);
+
+/* Phases of a span (queue, then service): ends the span's current phase,
+ * if any, and begins a slice `name` nested inside the span on its lane.
+ * The last phase ends with the span. */
+void ut_span_phase(struct ut_engine *e, uint64_t ts, const char *group, uint64_t group_key,
+		   uint64_t span_key, const char *name,
+		   const struct ut_arg *args, unsigned nargs);
+
+/* A marker that events were lost (drawn as an instant on a global
+ * "uring-trace" track), with how many. */
+void ut_lost_marker(struct ut_engine *e, uint64_t ts, uint64_t lost, const char *what);
+
+#endif

@@ -1,0 +1,33 @@
+/* Fuchsia trace format (FXT) writer and reader: the public surface the
+ * runtime and the command line use.  Record-level details stay inside
+ * engine/. */
+#ifndef UT_FXT_H
+#define UT_FXT_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct fxt_writer;
+
+/* Opens path for writing ("-" is not allowed); a name ending in ".gz" is
+ * gzip-compressed.  Writes magic, provider info and the initialization
+ * record (1 tick = 1 ns).  On failure returns NULL and a message in err. */
+struct fxt_writer *fxt_writer_open(const char *path, char *err, size_t errlen);
+/* Flushes buffered records; a trace flushed is valid up to that point. */
+int fxt_writer_flush(struct fxt_writer *w);
+/* Flushes and closes; returns 0, or -1 with the first write error in err. */
+int fxt_writer_close(struct fxt_writer *w, char *err, size_t errlen);
+/* First write error seen (NULL if none): writes never fail silently. */
+const char *fxt_writer_error(const struct fxt_writer *w);
+uint64_t fxt_writer_bytes(const struct fxt_writer *w);
+
+/* `uring-trace dump FILE`: one line per record.  Returns 0, or 1 on a
+ * malformed trace (after printing what it could and the error). */
+int fxt_dump(const char *path, FILE *out);
+/* `uring-trace stats FILE`: counts by event name, flows complete and
+ * incomplete, processes and threads with names, errors.  json selects a
+ * JSON object instead of text. */
+int fxt_stats(const char *path, FILE *out, bool json);
+
+#endif
