@@ -24,8 +24,10 @@ CFLAGS   := $(CFLAGS_BASE) $(SANFLAGS) $(EXTRA_CFLAGS)
 CXXFLAGS := $(CXXFLAGS_BASE) $(SANFLAGS)
 LDFLAGS  := $(SANFLAGS)
 LLVM_LIBDIR := $(shell $(LLVM_CONFIG) --libdir)
-LDLIBS   := -L$(LLVM_LIBDIR) -Wl,-rpath,$(LLVM_LIBDIR) -lclang-cpp -lLLVM-14 \
-	-lbpf -lelf -lz -lpthread -lm -lstdc++
+LDLIBS   := -lbpf -lelf -lz -lpthread -lm -ldl
+# The clang wrapper is a separate shared object, loaded with dlopen only when
+# a script must be compiled: running a compiled script (.uto) needs no clang.
+BPFCC_LIBS := -L$(LLVM_LIBDIR) -Wl,-rpath,$(LLVM_LIBDIR) -lclang-cpp -lLLVM-14
 
 # Generated front end (flex + bison) lives in the build tree.
 GEN_DIR := $(BUILD)/gen
@@ -33,8 +35,8 @@ GEN_C   := $(GEN_DIR)/parser.c $(GEN_DIR)/lexer.c
 
 LIB_C   := $(filter-out runtime/main.c,$(wildcard compiler/*.c engine/*.c runtime/*.c))
 LIB_CXX := $(wildcard runtime/*.cc)
-LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CXX:%.cc=$(BUILD)/%.o) \
-	$(GEN_C:$(GEN_DIR)/%.c=$(BUILD)/gen-obj/%.o)
+LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(GEN_C:$(GEN_DIR)/%.c=$(BUILD)/gen-obj/%.o)
+BPFCC   := $(BUILD)/libut-bpfcc.so
 LIB     := $(BUILD)/libut.a
 BIN     := $(BUILD)/uring-trace
 
@@ -44,7 +46,7 @@ WORKLOAD_SRC := $(wildcard tests/workloads/*.c)
 WORKLOAD_BIN := $(WORKLOAD_SRC:tests/workloads/%.c=$(BUILD)/workloads/%)
 
 .PHONY: all deps test test-build demo clean install uninstall fuzz bench
-all: $(BIN) $(WORKLOAD_BIN)
+all: $(BIN) $(BPFCC) $(WORKLOAD_BIN)
 
 deps:
 	@.ci/install-deps.sh
@@ -72,7 +74,10 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/%.o: %.cc
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -c -o $@ $<
+	$(CXX) $(CXXFLAGS) -fPIC -c -o $@ $<
+
+$(BPFCC): $(LIB_CXX:%.cc=$(BUILD)/%.o)
+	$(CXX) -shared $(LDFLAGS) -o $@ $^ $(BPFCC_LIBS)
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
@@ -91,7 +96,7 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g -o $@ $< -luring -lpthread
 
-test-build: $(BIN) $(UNIT_BIN) $(WORKLOAD_BIN)
+test-build: $(BIN) $(BPFCC) $(UNIT_BIN) $(WORKLOAD_BIN)
 
 # The full suite: a normal build (what users run) and a sanitized build that
 # the tests exercise.
@@ -105,5 +110,8 @@ demo: deps all
 
 clean:
 	rm -rf build build-san
+
+# Optional fragments (benchmarks, fuzzing, kernel matrix) keep their own rules.
+-include $(wildcard bench/*.mk tests/*/*.mk)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

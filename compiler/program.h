@@ -1,0 +1,170 @@
+/* A compiled script: what the compiler hands to the runtime.
+ *
+ * It holds the generated BPF C, the probes with their alternatives (the
+ * runtime picks the first that loads and attaches), and the tables that tell
+ * the runtime how to decode each ring-buffer record into trace constructs
+ * and how to print maps at exit.  It can be serialized into a .uto file
+ * together with the compiled BPF object (compile once, run elsewhere). */
+#ifndef UT_PROGRAM_H
+#define UT_PROGRAM_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ut_loc {
+	const char *file;   /* interned; lives as long as the program */
+	int line, col;
+};
+
+/* Probe kinds.  Their names and section prefixes live in one table
+ * (compiler/probes.c); the runtime's attach logic in another
+ * (runtime/attach.c).  A new kind is one entry in each. */
+enum ut_probe_kind {
+	UT_PROBE_TRACEPOINT,  /* classic tracepoint, record fields from the format file */
+	UT_PROBE_TP_BTF,      /* BTF-typed raw tracepoint, typed arguments */
+	UT_PROBE_RAW_TP,      /* raw tracepoint, untyped u64 arguments */
+	UT_PROBE_KPROBE,
+	UT_PROBE_KRETPROBE,
+	UT_PROBE_FENTRY,
+	UT_PROBE_FEXIT,
+	UT_PROBE_UPROBE,
+	UT_PROBE_URETPROBE,
+	UT_PROBE_INTERVAL,    /* periodic, on one CPU */
+	UT_PROBE_BEGIN,       /* runs once in user space before tracing starts */
+	UT_PROBE_END,         /* runs once at exit */
+	UT_PROBE_KIND_COUNT
+};
+
+/* One alternative of a probe: one BPF program in the object. */
+struct ut_alt {
+	enum ut_probe_kind kind;
+	char *target;      /* tracepoint "cat/name"; function "vfs_read";
+			      uprobe "/path/bin:symbol"; interval: period in ns as text */
+	char *prog_name;   /* name of the BPF program (function) in the object */
+};
+
+/* A probe as written, e.g. `tracepoint:io_uring:io_uring_submit_req |
+ * tracepoint:io_uring:io_uring_submit_sqe`.  Alternatives are in order of
+ * preference.  An optional probe (`?`) may attach nowhere without failing
+ * the script. */
+struct ut_probe {
+	char *spec;
+	struct ut_loc loc;
+	bool optional;
+	unsigned nalts;
+	struct ut_alt *alts;
+};
+
+/* Record payload layout.  Every record starts with struct ut_rec_hdr
+ * (bpf/ut.h); fields follow at the given offsets. */
+enum ut_field_type {
+	UT_F_S64, UT_F_U64, UT_F_BOOL, UT_F_PTR,
+	UT_F_STR,   /* NUL-padded char array of `size` bytes */
+};
+
+struct ut_field {
+	enum ut_field_type type;
+	uint32_t offset, size;  /* offset from the start of the record */
+};
+
+/* How a value is shown.  Values are computed in BPF and stored raw; names
+ * (lookup tables, errno names, formats) are made in user space so records
+ * stay small. */
+enum ut_display {
+	UT_SHOW_PLAIN,
+	UT_SHOW_HEX,
+	UT_SHOW_KOID,      /* a pid or tid */
+	UT_SHOW_ERRNO,     /* negative values as "-EAGAIN" */
+	UT_SHOW_TABLE,     /* integer looked up in a script table */
+};
+
+enum ut_value_kind { UT_VAL_NONE, UT_VAL_FIELD, UT_VAL_FORMAT, UT_VAL_TEXT };
+
+struct ut_value {
+	enum ut_value_kind kind;
+	unsigned field;           /* UT_VAL_FIELD: index into ut_event.fields */
+	enum ut_display display;
+	int table;                /* UT_SHOW_TABLE: index into ut_program.tables */
+	char *text;               /* UT_VAL_TEXT: the text; UT_VAL_FORMAT: the format */
+	unsigned nfmt;            /* UT_VAL_FORMAT: values for each % directive */
+	struct ut_value *fmt;
+};
+
+struct ut_named_value {
+	char *name;
+	struct ut_value value;
+};
+
+/* What an emitting statement does with its record. */
+enum ut_event_op {
+	UT_EV_SLICE_BEGIN, UT_EV_SLICE_END, UT_EV_INSTANT, UT_EV_COUNTER,
+	UT_EV_FLOW_BEGIN, UT_EV_FLOW_STEP, UT_EV_FLOW_END,
+	UT_EV_SPAN_BEGIN, UT_EV_SPAN_PHASE, UT_EV_SPAN_END,
+	UT_EV_GROUP_NAME,   /* names a group track */
+	UT_EV_PRINT,        /* printf: text to stdout */
+	UT_EV_OP_COUNT
+};
+
+struct ut_event {
+	enum ut_event_op op;
+	struct ut_loc loc;
+	uint32_t size;               /* record size including the header */
+	unsigned nfields;
+	struct ut_field *fields;
+	char *category;              /* the probe as written, for the trace */
+	struct ut_value name;        /* slice/instant/flow/span name; group name; print text */
+	int group;                   /* -1: the event's thread; else index into groups */
+	struct ut_value group_key;
+	int flow;                    /* flows: index into flows */
+	struct ut_value key;         /* flow key or span key */
+	unsigned nargs;
+	struct ut_named_value *args; /* with-arguments; counter values */
+};
+
+/* A lookup table declared in a script: integer -> name. */
+struct ut_table_entry { int64_t key; char *name; };
+struct ut_table {
+	char *name;
+	unsigned nentries;
+	struct ut_table_entry *entries;
+};
+
+/* Aggregation maps, printed at exit. */
+enum ut_agg {
+	UT_AGG_COUNT, UT_AGG_SUM, UT_AGG_AVG, UT_AGG_MIN, UT_AGG_MAX,
+	UT_AGG_HIST, UT_AGG_LHIST, UT_AGG_LAST /* plain assignment */
+};
+
+struct ut_map {
+	char *name;                 /* "@lat" */
+	char *bpf_name;             /* map name in the object */
+	enum ut_agg agg;
+	int64_t lhist_min, lhist_max, lhist_step;
+	unsigned nkeys;
+	struct ut_field *keys;      /* key layout (offsets inside the key struct) */
+	struct ut_value *key_show;  /* how each key is shown (field = key index) */
+	uint32_t key_size, value_size;
+	struct ut_value value_show; /* plain assignments: how the value is shown */
+};
+
+struct ut_program {
+	char *bpf_c;                /* generated BPF C */
+	unsigned nprobes;
+	struct ut_probe *probes;
+	unsigned nevents;
+	struct ut_event *events;    /* record header `event` field indexes this */
+	unsigned ngroups;
+	char **groups;              /* group kinds: "ring", "disk" */
+	unsigned nflows;
+	char **flows;               /* flow kinds: "request" */
+	unsigned ntables;
+	struct ut_table *tables;
+	unsigned nmaps;
+	struct ut_map *maps;
+	char **strings;             /* interned strings (file names) */
+	unsigned nstrings;
+};
+
+void ut_program_free(struct ut_program *p);
+
+#endif
