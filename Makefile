@@ -55,16 +55,18 @@ $(GEN_DIR)/parser.c $(GEN_DIR)/parser.h: compiler/parser.y
 	@mkdir -p $(GEN_DIR)
 	bison -Wall -Werror --defines=$(GEN_DIR)/parser.h -o $(GEN_DIR)/parser.c $<
 
-$(GEN_DIR)/lexer.c: compiler/lexer.l $(GEN_DIR)/parser.h
+$(GEN_DIR)/lexer.c $(GEN_DIR)/lexer.h: compiler/lexer.l $(GEN_DIR)/parser.h
 	@mkdir -p $(GEN_DIR)
-	flex -o $@ $<
+	flex --header-file=$(GEN_DIR)/lexer.h -o $(GEN_DIR)/lexer.c $<
+
+$(BUILD)/gen-obj/parser.o: $(GEN_DIR)/lexer.h
 
 # Generated code is not ours to keep warning-free for every flag.
 $(BUILD)/gen-obj/%.o: $(GEN_DIR)/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -I$(GEN_DIR) -Icompiler -Wno-unused-function -Wno-sign-compare -Wno-unused-parameter -c -o $@ $<
 
-$(BUILD)/compiler/%.o: compiler/%.c $(GEN_DIR)/parser.h
+$(BUILD)/compiler/%.o: compiler/%.c $(GEN_DIR)/parser.h $(GEN_DIR)/lexer.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -I$(GEN_DIR) -c -o $@ $<
 

@@ -1,0 +1,151 @@
+#include "compiler/ast.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct node *node_new(enum node_kind kind, struct ut_loc loc)
+{
+	struct node *n = calloc(1, sizeof(*n));
+	if (!n) {
+		perror("uring-trace");
+		exit(2);
+	}
+	n->kind = kind;
+	n->loc = loc;
+	n->sym = -1;
+	return n;
+}
+
+struct node *node_list_append(struct node *list, struct node *item)
+{
+	if (!list)
+		return item;
+	struct node *p = list;
+	while (p->next)
+		p = p->next;
+	p->next = item;
+	return list;
+}
+
+unsigned node_list_len(const struct node *list)
+{
+	unsigned n = 0;
+	for (; list; list = list->next)
+		n++;
+	return n;
+}
+
+static struct node *clone_list(const struct node *n)
+{
+	struct node *head = NULL;
+	for (; n; n = n->next)
+		head = node_list_append(head, node_clone(n));
+	return head;
+}
+
+/* Deep copy of one node (its `next` is not followed; children lists are). */
+struct node *node_clone(const struct node *n)
+{
+	if (!n)
+		return NULL;
+	struct node *c = node_new(n->kind, n->loc);
+	*c = *n;
+	c->next = NULL;
+	c->str = n->str ? strdup(n->str) : NULL;
+	c->a = clone_list(n->a);
+	c->b = clone_list(n->b);
+	c->c = clone_list(n->c);
+	c->d = clone_list(n->d);
+	c->resolved = NULL;
+	return c;
+}
+
+void node_free(struct node *n)
+{
+	while (n) {
+		struct node *next = n->next;
+		node_free(n->a);
+		node_free(n->b);
+		node_free(n->c);
+		node_free(n->d);
+		node_free(n->resolved);
+		free(n->str);
+		free(n);
+		n = next;
+	}
+}
+
+static const char *const kind_names[N_KIND_COUNT] = {
+	[N_IMPORT] = "import", [N_CONST] = "const", [N_TABLE] = "table",
+	[N_TABLE_ENTRY] = "entry", [N_FN] = "fn", [N_ALIAS] = "probe-alias",
+	[N_PROBE_BLOCK] = "probe", [N_PROBE_ALTS] = "alternatives",
+	[N_PROBE_SPEC] = "spec", [N_BLOCK] = "block", [N_EXPR_STMT] = "expr-stmt",
+	[N_LOCAL_ASSIGN] = "local=", [N_MAP_ASSIGN] = "map=", [N_IF] = "if",
+	[N_DELETE] = "delete", [N_CLEAR] = "clear", [N_PRINTF] = "printf",
+	[N_RETURN] = "return", [N_EXIT] = "exit", [N_SLICE] = "slice",
+	[N_INSTANT] = "instant", [N_COUNTER] = "counter", [N_FLOW] = "flow",
+	[N_SPAN] = "span", [N_TRACK_NAME] = "track-name", [N_WITH] = "with",
+	[N_KEYREF] = "keyref", [N_INT] = "int", [N_STR] = "str", [N_IDENT] = "ident",
+	[N_LOCAL] = "local", [N_ARGS] = "args", [N_FIELD] = "field",
+	[N_INDEX] = "index", [N_MAP_REF] = "map", [N_CALL] = "call",
+	[N_BINOP] = "binop", [N_UNOP] = "unop", [N_TERNARY] = "?:",
+	[N_DEFAULT] = "??", [N_CAST] = "cast",
+};
+
+const char *node_kind_name(enum node_kind k)
+{
+	return k < N_KIND_COUNT && kind_names[k] ? kind_names[k] : "?";
+}
+
+static void type_dump(const struct type *t, FILE *f)
+{
+	switch (t->kind) {
+	case T_INT: fprintf(f, " : %s%d", t->is_signed ? "s" : "u", t->size * 8); break;
+	case T_PTR: fprintf(f, " : ptr(btf %d)", t->btf); break;
+	case T_STR: fprintf(f, " : str[%d]", t->size); break;
+	case T_SHOW: fprintf(f, " : shown"); break;
+	default: break;
+	}
+}
+
+static const char *op_name(int op)
+{
+	static char buf[2];
+	switch (op) {
+	case OP_EQ: return "==";
+	case OP_NE: return "!=";
+	case OP_LE: return "<=";
+	case OP_GE: return ">=";
+	case OP_AND: return "&&";
+	case OP_OR: return "||";
+	case OP_SHL: return "<<";
+	case OP_SHR: return ">>";
+	case OP_BEGIN: return "begin";
+	case OP_STEP: return "step";
+	case OP_END: return "end";
+	case OP_PHASE: return "phase";
+	case 0: return NULL;
+	default: buf[0] = (char)op; return buf;
+	}
+}
+
+void ast_dump(const struct node *n, int depth, void *file)
+{
+	FILE *f = file;
+	for (; n; n = n->next) {
+		fprintf(f, "%*s%s", depth * 2, "", node_kind_name(n->kind));
+		if (n->str)
+			fprintf(f, " \"%s\"", n->str);
+		if (n->kind == N_INT || n->kind == N_TABLE_ENTRY)
+			fprintf(f, " %lld", (long long)n->num);
+		if (op_name(n->op))
+			fprintf(f, " %s", op_name(n->op));
+		type_dump(&n->type, f);
+		fprintf(f, "  @%d:%d\n", n->loc.line, n->loc.col);
+		ast_dump(n->a, depth + 1, f);
+		ast_dump(n->b, depth + 1, f);
+		ast_dump(n->c, depth + 1, f);
+		ast_dump(n->d, depth + 1, f);
+	}
+}

@@ -1,0 +1,107 @@
+/* The script's syntax tree.  One node shape for everything keeps the
+ * parser, the checker and the code generator small: a kind, a location,
+ * up to three children, a sibling link for lists, and the checked type. */
+#ifndef UT_AST_H
+#define UT_AST_H
+#include <stdbool.h>
+#include <stdint.h>
+#include "compiler/program.h"
+
+enum node_kind {
+	/* top level */
+	N_IMPORT,       /* str: module name */
+	N_CONST,        /* str: name, a: value */
+	N_TABLE,        /* str: name, a: list of N_TABLE_ENTRY */
+	N_TABLE_ENTRY,  /* num: key, str: name */
+	N_FN,           /* str: name, a: params (N_IDENT list), b: body (expr or N_BLOCK) */
+	N_ALIAS,        /* str: name, a: N_PROBE_ALTS */
+	N_PROBE_BLOCK,  /* a: list of N_PROBE_ALTS, b: predicate or NULL, c: N_BLOCK */
+	N_PROBE_ALTS,   /* a: list of N_PROBE_SPEC, num: 1 if optional ("?") */
+	N_PROBE_SPEC,   /* str: "tracepoint:io_uring:io_uring_submit_req" or alias/BEGIN/END */
+
+	/* statements */
+	N_BLOCK,        /* a: list of statements */
+	N_EXPR_STMT,    /* a: expression (a call) */
+	N_LOCAL_ASSIGN, /* str: "$x", a: value */
+	N_MAP_ASSIGN,   /* a: N_MAP_REF, op: '=' or '+' or '-' (for +=, -=), b: value */
+	N_IF,           /* a: cond, b: then, c: else or NULL */
+	N_DELETE,       /* a: N_MAP_REF */
+	N_CLEAR,        /* str: "@map" */
+	N_PRINTF,       /* str: format, a: args */
+	N_RETURN,
+	N_EXIT,
+	N_SLICE,        /* op: begin/end, a: name expr (begin), b: track, c: with list */
+	N_INSTANT,      /* a: name expr, b: track, c: with list */
+	N_COUNTER,      /* a: name expr, b: track, c: with list */
+	N_FLOW,         /* op: phase, a: N_KEYREF, b: name expr, c: with list */
+	N_SPAN,         /* op: phase, a: N_KEYREF group, b: N_KEYREF item, c: with list; d: name */
+	N_TRACK_NAME,   /* a: N_KEYREF group, b: name expr */
+	N_WITH,         /* str: arg name, a: value */
+	N_KEYREF,       /* str: kind name, a: key expr ("ring[args.ctx]") */
+
+	/* expressions */
+	N_INT,          /* num */
+	N_STR,          /* str */
+	N_IDENT,        /* str: builtin or constant */
+	N_LOCAL,        /* str: "$x" */
+	N_ARGS,         /* the probe's arguments */
+	N_FIELD,        /* a: base, str: member */
+	N_INDEX,        /* a: table name (N_IDENT), b: key: table lookup */
+	N_MAP_REF,      /* str: "@name", a: key list (may be NULL) */
+	N_CALL,         /* str: function, a: args */
+	N_BINOP,        /* op, a, b */
+	N_UNOP,         /* op, a */
+	N_TERNARY,      /* a ? b : c */
+	N_DEFAULT,      /* a ?? b: a if its field exists on the running kernel, else b */
+	N_CAST,         /* str: type spelling ("u32", "struct io_kiocb *"), a */
+	N_KIND_COUNT
+};
+
+/* Operators that are not single characters. */
+enum {
+	OP_EQ = 256, OP_NE, OP_LE, OP_GE, OP_AND, OP_OR, OP_SHL, OP_SHR,
+	OP_BEGIN, OP_STEP, OP_END, OP_PHASE,
+};
+
+/* Checked types. */
+enum type_kind {
+	T_NONE,
+	T_INT,      /* integer; size and signedness below */
+	T_PTR,      /* kernel pointer, btf: pointee type id (0 = void/unknown) */
+	T_STR,      /* NUL-terminated text of at most size bytes */
+	T_SHOW,     /* display-only value (table lookup, fmt(), errname()): made in user space */
+	T_VOID,     /* statements, calls without value */
+};
+
+struct type {
+	enum type_kind kind;
+	uint8_t size;        /* T_INT: 1..8 bytes; T_STR: capacity */
+	bool is_signed;
+	int32_t btf;         /* T_PTR: pointee BTF id; T_INT from BTF: the member type id */
+	bool user;           /* T_PTR: user-space pointer */
+};
+
+struct node {
+	enum node_kind kind;
+	struct ut_loc loc;
+	struct node *a, *b, *c, *d;
+	struct node *next;
+	char *str;
+	int64_t num;
+	int op;
+	/* filled by the checker */
+	struct type type;
+	int sym;             /* checker annotations (local slot, map index, ...) */
+	struct node *resolved; /* an alias's, constant's or macro's expansion */
+};
+
+struct node *node_new(enum node_kind kind, struct ut_loc loc);
+struct node *node_list_append(struct node *list, struct node *item);
+unsigned node_list_len(const struct node *list);
+struct node *node_clone(const struct node *n);
+void node_free(struct node *n);
+const char *node_kind_name(enum node_kind k);
+/* --dump ast: an indented tree, one node per line, with checked types. */
+void ast_dump(const struct node *n, int depth, void *file);
+
+#endif

@@ -1,0 +1,101 @@
+#include "compiler/diag.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void diag_init(struct diag *d, FILE *out)
+{
+	memset(d, 0, sizeof(*d));
+	d->out = out ? out : stderr;
+	d->max_errors = 20;
+}
+
+void diag_free(struct diag *d)
+{
+	free(d->sources);
+	d->sources = NULL;
+	d->nsources = 0;
+}
+
+void diag_add_source(struct diag *d, const char *file, const char *text)
+{
+	struct diag_source *s = realloc(d->sources, (d->nsources + 1) * sizeof(*s));
+	if (!s)
+		return;
+	d->sources = s;
+	d->sources[d->nsources].file = file;
+	d->sources[d->nsources].text = text;
+	d->nsources++;
+}
+
+static const char *source_text(const struct diag *d, const char *file)
+{
+	for (unsigned i = d->nsources; i-- > 0;)
+		if (file && strcmp(d->sources[i].file, file) == 0)
+			return d->sources[i].text;
+	return NULL;
+}
+
+/* Prints line `line` of the file and a caret under column `col`. */
+static void quote_line(const struct diag *d, struct ut_loc loc)
+{
+	const char *p = source_text(d, loc.file);
+	if (!p || loc.line <= 0)
+		return;
+	for (int l = 1; l < loc.line && *p; p++)
+		if (*p == '\n')
+			l++;
+	if (!*p && loc.line > 1)
+		return;
+	const char *end = strchr(p, '\n');
+	int len = end ? (int)(end - p) : (int)strlen(p);
+	fprintf(d->out, "%5d | %.*s\n      | ", loc.line, len, p);
+	for (int i = 1; i < loc.col && i <= len; i++)
+		fputc(p[i - 1] == '\t' ? '\t' : ' ', d->out);
+	fputs("^\n", d->out);
+}
+
+static void report(struct diag *d, const char *level, struct ut_loc loc, const char *fmt, va_list ap)
+{
+	if (loc.file)
+		fprintf(d->out, "%s:%d:%d: %s: ", loc.file, loc.line, loc.col, level);
+	else
+		fprintf(d->out, "uring-trace: %s: ", level);
+	vfprintf(d->out, fmt, ap);
+	fputc('\n', d->out);
+	quote_line(d, loc);
+}
+
+void diag_error(struct diag *d, struct ut_loc loc, const char *fmt, ...)
+{
+	d->errors++;
+	if (d->errors > d->max_errors)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	report(d, "error", loc, fmt, ap);
+	va_end(ap);
+	if (d->errors == d->max_errors)
+		fprintf(d->out, "uring-trace: too many errors, stopping here\n");
+}
+
+void diag_warning(struct diag *d, struct ut_loc loc, const char *fmt, ...)
+{
+	d->warnings++;
+	va_list ap;
+	va_start(ap, fmt);
+	report(d, "warning", loc, fmt, ap);
+	va_end(ap);
+}
+
+void diag_note(struct diag *d, const char *fmt, ...)
+{
+	if (d->errors > d->max_errors)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("      note: ", d->out);
+	vfprintf(d->out, fmt, ap);
+	fputc('\n', d->out);
+	va_end(ap);
+}

@@ -1,0 +1,295 @@
+%{
+/* Grammar of .ut scripts.  Actions only build the AST; all meaning is
+ * given by the checker. */
+#include <stdlib.h>
+#include <string.h>
+#include "compiler/parse.h"
+%}
+
+%code requires {
+#include "compiler/ast.h"
+struct parse_ctx;
+}
+
+%code {
+#include "lexer.h"
+#define LOC(l) ((struct ut_loc){ctx->file, (l).first_line, (l).first_column})
+static void yyerror(YYLTYPE *loc, void *scanner, struct parse_ctx *ctx, const char *msg);
+static struct node *mk(enum node_kind k, YYLTYPE l, struct parse_ctx *ctx)
+{
+	return node_new(k, LOC(l));
+}
+/* "begin", "end", "step", "phase" are words only inside trace statements. */
+static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allow_step, bool allow_phase)
+{
+	if (strcmp(w, "begin") == 0) return OP_BEGIN;
+	if (strcmp(w, "end") == 0) return OP_END;
+	if (allow_step && strcmp(w, "step") == 0) return OP_STEP;
+	if (allow_phase && strcmp(w, "phase") == 0) return OP_PHASE;
+	diag_error(ctx->diag, LOC(l), "expected %s, not '%s'",
+		   allow_step ? "'begin', 'step' or 'end'" : allow_phase ? "'begin', 'phase' or 'end'" : "'begin' or 'end'", w);
+	return OP_BEGIN;
+}
+}
+
+%define api.pure full
+%define parse.error verbose
+%locations
+%lex-param {void *scanner}
+%parse-param {void *scanner} {struct parse_ctx *ctx}
+
+%union {
+	int64_t num;
+	char *str;
+	struct node *node;
+	int op;
+}
+
+%token <num> INT
+%token <str> STRING IDENT LOCAL MAPNAME PROBE_SPEC TYPE
+%token IMPORT CONST TABLE FN PROBE IF ELSE RETURN SLICE INSTANT COUNTER FLOW SPAN TRACK ON WITH STRUCT
+%token EQ NE LE GE AND OR SHL SHR DEFAULT_OP INC ADD_ASSIGN SUB_ASSIGN PRED_OPEN PRED_CLOSE
+
+%type <node> items item table_entries table_entry params probe_list probe_alts alt_specs spec
+%type <node> predicate block stmts stmt if_stmt else_part expr exprs opt_exprs map_ref keyref track with with_list with_item opt_name cast_type
+%type <num> opt_optional stars
+
+%destructor { free($$); } <str>
+%destructor { node_free($$); } <node>
+
+%right '?' ':'
+%right DEFAULT_OP
+%left OR
+%left AND
+%left '|'
+%left '^'
+%left '&'
+%left EQ NE
+%left '<' '>' LE GE
+%left SHL SHR
+%left '+' '-'
+%left '*' '/' '%'
+%precedence UNARY
+%precedence '.'
+
+%start program
+
+%%
+
+program: items                         { ctx->items = $1; }
+       ;
+
+items: %empty                          { $$ = NULL; }
+     | items item                      { $$ = node_list_append($1, $2); }
+     | items ';'                       { $$ = $1; }
+     | items error ';'                 { $$ = $1; yyerrok; }
+     | items error '}'                 { $$ = $1; yyerrok; }
+     ;
+
+item: IMPORT STRING ';'                { $$ = mk(N_IMPORT, @2, ctx); $$->str = $2; }
+    | CONST IDENT '=' expr ';'         { $$ = mk(N_CONST, @2, ctx); $$->str = $2; $$->a = $4; }
+    | TABLE IDENT '=' '{' table_entries '}' { $$ = mk(N_TABLE, @2, ctx); $$->str = $2; $$->a = $5; }
+    | TABLE IDENT '=' '{' table_entries ',' '}' { $$ = mk(N_TABLE, @2, ctx); $$->str = $2; $$->a = $5; }
+    | FN IDENT '(' params ')' '=' expr ';' { $$ = mk(N_FN, @2, ctx); $$->str = $2; $$->a = $4; $$->b = $7; }
+    | FN IDENT '(' params ')' block    { $$ = mk(N_FN, @2, ctx); $$->str = $2; $$->a = $4; $$->b = $6; }
+    | PROBE IDENT '=' probe_alts ';'   { $$ = mk(N_ALIAS, @2, ctx); $$->str = $2; $$->a = $4; }
+    | probe_list predicate block       { $$ = mk(N_PROBE_BLOCK, @1, ctx); $$->a = $1; $$->b = $2; $$->c = $3; }
+    ;
+
+table_entries: table_entry                     { $$ = $1; }
+             | table_entries ',' table_entry   { $$ = node_list_append($1, $3); }
+             ;
+table_entry: INT ':' STRING                    { $$ = mk(N_TABLE_ENTRY, @1, ctx); $$->num = $1; $$->str = $3; }
+           | '-' INT ':' STRING                { $$ = mk(N_TABLE_ENTRY, @1, ctx); $$->num = -$2; $$->str = $4; }
+           ;
+
+params: %empty                         { $$ = NULL; }
+      | IDENT                          { $$ = mk(N_IDENT, @1, ctx); $$->str = $1; }
+      | params ',' IDENT               { struct node *p = mk(N_IDENT, @3, ctx); p->str = $3; $$ = node_list_append($1, p); }
+      ;
+
+probe_list: probe_alts                 { $$ = $1; }
+          | probe_list ',' probe_alts  { $$ = node_list_append($1, $3); }
+          ;
+probe_alts: alt_specs opt_optional     { $$ = mk(N_PROBE_ALTS, @1, ctx); $$->a = $1; $$->num = $2; }
+          ;
+alt_specs: spec                        { $$ = $1; }
+         | alt_specs '|' spec          { $$ = node_list_append($1, $3); }
+         ;
+spec: PROBE_SPEC                       { $$ = mk(N_PROBE_SPEC, @1, ctx); $$->str = $1; }
+    | IDENT                            { $$ = mk(N_PROBE_SPEC, @1, ctx); $$->str = $1; }
+    ;
+opt_optional: %empty                   { $$ = 0; }
+            | '?'                      { $$ = 1; }
+            ;
+
+predicate: %empty                      { $$ = NULL; }
+         | PRED_OPEN expr PRED_CLOSE   { $$ = $2; }
+         ;
+
+block: '{' stmts '}'                   { $$ = mk(N_BLOCK, @1, ctx); $$->a = $2; }
+     ;
+
+stmts: %empty                          { $$ = NULL; }
+     | stmts stmt                      { $$ = $2 ? node_list_append($1, $2) : $1; }
+     | stmts error ';'                 { $$ = $1; yyerrok; }
+     ;
+
+stmt: ';'                              { $$ = NULL; }
+    | block                            { $$ = $1; }
+    | expr ';'                         { $$ = mk(N_EXPR_STMT, @1, ctx); $$->a = $1; }
+    | LOCAL '=' expr ';'               { $$ = mk(N_LOCAL_ASSIGN, @1, ctx); $$->str = $1; $$->a = $3; }
+    | map_ref '=' expr ';'             { $$ = mk(N_MAP_ASSIGN, @1, ctx); $$->a = $1; $$->op = '='; $$->b = $3; }
+    | map_ref ADD_ASSIGN expr ';'      { $$ = mk(N_MAP_ASSIGN, @1, ctx); $$->a = $1; $$->op = '+'; $$->b = $3; }
+    | map_ref SUB_ASSIGN expr ';'      { $$ = mk(N_MAP_ASSIGN, @1, ctx); $$->a = $1; $$->op = '-'; $$->b = $3; }
+    | map_ref INC ';'                  { $$ = mk(N_MAP_ASSIGN, @1, ctx); $$->a = $1; $$->op = '+'; $$->b = mk(N_INT, @2, ctx); $$->b->num = 1; }
+    | if_stmt                          { $$ = $1; }
+    | RETURN ';'                       { $$ = mk(N_RETURN, @1, ctx); }
+    | SLICE IDENT opt_name track with ';' {
+		$$ = mk(N_SLICE, @1, ctx); $$->op = phase_word(ctx, $2, @2, false, false); free($2);
+		$$->a = $3; $$->b = $4; $$->c = $5;
+		if ($$->op == OP_BEGIN && !$3)
+			diag_error(ctx->diag, LOC(@1), "slice begin needs a name: slice begin \"name\";");
+	}
+    | INSTANT expr track with ';'      { $$ = mk(N_INSTANT, @1, ctx); $$->a = $2; $$->b = $3; $$->c = $4; }
+    | COUNTER expr track '=' expr ';'  {
+		$$ = mk(N_COUNTER, @1, ctx); $$->a = $2; $$->b = $3;
+		$$->c = mk(N_WITH, @5, ctx); $$->c->str = strdup("value"); $$->c->a = $5;
+	}
+    | COUNTER expr track WITH with_list ';' { $$ = mk(N_COUNTER, @1, ctx); $$->a = $2; $$->b = $3; $$->c = $5; }
+    | FLOW keyref IDENT opt_name with ';' {
+		$$ = mk(N_FLOW, @1, ctx); $$->op = phase_word(ctx, $3, @3, true, false); free($3);
+		$$->a = $2; $$->b = $4; $$->c = $5;
+	}
+    | SPAN keyref IDENT keyref opt_name with ';' {
+		$$ = mk(N_SPAN, @1, ctx); $$->op = phase_word(ctx, $3, @3, false, true); free($3);
+		$$->a = $2; $$->b = $4; $$->d = $5; $$->c = $6;
+	}
+    | TRACK keyref '=' expr ';'        { $$ = mk(N_TRACK_NAME, @1, ctx); $$->a = $2; $$->b = $4; }
+    ;
+
+else_part: %empty                      { $$ = NULL; }
+         | ELSE block                  { $$ = $2; }
+         | ELSE if_stmt                { $$ = $2; }
+         ;
+if_stmt: IF '(' expr ')' block else_part { $$ = mk(N_IF, @1, ctx); $$->a = $3; $$->b = $5; $$->c = $6; }
+       ;
+
+opt_name: %empty                       { $$ = NULL; }
+        | STRING                       { $$ = mk(N_STR, @1, ctx); $$->str = $1; }
+        | IDENT '(' opt_exprs ')'      { $$ = mk(N_CALL, @1, ctx); $$->str = $1; $$->a = $3; }
+        | IDENT '[' expr ']'           { $$ = mk(N_INDEX, @1, ctx); $$->a = mk(N_IDENT, @1, ctx); $$->a->str = $1; $$->b = $3; }
+        | LOCAL                        { $$ = mk(N_LOCAL, @1, ctx); $$->str = $1; }
+        ;
+
+track: %empty                          { $$ = NULL; }
+     | ON keyref                       { $$ = $2; }
+     | ON IDENT                        {
+		$$ = NULL;
+		if (strcmp($2, "thread") != 0)
+			diag_error(ctx->diag, LOC(@2), "expected 'thread' or a track like ring[key] after 'on'");
+		free($2);
+	}
+     ;
+
+keyref: IDENT '[' expr ']'             { $$ = mk(N_KEYREF, @1, ctx); $$->str = $1; $$->a = $3; }
+      ;
+
+with: %empty                           { $$ = NULL; }
+    | WITH with_list                   { $$ = $2; }
+    ;
+with_list: with_item                   { $$ = $1; }
+         | with_list ',' with_item     { $$ = node_list_append($1, $3); }
+         ;
+with_item: IDENT '=' expr              { $$ = mk(N_WITH, @1, ctx); $$->str = $1; $$->a = $3; }
+         ;
+
+map_ref: MAPNAME                       { $$ = mk(N_MAP_REF, @1, ctx); $$->str = $1; }
+       | MAPNAME '[' exprs ']'         { $$ = mk(N_MAP_REF, @1, ctx); $$->str = $1; $$->a = $3; }
+       ;
+
+exprs: expr                            { $$ = $1; }
+     | exprs ',' expr                  { $$ = node_list_append($1, $3); }
+     ;
+opt_exprs: %empty                      { $$ = NULL; }
+         | exprs                       { $$ = $1; }
+         ;
+
+cast_type: TYPE                        { $$ = mk(N_IDENT, @1, ctx); $$->str = $1; }
+         | STRUCT IDENT stars          {
+		$$ = mk(N_IDENT, @1, ctx);
+		size_t n = strlen($2) + 16;
+		$$->str = malloc(n);
+		snprintf($$->str, n, "struct %s %.*s", $2, (int)$3, "********");
+		free($2);
+	}
+         ;
+stars: '*'                             { $$ = 1; }
+     | stars '*'                       { $$ = $1 < 8 ? $1 + 1 : 8; }
+     ;
+
+expr: INT                              { $$ = mk(N_INT, @1, ctx); $$->num = $1; }
+    | STRING                           { $$ = mk(N_STR, @1, ctx); $$->str = $1; }
+    | IDENT                            { $$ = mk(N_IDENT, @1, ctx); $$->str = $1; }
+    | LOCAL                            { $$ = mk(N_LOCAL, @1, ctx); $$->str = $1; }
+    | map_ref                          { $$ = $1; }
+    | IDENT '(' opt_exprs ')'          { $$ = mk(N_CALL, @1, ctx); $$->str = $1; $$->a = $3; }
+    | IDENT '[' expr ']'               { $$ = mk(N_INDEX, @1, ctx); $$->a = mk(N_IDENT, @1, ctx); $$->a->str = $1; $$->b = $3; }
+    | expr '.' IDENT                   { $$ = mk(N_FIELD, @3, ctx); $$->a = $1; $$->str = $3; }
+    | '(' expr ')'                     { $$ = $2; }
+    | '(' cast_type ')' expr %prec UNARY { $$ = mk(N_CAST, @1, ctx); $$->str = $2->str; $2->str = NULL; node_free($2); $$->a = $4; }
+    | '-' expr %prec UNARY             { $$ = mk(N_UNOP, @1, ctx); $$->op = '-'; $$->a = $2; }
+    | '!' expr %prec UNARY             { $$ = mk(N_UNOP, @1, ctx); $$->op = '!'; $$->a = $2; }
+    | '~' expr %prec UNARY             { $$ = mk(N_UNOP, @1, ctx); $$->op = '~'; $$->a = $2; }
+    | expr '+' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '+'; $$->a = $1; $$->b = $3; }
+    | expr '-' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '-'; $$->a = $1; $$->b = $3; }
+    | expr '*' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '*'; $$->a = $1; $$->b = $3; }
+    | expr '/' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '/'; $$->a = $1; $$->b = $3; }
+    | expr '%' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '%'; $$->a = $1; $$->b = $3; }
+    | expr '&' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '&'; $$->a = $1; $$->b = $3; }
+    | expr '|' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '|'; $$->a = $1; $$->b = $3; }
+    | expr '^' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '^'; $$->a = $1; $$->b = $3; }
+    | expr SHL expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_SHL; $$->a = $1; $$->b = $3; }
+    | expr SHR expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_SHR; $$->a = $1; $$->b = $3; }
+    | expr '<' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '<'; $$->a = $1; $$->b = $3; }
+    | expr '>' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '>'; $$->a = $1; $$->b = $3; }
+    | expr LE expr                     { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_LE; $$->a = $1; $$->b = $3; }
+    | expr GE expr                     { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_GE; $$->a = $1; $$->b = $3; }
+    | expr EQ expr                     { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_EQ; $$->a = $1; $$->b = $3; }
+    | expr NE expr                     { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_NE; $$->a = $1; $$->b = $3; }
+    | expr AND expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_AND; $$->a = $1; $$->b = $3; }
+    | expr OR expr                     { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_OR; $$->a = $1; $$->b = $3; }
+    | expr DEFAULT_OP expr             { $$ = mk(N_DEFAULT, @2, ctx); $$->a = $1; $$->b = $3; }
+    | expr '?' expr ':' expr           { $$ = mk(N_TERNARY, @2, ctx); $$->a = $1; $$->b = $3; $$->c = $5; }
+    ;
+
+%%
+
+static void yyerror(YYLTYPE *loc, void *scanner, struct parse_ctx *ctx, const char *msg)
+{
+	/* bison says "syntax error, unexpected X, expecting Y": keep its words,
+	 * they name the tokens. */
+	(void)scanner;
+	const char *m = strncmp(msg, "syntax error, ", 14) == 0 ? msg + 14 : msg;
+	diag_error(ctx->diag, LOC(*loc), "syntax error: %s", m);
+}
+
+struct node *ut_parse(const char *file, const char *text, struct diag *d)
+{
+	struct parse_ctx ctx = {.diag = d, .file = file, .want_spec = true};
+	yyscan_t scanner;
+	if (yylex_init_extra(&ctx, &scanner))
+		return NULL;
+	YY_BUFFER_STATE buf = yy_scan_string(text, scanner);
+	yyset_lineno(1, scanner);
+	ctx.scanner = scanner;
+	int errors_before = d->errors;
+	int rc = yyparse(scanner, &ctx);
+	yy_delete_buffer(buf, scanner);
+	yylex_destroy(scanner);
+	if (rc != 0 || d->errors > errors_before) {
+		node_free(ctx.items);
+		return NULL;
+	}
+	return ctx.items;
+}
