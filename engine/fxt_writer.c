@@ -1,0 +1,508 @@
+/* FXT writer: records are built in a large buffer and handed to write(2)
+ * (or zlib) a whole buffer at a time, so the file always ends on a record
+ * boundary.  Strings and threads are interned in the format's tables; when
+ * a table is full the least recently used entry is evicted and its index is
+ * reused by writing a new string/thread record for it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "engine/alloc.h"
+#include "engine/fxt_records.h"
+#include "engine/hashmap.h"
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "FXT words are written in host order");
+
+#define WRITE_BUFFER_BYTES (1u << 20)
+#define STRING_INDEX_SIZE 65536u /* power of two, over twice the slots */
+#define THREAD_INDEX_SIZE 512u
+#define TICKS_PER_SECOND 1000000000ull
+
+struct string_slot {
+	char *text;
+	uint32_t len;
+	uint64_t hash;
+	uint16_t newer, older; /* LRU list through slot numbers; 0 is its head */
+};
+
+struct thread_slot {
+	uint32_t pid, tid;
+	uint8_t newer, older; /* LRU list; 0 is its head */
+};
+
+struct fxt_writer {
+	char *path;
+	int fd;
+	gzFile gz; /* NULL for a plain file */
+	uint64_t *buf;
+	size_t buf_words;
+	uint64_t bytes;
+	char error[256];
+
+	struct string_slot strings[FXT_STRING_SLOTS + 1];
+	uint16_t string_index[STRING_INDEX_SIZE]; /* slot numbers, 0 = empty */
+	unsigned strings_used;
+
+	struct thread_slot threads[FXT_THREAD_SLOTS + 1];
+	uint8_t thread_index[THREAD_INDEX_SIZE];
+	unsigned threads_used;
+};
+
+static void set_error(struct fxt_writer *w, const char *what, const char *why)
+{
+	if (!w->error[0])
+		snprintf(w->error, sizeof(w->error), "%s %s: %s", what, w->path, why);
+}
+
+static void write_out(struct fxt_writer *w, const void *data, size_t len)
+{
+	if (w->error[0])
+		return; /* the file is already broken; the first error is kept */
+	if (w->gz) {
+		if (len && gzwrite(w->gz, data, (unsigned)len) != (int)len) {
+			int errnum;
+			const char *msg = gzerror(w->gz, &errnum);
+			set_error(w, "write", errnum == Z_ERRNO ? strerror(errno) : msg);
+		}
+		return;
+	}
+	const char *p = data;
+	while (len) {
+		ssize_t n = write(w->fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			set_error(w, "write", n < 0 ? strerror(errno) : "no progress");
+			return;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+}
+
+static void drain_buffer(struct fxt_writer *w)
+{
+	write_out(w, w->buf, w->buf_words * 8);
+	w->buf_words = 0;
+}
+
+/* Space for one whole record of nwords words. */
+static uint64_t *reserve(struct fxt_writer *w, size_t nwords)
+{
+	if (w->buf_words + nwords > WRITE_BUFFER_BYTES / 8)
+		drain_buffer(w);
+	uint64_t *p = w->buf + w->buf_words;
+	w->buf_words += nwords;
+	w->bytes += nwords * 8;
+	return p;
+}
+
+static size_t words_for_bytes(size_t len)
+{
+	return (len + 7) / 8;
+}
+
+/* Copies len bytes at p, zero-padding to a whole word. */
+static void put_padded(uint64_t *p, const char *s, size_t len)
+{
+	size_t words = words_for_bytes(len);
+	if (words)
+		p[words - 1] = 0;
+	memcpy(p, s, len);
+}
+
+/* Length of s as stored: cut at FXT_MAX_STRING_LEN on a UTF-8 boundary. */
+static size_t stored_length(const char *s)
+{
+	size_t len = strnlen(s, FXT_MAX_STRING_LEN + 1);
+	if (len > FXT_MAX_STRING_LEN) {
+		len = FXT_MAX_STRING_LEN;
+		while (len > 0 && ((unsigned char)s[len] & 0xc0) == 0x80)
+			len--;
+	}
+	return len;
+}
+
+static void string_lru_unlink(struct fxt_writer *w, uint16_t i)
+{
+	struct string_slot *s = &w->strings[i];
+	w->strings[s->newer].older = s->older;
+	w->strings[s->older].newer = s->newer;
+}
+
+static void string_lru_push_newest(struct fxt_writer *w, uint16_t i)
+{
+	struct string_slot *head = &w->strings[0];
+	struct string_slot *s = &w->strings[i];
+	s->newer = 0;
+	s->older = head->older;
+	w->strings[head->older].newer = i;
+	head->older = i;
+}
+
+static void string_index_remove(struct fxt_writer *w, uint16_t slot)
+{
+	const size_t mask = STRING_INDEX_SIZE - 1;
+	size_t hole = (size_t)w->strings[slot].hash & mask;
+	while (w->string_index[hole] != slot)
+		hole = (hole + 1) & mask;
+	/* backward-shift deletion keeps probe runs unbroken */
+	for (size_t i = (hole + 1) & mask; w->string_index[i]; i = (i + 1) & mask) {
+		size_t home = (size_t)w->strings[w->string_index[i]].hash & mask;
+		bool hole_in_run = (i > hole) ? (home <= hole || home > i) : (home <= hole && home > i);
+		if (hole_in_run) {
+			w->string_index[hole] = w->string_index[i];
+			hole = i;
+		}
+	}
+	w->string_index[hole] = 0;
+}
+
+uint16_t fxt_string_ref(struct fxt_writer *w, const char *s)
+{
+	if (!s || !s[0])
+		return 0;
+	size_t len = stored_length(s);
+	uint64_t hash = hmap_hash_bytes(s, len);
+	const size_t mask = STRING_INDEX_SIZE - 1;
+	size_t pos = (size_t)hash & mask;
+	for (; w->string_index[pos]; pos = (pos + 1) & mask) {
+		uint16_t i = w->string_index[pos];
+		struct string_slot *slot = &w->strings[i];
+		if (slot->hash == hash && slot->len == len && memcmp(slot->text, s, len) == 0) {
+			if (w->strings[0].older != i) {
+				string_lru_unlink(w, i);
+				string_lru_push_newest(w, i);
+			}
+			return i;
+		}
+	}
+
+	uint16_t i;
+	if (w->strings_used < FXT_STRING_SLOTS) {
+		i = (uint16_t)++w->strings_used;
+	} else {
+		i = w->strings[0].newer; /* the least recently used */
+		string_lru_unlink(w, i);
+		string_index_remove(w, i);
+		free(w->strings[i].text);
+		/* the removal may have shifted the run: find the free position again */
+		for (pos = (size_t)hash & mask; w->string_index[pos]; pos = (pos + 1) & mask)
+			;
+	}
+	struct string_slot *slot = &w->strings[i];
+	slot->text = ut_xcalloc(len + 1, 1);
+	memcpy(slot->text, s, len);
+	slot->len = (uint32_t)len;
+	slot->hash = hash;
+	w->string_index[pos] = i;
+	string_lru_push_newest(w, i);
+
+	size_t words = 1 + words_for_bytes(len);
+	uint64_t *p = reserve(w, words);
+	p[0] = FXT_REC_STRING | (uint64_t)words << 4 | (uint64_t)i << 16 | (uint64_t)len << 32;
+	put_padded(p + 1, s, len);
+	return i;
+}
+
+static size_t thread_home(uint32_t pid, uint32_t tid)
+{
+	return (size_t)hmap_hash(pid, tid) & (THREAD_INDEX_SIZE - 1);
+}
+
+static void thread_lru_unlink(struct fxt_writer *w, uint8_t i)
+{
+	struct thread_slot *t = &w->threads[i];
+	w->threads[t->newer].older = t->older;
+	w->threads[t->older].newer = t->newer;
+}
+
+static void thread_lru_push_newest(struct fxt_writer *w, uint8_t i)
+{
+	struct thread_slot *head = &w->threads[0];
+	struct thread_slot *t = &w->threads[i];
+	t->newer = 0;
+	t->older = head->older;
+	w->threads[head->older].newer = i;
+	head->older = i;
+}
+
+static void thread_index_remove(struct fxt_writer *w, uint8_t slot)
+{
+	const size_t mask = THREAD_INDEX_SIZE - 1;
+	size_t hole = thread_home(w->threads[slot].pid, w->threads[slot].tid);
+	while (w->thread_index[hole] != slot)
+		hole = (hole + 1) & mask;
+	for (size_t i = (hole + 1) & mask; w->thread_index[i]; i = (i + 1) & mask) {
+		struct thread_slot *t = &w->threads[w->thread_index[i]];
+		size_t home = thread_home(t->pid, t->tid);
+		bool hole_in_run = (i > hole) ? (home <= hole || home > i) : (home <= hole && home > i);
+		if (hole_in_run) {
+			w->thread_index[hole] = w->thread_index[i];
+			hole = i;
+		}
+	}
+	w->thread_index[hole] = 0;
+}
+
+uint8_t fxt_thread_ref(struct fxt_writer *w, uint32_t pid, uint32_t tid)
+{
+	const size_t mask = THREAD_INDEX_SIZE - 1;
+	size_t pos = thread_home(pid, tid);
+	for (; w->thread_index[pos]; pos = (pos + 1) & mask) {
+		uint8_t i = w->thread_index[pos];
+		if (w->threads[i].pid == pid && w->threads[i].tid == tid) {
+			if (w->threads[0].older != i) {
+				thread_lru_unlink(w, i);
+				thread_lru_push_newest(w, i);
+			}
+			return i;
+		}
+	}
+
+	uint8_t i;
+	if (w->threads_used < FXT_THREAD_SLOTS) {
+		i = (uint8_t)++w->threads_used;
+	} else {
+		i = w->threads[0].newer;
+		thread_lru_unlink(w, i);
+		thread_index_remove(w, i);
+		for (pos = thread_home(pid, tid); w->thread_index[pos]; pos = (pos + 1) & mask)
+			;
+	}
+	w->threads[i].pid = pid;
+	w->threads[i].tid = tid;
+	w->thread_index[pos] = i;
+	thread_lru_push_newest(w, i);
+
+	uint64_t *p = reserve(w, 3);
+	p[0] = FXT_REC_THREAD | 3ull << 4 | (uint64_t)i << 16;
+	p[1] = pid;
+	p[2] = tid;
+	return i;
+}
+
+struct encoded_arg {
+	uint64_t header, value;
+	unsigned words; /* 1 or 2 */
+};
+
+/* Integers that fit in 32 bits use the one-word int32/uint32 forms. */
+static struct encoded_arg encode_arg(struct fxt_writer *w, const struct ut_arg *a)
+{
+	struct encoded_arg e = { 0, 0, 1 };
+	uint64_t type;
+	switch (a->kind) {
+	case UT_ARG_INT:
+		if (a->i >= INT32_MIN && a->i <= INT32_MAX) {
+			type = FXT_ARG_INT32;
+			e.header = (uint64_t)(uint32_t)(int32_t)a->i << 32;
+		} else {
+			type = FXT_ARG_INT64;
+			e.value = (uint64_t)a->i;
+			e.words = 2;
+		}
+		break;
+	case UT_ARG_UINT:
+		if (a->u <= UINT32_MAX) {
+			type = FXT_ARG_UINT32;
+			e.header = a->u << 32;
+		} else {
+			type = FXT_ARG_UINT64;
+			e.value = a->u;
+			e.words = 2;
+		}
+		break;
+	case UT_ARG_DOUBLE:
+		type = FXT_ARG_DOUBLE;
+		memcpy(&e.value, &a->d, 8);
+		e.words = 2;
+		break;
+	case UT_ARG_BOOL:
+		type = FXT_ARG_BOOL;
+		e.header = (uint64_t)(a->b ? 1 : 0) << 32;
+		break;
+	case UT_ARG_STR:
+		type = FXT_ARG_STRING;
+		e.header = (uint64_t)fxt_string_ref(w, a->s) << 32;
+		break;
+	case UT_ARG_PTR:
+		type = FXT_ARG_POINTER;
+		e.value = a->u;
+		e.words = 2;
+		break;
+	case UT_ARG_KOID:
+		type = FXT_ARG_KOID;
+		e.value = a->u;
+		e.words = 2;
+		break;
+	default: /* not a kind the API defines: keep the name, drop the value */
+		type = FXT_ARG_NULL;
+		break;
+	}
+	e.header |= type | (uint64_t)e.words << 4 | (uint64_t)fxt_string_ref(w, a->name) << 16;
+	return e;
+}
+
+static unsigned encode_args(struct fxt_writer *w, const struct ut_arg *args, unsigned nargs,
+			    struct encoded_arg *out)
+{
+	unsigned words = 0;
+	for (unsigned i = 0; i < nargs; i++) {
+		out[i] = encode_arg(w, &args[i]);
+		words += out[i].words;
+	}
+	return words;
+}
+
+static uint64_t *put_args(uint64_t *p, const struct encoded_arg *enc, unsigned nargs)
+{
+	for (unsigned i = 0; i < nargs; i++) {
+		*p++ = enc[i].header;
+		if (enc[i].words == 2)
+			*p++ = enc[i].value;
+	}
+	return p;
+}
+
+static bool event_has_type_word(enum fxt_event_type type)
+{
+	return type == FXT_EV_COUNTER || type >= FXT_EV_DURATION_COMPLETE;
+}
+
+void fxt_write_event(struct fxt_writer *w, enum fxt_event_type type, uint64_t ts,
+		     uint32_t pid, uint32_t tid, const char *category, const char *name,
+		     const struct ut_arg *args, unsigned nargs, uint64_t type_word)
+{
+	if (nargs > FXT_MAX_ARGS)
+		nargs = FXT_MAX_ARGS;
+	/* interning may write string/thread records: do it all before the event */
+	uint64_t thread = fxt_thread_ref(w, pid, tid);
+	uint64_t cat = fxt_string_ref(w, category);
+	uint64_t nm = fxt_string_ref(w, name);
+	struct encoded_arg enc[FXT_MAX_ARGS];
+	size_t words = 2 + encode_args(w, args, nargs, enc) + event_has_type_word(type);
+
+	uint64_t *p = reserve(w, words);
+	p[0] = FXT_REC_EVENT | (uint64_t)words << 4 | (uint64_t)type << 16 | (uint64_t)nargs << 20 |
+	       thread << 24 | cat << 32 | nm << 48;
+	p[1] = ts;
+	p = put_args(p + 2, enc, nargs);
+	if (event_has_type_word(type))
+		*p = type_word;
+}
+
+void fxt_write_kernel_object(struct fxt_writer *w, enum fxt_object_type type, uint64_t koid,
+			     const char *name, const struct ut_arg *args, unsigned nargs)
+{
+	if (nargs > FXT_MAX_ARGS)
+		nargs = FXT_MAX_ARGS;
+	uint64_t nm = fxt_string_ref(w, name);
+	struct encoded_arg enc[FXT_MAX_ARGS];
+	size_t words = 2 + encode_args(w, args, nargs, enc);
+
+	uint64_t *p = reserve(w, words);
+	p[0] = FXT_REC_KERNEL_OBJECT | (uint64_t)words << 4 | (uint64_t)type << 16 | nm << 24 |
+	       (uint64_t)nargs << 40;
+	p[1] = koid;
+	put_args(p + 2, enc, nargs);
+}
+
+static void write_preamble(struct fxt_writer *w)
+{
+	*reserve(w, 1) = FXT_MAGIC;
+
+	size_t name_len = strlen(FXT_PROVIDER_NAME);
+	size_t words = 1 + words_for_bytes(name_len);
+	uint64_t *p = reserve(w, words);
+	p[0] = FXT_REC_METADATA | (uint64_t)words << 4 | (uint64_t)FXT_META_PROVIDER_INFO << 16 |
+	       (uint64_t)FXT_PROVIDER_ID << 20 | (uint64_t)name_len << 52;
+	put_padded(p + 1, FXT_PROVIDER_NAME, name_len);
+
+	/* after provider info, which resets the tick rate */
+	p = reserve(w, 2);
+	p[0] = FXT_REC_INITIALIZATION | 2ull << 4;
+	p[1] = TICKS_PER_SECOND;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+struct fxt_writer *fxt_writer_open(const char *path, char *err, size_t errlen)
+{
+	if (strcmp(path, "-") == 0) {
+		snprintf(err, errlen, "cannot write a trace to standard output");
+		return NULL;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(err, errlen, "open %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	gzFile gz = NULL;
+	if (ends_with(path, ".gz")) {
+		gz = gzdopen(fd, "wb");
+		if (!gz) {
+			snprintf(err, errlen, "gzip %s: cannot start compression", path);
+			close(fd);
+			return NULL;
+		}
+	}
+	struct fxt_writer *w = ut_xcalloc(1, sizeof(*w));
+	w->path = ut_xcalloc(strlen(path) + 1, 1);
+	strcpy(w->path, path);
+	w->fd = fd;
+	w->gz = gz;
+	w->buf = ut_xcalloc(WRITE_BUFFER_BYTES / 8, 8);
+	write_preamble(w);
+	return w;
+}
+
+int fxt_writer_flush(struct fxt_writer *w)
+{
+	drain_buffer(w);
+	/* a sync flush makes everything so far decompressible on its own */
+	if (w->gz && !w->error[0] && gzflush(w->gz, Z_SYNC_FLUSH) != Z_OK)
+		set_error(w, "flush", "gzip flush failed");
+	return w->error[0] ? -1 : 0;
+}
+
+const char *fxt_writer_error(const struct fxt_writer *w)
+{
+	return w->error[0] ? w->error : NULL;
+}
+
+uint64_t fxt_writer_bytes(const struct fxt_writer *w)
+{
+	return w->bytes;
+}
+
+int fxt_writer_close(struct fxt_writer *w, char *err, size_t errlen)
+{
+	drain_buffer(w);
+	if (w->gz) {
+		int rc = gzclose(w->gz); /* finishes the stream and closes fd */
+		if (rc != Z_OK)
+			set_error(w, "close", rc == Z_ERRNO ? strerror(errno) : "gzip error");
+	} else if (close(w->fd) != 0) {
+		set_error(w, "close", strerror(errno));
+	}
+	int rc = 0;
+	if (w->error[0]) {
+		snprintf(err, errlen, "%s", w->error);
+		rc = -1;
+	}
+	for (unsigned i = 1; i <= w->strings_used; i++)
+		free(w->strings[i].text);
+	free(w->buf);
+	free(w->path);
+	free(w);
+	return rc;
+}

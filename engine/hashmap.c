@@ -1,0 +1,126 @@
+#include "engine/hashmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/alloc.h"
+
+uint64_t hmap_hash(uint64_t a, uint64_t b)
+{
+	/* splitmix64-style finaliser over both words */
+	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+uint64_t hmap_hash_bytes(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static size_t home_of(const struct hmap *m, uint64_t a, uint64_t b)
+{
+	return (size_t)hmap_hash(a, b) & (m->capacity - 1);
+}
+
+uint64_t *hmap_find(const struct hmap *m, uint64_t a, uint64_t b)
+{
+	if (!m->capacity)
+		return NULL;
+	size_t mask = m->capacity - 1;
+	for (size_t i = home_of(m, a, b);; i = (i + 1) & mask) {
+		struct hmap_slot *s = &m->slots[i];
+		if (!s->used)
+			return NULL;
+		if (s->a == a && s->b == b)
+			return &s->value;
+	}
+}
+
+static void grow(struct hmap *m)
+{
+	struct hmap_slot *old = m->slots;
+	size_t old_capacity = m->capacity;
+	m->capacity = old_capacity ? old_capacity * 2 : 64;
+	m->slots = ut_xcalloc(m->capacity, sizeof(*m->slots));
+	m->count = 0;
+	for (size_t i = 0; i < old_capacity; i++) {
+		if (old[i].used) {
+			bool created;
+			*hmap_insert(m, old[i].a, old[i].b, &created) = old[i].value;
+		}
+	}
+	free(old);
+}
+
+uint64_t *hmap_insert(struct hmap *m, uint64_t a, uint64_t b, bool *created)
+{
+	/* keep the load under 3/4 so probe runs stay short */
+	if ((m->count + 1) * 4 > m->capacity * 3)
+		grow(m);
+	size_t mask = m->capacity - 1;
+	for (size_t i = home_of(m, a, b);; i = (i + 1) & mask) {
+		struct hmap_slot *s = &m->slots[i];
+		if (!s->used) {
+			s->used = true;
+			s->a = a;
+			s->b = b;
+			s->value = 0;
+			m->count++;
+			*created = true;
+			return &s->value;
+		}
+		if (s->a == a && s->b == b) {
+			*created = false;
+			return &s->value;
+		}
+	}
+}
+
+bool hmap_remove(struct hmap *m, uint64_t a, uint64_t b)
+{
+	uint64_t *value = hmap_find(m, a, b);
+	if (!value)
+		return false;
+	size_t mask = m->capacity - 1;
+	size_t hole = (size_t)((struct hmap_slot *)((char *)value - offsetof(struct hmap_slot, value)) - m->slots);
+	/* backward-shift: pull later members of the probe run into the hole
+	 * when the hole lies between their home and their slot */
+	for (size_t i = (hole + 1) & mask;; i = (i + 1) & mask) {
+		struct hmap_slot *s = &m->slots[i];
+		if (!s->used)
+			break;
+		size_t home = home_of(m, s->a, s->b);
+		bool hole_in_run = (i > hole) ? (home <= hole || home > i) : (home <= hole && home > i);
+		if (hole_in_run) {
+			m->slots[hole] = *s;
+			hole = i;
+		}
+	}
+	m->slots[hole].used = false;
+	m->count--;
+	return true;
+}
+
+void hmap_clear(struct hmap *m)
+{
+	if (m->capacity)
+		memset(m->slots, 0, m->capacity * sizeof(*m->slots));
+	m->count = 0;
+}
+
+void hmap_free(struct hmap *m)
+{
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
+}

@@ -1,0 +1,33 @@
+/* A small open-addressing hash map (linear probing, backward-shift
+ * deletion) from a 128-bit key (two words) to one 64-bit value. */
+#ifndef UT_ENGINE_HASHMAP_H
+#define UT_ENGINE_HASHMAP_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct hmap_slot {
+	uint64_t a, b, value;
+	bool used;
+};
+
+/* Zero-initialised is an empty map. */
+struct hmap {
+	struct hmap_slot *slots;
+	size_t capacity; /* a power of two, or 0 */
+	size_t count;
+};
+
+uint64_t hmap_hash(uint64_t a, uint64_t b);
+/* FNV-1a over len bytes, for keys that are strings. */
+uint64_t hmap_hash_bytes(const void *data, size_t len);
+/* Returns the value slot, or NULL.  Valid until the next insert/remove. */
+uint64_t *hmap_find(const struct hmap *m, uint64_t a, uint64_t b);
+/* Returns the value slot of key, adding it (value 0) if missing; *created
+ * tells which.  Valid until the next insert/remove. */
+uint64_t *hmap_insert(struct hmap *m, uint64_t a, uint64_t b, bool *created);
+bool hmap_remove(struct hmap *m, uint64_t a, uint64_t b);
+void hmap_clear(struct hmap *m);
+void hmap_free(struct hmap *m);
+
+#endif
