@@ -1,0 +1,298 @@
+#include "runtime/cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/bpfcc_loader.h"
+#include "runtime/hash.h"
+#include "runtime/vmlinux.h"
+
+/* snprintf for paths; a path too long for PATH_MAX becomes "", which every
+ * file operation then rejects. */
+__attribute__((format(printf, 3, 4))) static void path_fmt(char *buf, size_t len,
+							  const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len)
+		buf[0] = 0;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *path)
+{
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+int ut_cache_dir(char *dir, size_t len, char *err, size_t errlen)
+{
+	const char *env = getenv("UT_CACHE_DIR");
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	if (env && *env)
+		snprintf(dir, len, "%s", env);
+	else if (xdg && *xdg)
+		path_fmt(dir, len, "%s/uring-trace", xdg);
+	else if (geteuid() == 0)
+		snprintf(dir, len, "/var/cache/uring-trace");
+	else if (home && *home)
+		path_fmt(dir, len, "%s/.cache/uring-trace", home);
+	else {
+		snprintf(err, errlen, "no cache directory: set XDG_CACHE_HOME or HOME");
+		return -1;
+	}
+	if (make_dirs(dir) != 0) {
+		snprintf(err, errlen, "cannot create cache directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static bool has_ut_h(const char *root)
+{
+	char path[PATH_MAX];
+	path_fmt(path, sizeof(path), "%s/bpf/ut.h", root);
+	return access(path, R_OK) == 0;
+}
+
+int ut_bpf_root(char *dir, size_t len, char *err, size_t errlen)
+{
+	const char *env = getenv("UT_BPF_ROOT");
+	if (env && *env) {
+		snprintf(dir, len, "%s", env);
+		if (has_ut_h(dir))
+			return 0;
+		snprintf(err, errlen, "UT_BPF_ROOT=%s has no bpf/ut.h", env);
+		return -1;
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		char *exe_dir = dirname(exe);
+		/* build/uring-trace and build/tests/test_* in the source tree */
+		const char *ups[] = {"..", "../.."};
+		for (size_t i = 0; i < 2; i++) {
+			char candidate[PATH_MAX];
+			path_fmt(candidate, sizeof(candidate), "%s/%s", exe_dir, ups[i]);
+			if (has_ut_h(candidate) && realpath(candidate, dir))
+				return 0;
+		}
+	}
+	if (has_ut_h(UT_DATADIR)) {
+		snprintf(dir, len, "%s", UT_DATADIR);
+		return 0;
+	}
+	snprintf(err, errlen, "bpf/ut.h not found (set UT_BPF_ROOT or install to %s)", UT_DATADIR);
+	return -1;
+}
+
+int ut_read_file(const char *path, void **data, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		close(fd);
+		return -1;
+	}
+	size_t size = (size_t)st.st_size;
+	char *buf = malloc(size + 1);   /* + NUL so text files can be used as strings */
+	size_t got = 0;
+	while (buf && got < size) {
+		ssize_t r = read(fd, buf + got, size - got);
+		if (r <= 0) {
+			free(buf);
+			buf = NULL;
+			errno = r == 0 ? EIO : errno;
+			break;
+		}
+		got += (size_t)r;
+	}
+	int saved = errno;
+	close(fd);
+	if (!buf) {
+		errno = saved;
+		return -1;
+	}
+	buf[size] = 0;
+	*data = buf;
+	*len = size;
+	return 0;
+}
+
+/* A temporary name next to path, unique per process. */
+static void temp_name(char *tmp, size_t len, const char *path)
+{
+	path_fmt(tmp, len, "%s.tmp.%d", path, (int)getpid());
+}
+
+int ut_write_file_atomic(const char *path, const void *data, size_t len)
+{
+	char tmp[PATH_MAX];
+	temp_name(tmp, sizeof(tmp), path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	const char *p = data;
+	size_t done = 0;
+	while (done < len) {
+		ssize_t w = write(fd, p + done, len - done);
+		if (w < 0) {
+			int saved = errno;
+			close(fd);
+			unlink(tmp);
+			errno = saved;
+			return -1;
+		}
+		done += (size_t)w;
+	}
+	if (close(fd) != 0 || rename(tmp, path) != 0) {
+		int saved = errno;
+		unlink(tmp);
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
+static int write_vmlinux_header(const char *path, char *err, size_t errlen)
+{
+	char tmp[PATH_MAX];
+	temp_name(tmp, sizeof(tmp), path);
+	FILE *f = fopen(tmp, "we");
+	if (!f) {
+		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	int rc = ut_vmlinux_dump(f, err, errlen);
+	if (fclose(f) != 0 && rc == 0) {
+		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+		rc = -1;
+	}
+	if (rc == 0 && rename(tmp, path) != 0) {
+		snprintf(err, errlen, "cannot rename %s: %s", tmp, strerror(errno));
+		rc = -1;
+	}
+	if (rc != 0)
+		unlink(tmp);
+	return rc;
+}
+
+/* A PCH only saves time: when it cannot be made, compile without it. */
+static bool make_pch(const struct ut_bpfcc *cc, const char *header, const char *const *includes,
+		     const char *pch)
+{
+	char tmp[PATH_MAX];
+	temp_name(tmp, sizeof(tmp), pch);
+	char *diag = NULL;
+	int rc = cc->make_pch(header, includes, tmp, &diag);
+	free(diag);
+	if (rc == 0 && rename(tmp, pch) == 0)
+		return true;
+	unlink(tmp);
+	return false;
+}
+
+static void set_compile_error(char *err, size_t errlen, const char *diag)
+{
+	snprintf(err, errlen, "compiling the generated BPF C failed%s%s", diag ? ":\n" : "",
+		 diag ? diag : "");
+}
+
+int ut_build_object(const char *c_src, void **obj, size_t *len, bool *cached, char *err,
+		    size_t errlen)
+{
+	*obj = NULL;
+	*len = 0;
+	*cached = false;
+	char cache[PATH_MAX], root[PATH_MAX];
+	uint64_t btf_hash;
+	if (ut_cache_dir(cache, sizeof(cache), err, errlen) != 0 ||
+	    ut_bpf_root(root, sizeof(root), err, errlen) != 0 ||
+	    ut_vmlinux_btf_hash(&btf_hash, err, errlen) != 0)
+		return -1;
+	const struct ut_bpfcc *cc = ut_bpfcc_get(err, errlen);
+	if (!cc)
+		return -1;
+
+	char path[PATH_MAX];
+	path_fmt(path, sizeof(path), "%s/bpf/ut.h", root);
+	void *ut_h;
+	size_t ut_h_len;
+	if (ut_read_file(path, &ut_h, &ut_h_len) != 0) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	const char *version = cc->version();
+	uint64_t key = ut_hash_bytes(UT_HASH_INIT, c_src, strlen(c_src) + 1);
+	key = ut_hash_bytes(key, version, strlen(version) + 1);
+	key = ut_hash_bytes(key, &btf_hash, sizeof(btf_hash));
+	key = ut_hash_bytes(key, ut_h, ut_h_len);
+	free(ut_h);
+
+	char obj_dir[PATH_MAX], obj_path[PATH_MAX];
+	path_fmt(obj_dir, sizeof(obj_dir), "%s/obj", cache);
+	path_fmt(obj_path, sizeof(obj_path), "%s/%016llx.o", obj_dir, (unsigned long long)key);
+	if (ut_read_file(obj_path, obj, len) == 0) {
+		*cached = true;
+		return 0;
+	}
+
+	char btf_dir[PATH_MAX], header[PATH_MAX], pch[PATH_MAX], bpf_dir[PATH_MAX];
+	path_fmt(btf_dir, sizeof(btf_dir), "%s/btf-%016llx", cache, (unsigned long long)btf_hash);
+	path_fmt(header, sizeof(header), "%s/vmlinux.h", btf_dir);
+	path_fmt(pch, sizeof(pch), "%s/vmlinux-%016llx.pch", btf_dir,
+		 (unsigned long long)ut_hash_bytes(UT_HASH_INIT, version, strlen(version)));
+	path_fmt(bpf_dir, sizeof(bpf_dir), "%s/bpf", root);
+	if (make_dirs(btf_dir) != 0 || make_dirs(obj_dir) != 0) {
+		snprintf(err, errlen, "cannot create directories in %s: %s", cache, strerror(errno));
+		return -1;
+	}
+	if (access(header, R_OK) != 0 && write_vmlinux_header(header, err, errlen) != 0)
+		return -1;
+	const char *includes[] = {btf_dir, root, bpf_dir, NULL};
+	bool have_pch = access(pch, R_OK) == 0 || make_pch(cc, header, includes, pch);
+
+	struct ut_bpfcc_opts opts = {
+		.source = c_src,
+		.source_len = strlen(c_src),
+		.source_name = "uring-trace.bpf.c",
+		.include_dirs = includes,
+		.pch = have_pch ? pch : NULL,
+	};
+	char *diag = NULL;
+	if (cc->compile(&opts, obj, len, &diag) != 0) {
+		set_compile_error(err, errlen, diag);
+		free(diag);
+		return -1;
+	}
+	free(diag);
+	if (ut_write_file_atomic(obj_path, *obj, *len) != 0) {
+		/* The object is good; only the next run loses time. */
+		snprintf(err, errlen, "warning: cannot store %s: %s", obj_path, strerror(errno));
+	}
+	return 0;
+}

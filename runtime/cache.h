@@ -1,0 +1,40 @@
+/* The on-disk cache of compiled BPF objects and of what compiling needs.
+ *
+ * Layout, under the cache directory:
+ *   btf-<btfhash>/vmlinux.h         C declarations of the running kernel
+ *   btf-<btfhash>/vmlinux-<cc>.pch  that header precompiled by clang <cc>
+ *   obj/<key>.o                     BPF objects; key = hash(generated C,
+ *                                   clang version, btf hash, bpf/ut.h)
+ * Hashes are FNV-1a 64 in hex.  Files are written to a temporary name and
+ * renamed, so concurrent runs never see partial files. */
+#ifndef UT_CACHE_H
+#define UT_CACHE_H
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifndef UT_DATADIR
+#define UT_DATADIR "/usr/local/share/uring-trace"
+#endif
+
+/* The cache directory, created if missing: $UT_CACHE_DIR, else
+ * $XDG_CACHE_HOME/uring-trace, else /var/cache/uring-trace for root, else
+ * ~/.cache/uring-trace.  0 or -1 with err. */
+int ut_cache_dir(char *dir, size_t len, char *err, size_t errlen);
+
+/* The directory holding bpf/ut.h: $UT_BPF_ROOT, else the source tree
+ * around the executable (build/ or build/tests/), else UT_DATADIR.
+ * Generated code may include it as "bpf/ut.h" or "ut.h". */
+int ut_bpf_root(char *dir, size_t len, char *err, size_t errlen);
+
+/* Whole-file helpers.  Both return 0 or -1 with errno set. */
+int ut_read_file(const char *path, void **data, size_t *len);
+int ut_write_file_atomic(const char *path, const void *data, size_t len);
+
+/* The BPF object for generated C: from the cache when present (*cached =
+ * true, nothing is compiled), else compiled (vmlinux.h and its PCH are
+ * made first when missing) and stored.  *obj is malloc'ed.  0, or -1 with
+ * err (compiler diagnostics included). */
+int ut_build_object(const char *c_src, void **obj, size_t *len, bool *cached, char *err,
+		    size_t errlen);
+
+#endif
