@@ -31,7 +31,8 @@ struct ut_tp_field {
 	bool is_signed;
 	bool is_pointer;
 	bool is_string;      /* char array, or __data_loc char[] */
-	bool is_data_loc;    /* __data_loc: u32 (len << 16 | offset) */
+	bool is_data_loc;    /* __data_loc: u32 (len << 16 | offset); c_type
+	                      * then omits the prefix: "char[]", "u64[]" */
 	uint32_t array_len;  /* element count for arrays, else 0 */
 };
 
@@ -67,7 +68,7 @@ struct ut_ktype {
 	int32_t id;          /* resolved id (after typedefs/modifiers) */
 	uint32_t size;       /* bytes; pointers 8 */
 	bool is_signed;
-	int32_t target;      /* PTR: pointee id (resolved); ARRAY: element id */
+	int32_t target;      /* PTR: pointee id (resolved); ARRAY: element id (resolved too) */
 	uint32_t nelems;     /* ARRAY */
 	bool is_char;        /* INT of size 1 named char/signed char/unsigned char */
 	char name[128];      /* STRUCT/UNION/ENUM: tag name ("io_kiocb"), INT: "unsigned int" */
@@ -76,6 +77,9 @@ struct ut_ktype {
 int ut_kernel_type(struct ut_kernel *k, int32_t id, struct ut_ktype *out);
 /* C spelling of a type for generated code: "struct io_kiocb *", "u64",
  * "enum req_opf".  Writes into buf; returns buf. */
+/* Qualifiers are dropped; pointers to anonymous structs/unions, functions
+ * or arrays are "void *"; arrays are "char[16]".  "" when the type cannot
+ * be spelled (an anonymous struct/union by value, a bad id, no BTF). */
 const char *ut_kernel_type_c(struct ut_kernel *k, int32_t id, char *buf, size_t len);
 /* id of `struct NAME` (or union), or -1. */
 int32_t ut_kernel_struct(struct ut_kernel *k, const char *name);
@@ -102,9 +106,12 @@ struct ut_param {
 };
 /* tp_btf: from typedef btf_trace_NAME (a pointer to a prototype whose first
  * parameter is the void *ctx, left out).  -1 when absent. */
+/* Its parameters are unnamed in BTF; names come from FUNC __traceiter_NAME
+ * (same prototype, named).  For both functions *out is malloc'ed: free(). */
 int ut_kernel_tp_btf_params(struct ut_kernel *k, const char *tp_name,
 			    struct ut_param **out, unsigned *n);
 /* kprobe/fentry: parameters and return type of BTF FUNC `func`.  -1 when absent. */
+/* A varargs "..." marker is left out. */
 int ut_kernel_func_params(struct ut_kernel *k, const char *func,
 			  struct ut_param **out, unsigned *n, int32_t *ret_type);
 /* Value of an enumerator (any enum in BTF), e.g. "IORING_OP_READV". */
