@@ -31,7 +31,7 @@ enum fxt_record_type {
 	FXT_REC_KERNEL_OBJECT = 7,
 	FXT_REC_SCHEDULING = 8,
 	FXT_REC_LOG = 9,
-	FXT_REC_LARGE = 10,
+	FXT_REC_LARGE = 15, /* 10-14 are reserved */
 };
 
 enum fxt_metadata_type {
