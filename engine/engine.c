@@ -1,0 +1,715 @@
+/* The flow-tracking engine: keeps what is open (slices per track, flows,
+ * spans and their lanes) and turns each call into FXT records.
+ *
+ * Every track is a thread in the trace.  Real threads keep their pid/tid;
+ * groups are synthetic processes whose pid and thread ids are taken from
+ * SYNTHETIC_KOID_BASE upwards, far above any real pid (< 2^22). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/alloc.h"
+#include "engine/engine.h"
+#include "engine/fxt_records.h"
+#include "engine/hashmap.h"
+
+#define SYNTHETIC_KOID_BASE 0x40000000u
+/* Koid 0 is invalid in FXT: pid/tid 0 (the idle task) get these instead. */
+#define ZERO_PID_KOID 0x3ffffffeu
+#define ZERO_TID_KOID 0x3fffffffu
+#define NONE UINT32_MAX
+#define DEFAULT_MAX_OPEN_FLOWS (1u << 20)
+#define DEFAULT_MAX_OPEN_SLICES 256u
+#define DEFAULT_MAX_OPEN_SPANS (1u << 20)
+#define LOST_GROUP_KIND "uring-trace"
+
+/* An open slice; its category and name are copied into the track's arena
+ * (slices close in stack order, so the arena is a stack too). */
+struct slice_frame {
+	uint32_t category_at, name_at;
+};
+
+struct track {
+	uint32_t pid, tid; /* koids as written */
+	char *name;        /* as last written in a kernel-object record */
+	struct slice_frame *frames;
+	uint32_t depth;
+	size_t frames_capacity;
+	char *arena;
+	size_t arena_used, arena_capacity;
+};
+
+struct process {
+	uint32_t koid;
+	char *name;
+};
+
+struct group {
+	uint32_t kind;
+	uint64_t key;
+	uint32_t pid;
+	uint32_t main_track;
+	char *name;
+	uint32_t *lane_tracks; /* track of each lane */
+	uint64_t *lane_busy;   /* one bit per lane */
+	uint32_t nlanes;
+};
+
+/* An open flow or span, linked oldest to newest so the oldest can be
+ * evicted when too many are open. */
+struct open_item {
+	uint64_t a, b; /* key */
+	uint32_t older, newer;
+	uint64_t correlation_id; /* flows */
+	uint32_t group, lane;    /* spans */
+	bool phase_open;         /* spans */
+};
+
+struct open_set {
+	struct hmap index; /* key -> item position */
+	struct open_item *items;
+	uint32_t allocated, capacity;
+	uint32_t free_list; /* through `newer` */
+	uint32_t oldest, newest;
+	size_t open;
+};
+
+struct ut_engine {
+	struct fxt_writer *w;
+	struct ut_engine_limits limits;
+	struct ut_engine_stats stats;
+	uint64_t max_ts;
+
+	struct track *tracks;
+	size_t ntracks, tracks_capacity;
+	struct hmap real_tracks; /* (pid koid, tid koid) -> track */
+
+	struct process *processes;
+	size_t nprocesses, processes_capacity;
+	struct hmap real_processes; /* pid koid -> process */
+
+	struct group *groups;
+	size_t ngroups, groups_capacity;
+	struct hmap group_index; /* (kind, key) -> group */
+
+	char **kinds; /* flow and group kind names; a handful per script */
+	size_t nkinds, kinds_capacity;
+
+	struct open_set flows; /* (kind, key) */
+	struct open_set spans; /* (group, span key) */
+
+	uint32_t next_synthetic_koid;
+	uint64_t next_correlation_id;
+};
+
+static char *copy_string(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(ut_xcalloc(n, 1), s, n);
+}
+
+/* Grows *array (of elem-sized items) to hold at least need items. */
+static void grow_array(void **array, size_t *capacity, size_t need, size_t elem)
+{
+	if (need <= *capacity)
+		return;
+	size_t cap = *capacity ? *capacity : 16;
+	while (cap < need)
+		cap *= 2;
+	*array = ut_xrealloc(*array, cap * elem);
+	*capacity = cap;
+}
+
+static void note_ts(struct ut_engine *e, uint64_t ts)
+{
+	if (ts > e->max_ts)
+		e->max_ts = ts;
+}
+
+/* ---- open sets ---- */
+
+static struct open_item *open_find(struct open_set *s, uint64_t a, uint64_t b)
+{
+	uint64_t *pos = hmap_find(&s->index, a, b);
+	return pos ? &s->items[*pos] : NULL;
+}
+
+static struct open_item *open_add(struct open_set *s, uint64_t a, uint64_t b)
+{
+	uint32_t i;
+	if (s->free_list != NONE) {
+		i = s->free_list;
+		s->free_list = s->items[i].newer;
+	} else {
+		if (s->allocated == s->capacity) {
+			s->capacity = s->capacity ? s->capacity * 2 : 64;
+			s->items = ut_xrealloc(s->items, (size_t)s->capacity * sizeof(*s->items));
+		}
+		i = s->allocated++;
+	}
+	struct open_item *it = &s->items[i];
+	memset(it, 0, sizeof(*it));
+	it->a = a;
+	it->b = b;
+	it->older = s->newest;
+	it->newer = NONE;
+	if (s->newest != NONE)
+		s->items[s->newest].newer = i;
+	else
+		s->oldest = i;
+	s->newest = i;
+	bool created;
+	*hmap_insert(&s->index, a, b, &created) = i;
+	s->open++;
+	return it;
+}
+
+static void open_remove(struct open_set *s, struct open_item *it)
+{
+	uint32_t i = (uint32_t)(it - s->items);
+	if (it->older != NONE)
+		s->items[it->older].newer = it->newer;
+	else
+		s->oldest = it->newer;
+	if (it->newer != NONE)
+		s->items[it->newer].older = it->older;
+	else
+		s->newest = it->older;
+	hmap_remove(&s->index, it->a, it->b);
+	it->newer = s->free_list;
+	s->free_list = i;
+	s->open--;
+}
+
+static void open_set_init(struct open_set *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->free_list = s->oldest = s->newest = NONE;
+}
+
+static void open_set_free(struct open_set *s)
+{
+	hmap_free(&s->index);
+	free(s->items);
+	open_set_init(s);
+}
+
+/* ---- tracks and names ---- */
+
+static uint32_t real_koid(uint32_t id, uint32_t zero_koid)
+{
+	return id ? id : zero_koid;
+}
+
+static uint32_t new_track(struct ut_engine *e, uint32_t pid, uint32_t tid)
+{
+	grow_array((void **)&e->tracks, &e->tracks_capacity, e->ntracks + 1, sizeof(*e->tracks));
+	struct track *t = &e->tracks[e->ntracks];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->tid = tid;
+	return (uint32_t)e->ntracks++;
+}
+
+/* Writes the thread's kernel-object record when its name changes. */
+static void name_track(struct ut_engine *e, uint32_t ti, const char *name)
+{
+	struct track *t = &e->tracks[ti];
+	if (t->name && strcmp(t->name, name) == 0)
+		return;
+	free(t->name);
+	t->name = copy_string(name);
+	struct ut_arg process = { .name = "process", .kind = UT_ARG_KOID, .u = t->pid };
+	fxt_write_kernel_object(e->w, FXT_OBJ_THREAD, t->tid, name, &process, 1);
+}
+
+static void name_process_koid(struct ut_engine *e, char **stored, uint32_t koid, const char *name)
+{
+	if (*stored && strcmp(*stored, name) == 0)
+		return;
+	free(*stored);
+	*stored = copy_string(name);
+	fxt_write_kernel_object(e->w, FXT_OBJ_PROCESS, koid, name, NULL, 0);
+}
+
+/* The real process pid, created (and named, by default "process <pid>")
+ * on first sight; name, when not NULL, renames it. */
+static void real_process(struct ut_engine *e, uint32_t pid, const char *name)
+{
+	uint32_t koid = real_koid(pid, ZERO_PID_KOID);
+	bool created;
+	uint64_t *pos = hmap_insert(&e->real_processes, koid, 0, &created);
+	char fallback[32];
+	if (created) {
+		grow_array((void **)&e->processes, &e->processes_capacity, e->nprocesses + 1,
+			   sizeof(*e->processes));
+		*pos = e->nprocesses;
+		e->processes[e->nprocesses++] = (struct process){ koid, NULL };
+		if (!name) {
+			snprintf(fallback, sizeof(fallback), "process %" PRIu32, pid);
+			name = fallback;
+		}
+	}
+	if (name)
+		name_process_koid(e, &e->processes[*pos].name, koid, name);
+}
+
+/* The track of real thread (pid, tid); name as for real_process. */
+static uint32_t real_thread(struct ut_engine *e, uint32_t pid, uint32_t tid, const char *name)
+{
+	uint32_t pid_koid = real_koid(pid, ZERO_PID_KOID), tid_koid = real_koid(tid, ZERO_TID_KOID);
+	uint64_t *pos = hmap_find(&e->real_tracks, pid_koid, tid_koid);
+	if (pos) {
+		if (name)
+			name_track(e, (uint32_t)*pos, name);
+		return (uint32_t)*pos;
+	}
+	real_process(e, pid, NULL);
+	uint32_t ti = new_track(e, pid_koid, tid_koid);
+	bool created;
+	*hmap_insert(&e->real_tracks, pid_koid, tid_koid, &created) = ti;
+	char fallback[32];
+	if (!name) {
+		snprintf(fallback, sizeof(fallback), "thread %" PRIu32, tid);
+		name = fallback;
+	}
+	name_track(e, ti, name);
+	return ti;
+}
+
+static uint32_t kind_id(struct ut_engine *e, const char *kind)
+{
+	if (!kind)
+		kind = "";
+	for (size_t i = 0; i < e->nkinds; i++)
+		if (e->kinds[i] == kind || strcmp(e->kinds[i], kind) == 0)
+			return (uint32_t)i;
+	grow_array((void **)&e->kinds, &e->kinds_capacity, e->nkinds + 1, sizeof(*e->kinds));
+	e->kinds[e->nkinds] = copy_string(kind);
+	return (uint32_t)e->nkinds++;
+}
+
+static uint32_t synthetic_koid(struct ut_engine *e)
+{
+	return SYNTHETIC_KOID_BASE + e->next_synthetic_koid++;
+}
+
+static void name_group(struct ut_engine *e, uint32_t gi, const char *name)
+{
+	struct group *g = &e->groups[gi];
+	name_process_koid(e, &g->name, g->pid, name);
+	name_track(e, g->main_track, name);
+}
+
+static uint32_t find_group(struct ut_engine *e, const char *kind, uint64_t key)
+{
+	uint64_t *pos = hmap_find(&e->group_index, kind_id(e, kind), key);
+	return pos ? (uint32_t)*pos : NONE;
+}
+
+/* The group (kind, key), created on first use and named default_name or,
+ * when that is NULL, "<kind> 0x<key>". */
+static uint32_t group_for(struct ut_engine *e, const char *kind, uint64_t key,
+			  const char *default_name)
+{
+	uint32_t kid = kind_id(e, kind);
+	bool created;
+	uint64_t *pos = hmap_insert(&e->group_index, kid, key, &created);
+	if (!created)
+		return (uint32_t)*pos;
+	uint32_t gi = (uint32_t)e->ngroups;
+	*pos = gi;
+	grow_array((void **)&e->groups, &e->groups_capacity, e->ngroups + 1, sizeof(*e->groups));
+	e->ngroups++;
+	struct group *g = &e->groups[gi];
+	memset(g, 0, sizeof(*g));
+	g->kind = kid;
+	g->key = key;
+	g->pid = synthetic_koid(e);
+	g->main_track = new_track(e, g->pid, synthetic_koid(e));
+	char name[160];
+	if (!default_name) {
+		snprintf(name, sizeof(name), "%.120s 0x%" PRIx64, e->kinds[kid], key);
+		default_name = name;
+	}
+	name_group(e, gi, default_name);
+	return gi;
+}
+
+static uint32_t track_of(struct ut_engine *e, const struct ut_track *t)
+{
+	if (t->kind == UT_TRACK_GROUP)
+		return e->groups[group_for(e, t->group, t->key, NULL)].main_track;
+	return real_thread(e, t->pid, t->tid, NULL);
+}
+
+/* ---- slices ---- */
+
+static void arena_reserve(struct track *t, size_t more)
+{
+	grow_array((void **)&t->arena, &t->arena_capacity, t->arena_used + more, 1);
+}
+
+/* Forgets the outermost open slice of t (it stays unterminated in the
+ * trace) to make room under the per-track limit. */
+static void drop_outermost_slice(struct track *t)
+{
+	uint32_t cut = t->frames[1].category_at;
+	memmove(t->arena, t->arena + cut, t->arena_used - cut);
+	t->arena_used -= cut;
+	memmove(t->frames, t->frames + 1, (t->depth - 1) * sizeof(*t->frames));
+	t->depth--;
+	for (uint32_t i = 0; i < t->depth; i++) {
+		t->frames[i].category_at -= cut;
+		t->frames[i].name_at -= cut;
+	}
+}
+
+static void push_slice(struct ut_engine *e, uint32_t ti, uint64_t ts, const char *category,
+		       const char *name, const struct ut_arg *args, unsigned nargs)
+{
+	struct track *t = &e->tracks[ti];
+	if (!category)
+		category = "";
+	if (!name)
+		name = "";
+	if (t->depth >= e->limits.max_open_slices) {
+		if (t->depth == 1) {
+			t->depth = 0;
+			t->arena_used = 0;
+		} else {
+			drop_outermost_slice(t);
+		}
+		e->stats.slices_evicted++;
+	}
+	size_t clen = strlen(category) + 1, nlen = strlen(name) + 1;
+	arena_reserve(t, clen + nlen);
+	grow_array((void **)&t->frames, &t->frames_capacity, t->depth + 1, sizeof(*t->frames));
+	struct slice_frame *f = &t->frames[t->depth++];
+	f->category_at = (uint32_t)t->arena_used;
+	memcpy(t->arena + t->arena_used, category, clen);
+	f->name_at = (uint32_t)(t->arena_used + clen);
+	memcpy(t->arena + f->name_at, name, nlen);
+	t->arena_used += clen + nlen;
+	fxt_write_event(e->w, FXT_EV_DURATION_BEGIN, ts, t->pid, t->tid, category, name, args, nargs,
+			0);
+}
+
+/* Ends the innermost open slice of track ti; false if none is open. */
+static bool pop_slice(struct ut_engine *e, uint32_t ti, uint64_t ts, const char *rename,
+		      const struct ut_arg *args, unsigned nargs)
+{
+	struct track *t = &e->tracks[ti];
+	if (!t->depth)
+		return false;
+	struct slice_frame *f = &t->frames[--t->depth];
+	fxt_write_event(e->w, FXT_EV_DURATION_END, ts, t->pid, t->tid, t->arena + f->category_at,
+			rename ? rename : t->arena + f->name_at, args, nargs, 0);
+	t->arena_used = f->category_at;
+	return true;
+}
+
+/* ---- spans and lanes ---- */
+
+static uint32_t take_lowest_free_lane(struct ut_engine *e, uint32_t gi)
+{
+	struct group *g = &e->groups[gi];
+	uint32_t words = (g->nlanes + 63) / 64;
+	for (uint32_t w = 0; w < words; w++) {
+		if (g->lane_busy[w] == UINT64_MAX)
+			continue;
+		uint32_t lane = w * 64 + (uint32_t)__builtin_ctzll(~g->lane_busy[w]);
+		if (lane >= g->nlanes)
+			break;
+		g->lane_busy[w] |= 1ull << (lane % 64);
+		return lane;
+	}
+	/* all lanes busy: a new one, a new thread of the group */
+	uint32_t lane = g->nlanes++;
+	g->lane_tracks = ut_xrealloc(g->lane_tracks, (size_t)g->nlanes * sizeof(*g->lane_tracks));
+	if (lane % 64 == 0) {
+		g->lane_busy = ut_xrealloc(g->lane_busy, (size_t)(lane / 64 + 1) * sizeof(uint64_t));
+		g->lane_busy[lane / 64] = 0;
+	}
+	g->lane_busy[lane / 64] |= 1ull << (lane % 64);
+	uint32_t pid = g->pid;
+	uint32_t ti = new_track(e, pid, synthetic_koid(e));
+	e->groups[gi].lane_tracks[lane] = ti;
+	char name[32];
+	snprintf(name, sizeof(name), "lane %" PRIu32, lane + 1);
+	name_track(e, ti, name);
+	return lane;
+}
+
+/* Ends span s (its phase first) and frees its lane. */
+static void end_span(struct ut_engine *e, uint64_t ts, struct open_item *s, const char *rename,
+		     const struct ut_arg *args, unsigned nargs)
+{
+	struct group *g = &e->groups[s->group];
+	uint32_t ti = g->lane_tracks[s->lane];
+	if (s->phase_open)
+		pop_slice(e, ti, ts, NULL, NULL, 0);
+	pop_slice(e, ti, ts, rename, args, nargs);
+	g->lane_busy[s->lane / 64] &= ~(1ull << (s->lane % 64));
+	open_remove(&e->spans, s);
+}
+
+/* ---- public API ---- */
+
+struct ut_engine *ut_engine_new(struct fxt_writer *w, const struct ut_engine_limits *lim)
+{
+	struct ut_engine *e = ut_xcalloc(1, sizeof(*e));
+	e->w = w;
+	if (lim)
+		e->limits = *lim;
+	if (!e->limits.max_open_flows)
+		e->limits.max_open_flows = DEFAULT_MAX_OPEN_FLOWS;
+	if (!e->limits.max_open_slices)
+		e->limits.max_open_slices = DEFAULT_MAX_OPEN_SLICES;
+	if (!e->limits.max_open_spans)
+		e->limits.max_open_spans = DEFAULT_MAX_OPEN_SPANS;
+	open_set_init(&e->flows);
+	open_set_init(&e->spans);
+	return e;
+}
+
+const struct ut_engine_stats *ut_engine_stats(const struct ut_engine *e)
+{
+	return &e->stats;
+}
+
+void ut_engine_process_name(struct ut_engine *e, uint32_t pid, const char *name)
+{
+	real_process(e, pid, name ? name : "");
+}
+
+void ut_engine_thread_name(struct ut_engine *e, uint32_t pid, uint32_t tid, const char *name)
+{
+	real_thread(e, pid, tid, name ? name : "");
+}
+
+void ut_engine_group_name(struct ut_engine *e, const char *kind, uint64_t key, const char *name)
+{
+	name_group(e, group_for(e, kind, key, NULL), name ? name : "");
+}
+
+void ut_slice_begin(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
+		    const char *category, const char *name,
+		    const struct ut_arg *args, unsigned nargs)
+{
+	note_ts(e, ts);
+	push_slice(e, track_of(e, t), ts, category, name, args, nargs);
+	e->stats.events++;
+}
+
+void ut_slice_end(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
+		  const struct ut_arg *args, unsigned nargs)
+{
+	note_ts(e, ts);
+	if (pop_slice(e, track_of(e, t), ts, NULL, args, nargs))
+		e->stats.events++;
+	else
+		e->stats.slices_unmatched_end++;
+}
+
+void ut_instant(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
+		const char *category, const char *name,
+		const struct ut_arg *args, unsigned nargs)
+{
+	note_ts(e, ts);
+	struct track *tr = &e->tracks[track_of(e, t)];
+	fxt_write_event(e->w, FXT_EV_INSTANT, ts, tr->pid, tr->tid, category, name, args, nargs, 0);
+	e->stats.events++;
+}
+
+void ut_counter(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
+		const char *name, const struct ut_arg *values, unsigned nvalues)
+{
+	note_ts(e, ts);
+	struct track *tr = &e->tracks[track_of(e, t)];
+	/* Perfetto keys counters by (process, name, arg, counter id): the
+	 * thread's koid as id gives each thread its own counter tracks */
+	fxt_write_event(e->w, FXT_EV_COUNTER, ts, tr->pid, tr->tid, "", name, values, nvalues,
+			tr->tid);
+	e->stats.events++;
+}
+
+void ut_flow(struct ut_engine *e, uint64_t ts, uint32_t pid, uint32_t tid,
+	     enum ut_flow_phase phase, const char *flow_kind, uint64_t key,
+	     const char *category, const char *name,
+	     const struct ut_arg *args, unsigned nargs)
+{
+	note_ts(e, ts);
+	uint32_t ti = real_thread(e, pid, tid, NULL);
+	uint32_t kid = kind_id(e, flow_kind);
+	struct open_item *f = open_find(&e->flows, kid, key);
+	enum fxt_event_type record = phase == UT_FLOW_STEP ? FXT_EV_FLOW_STEP : FXT_EV_FLOW_END;
+	if (phase == UT_FLOW_BEGIN || !f) {
+		if (phase == UT_FLOW_BEGIN)
+			e->stats.flows_begun++;
+		else
+			e->stats.flows_without_begin++;
+		if (f) /* begun again while open: the old flow is abandoned */
+			open_remove(&e->flows, f);
+		if (e->flows.open >= e->limits.max_open_flows) {
+			open_remove(&e->flows, &e->flows.items[e->flows.oldest]);
+			e->stats.flows_evicted++;
+		}
+		f = open_add(&e->flows, kid, key);
+		f->correlation_id = ++e->next_correlation_id;
+		record = FXT_EV_FLOW_BEGIN;
+	} else if (phase == UT_FLOW_END) {
+		e->stats.flows_ended++;
+	}
+	uint64_t id = f->correlation_id;
+	if (phase == UT_FLOW_END)
+		open_remove(&e->flows, f);
+
+	/* the point must sit strictly inside a slice on its own thread */
+	struct track *t = &e->tracks[ti];
+	fxt_write_event(e->w, FXT_EV_DURATION_BEGIN, ts, t->pid, t->tid, category, name, args, nargs,
+			0);
+	fxt_write_event(e->w, record, ts, t->pid, t->tid, category, name, NULL, 0, id);
+	fxt_write_event(e->w, FXT_EV_DURATION_END, ts, t->pid, t->tid, category, name, NULL, 0, 0);
+	e->stats.events++;
+}
+
+void ut_span_begin(struct ut_engine *e, uint64_t ts, const char *group, uint64_t group_key,
+		   uint64_t span_key, const char *category, const char *name,
+		   const struct ut_arg *args, unsigned nargs)
+{
+	note_ts(e, ts);
+	uint32_t gi = group_for(e, group, group_key, NULL);
+	struct open_item *s = open_find(&e->spans, gi, span_key);
+	if (s)
+		end_span(e, ts, s, NULL, NULL, 0);
+	if (e->spans.open >= e->limits.max_open_spans) {
+		struct ut_arg evicted = { .name = "evicted", .kind = UT_ARG_BOOL, .b = true };
+		end_span(e, ts, &e->spans.items[e->spans.oldest], NULL, &evicted, 1);
+		e->stats.spans_evicted++;
+	}
+	uint32_t lane = take_lowest_free_lane(e, gi);
+	push_slice(e, e->groups[gi].lane_tracks[lane], ts, category, name, args, nargs);
+	s = open_add(&e->spans, gi, span_key);
+	s->group = gi;
+	s->lane = lane;
+	e->stats.spans_begun++;
+	e->stats.events++;
+}
+
+void ut_span_end(struct ut_engine *e, uint64_t ts, const char *group, uint64_t group_key,
+		 uint64_t span_key, const char *name,
+		 const struct ut_arg *args, unsigned nargs)
+{
+	note_ts(e, ts);
+	uint32_t gi = find_group(e, group, group_key);
+	struct open_item *s = gi == NONE ? NULL : open_find(&e->spans, gi, span_key);
+	if (!s) {
+		e->stats.spans_without_begin++;
+		return;
+	}
+	end_span(e, ts, s, name, args, nargs);
+	e->stats.spans_ended++;
+	e->stats.events++;
+}
+
+void ut_span_phase(struct ut_engine *e, uint64_t ts, const char *group, uint64_t group_key,
+		   uint64_t span_key, const char *name,
+		   const struct ut_arg *args, unsigned nargs)
+{
+	note_ts(e, ts);
+	uint32_t gi = find_group(e, group, group_key);
+	struct open_item *s = gi == NONE ? NULL : open_find(&e->spans, gi, span_key);
+	if (!s) {
+		e->stats.spans_without_begin++;
+		return;
+	}
+	uint32_t ti = e->groups[gi].lane_tracks[s->lane];
+	if (s->phase_open)
+		pop_slice(e, ti, ts, NULL, NULL, 0);
+	struct track *t = &e->tracks[ti];
+	if (!t->depth) { /* the span's slice was evicted from the stack */
+		s->phase_open = false;
+		e->stats.spans_without_begin++;
+		return;
+	}
+	/* the phase takes the span's category; copy it out of the arena,
+	 * which push_slice may move */
+	const char *span_category = t->arena + t->frames[t->depth - 1].category_at;
+	char *category = copy_string(span_category);
+	push_slice(e, ti, ts, category, name, args, nargs);
+	free(category);
+	s->phase_open = true;
+	e->stats.events++;
+}
+
+void ut_lost_marker(struct ut_engine *e, uint64_t ts, uint64_t lost, const char *what)
+{
+	note_ts(e, ts);
+	uint32_t gi = group_for(e, LOST_GROUP_KIND, 0, "uring-trace");
+	struct track *t = &e->tracks[e->groups[gi].main_track];
+	struct ut_arg args[] = {
+		{ .name = "lost", .kind = UT_ARG_UINT, .u = lost },
+		{ .name = "what", .kind = UT_ARG_STR, .s = what ? what : "" },
+	};
+	fxt_write_event(e->w, FXT_EV_INSTANT, ts, t->pid, t->tid, "uring-trace", "events lost", args,
+			2, 0);
+	e->stats.lost_markers++;
+	e->stats.events++;
+}
+
+/* Closes everything still open at last_ts (never before a timestamp already
+ * written) and releases the open state; stats stay readable until
+ * ut_engine_free. */
+void ut_engine_finish(struct ut_engine *e, uint64_t last_ts)
+{
+	note_ts(e, last_ts);
+	struct ut_arg unfinished = { .name = "unfinished", .kind = UT_ARG_BOOL, .b = true };
+	for (size_t i = 0; i < e->ntracks; i++) {
+		while (pop_slice(e, (uint32_t)i, e->max_ts, NULL, &unfinished, 1))
+			e->stats.slices_unfinished++;
+		free(e->tracks[i].frames);
+		free(e->tracks[i].arena);
+		e->tracks[i].frames = NULL;
+		e->tracks[i].arena = NULL;
+		e->tracks[i].frames_capacity = e->tracks[i].arena_capacity = 0;
+		e->tracks[i].arena_used = 0;
+	}
+	for (size_t i = 0; i < e->ngroups; i++)
+		if (e->groups[i].nlanes)
+			memset(e->groups[i].lane_busy, 0,
+			       (e->groups[i].nlanes + 63) / 64 * sizeof(uint64_t));
+	open_set_free(&e->flows);
+	open_set_free(&e->spans);
+}
+
+void ut_engine_free(struct ut_engine *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->ntracks; i++) {
+		free(e->tracks[i].name);
+		free(e->tracks[i].frames);
+		free(e->tracks[i].arena);
+	}
+	free(e->tracks);
+	hmap_free(&e->real_tracks);
+	for (size_t i = 0; i < e->nprocesses; i++)
+		free(e->processes[i].name);
+	free(e->processes);
+	hmap_free(&e->real_processes);
+	for (size_t i = 0; i < e->ngroups; i++) {
+		free(e->groups[i].name);
+		free(e->groups[i].lane_tracks);
+		free(e->groups[i].lane_busy);
+	}
+	free(e->groups);
+	hmap_free(&e->group_index);
+	for (size_t i = 0; i < e->nkinds; i++)
+		free(e->kinds[i]);
+	free(e->kinds);
+	open_set_free(&e->flows);
+	open_set_free(&e->spans);
+	free(e);
+}
