@@ -18,7 +18,8 @@ set -euo pipefail
 log() { echo "kernels: $*" >&2; }
 die() { echo "kernels: error: $*" >&2; exit 1; }
 
-if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+# sudo -n: never wait for a password (tests run unattended).
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo -n"; else SUDO=; fi
 APT_UPDATED=0
 apt_update_once() {
   [ "$APT_UPDATED" -eq 1 ] && return 0

@@ -1,0 +1,38 @@
+# Kernel matrix (tests/matrix): boots Debian's 6.1 and 6.12 kernels under
+# qemu (TCG) and runs the guest tests in each; see docs/kernels.md.
+#
+#   make kernel-matrix     fetch kernels, build the payload, boot, report
+#   make matrix-payload    build only what goes into the guests
+#
+# Independent of the main build: the payload is a small libbpf program, its
+# BPF object, and the guest scripts. Kernel images are cached outside the
+# repository (tests/matrix/kernels.sh).
+
+MATRIX_DIR    := build/matrix
+MATRIX_CLANG  ?= clang-14
+MATRIX_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g
+# Static when every static library is there: the guest then needs nothing
+# but the binary. Otherwise mkinitramfs.sh ships the shared libraries.
+MATRIX_STATIC_LIBS := libbpf.a libelf.a libz.a liburing.a
+MATRIX_HAVE_STATIC := $(strip $(foreach l,$(MATRIX_STATIC_LIBS),$(if $(filter /%,$(shell $(CC) -print-file-name=$(l))),,missing)))
+ifeq ($(MATRIX_HAVE_STATIC),)
+MATRIX_LDLIBS := -static -l:libbpf.a -l:libelf.a -l:libz.a -l:liburing.a
+else
+MATRIX_LDLIBS := -lbpf -lelf -lz -luring
+endif
+
+.PHONY: kernel-matrix matrix-payload
+matrix-payload: $(MATRIX_DIR)/kprobe_probe $(MATRIX_DIR)/kprobe_probe.bpf.o
+
+$(MATRIX_DIR)/kprobe_probe: tests/matrix/kprobe_probe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(MATRIX_CFLAGS) -o $@ $< $(MATRIX_LDLIBS)
+
+# -g: BTF in the object (libbpf wants it for maps and tp_btf/fentry).
+$(MATRIX_DIR)/kprobe_probe.bpf.o: tests/matrix/kprobe_probe.bpf.c
+	@mkdir -p $(dir $@)
+	$(MATRIX_CLANG) -g -O2 -target bpf -Wall -Werror \
+		-I/usr/include/$(shell $(CC) -dumpmachine) -c -o $@ $<
+
+kernel-matrix: matrix-payload
+	tests/matrix/matrix.sh

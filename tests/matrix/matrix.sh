@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# The kernel matrix: boots each kernel under qemu (TCG) with an initramfs
+# holding the guest tests, checks what each kernel reports, and prints a
+# table. `make kernel-matrix` and tests/matrix/test_matrix.sh run this.
+#
+#   tests/matrix/matrix.sh [SERIES...]     (default: $UT_MATRIX_KERNELS or "6.1 6.12")
+#
+# Prints "PASS name" / "FAIL name: why" / "SKIP name: why" lines (the
+# tests/run.sh convention), then the table. Exits 1 if anything failed.
+# Skips (exit 0) when qemu or the kernels cannot be had: not an x86-64 host,
+# apt cannot install qemu, no network and nothing cached.
+#
+# Outputs in build/matrix/out/: LABEL.txt (guest output), LABEL.console
+# (whole serial console), table.txt.
+#
+# Environment: UT_MATRIX=0 skips everything; UT_MATRIX_HOST=0 leaves out the
+# host row (the probe run natively, as root); UT_MATRIX_EXTRA holds extra
+# mkinitramfs.sh arguments (word-split), e.g.
+#   UT_MATRIX_EXTRA="-b build/uring-trace -d scripts:/ut/scripts"
+# Guest tests are tests/matrix/guest/*.sh (see run-guest-tests.sh).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+MATRIX_DIR=build/matrix
+OUT=$MATRIX_DIR/out
+INITRAMFS=$MATRIX_DIR/initramfs.cpio.gz
+mkdir -p "$OUT"
+
+skip_all() { echo "SKIP kernel-matrix: $*"; exit 0; }
+
+[ "${UT_MATRIX:-1}" = 0 ] && skip_all "disabled by UT_MATRIX=0"
+[ "$(uname -m)" = x86_64 ] || skip_all "host is $(uname -m); the matrix boots x86-64 kernels"
+[ $# -gt 0 ] || read -r -a series_list <<<"${UT_MATRIX_KERNELS:-6.1 6.12}"
+[ $# -eq 0 ] || series_list=("$@")
+
+# What goes into every guest. The uring-trace end-to-end tests plug in here:
+# add the binary and its data directories (or pass them in UT_MATRIX_EXTRA)
+# and drop a guest script into tests/matrix/guest/.
+payload_args() {
+  echo "-f $MATRIX_DIR/kprobe_probe:/matrix/kprobe_probe"
+  echo "-f $MATRIX_DIR/kprobe_probe.bpf.o:/matrix/kprobe_probe.bpf.o"
+  echo "-f tests/matrix/run-guest-tests.sh:/matrix/run-guest-tests.sh"
+  echo "-d tests/matrix/guest:/matrix/guest"
+  echo "${UT_MATRIX_EXTRA:-}"
+}
+
+failures=0
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: ${2:-}"; failures=$((failures + 1)); }
+
+# --- preparation: payload, tools, kernels, initramfs ------------------------
+if ! make -s matrix-payload >"$OUT/build.log" 2>&1; then
+  fail kernel-matrix/build "make matrix-payload failed (see $OUT/build.log)"
+  tail -n 20 "$OUT/build.log"
+  exit 1
+fi
+pass kernel-matrix/build
+
+start=$(date +%s)
+if ! kernel_lines=$(tests/matrix/kernels.sh "${series_list[@]}" 2>"$OUT/kernels.log"); then
+  skip_all "cannot get qemu or the kernel images: $(grep error "$OUT/kernels.log" | tail -n 1) (full log: $OUT/kernels.log)"
+fi
+command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not installed"
+qemu-system-x86_64 -accel help 2>/dev/null | grep -qx tcg || skip_all "this qemu has no TCG accelerator"
+echo "kernels ready in $(($(date +%s) - start)) s:"
+sed 's/^/  /' <<<"$kernel_lines"
+
+# shellcheck disable=SC2046  # payload_args is a list of words
+if ! tests/matrix/mkinitramfs.sh -o "$INITRAMFS" -c "sh /matrix/run-guest-tests.sh" \
+       $(payload_args) 2>"$OUT/mkinitramfs.log"; then
+  fail kernel-matrix/initramfs "$(tail -n 1 "$OUT/mkinitramfs.log")"
+  exit 1
+fi
+pass kernel-matrix/initramfs
+
+# --- checks ----------------------------------------------------------------
+# version_at_least A B: A >= B (A, B like 6.1 or 6.12).
+version_at_least() { [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -n 1)" = "$2" ]; }
+
+summary_value() { sed -n "s/^summary .*\b$2=\([^ ]*\).*/\1/p" "$1"; }
+
+# has LABEL/NAME FILE REGEX DESCRIPTION: one check on the guest output.
+has() {
+  if grep -Eq "$3" "$2"; then pass "$1"; else fail "$1" "$4"; fi
+}
+
+# check_facts LABEL MAJOR.MINOR OUTPUT_FILE EXPECT_PROBES(yes|no)
+check_facts() {
+  local label=$1 version=$2 f=$3 expect_probes=$4 kind
+  has "$label/btf" "$f" '^btf yes$' "no /sys/kernel/btf/vmlinux"
+  for kind in tracepoint raw_tp tp_btf; do
+    has "$label/$kind" "$f" "^summary .* $kind=ok" "$kind on io_uring_complete did not fire"
+  done
+  has "$label/complete-fields" "$f" \
+    '^fields io_uring_complete: ctx/8 req/8 user_data/8 res/4 cflags/4' \
+    "io_uring_complete lacks ctx/req/user_data/res/cflags"
+  # 6.4 renamed io_uring_submit_sqe to io_uring_submit_req.
+  if version_at_least "$version" 6.4; then
+    has "$label/submit-tracepoint" "$f" '^summary submit_tracepoint=io_uring_submit_req ' \
+      "expected io_uring_submit_req to fire"
+    has "$label/no-submit_sqe" "$f" '^probe tracepoint io_uring_submit_sqe: absent$' \
+      "io_uring_submit_sqe should not exist"
+  else
+    has "$label/submit-tracepoint" "$f" '^summary submit_tracepoint=io_uring_submit_sqe ' \
+      "expected io_uring_submit_sqe to fire"
+    has "$label/no-submit_req" "$f" '^probe tracepoint io_uring_submit_req: absent$' \
+      "io_uring_submit_req should not exist"
+  fi
+  # 6.9 widened the submit flags to 64 bits and dropped task_work_run's loops.
+  if version_at_least "$version" 6.9; then
+    has "$label/submit-flags-u64" "$f" '^fields io_uring_submit_(req|sqe):.* flags/8' "flags not 8 bytes"
+    has "$label/task_work_run-no-loops" "$f" '^fields io_uring_task_work_run: tctx/8 count/4$' \
+      "task_work_run fields changed"
+  else
+    has "$label/submit-flags-u32" "$f" '^fields io_uring_submit_(req|sqe):.* flags/4' "flags not 4 bytes"
+    has "$label/task_work_run-loops" "$f" '^fields io_uring_task_work_run: .* loops/4' \
+      "task_work_run lacks loops"
+  fi
+  if [ "$expect_probes" = yes ]; then
+    for kind in kprobe kretprobe fentry fexit; do
+      has "$label/$kind" "$f" "^summary .* $kind=ok" "$kind on vfs_read did not fire"
+    done
+    has "$label/ext4-attach" "$f" '^probe kprobe ext4_file_read_iter: (ok|attached)' \
+      "cannot kprobe ext4_file_read_iter"
+    has "$label/ext4-fentry-attach" "$f" '^probe fentry ext4_file_read_iter: (ok|attached)' \
+      "cannot fentry ext4_file_read_iter"
+  fi
+}
+
+# Guest tests' own verdicts: each script's exit status, and any PASS/FAIL/SKIP
+# lines it printed, prefixed with the kernel label.
+relay_guest_results() {
+  local label=$1 f=$2 name status line
+  while read -r line; do
+    name=${line#@@GUEST-TEST-END }; name=${name%% *}
+    status=${line##*status=}; status=${status%@@}
+    if [ "$status" = 0 ]; then pass "$label/guest/$name"
+    else fail "$label/guest/$name" "guest script exited with status $status"; fi
+  done < <(grep -a '^@@GUEST-TEST-END ' "$f")
+  while read -r line; do
+    case $line in
+      PASS\ *) pass "$label/${line#PASS }" ;;
+      FAIL\ *) fail "$label/${line#FAIL }" ;;
+      SKIP\ *) echo "SKIP $label/${line#SKIP }" ;;
+    esac
+  done < <(grep -aE '^(PASS|FAIL|SKIP) ' "$f")
+}
+
+# --- runs ------------------------------------------------------------------
+table_rows=()
+KINDS="tracepoint raw_tp tp_btf kprobe kretprobe fentry fexit"
+table_line() { { printf '%-6s %-28s %-20s' "$1" "$2" "$3"; shift 3; printf ' %-10s' "$@"; printf '\n'; } | sed 's/ *$//'; }
+add_row() {  # LABEL RELEASE OUTPUT_FILE FAILS_BEFORE SECONDS
+  local label=$1 release=$2 f=$3 fails_before=$4 seconds=$5 kind value cells=()
+  for kind in $KINDS; do
+    value=$(summary_value "$f" "$kind")
+    case $value in  # short forms of the probe's verdicts
+      attach-failed) value=no-attach ;; load-failed) value=no-load ;;
+      attached-no-hits) value=no-hits ;; "") value=- ;;
+    esac
+    cells+=("$value")
+  done
+  local checks=pass
+  [ "$failures" -gt "$fails_before" ] && checks="FAIL($((failures - fails_before)))"
+  table_rows+=("$(table_line "$label" "$release" "$(summary_value "$f" submit_tracepoint)" \
+    "${cells[@]}" "$checks" "$seconds")")
+}
+
+for line in $(awk '{ print $1 "|" $2 "|" $4 }' <<<"$kernel_lines"); do
+  IFS='|' read -r series release image <<<"$line"
+  label=$series
+  fails_before=$failures
+  t0=$(date +%s.%N)
+  UT_VM_LOG="$OUT/$label.console" tests/matrix/run-in-vm.sh "$image" "$INITRAMFS" \
+    >"$OUT/$label.txt" 2>"$OUT/$label.err"
+  rc=$?
+  seconds=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1fs", b - a }')
+  echo "== $label ($release): guest status $rc, $seconds"
+  if grep -q '^summary ' "$OUT/$label.txt"; then
+    pass "$label/boot"
+  else
+    fail "$label/boot" "no probe summary (status $rc; see $OUT/$label.console)"
+    sed 's/^/    /' "$OUT/$label.err" | tail -n 20
+  fi
+  check_facts "$label" "$series" "$OUT/$label.txt" yes
+  relay_guest_results "$label" "$OUT/$label.txt"
+  add_row "$label" "$release" "$OUT/$label.txt" "$fails_before" "$seconds"
+done
+
+# The host's own kernel, natively: the third column of the matrix. Its probe
+# kinds are reported, not required (this CI machine has neither kprobes nor
+# fentry).
+if [ "${UT_MATRIX_HOST:-1}" != 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    label=host
+    release=$(uname -r)
+    version=$(sed -E 's/^([0-9]+\.[0-9]+).*/\1/' <<<"$release")
+    fails_before=$failures
+    t0=$(date +%s.%N)
+    "$MATRIX_DIR/kprobe_probe" "$MATRIX_DIR/kprobe_probe.bpf.o" >"$OUT/$label.txt" 2>"$OUT/$label.err"
+    seconds=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1fs", b - a }')
+    echo "== host ($release): native run"
+    has "$label/run" "$OUT/$label.txt" '^summary ' "probe failed on the host (see $OUT/$label.err)"
+    check_facts "$label" "$version" "$OUT/$label.txt" no
+    add_row "$label" "$release" "$OUT/$label.txt" "$fails_before" "$seconds"
+  else
+    echo "SKIP kernel-matrix/host: the host run needs root"
+  fi
+fi
+
+{
+  echo
+  # shellcheck disable=SC2086  # KINDS is a list of words
+  table_line kernel release "submit tracepoint" $KINDS checks time
+  printf '%s\n' "${table_rows[@]}"
+} | tee "$OUT/table.txt"
+[ "$failures" -eq 0 ]
