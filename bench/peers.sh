@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# bench/peers.sh: what tracing io_uring costs a workload, for uring-trace and
+# its peers.  Not part of `make test`; needs root.
+#
+# Workloads (each pinned to one CPU, CPU 0 then CPU 1):
+#   nop        build/workloads/nop_firehose (batches of 32 nops)
+#   fio_tmpfs  fio ioengine=io_uring, 4 KiB random reads, buffered, file on /dev/shm
+#   fio_loop   fio ioengine=io_uring, 4 KiB random reads, O_DIRECT, on a loop
+#              device backed (direct-io) by a file in /tmp
+# Tracers ("peers"), each started before and stopped after one workload run:
+#   none             untraced
+#   bpftrace_count   bpftrace: @[probe] = count() on tracepoint:io_uring:*
+#   bpftrace_print   bpftrace: one printf line per io_uring event, to /dev/null
+#   perf_record      perf record -a -e 'io_uring:*' to a file in $OUT
+#   uring_trace      $UT -q -o $OUT/ut.fxt, only if $UT is set and the tool
+#                    starts (attaches) within 10 s; otherwise skipped
+# A round runs the workload untraced and then under each tracer; the ratio is
+# throughput under the tracer / untraced throughput of the same round.  The
+# summary gives medians over the rounds.  Tracer CPU time and max RSS are read
+# from /proc/<tracer pid> over the workload's run (attach and detach excluded).
+#
+# Environment: DURATION (s per run, default 3), ROUNDS (default 3), CPUS
+# ("0 1"), WORKLOADS ("nop fio_tmpfs fio_loop"), TRACERS (default all),
+# UT (uring-trace binary), UT_WORKLOADS (workload dir), OUT (results dir).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+W=${UT_WORKLOADS:-$ROOT/build/workloads}
+DURATION=${DURATION:-3}
+ROUNDS=${ROUNDS:-3}
+CPUS=${CPUS:-"0 1"}
+WORKLOADS=${WORKLOADS:-"nop fio_tmpfs fio_loop"}
+TRACERS=${TRACERS:-"bpftrace_count bpftrace_print perf_record uring_trace"}
+OUT=${OUT:-/tmp/ut-peers.$$}
+UT=${UT:-}
+CLK_TCK=$(getconf CLK_TCK)
+mkdir -p "$OUT"
+RESULTS=$OUT/results.tsv
+SHM_FILE=/dev/shm/ut-peers.dat
+LOOP_IMG=/tmp/ut-peers-loop.img
+LOOP_DEV=
+TRACER_PID=
+
+log() { echo "peers: $*" >&2; }
+
+cleanup() {
+  [ -n "$TRACER_PID" ] && kill -INT "$TRACER_PID" 2>/dev/null && wait "$TRACER_PID" 2>/dev/null
+  [ -n "$LOOP_DEV" ] && losetup -d "$LOOP_DEV"
+  rm -f "$SHM_FILE" "$LOOP_IMG" "$OUT"/perf.data* "$OUT"/ut.fxt
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+[ "$(id -u)" -eq 0 ] || { log "needs root"; exit 1; }
+[ -x "$W/nop_firehose" ] || { log "no $W/nop_firehose (make build/workloads/nop_firehose)"; exit 1; }
+
+# ---- workloads: each prints its throughput (ops/s or IOPS) ------------------
+fio_iops() { python3 -c 'import json,sys; print(round(json.load(sys.stdin)["jobs"][0]["read"]["iops"]))'; }
+
+run_workload() { # NAME CPU
+  case $1 in
+    nop)
+      "$W/nop_firehose" --cpu "$2" --seconds "$DURATION" |
+        python3 -c 'import json,sys; print(round(json.load(sys.stdin)["ops_per_sec"]))' ;;
+    fio_tmpfs)
+      fio --name=tmpfs --filename="$SHM_FILE" --size=256M --ioengine=io_uring --rw=randread \
+          --bs=4k --iodepth=16 --time_based --runtime="$DURATION" --cpus_allowed="$2" \
+          --output-format=json 2>/dev/null | fio_iops ;;
+    fio_loop)
+      fio --name=loop --filename="$LOOP_DEV" --ioengine=io_uring --direct=1 --rw=randread \
+          --bs=4k --iodepth=16 --time_based --runtime="$DURATION" --cpus_allowed="$2" \
+          --output-format=json 2>/dev/null | fio_iops ;;
+  esac
+}
+
+setup_workloads() {
+  if [[ " $WORKLOADS " == *" fio_tmpfs "* ]]; then
+    # Lay the file out once so no run pays for it.
+    fio --name=layout --filename="$SHM_FILE" --size=256M --rw=write --bs=1M >/dev/null 2>&1
+  fi
+  if [[ " $WORKLOADS " == *" fio_loop "* ]]; then
+    # Real blocks (not holes) so direct reads reach the virtual disk.
+    dd if=/dev/urandom of="$LOOP_IMG" bs=1M count=256 status=none
+    sync
+    LOOP_DEV=$(losetup -f --show --direct-io=on "$LOOP_IMG" 2>/dev/null ||
+               losetup -f --show "$LOOP_IMG")
+    log "loop device $LOOP_DEV on $LOOP_IMG"
+  fi
+}
+
+# ---- tracers -----------------------------------------------------------------
+# Tracer attach: wait until its count of perf-event / BPF-link fds is non-zero
+# and unchanged for 3 polls (0.1 s apart), at most 10 s.
+wait_attached() { # PID
+  local last=-1 same=0 n
+  for _ in $(seq 100); do
+    kill -0 "$1" 2>/dev/null || return 1
+    n=$(ls -l "/proc/$1/fd" 2>/dev/null | grep -c 'perf_event\|bpf_link\|bpf-link')
+    if [ "$n" -gt 0 ] && [ "$n" -eq "$last" ]; then
+      same=$((same + 1)); [ $same -ge 3 ] && return 0
+    else
+      same=0
+    fi
+    last=$n
+    sleep 0.1
+  done
+  return 1
+}
+
+start_tracer() { # NAME LOG; sets TRACER_PID, returns 1 if it did not attach
+  case $1 in
+    bpftrace_count)
+      bpftrace -e 'tracepoint:io_uring:* { @[probe] = count(); }' >"$2" 2>&1 & ;;
+    bpftrace_print)
+      bpftrace -e 'tracepoint:io_uring:* { printf("%s %d %d\n", probe, pid, tid); }' \
+        >/dev/null 2>"$2" & ;;
+    perf_record)
+      perf record -a -e 'io_uring:*' -o "$OUT/perf.data" >"$2" 2>&1 & ;;
+    uring_trace)
+      "$UT" -q -o "$OUT/ut.fxt" >"$2" 2>&1 & ;;
+  esac
+  TRACER_PID=$!
+  wait_attached "$TRACER_PID"
+}
+
+stop_tracer() {
+  kill -INT "$TRACER_PID" 2>/dev/null
+  for _ in $(seq 300); do kill -0 "$TRACER_PID" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$TRACER_PID" 2>/dev/null && kill -KILL "$TRACER_PID"
+  wait "$TRACER_PID" 2>/dev/null
+  TRACER_PID=
+}
+
+cpu_ticks() { # PID: utime + stime of the whole process
+  sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 }'
+}
+
+max_rss_kb() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+
+# Events the tracer saw, when it says.
+tracer_events() { # NAME LOG
+  case $1 in
+    bpftrace_count) awk -F': ' '/^@\[/ { s += $2 } END { print s + 0 }' "$2" ;;
+    perf_record) sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$2" | tail -1 ;;
+  esac
+}
+
+tracer_note() { # NAME LOG: lost events and the like
+  case $1 in
+    bpftrace_print) awk '/Lost [0-9]+ events/ { s += $2 } END { if (s) print "lost=" s }' "$2" ;;
+    perf_record) grep -o 'lost [0-9]* chunks\|[0-9]* lost samples' "$2" | head -1 | tr ' ' '_' ;;
+  esac
+}
+
+# ---- main loop ----------------------------------------------------------------
+if [[ " $TRACERS " == *" uring_trace "* ]]; then
+  if [ -z "$UT" ] || [ ! -x "$UT" ]; then
+    log "uring_trace skipped: UT not set or not executable"
+    TRACERS=${TRACERS/uring_trace/}
+  elif ! start_tracer uring_trace "$OUT/ut-probe.log"; then
+    log "uring_trace skipped: '$UT -q -o ...' did not start: $(head -c 300 "$OUT/ut-probe.log")"
+    stop_tracer
+    TRACERS=${TRACERS/uring_trace/}
+  else
+    stop_tracer
+  fi
+fi
+setup_workloads
+printf 'cpu\tworkload\tround\ttracer\tthroughput\tevents\ttracer_cpu_s\tmax_rss_kb\tnote\n' >"$RESULTS"
+start_time=$SECONDS
+for cpu in $CPUS; do
+  for workload in $WORKLOADS; do
+    for round in $(seq "$ROUNDS"); do
+      tp=$(run_workload "$workload" "$cpu")
+      printf '%s\t%s\t%s\tnone\t%s\t\t\t\t\n' "$cpu" "$workload" "$round" "$tp" >>"$RESULTS"
+      log "cpu $cpu $workload round $round: untraced $tp"
+      for tracer in $TRACERS; do
+        tlog="$OUT/$tracer.log"
+        if ! start_tracer "$tracer" "$tlog"; then
+          log "$tracer did not attach: $(head -c 200 "$tlog")"
+          stop_tracer
+          printf '%s\t%s\t%s\t%s\t\t\t\t\tno_attach\n' "$cpu" "$workload" "$round" "$tracer" >>"$RESULTS"
+          continue
+        fi
+        t0=$(cpu_ticks "$TRACER_PID")
+        tp=$(run_workload "$workload" "$cpu")
+        t1=$(cpu_ticks "$TRACER_PID")
+        rss=$(max_rss_kb "$TRACER_PID")
+        stop_tracer
+        cpu_s=$(awk -v a="${t0:-0}" -v b="${t1:-0}" -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / hz }')
+        ev=$(tracer_events "$tracer" "$tlog")
+        note=$(tracer_note "$tracer" "$tlog")
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$cpu" "$workload" "$round" "$tracer" \
+          "$tp" "$ev" "$cpu_s" "$rss" "$note" >>"$RESULTS"
+        log "cpu $cpu $workload round $round: $tracer $tp events=$ev cpu=${cpu_s}s rss=${rss}kB $note"
+        rm -f "$OUT"/perf.data* "$OUT/ut.fxt"
+      done
+    done
+  done
+done
+log "measured in $((SECONDS - start_time)) s; raw results in $RESULTS"
+
+# ---- summary: medians over rounds, ratio within each round ---------------------
+python3 - "$RESULTS" "$DURATION" <<'EOF' | tee "$OUT/table.md"
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+duration = float(sys.argv[2])
+base = {(r["cpu"], r["workload"], r["round"]): float(r["throughput"])
+        for r in rows if r["tracer"] == "none" and r["throughput"]}
+groups = {}
+for r in rows:
+    groups.setdefault((r["cpu"], r["workload"], r["tracer"]), []).append(r)
+def med(values, fmt):
+    values = [v for v in values if v is not None]
+    return fmt.format(statistics.median(values)) if values else "-"
+def num(text):
+    return float(text) if text not in ("", None) else None
+print("| cpu | workload | tracer | throughput (median) | ratio to untraced | events/s | tracer CPU s (per %gs run) | tracer max RSS MB | notes |" % duration)
+print("|---|---|---|---|---|---|---|---|---|")
+for (cpu, workload, tracer), rs in groups.items():
+    tps = [num(r["throughput"]) for r in rs]
+    ratios = [num(r["throughput"]) / base[(cpu, workload, r["round"])]
+              for r in rs if num(r["throughput"]) and base.get((cpu, workload, r["round"]))]
+    events = [num(r["events"]) / duration if num(r["events"]) is not None else None for r in rs]
+    rss = [num(r["max_rss_kb"]) for r in rs if num(r["max_rss_kb"])]
+    notes = sorted({r["note"] for r in rs if r["note"]})
+    print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        cpu, workload, tracer, med(tps, "{:,.0f}"), med(ratios, "{:.2f}"), med(events, "{:,.0f}"),
+        med([num(r["tracer_cpu_s"]) for r in rs], "{:.2f}") if tracer != "none" else "-",
+        "%.0f" % (max(rss) / 1024) if rss else "-", " ".join(notes)))
+EOF
