@@ -1,0 +1,530 @@
+#include "runtime/loader.h"
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compiler/kernel.h"
+#include "runtime/attach.h"
+
+/* Capability bits (linux/capability.h). */
+#define CAP_SYS_ADMIN_BIT 21
+#define CAP_PERFMON_BIT 38
+#define CAP_BPF_BIT 39
+
+/* Closing threads for slow (perf-event) links. */
+#define MAX_DETACH_THREADS 16
+
+struct probe_choice {
+	int alt;            /* alternative being tried or attached; -1 none */
+	char skipped[512];  /* alternatives passed over, with reasons */
+};
+
+struct ut_loaded {
+	struct bpf_object *obj;
+	const struct ut_probe *probes;
+	unsigned nprobes;
+	struct probe_choice *choice;
+	struct bpf_link **links;  /* per probe; NULL when not attached */
+	bool detached;
+};
+
+/* ---- libbpf messages ---------------------------------------------------
+ * Captured while loading: they name the program that failed and carry the
+ * verifier log; shown only in verbose mode. */
+
+static char *captured;
+static size_t captured_len, captured_cap;
+
+static int capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	va_list copy;
+	va_copy(copy, ap);
+	int n = vsnprintf(NULL, 0, fmt, copy);
+	va_end(copy);
+	if (n <= 0)
+		return 0;
+	if (captured_len + (size_t)n + 1 > captured_cap) {
+		size_t cap = (captured_len + (size_t)n + 1) * 2;
+		char *grown = realloc(captured, cap);
+		if (!grown)
+			return 0;
+		captured = grown;
+		captured_cap = cap;
+	}
+	vsnprintf(captured + captured_len, captured_cap - captured_len, fmt, ap);
+	captured_len += (size_t)n;
+	return 0;
+}
+
+static void capture_reset(void)
+{
+	captured_len = 0;
+	if (captured)
+		captured[0] = 0;
+}
+
+/* The program libbpf reported as failing to load: "prog 'NAME': failed to load". */
+static bool failed_program(char *name, size_t len)
+{
+	const char *marker = "': failed to load";
+	const char *at = captured ? strstr(captured, marker) : NULL;
+	if (!at)
+		return false;
+	const char *start = at;
+	while (start - captured >= 6 && strncmp(start - 6, "prog '", 6) != 0)
+		start--;
+	if (start - captured < 6 || (size_t)(at - start) >= len)
+		return false;
+	memcpy(name, start, (size_t)(at - start));
+	name[at - start] = 0;
+	return true;
+}
+
+/* The verifier's verdict: the last line of the load log that is not one
+ * of its closing statistics ("processed N insns", "verification time"). */
+static void verifier_verdict(char *out, size_t len)
+{
+	out[0] = 0;
+	const char *begin = captured ? strstr(captured, "-- BEGIN PROG LOAD LOG --") : NULL;
+	const char *end = begin ? strstr(begin, "-- END PROG LOAD LOG --") : NULL;
+	if (!end)
+		return;
+	const char *line_end = end;
+	while (line_end > begin) {
+		while (line_end > begin && (line_end[-1] == '\n' || line_end[-1] == ' '))
+			line_end--;
+		const char *line = line_end;
+		while (line > begin && line[-1] != '\n')
+			line--;
+		if (strncmp(line, "processed ", 10) != 0 && strncmp(line, "verification time", 17) != 0 &&
+		    strncmp(line, "-- BEGIN", 8) != 0) {
+			snprintf(out, len, "%.*s", (int)(line_end - line), line);
+			return;
+		}
+		line_end = line;
+	}
+}
+
+/* ---- checks ------------------------------------------------------------ */
+
+static bool has_bpf_capabilities(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return true;  /* cannot tell: let the kernel decide */
+	char line[256];
+	unsigned long long caps = ~0ull;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1)
+			break;
+	fclose(f);
+	bool admin = caps & (1ull << CAP_SYS_ADMIN_BIT);
+	return (admin || (caps & (1ull << CAP_BPF_BIT))) &&
+	       (admin || (caps & (1ull << CAP_PERFMON_BIT)));
+}
+
+static void append(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	if (used >= len - 1)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+static FILE *log_of(const struct ut_load_opts *o)
+{
+	return o->log ? o->log : stderr;
+}
+
+static void note_skip(struct probe_choice *c, const struct ut_alt *alt, const char *why)
+{
+	append(c->skipped, sizeof(c->skipped), "%s%s:%s (%s)", c->skipped[0] ? ", " : "",
+	       ut_kind_name(alt->kind), alt->target, why);
+}
+
+/* Moves probe i to its first usable alternative at or after `from`.  false
+ * when none is left: an error for a required probe, a note for an optional
+ * one (c->alt is then -1). */
+static bool choose_alt(struct ut_kernel *k, const struct ut_load_opts *o, unsigned i,
+		       struct probe_choice *c, unsigned from, char *err, size_t errlen)
+{
+	const struct ut_probe *p = &o->probes[i];
+	for (unsigned j = from; j < p->nalts; j++) {
+		char why[200];
+		if (!ut_target_exists(k, &p->alts[j], why, sizeof(why)) ||
+		    !ut_kind_available(k, &p->alts[j], why, sizeof(why))) {
+			note_skip(c, &p->alts[j], why);
+			continue;
+		}
+		c->alt = (int)j;
+		return true;
+	}
+	c->alt = -1;
+	if (p->optional) {
+		if (o->verbose)
+			fprintf(log_of(o), "optional probe '%s' (%s:%d) skipped: tried %s\n", p->spec,
+				p->loc.file, p->loc.line, c->skipped);
+		return true;
+	}
+	snprintf(err, errlen, "probe '%s' (%s:%d) matches nothing on kernel %s: tried %s", p->spec,
+		 p->loc.file, p->loc.line, ut_kernel_release(k), c->skipped);
+	return false;
+}
+
+/* A rejection (by the verifier or at attach) of probe i's current
+ * alternative: on to the next one. */
+static bool reject(struct ut_kernel *k, const struct ut_load_opts *o, unsigned i,
+		   struct probe_choice *c, const char *why, char *err, size_t errlen)
+{
+	const struct ut_alt *alt = &o->probes[i].alts[c->alt];
+	if (o->verbose)
+		fprintf(log_of(o), "probe '%s': %s:%s rejected: %s\n", o->probes[i].spec,
+			ut_kind_name(alt->kind), alt->target, why);
+	note_skip(c, alt, why);
+	return choose_alt(k, o, i, c, (unsigned)c->alt + 1, err, errlen);
+}
+
+/* ---- object set-up ----------------------------------------------------- */
+
+static void set_rodata_var(void *data, size_t size, const struct btf_var_secinfo *v,
+			   const void *value, size_t value_size)
+{
+	if (v->offset + value_size <= size && value_size <= v->size)
+		memcpy((char *)data + v->offset, value, value_size);
+}
+
+/* The filters are read-only data: set them in the object before load so
+ * the verifier can prune what they switch off. */
+static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o)
+{
+	struct bpf_map *map = NULL, *m;
+	bpf_object__for_each_map(m, obj) {
+		const char *name = bpf_map__name(m);
+		size_t n = strlen(name);
+		if (n >= 7 && strcmp(name + n - 7, ".rodata") == 0)
+			map = m;
+	}
+	const struct btf *btf = bpf_object__btf(obj);
+	int sec = btf ? btf__find_by_name_kind(btf, ".rodata", BTF_KIND_DATASEC) : -1;
+	if (!map || sec <= 0)
+		return 0;  /* an object without filters */
+	size_t size;
+	const void *initial = bpf_map__initial_value(map, &size);
+	void *data = malloc(size);
+	if (!initial || !data) {
+		free(data);
+		return -ENOMEM;
+	}
+	memcpy(data, initial, size);
+	char comm[16] = "";
+	if (o->filter_comm)
+		strncpy(comm, o->filter_comm, sizeof(comm) - 1);
+	const struct btf_type *t = btf__type_by_id(btf, (unsigned)sec);
+	const struct btf_var_secinfo *v = btf_var_secinfos(t);
+	for (unsigned i = 0; i < btf_vlen(t); i++, v++) {
+		const char *name = btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off);
+		if (strcmp(name, "ut_filter_tgid") == 0)
+			set_rodata_var(data, size, v, &o->filter_tgid, sizeof(o->filter_tgid));
+		else if (strcmp(name, "ut_filter_comm") == 0)
+			set_rodata_var(data, size, v, comm, sizeof(comm));
+		else if (strcmp(name, "ut_sample_permyriad") == 0 && o->sample_permyriad)
+			set_rodata_var(data, size, v, &o->sample_permyriad, sizeof(o->sample_permyriad));
+		else if (strcmp(name, "ut_wakeup_bytes") == 0 && o->wakeup_bytes)
+			set_rodata_var(data, size, v, &o->wakeup_bytes, sizeof(o->wakeup_bytes));
+	}
+	int rc = bpf_map__set_initial_value(map, data, size);
+	free(data);
+	return rc;
+}
+
+/* Ring buffer sizes must be a power of two and a multiple of the page. */
+static uint32_t ringbuf_size(size_t want)
+{
+	size_t size = (size_t)sysconf(_SC_PAGESIZE);
+	while (size < want && size < (1u << 31))
+		size <<= 1;
+	return (uint32_t)size;
+}
+
+/* Probe index and alternative of a program, by name; false if the program
+ * belongs to no probe. */
+static bool find_program(const struct ut_load_opts *o, const char *name, unsigned *probe,
+			 unsigned *alt)
+{
+	for (unsigned i = 0; i < o->nprobes; i++)
+		for (unsigned j = 0; j < o->probes[i].nalts; j++)
+			if (o->probes[i].alts[j].prog_name &&
+			    strcmp(o->probes[i].alts[j].prog_name, name) == 0) {
+				*probe = i;
+				*alt = j;
+				return true;
+			}
+	return false;
+}
+
+static struct bpf_object *open_object(const struct ut_load_opts *o, const struct probe_choice *c,
+				      char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .object_name = "uring_trace");
+	struct bpf_object *obj = bpf_object__open_mem(o->obj, o->obj_len, &open_opts);
+	if (!obj) {
+		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	int rc = 0;
+	struct bpf_map *events = bpf_object__find_map_by_name(obj, "ut_events");
+	if (events && o->ringbuf_bytes)
+		rc = bpf_map__set_max_entries(events, ringbuf_size(o->ringbuf_bytes));
+	if (rc == 0)
+		rc = set_rodata(obj, o);
+	struct bpf_program *prog;
+	bpf_object__for_each_program(prog, obj) {
+		/* Only the chosen alternatives load; a program no probe names
+		 * stays off too. */
+		unsigned i, j;
+		if (rc != 0)
+			break;
+		bool chosen = find_program(o, bpf_program__name(prog), &i, &j) && c[i].alt == (int)j;
+		rc = bpf_program__set_autoload(prog, chosen);
+		if (rc == 0 && chosen)
+			rc = ut_prepare_program(prog, &o->probes[i].alts[j]);
+	}
+	if (rc != 0) {
+		snprintf(err, errlen, "cannot prepare the BPF object: %s", strerror(-rc));
+		bpf_object__close(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+/* ---- load and attach --------------------------------------------------- */
+
+enum step { STEP_DONE, STEP_RETRY, STEP_FAIL };
+
+/* Loads the object with the current choices.  A program the kernel
+ * rejects moves its probe on (STEP_RETRY). */
+static enum step load_once(struct ut_kernel *k, const struct ut_load_opts *o,
+			   struct ut_loaded *l, char *err, size_t errlen)
+{
+	capture_reset();
+	int rc = bpf_object__load(l->obj);
+	if (rc == 0)
+		return STEP_DONE;
+	char name[128];
+	unsigned i, j;
+	if (!failed_program(name, sizeof(name)) || !find_program(o, name, &i, &j) ||
+	    l->choice[i].alt != (int)j) {
+		if (rc == -EPERM)
+			snprintf(err, errlen, "loading BPF programs was refused: %s "
+					      "(needs CAP_BPF and CAP_PERFMON, or root)", strerror(-rc));
+		else
+			snprintf(err, errlen, "loading the BPF object failed: %s", strerror(-rc));
+		if (o->verbose && captured)
+			fprintf(log_of(o), "%s", captured);
+		return STEP_FAIL;
+	}
+	const struct ut_probe *p = &o->probes[i];
+	const struct ut_alt *alt = &p->alts[j];
+	char verdict[256], why[300];
+	verifier_verdict(verdict, sizeof(verdict));
+	if (verdict[0])
+		snprintf(why, sizeof(why), "verifier: %s", verdict);
+	else
+		snprintf(why, sizeof(why), "load refused: %s", strerror(-rc));
+	if (o->verbose && captured)
+		fprintf(log_of(o), "libbpf log for probe '%s' (%s:%s):\n%s", p->spec,
+			ut_kind_name(alt->kind), alt->target, captured);
+	if (reject(k, o, i, &l->choice[i], why, err, errlen))
+		return STEP_RETRY;
+	if (verdict[0])
+		snprintf(err, errlen, "probe '%s' (%s:%d): the BPF verifier rejected %s:%s: %s%s",
+			 p->spec, p->loc.file, p->loc.line, ut_kind_name(alt->kind), alt->target,
+			 verdict, o->verbose ? "" : " (-v shows the verifier log)");
+	return STEP_FAIL;
+}
+
+static enum step attach_all(struct ut_kernel *k, const struct ut_load_opts *o,
+			    struct ut_loaded *l, char *err, size_t errlen)
+{
+	enum step step = STEP_DONE;
+	for (unsigned i = 0; i < o->nprobes && step != STEP_FAIL; i++) {
+		struct probe_choice *c = &l->choice[i];
+		if (c->alt < 0)
+			continue;
+		const struct ut_alt *alt = &o->probes[i].alts[c->alt];
+		struct bpf_program *prog = bpf_object__find_program_by_name(l->obj, alt->prog_name);
+		if (prog)
+			l->links[i] = ut_attach_program(prog, alt);
+		if (l->links[i])
+			continue;
+		char why[200];
+		snprintf(why, sizeof(why), "attach failed: %s",
+			 prog ? strerror(errno) : "no such program in the object");
+		step = reject(k, o, i, c, why, err, errlen) ? STEP_RETRY : STEP_FAIL;
+	}
+	return step;
+}
+
+static void close_object(struct ut_loaded *l)
+{
+	for (unsigned i = 0; i < l->nprobes; i++) {
+		bpf_link__destroy(l->links[i]);
+		l->links[i] = NULL;
+	}
+	bpf_object__close(l->obj);
+	l->obj = NULL;
+}
+
+struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen)
+{
+	if (!has_bpf_capabilities()) {
+		snprintf(err, errlen, "tracing needs CAP_BPF and CAP_PERFMON (or root)");
+		return NULL;
+	}
+	struct ut_kernel *k = o->kernel ? o->kernel : ut_kernel_open();
+	struct ut_loaded *l = calloc(1, sizeof(*l));
+	if (!k || !l) {
+		snprintf(err, errlen, "out of memory");
+		free(l);
+		if (k != o->kernel)
+			ut_kernel_close(k);
+		return NULL;
+	}
+	l->probes = o->probes;
+	l->nprobes = o->nprobes;
+	l->choice = calloc(o->nprobes ? o->nprobes : 1, sizeof(*l->choice));
+	l->links = calloc(o->nprobes ? o->nprobes : 1, sizeof(*l->links));
+	libbpf_print_fn_t previous_print = libbpf_set_print(capture_print);
+	bool ok = l->choice && l->links;
+	for (unsigned i = 0; ok && i < o->nprobes; i++) {
+		l->choice[i].alt = -1;
+		const struct ut_probe *p = &o->probes[i];
+		if (p->nalts && ut_kind_is_bpf(p->alts[0].kind))
+			ok = choose_alt(k, o, i, &l->choice[i], 0, err, errlen);
+	}
+	/* Every retry moves one probe past an alternative, so this ends. */
+	enum step step = ok ? STEP_RETRY : STEP_FAIL;
+	while (step == STEP_RETRY) {
+		l->obj = open_object(o, l->choice, err, errlen);
+		if (!l->obj) {
+			step = STEP_FAIL;
+			break;
+		}
+		step = load_once(k, o, l, err, errlen);
+		if (step == STEP_DONE)
+			step = attach_all(k, o, l, err, errlen);
+		if (step != STEP_DONE)
+			close_object(l);
+	}
+	libbpf_set_print(previous_print);
+	if (k != o->kernel)
+		ut_kernel_close(k);
+	if (step == STEP_FAIL) {
+		if (!l->choice || !l->links)
+			snprintf(err, errlen, "out of memory");
+		ut_unload(l);
+		return NULL;
+	}
+	return l;
+}
+
+struct bpf_object *ut_loaded_object(const struct ut_loaded *l)
+{
+	return l->obj;
+}
+
+int ut_loaded_alt(const struct ut_loaded *l, unsigned probe)
+{
+	return probe < l->nprobes ? l->choice[probe].alt : -1;
+}
+
+const char *ut_loaded_skipped(const struct ut_loaded *l, unsigned probe)
+{
+	return probe < l->nprobes ? l->choice[probe].skipped : "";
+}
+
+/* ---- detach ------------------------------------------------------------ */
+
+struct closer {
+	pthread_t thread;
+	struct bpf_link **links;
+	unsigned first, count, stride;
+};
+
+static void *close_links(void *arg)
+{
+	struct closer *c = arg;
+	for (unsigned i = c->first; i < c->count; i += c->stride)
+		bpf_link__destroy(c->links[i]);
+	return NULL;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+void ut_detach(struct ut_loaded *l, struct ut_detach_stats *stats)
+{
+	double start = now_ms();
+	struct ut_detach_stats s = {0};
+	struct bpf_link **slow = calloc(l->nprobes ? l->nprobes : 1, sizeof(*slow));
+	for (unsigned i = 0; i < l->nprobes; i++) {
+		if (!l->links[i])
+			continue;
+		s.links++;
+		const struct ut_alt *alt = &l->probes[i].alts[l->choice[i].alt];
+		if (slow && ut_kind_slow_detach(alt->kind))
+			slow[s.slow_links++] = l->links[i];
+		else
+			bpf_link__destroy(l->links[i]);
+		l->links[i] = NULL;
+	}
+	/* Each perf-event close waits for an RCU grace period; closing from
+	 * several threads lets the waits overlap. */
+	struct closer closers[MAX_DETACH_THREADS];
+	unsigned nthreads = s.slow_links < MAX_DETACH_THREADS ? s.slow_links : MAX_DETACH_THREADS;
+	for (unsigned t = 0; t < nthreads; t++)
+		closers[t] = (struct closer){.links = slow, .first = t, .count = s.slow_links,
+					     .stride = nthreads};
+	unsigned started = 0;
+	while (started < nthreads &&
+	       pthread_create(&closers[started].thread, NULL, close_links, &closers[started]) == 0)
+		started++;
+	for (unsigned t = started; t < nthreads; t++)  /* threads we could not start */
+		close_links(&closers[t]);
+	for (unsigned t = 0; t < started; t++)
+		pthread_join(closers[t].thread, NULL);
+	free(slow);
+	l->detached = true;
+	s.ms = now_ms() - start;
+	if (stats)
+		*stats = s;
+}
+
+void ut_unload(struct ut_loaded *l)
+{
+	if (!l)
+		return;
+	if (l->links && !l->detached)
+		ut_detach(l, NULL);
+	if (l->obj)
+		bpf_object__close(l->obj);
+	free(l->choice);
+	free(l->links);
+	free(l);
+}

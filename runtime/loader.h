@@ -1,0 +1,63 @@
+/* Loads a compiled script's BPF object and attaches its probes, choosing
+ * for each probe the first alternative (in the script's order) that exists
+ * here, whose kind this kernel runs, that the verifier accepts and that
+ * attaches.  Rejections move the probe to its next alternative and the
+ * object is loaded again. */
+#ifndef UT_LOADER_H
+#define UT_LOADER_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "compiler/program.h"
+
+struct bpf_object;
+struct ut_kernel;
+
+struct ut_load_opts {
+	const void *obj;               /* BPF ELF object */
+	size_t obj_len;
+	const struct ut_probe *probes; /* index i is probe i of the object (UT_NPROBES) */
+	unsigned nprobes;
+	struct ut_kernel *kernel;      /* for existence checks; NULL: opened here */
+	size_t ringbuf_bytes;          /* 0: as compiled; else rounded up to a power of two */
+	uint32_t filter_tgid;          /* ut_filter_tgid; 0 = any process */
+	const char *filter_comm;       /* ut_filter_comm; NULL or "" = any */
+	uint32_t sample_permyriad;     /* ut_sample_permyriad; 0 = as compiled (all) */
+	uint64_t wakeup_bytes;         /* ut_wakeup_bytes; 0 = as compiled */
+	bool verbose;                  /* notes on skipped alternatives, verifier logs */
+	FILE *log;                     /* where verbose notes go; NULL = stderr */
+};
+
+struct ut_loaded;
+
+/* NULL with a one-line reason in err (missing capability, a probe that
+ * matches nothing, a verifier rejection). */
+struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen);
+
+/* The loaded object, for its maps (ring buffer, counters, aggregations). */
+struct bpf_object *ut_loaded_object(const struct ut_loaded *l);
+
+/* Index into probes[probe].alts of the attached alternative; -1 when the
+ * probe is not attached (an optional probe that matched nothing, BEGIN/END). */
+int ut_loaded_alt(const struct ut_loaded *l, unsigned probe);
+
+/* Alternatives passed over for the probe, with reasons, e.g.
+ * "tracepoint:nosuch/event (no such tracepoint)"; "" when none. */
+const char *ut_loaded_skipped(const struct ut_loaded *l, unsigned probe);
+
+struct ut_detach_stats {
+	unsigned links;        /* links closed */
+	unsigned slow_links;   /* of which perf-event based (one RCU grace period each) */
+	double ms;             /* wall time of the whole detach */
+};
+
+/* Detaches every probe; maps stay readable for a final drain.  Links whose
+ * close waits for an RCU grace period are closed from several threads at
+ * once so the grace periods overlap.  stats may be NULL. */
+void ut_detach(struct ut_loaded *l, struct ut_detach_stats *stats);
+
+/* Detaches (if not done) and frees everything. */
+void ut_unload(struct ut_loaded *l);
+
+#endif

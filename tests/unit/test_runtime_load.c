@@ -1,0 +1,215 @@
+/* Runtime load path on the real kernel: compile a hand-written BPF program
+ * (through the object cache), choose among alternatives, attach, read
+ * records and counters, detach.  Needs root. */
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "runtime/cache.h"
+#include "runtime/consumer.h"
+#include "runtime/loader.h"
+
+static const char bpf_src[] =
+	"#include \"vmlinux.h\"\n"
+	"#define UT_NPROBES 5\n"
+	"#include \"bpf/ut.h\"\n"
+	"struct rec { struct ut_rec_hdr h; __u64 value; };\n"
+	"static __always_inline int emit(__u32 probe, __u64 value)\n"
+	"{\n"
+	"	struct rec *r = ut_reserve(sizeof(*r), probe, probe);\n"
+	"	if (!r)\n"
+	"		return 0;\n"
+	"	r->value = value;\n"
+	"	ut_submit(r, probe);\n"
+	"	return 0;\n"
+	"}\n"
+	"SEC(\"tracepoint/nosuch/event\") int p0_a(void *ctx) { return emit(0, 1); }\n"
+	"SEC(\"tracepoint/syscalls/sys_enter_getpid\") int p0_b(void *ctx)\n"
+	"{ if (!ut_pass_filter()) return 0; ut_note_thread(); return emit(0, 42); }\n"
+	"SEC(\"fentry/vfs_read\") int BPF_PROG(p1_a) { return emit(1, 1); }\n"
+	"SEC(\"tp_btf/sched_switch\") int BPF_PROG(p1_b, bool preempt, struct task_struct *prev)\n"
+	"{ if (!ut_pass_filter()) return 0; return emit(1, prev->pid); }\n"
+	"SEC(\"tracepoint/nosuch/other\") int p2_a(void *ctx) { return emit(2, 1); }\n"
+	"SEC(\"tracepoint/syscalls/sys_enter_getppid\") int p3_a(void *ctx)\n"
+	"{ return emit(3, *(volatile __u64 *)((char *)ctx + 100000)); }\n"
+	"SEC(\"raw_tp/sys_enter\") int p3_b(void *ctx)\n"
+	"{ if (!ut_pass_filter()) return 0; return emit(3, 3); }\n"
+	"SEC(\"perf_event\") int p4(void *ctx) { return emit(4, 4); }\n";
+
+#define ALT(k, t, p) {.kind = (k), .target = (t), .prog_name = (p)}
+
+static struct ut_alt alts0[] = {ALT(UT_PROBE_TRACEPOINT, "nosuch/event", "p0_a"),
+				ALT(UT_PROBE_TRACEPOINT, "syscalls/sys_enter_getpid", "p0_b")};
+static struct ut_alt alts1[] = {ALT(UT_PROBE_FENTRY, "vfs_read", "p1_a"),
+				ALT(UT_PROBE_TP_BTF, "sched_switch", "p1_b")};
+static struct ut_alt alts2[] = {ALT(UT_PROBE_TRACEPOINT, "nosuch/other", "p2_a")};
+static struct ut_alt alts3[] = {ALT(UT_PROBE_TRACEPOINT, "syscalls/sys_enter_getppid", "p3_a"),
+				ALT(UT_PROBE_RAW_TP, "sys_enter", "p3_b")};
+static struct ut_alt alts4[] = {ALT(UT_PROBE_INTERVAL, "10000000", "p4")};
+
+#define PROBE(s, line, opt, a)                                                         \
+	{.spec = (s), .loc = {"test.ut", (line), 1}, .optional = (opt),                \
+	 .nalts = sizeof(a) / sizeof((a)[0]), .alts = (a)}
+
+static struct ut_probe probes[] = {
+	PROBE("tracepoint:nosuch:event | tracepoint:syscalls:sys_enter_getpid", 1, false, alts0),
+	PROBE("fentry:vfs_read | tp_btf:sched_switch", 2, false, alts1),
+	PROBE("tracepoint:nosuch:other?", 3, true, alts2),
+	PROBE("tracepoint:syscalls:sys_enter_getppid | raw_tp:sys_enter", 4, false, alts3),
+	PROBE("interval:10ms", 5, false, alts4),
+};
+
+struct seen {
+	unsigned records[6];
+	unsigned thread_records;
+	unsigned long long getpid_value;
+};
+
+static int on_record(void *ctx, const void *rec, size_t size)
+{
+	struct seen *s = ctx;
+	const struct {
+		unsigned long long ts;
+		unsigned event, pid, tid, cpu;
+		unsigned long long value;
+	} *r = rec;
+	if (r->event == 0xffffffffu)
+		s->thread_records++;
+	else if (r->event < 5 && size >= sizeof(*r)) {
+		s->records[r->event]++;
+		if (r->event == 0)
+			s->getpid_value = r->value;
+	}
+	return 0;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void use_wrapper_next_to_build(void)
+{
+	char exe[PATH_MAX], lib[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (getenv("UT_BPFCC_LIB") || n <= 0)
+		return;
+	exe[n] = 0;
+	snprintf(lib, sizeof(lib), "%s/../libut-bpfcc.so", dirname(exe));
+	setenv("UT_BPFCC_LIB", lib, 1);
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		printf("SKIP test_runtime_load: needs root for BPF\n");
+		return 0;
+	}
+	use_wrapper_next_to_build();
+	char cache_dir[] = "/tmp/ut-runtime-load-XXXXXX";
+	if (!mkdtemp(cache_dir))
+		return 1;
+	setenv("UT_CACHE_DIR", cache_dir, 1);
+
+	char err[4096] = "";
+	void *obj;
+	size_t obj_len;
+	bool cached;
+	int rc = ut_build_object(bpf_src, &obj, &obj_len, &cached, err, sizeof(err));
+	CHECK("build object", rc == 0);
+	if (rc != 0) {
+		printf("%s\n", err);
+		CHECK_DONE();
+	}
+
+	struct ut_load_opts o = {
+		.obj = obj, .obj_len = obj_len, .probes = probes, .nprobes = 5,
+		.ringbuf_bytes = 1 << 20, .filter_tgid = (uint32_t)getpid(),
+		.wakeup_bytes = 1,  /* wake the reader at once */
+	};
+	struct ut_loaded *l = ut_load(&o, err, sizeof(err));
+	CHECK("load with alternatives", l != NULL);
+	if (!l) {
+		printf("%s\n", err);
+		CHECK_DONE();
+	}
+	CHECK("missing tracepoint skipped", ut_loaded_alt(l, 0) == 1);
+	CHECK("skip reason named", strstr(ut_loaded_skipped(l, 0), "nosuch/event (no such tracepoint)") != NULL);
+	CHECK("fentry falls back to tp_btf", ut_loaded_alt(l, 1) == 1);
+	CHECK("fentry reason named", strstr(ut_loaded_skipped(l, 1), "fentry:vfs_read") != NULL);
+	CHECK("optional probe skipped", ut_loaded_alt(l, 2) == -1);
+	CHECK("verifier rejection falls back", ut_loaded_alt(l, 3) == 1);
+	CHECK("verifier reason named", strstr(ut_loaded_skipped(l, 3), "verifier") != NULL);
+	CHECK("interval attached", ut_loaded_alt(l, 4) == 0);
+
+	struct seen seen = {0};
+	struct ut_consumer *c = ut_consumer_new(ut_loaded_object(l), on_record, &seen, err, sizeof(err));
+	CHECK("consumer", c != NULL);
+	for (int i = 0; i < 3; i++)
+		syscall(SYS_getpid);
+	usleep(30 * 1000);  /* a context switch for sched_switch, ticks for interval */
+	double deadline = now_ms() + 2000;
+	while (c && (seen.records[0] < 3 || seen.records[1] == 0 || seen.records[4] == 0) &&
+	       now_ms() < deadline)
+		ut_consumer_poll(c, 50);
+	CHECK("getpid records arrived", seen.records[0] >= 3);
+	CHECK("getpid record value", seen.getpid_value == 42);
+	CHECK("thread record arrived", seen.thread_records >= 1);
+	CHECK("tp_btf records arrived", seen.records[1] >= 1);
+	CHECK("raw_tp records arrived", seen.records[3] >= 1);
+	CHECK("interval records arrived", seen.records[4] >= 1);
+
+	struct ut_detach_stats ds;
+	ut_detach(l, &ds);
+	CHECK("detach counts links", ds.links == 4 && ds.slow_links == 1);
+	printf("detach: %u links (%u perf-event) in %.1f ms\n", ds.links, ds.slow_links, ds.ms);
+	if (c)
+		ut_consumer_drain(c);
+	struct ut_probe_totals totals;
+	CHECK("counters readable", c && ut_consumer_counters(c, 0, &totals) == 0);
+	CHECK("counters count getpid records", totals.emitted == seen.records[0] && totals.lost == 0);
+	CHECK("thread counter", c && ut_consumer_counters(c, 5, &totals) == 0 &&
+					totals.emitted == seen.thread_records);
+	ut_consumer_free(c);
+	ut_unload(l);
+
+	/* A required probe that exists under no alternative. */
+	struct ut_alt none_alts[] = {ALT(UT_PROBE_TRACEPOINT, "nosuch/event", "p0_a"),
+				     ALT(UT_PROBE_TRACEPOINT, "nosuch/other", "p2_a")};
+	struct ut_probe none = PROBE("tracepoint:nosuch:*", 7, false, none_alts);
+	o.probes = &none;
+	o.nprobes = 1;
+	l = ut_load(&o, err, sizeof(err));
+	CHECK("nothing matches: fails", l == NULL);
+	CHECK("nothing matches: message",
+	      strncmp(err, "probe 'tracepoint:nosuch:*' (test.ut:7) matches nothing on kernel ", 66) == 0 &&
+		      strstr(err, ": tried tracepoint:nosuch/event (no such tracepoint), "
+				  "tracepoint:nosuch/other (no such tracepoint)") != NULL);
+	printf("message: %s\n", err);
+	ut_unload(l);
+
+	/* The verifier rejects the only alternative. */
+	struct ut_alt bad_alts[] = {ALT(UT_PROBE_TRACEPOINT, "syscalls/sys_enter_getppid", "p3_a")};
+	struct ut_probe bad = PROBE("tracepoint:syscalls:sys_enter_getppid", 9, false, bad_alts);
+	o.probes = &bad;
+	l = ut_load(&o, err, sizeof(err));
+	CHECK("verifier rejection: fails", l == NULL);
+	CHECK("verifier rejection: message",
+	      strstr(err, "probe 'tracepoint:syscalls:sys_enter_getppid' (test.ut:9): the BPF verifier rejected") != NULL);
+	printf("message: %s\n", err);
+	ut_unload(l);
+
+	free(obj);
+	char cmd[PATH_MAX];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", cache_dir);
+	CHECK("cache cleaned", system(cmd) == 0);
+	CHECK_DONE();
+}
