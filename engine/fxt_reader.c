@@ -868,9 +868,12 @@ int fxt_stats(const char *path, FILE *out, bool json)
 		if (res == NEXT_RECORD)
 			count_record(&s, &v);
 
-	qsort(s.names, s.nnames, sizeof(*s.names), compare_names);
-	qsort(s.processes.items, s.processes.count, sizeof(struct object_entry), compare_objects);
-	qsort(s.threads.items, s.threads.count, sizeof(struct object_entry), compare_objects);
+	if (s.nnames)
+		qsort(s.names, s.nnames, sizeof(*s.names), compare_names);
+	if (s.processes.count)
+		qsort(s.processes.items, s.processes.count, sizeof(struct object_entry), compare_objects);
+	if (s.threads.count)
+		qsort(s.threads.items, s.threads.count, sizeof(struct object_entry), compare_objects);
 	if (json)
 		print_stats_json(out, &s, r);
 	else
