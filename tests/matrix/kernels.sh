@@ -4,12 +4,16 @@
 #
 #   tests/matrix/kernels.sh [SERIES...]      (default: 6.1 6.12)
 #
-# Prints one line per kernel on stdout: "SERIES RELEASE DEBIAN_VERSION VMLINUZ"
+# Prints one line per kernel found on stdout: "SERIES RELEASE DEBIAN_VERSION VMLINUZ"
 # (e.g. "6.1 6.1.0-56-cloud-amd64 6.1.192-2 /var/cache/.../vmlinuz").
-# Progress goes to stderr.
+# Progress goes to stderr. Exits 1 if any series could not be had.
 #
-# Only the kernel image (and its config, to record what it was built with) is
-# kept; nothing is installed. Images are cached outside the repository in
+# Only the kernel image, its config (to record what it was built with) and a
+# few modules are kept; nothing is installed. The modules are the block
+# drivers the guests need, which Debian builds as modules: $MATRIX_MODULES
+# and what they depend on, decompressed, in VMLINUZ's directory under
+# modules/ with modules/order listing them dependencies first (mkinitramfs.sh
+# -m loads them at boot). Images are cached outside the repository in
 # $UT_KERNEL_CACHE (default /var/cache/uring-trace/kernels, or
 # ~/.cache/uring-trace/kernels when /var/cache is not writable) and reused:
 # the network is needed only when the archive moved to a newer build.
@@ -31,7 +35,7 @@ apt_update_once() {
 # Install the host tools when missing (idempotent: asks apt only for what is
 # not installed).
 install_tools() {
-  local pkgs=(qemu-system-x86 busybox-static cpio) missing=() p
+  local pkgs=(qemu-system-x86 busybox-static cpio xz-utils e2fsprogs) missing=() p
   for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
@@ -79,7 +83,7 @@ fetch_package() {
   local pkg=$1 dir=$2 tmp
   tmp=$(mktemp -d)
   log "downloading $pkg"
-  chmod 755 "$tmp"   # apt downloads as user _apt
+  chown _apt "$tmp" 2>/dev/null || true   # apt downloads as user _apt when root
   if ! (cd "$tmp" && apt-get download -qq "$pkg" >&2); then
     rm -rf "$tmp"; return 1
   fi
@@ -91,16 +95,55 @@ fetch_package() {
   mkdir -p "$dir.tmp"
   cp "$vmlinuz" "$dir.tmp/vmlinuz"
   cp "$tmp/root/boot/config-$release" "$dir.tmp/config" 2>/dev/null || true
+  # shellcheck disable=SC2086  # a list of module names
+  copy_modules "$tmp/root/lib/modules/$release" "$dir.tmp/modules" $MATRIX_MODULES
   {
     echo "package=$pkg"
     echo "release=$release"
     echo "debian_version=$(dpkg-deb -f "$tmp"/*.deb Version)"
+    echo "modules=$MATRIX_MODULES"
   } >"$dir.tmp/info"
   rm -rf "$dir"; mv "$dir.tmp" "$dir"
   rm -rf "$tmp"
 }
 
+# The block drivers the guests need (built as modules by Debian): loop and
+# null_blk devices, and virtio_pci + virtio_blk for a disk from qemu.
+MATRIX_MODULES="loop null_blk virtio_pci virtio_blk"
+
+# copy_modules MODULES_ROOT DEST NAME...: each module and its dependencies
+# (from the "depends=" entry of its .modinfo), decompressed into DEST, with
+# DEST/order listing them dependencies first. Modules built into the kernel
+# have no file and need no loading.
+copy_modules() {
+  local src=$1 dest=$2 name
+  shift 2
+  mkdir -p "$dest"
+  : >"$dest/order"
+  for name in "$@"; do add_module "$src" "$dest" "$name"; done
+}
+add_module() {
+  local src=$1 dest=$2 name=${3//-/_} file deps dep
+  grep -qx "$name" "$dest/order" && return 0
+  file=$(find "$src" \( -name "$name.ko" -o -name "$name.ko.xz" -o -name "$name.ko.zst" \
+          -o -name "${name//_/-}.ko" -o -name "${name//_/-}.ko.xz" \) | head -n 1)
+  [ -n "$file" ] || return 0
+  case $file in
+    *.xz) xz -dc "$file" >"$dest/$name.ko" ;;
+    *.zst) zstd -qdc "$file" >"$dest/$name.ko" ;;
+    *) cp "$file" "$dest/$name.ko" ;;
+  esac
+  deps=$(tr '\0' '\n' <"$dest/$name.ko" | sed -n 's/^depends=//p' | head -n 1 | tr ',' ' ')
+  for dep in $deps; do add_module "$src" "$dest" "$dep"; done
+  echo "$name" >>"$dest/order"
+}
+
 info_field() { sed -n "s/^$2=//p" "$1/info"; }
+
+# A complete cache entry: image, info, and the current module list.
+cached() {
+  [ -f "$1/vmlinuz" ] && [ -f "$1/info" ] && [ "$(info_field "$1" modules)" = "$MATRIX_MODULES" ]
+}
 
 # Newest cached image of a series: used when apt cannot resolve (offline).
 newest_cached() {
@@ -121,14 +164,17 @@ get_kernel() {
   fi
   if [ -n "$pkg" ]; then
     dir="$CACHE/$pkg"
-    if [ ! -f "$dir/vmlinuz" ]; then
+    if ! cached "$dir"; then
       fetch_package "$pkg" "$dir" || { apt_update_once && pkg=$(resolve_package "$series") &&
-        dir="$CACHE/$pkg" && { [ -f "$dir/vmlinuz" ] || fetch_package "$pkg" "$dir"; }; } || dir=
+        dir="$CACHE/$pkg" && { cached "$dir" || fetch_package "$pkg" "$dir"; }; } || dir=
     fi
   fi
   if [ -z "${dir:-}" ] || [ ! -f "$dir/vmlinuz" ]; then
     dir=$(newest_cached "$series")
-    [ -n "$dir" ] || die "no kernel for series $series: not in the archive and not cached in $CACHE"
+    if [ -z "$dir" ]; then
+      echo "kernels: error: no kernel for series $series: not in the archive and not cached in $CACHE" >&2
+      return 1
+    fi
     log "using cached $(basename "$dir") (archive lookup failed)"
   fi
   echo "$series $(info_field "$dir" release) $(info_field "$dir" debian_version) $dir/vmlinuz"
@@ -138,6 +184,9 @@ install_tools
 CACHE=$(pick_cache_dir)
 mkdir -p "$CACHE"
 [ $# -gt 0 ] || set -- 6.1 6.12
+# A missing series does not stop the others; the exit status tells.
+status=0
 for series in "$@"; do
-  get_kernel "$series"
+  get_kernel "$series" || status=1
 done
+exit $status

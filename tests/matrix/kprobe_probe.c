@@ -4,7 +4,9 @@
  *   kprobe_probe [-v] [BPF_OBJECT]
  *
  * BPF_OBJECT defaults to kprobe_probe.bpf.o next to this executable.
- * -v shows libbpf's messages. Prints, one fact per line:
+ * -v shows libbpf's messages. If UT_PROBE_READ_FILE names a file (e.g. on
+ * an ext4 disk), the trigger reads it too, so the file-system probes fire.
+ * Prints, one fact per line:
  *   kernel release=... version=...
  *   btf yes|no
  *   io_uring_tracepoints NAME...
@@ -59,8 +61,8 @@ struct trial {
 };
 
 /* vfs_read fires on our own read(); ext4_file_read_iter (what the
- * filesystem-layer probes will need) is only attached: there is no ext4
- * file system in the guest to trigger it. */
+ * filesystem-layer probes will need) fires only when UT_PROBE_READ_FILE is
+ * on ext4. */
 static const struct trial trials[] = {
 	{ KIND_TRACEPOINT, "tracepoint", "on_tracepoint", "io_uring_submit_req", SLOT_TRACEPOINT, false },
 	{ KIND_TRACEPOINT, "tracepoint", "on_tracepoint", "io_uring_submit_sqe", SLOT_TRACEPOINT, false },
@@ -190,13 +192,25 @@ static void print_event_fields(const char *event)
 	fclose(f);
 }
 
+static void read_file(const char *path)
+{
+	char buf[256];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fread(buf, 1, sizeof(buf), f) == sizeof(buf))
+		;
+	fclose(f);
+}
+
 /* What the probes watch: one io_uring NOP (submit and complete tracepoints)
- * and a few read() calls (vfs_read). */
+ * and a few read() calls (vfs_read), plus $UT_PROBE_READ_FILE. */
 static void trigger_events(void)
 {
 	struct io_uring ring;
 	struct io_uring_cqe *cqe;
-	char buf[256];
+	const char *extra_file = getenv("UT_PROBE_READ_FILE");
 	int ret;
 
 	ret = io_uring_queue_init(8, &ring, 0);
@@ -212,15 +226,10 @@ static void trigger_events(void)
 	} else {
 		fprintf(stderr, "kprobe_probe: io_uring_queue_init: %s\n", strerror(-ret));
 	}
-	for (int i = 0; i < 3; i++) {
-		FILE *f = fopen("/proc/self/stat", "r");
-
-		if (!f)
-			break;
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = '\0';
-		fclose(f);
-	}
+	for (int i = 0; i < 3; i++)
+		read_file("/proc/self/stat");
+	if (extra_file && *extra_file)
+		read_file(extra_file);
 }
 
 static struct bpf_link *attach(const struct trial *t, struct bpf_program *prog)

@@ -6,6 +6,9 @@
 #                                     needs (found with ldd) and the loader
 #       [-d DIR[:GUEST_DIR]]...       a data directory, copied recursively
 #       [-f FILE[:GUEST_PATH]]...     a single file, copied as is
+#       [-m MODULES_DIR]              kernel modules (*.ko and an "order" file
+#                                     naming them, dependencies first), loaded
+#                                     with insmod at boot; see kernels.sh
 #
 # GUEST_PATH defaults to /bin/NAME for binaries, /NAME for directories and
 # files; a GUEST_PATH ending in "/" means "into this directory".
@@ -19,22 +22,24 @@
 # then powers off (poweroff -f; qemu runs with -no-reboot, so a panic also
 # ends it). tests/matrix/run-in-vm.sh reads the status from the END marker:
 # qemu's isa-debug-exit port is not reachable from a shell because Debian's
-# kernels lack /dev/port (CONFIG_DEVPORT off). No kernel
-# modules are included: Debian's kernels build in BTF, tracefs, BPF and
-# io_uring.
+# kernels lack /dev/port (CONFIG_DEVPORT off). Debian's kernels build in
+# BTF, tracefs, BPF, io_uring and ext4; block drivers (loop, null_blk,
+# virtio_blk) are modules, hence -m. Module load failures are listed in
+# /run/ut-modules.log in the guest.
 set -euo pipefail
 
 die() { echo "mkinitramfs: error: $*" >&2; exit 1; }
 
-out= command= binaries=() dirs=() files=()
-while getopts "o:c:b:d:f:" opt; do
+out= command= modules= binaries=() dirs=() files=()
+while getopts "o:c:b:d:f:m:" opt; do
   case $opt in
     o) out=$OPTARG ;;
     c) command=$OPTARG ;;
     b) binaries+=("$OPTARG") ;;
     d) dirs+=("$OPTARG") ;;
     f) files+=("$OPTARG") ;;
-    *) die "usage: $0 -o OUT.cpio.gz -c COMMAND [-b BIN[:PATH]]... [-d DIR[:PATH]]... [-f FILE[:PATH]]..." ;;
+    m) modules=$OPTARG ;;
+    *) die "usage: $0 -o OUT.cpio.gz -c COMMAND [-b BIN[:PATH]]... [-d DIR[:PATH]]... [-f FILE[:PATH]]... [-m MODULES_DIR]" ;;
   esac
 done
 [ -n "$out" ] || die "missing -o OUT.cpio.gz"
@@ -108,6 +113,15 @@ for spec in "${files[@]}"; do
   cp -L "$src" "$root$dest"
 done
 
+if [ -n "$modules" ]; then
+  [ -f "$modules/order" ] || die "no $modules/order"
+  mkdir -p "$root/lib/modules/ut"
+  while read -r name; do
+    cp "$modules/$name.ko" "$root/lib/modules/ut/" || die "module $name missing in $modules"
+  done <"$modules/order"
+  cp "$modules/order" "$root/lib/modules/ut/order"
+fi
+
 printf '%s\n' "$command" >"$root/test-command"
 
 cat >"$root/init" <<'INIT'
@@ -128,6 +142,12 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 # Keep kernel messages from interleaving with the test output.
 dmesg -n 1
+if [ -f /lib/modules/ut/order ]; then
+  while read -r name; do
+    insmod "/lib/modules/ut/$name.ko" 2>>/run/ut-modules.log ||
+      echo "insmod $name failed" >>/run/ut-modules.log
+  done </lib/modules/ut/order
+fi
 hostname guest
 cd /
 echo "@@UT-MATRIX-BEGIN@@"
