@@ -12,6 +12,8 @@
  *   io_uring_tracepoints NAME...
  *   fields EVENT: NAME/SIZE...        (classic tracepoint record, from tracefs;
  *                                       "/str" marks a __data_loc string)
+ *   tp_btf_args EVENT: TYPE, ...       (raw/BTF tracepoint arguments, from the
+ *                                       kernel's BTF btf_trace_EVENT typedef)
  *   probe KIND TARGET: RESULT          (RESULT: ok hits=N | attached-no-hits |
  *                                       absent | load-failed: ERR | attach-failed: ERR)
  *   summary submit_tracepoint=NAME tracepoint=R raw_tp=R tp_btf=R kprobe=R ...
@@ -27,6 +29,7 @@
 #include <unistd.h>
 #include <sys/utsname.h>
 
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <liburing.h>
 
@@ -204,6 +207,81 @@ static void read_file(const char *path)
 	fclose(f);
 }
 
+/* C-like spelling of a BTF type ("struct io_kiocb *", "u64"), appended to
+ * out. Enough for argument lists; not a general type printer. */
+static void append_type_name(const struct btf *btf, __u32 id, char *out, size_t len)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+	size_t used = strlen(out);
+
+	if (!t || id == 0) {
+		snprintf(out + used, len - used, "void");
+		return;
+	}
+	switch (btf_kind(t)) {
+	case BTF_KIND_PTR:
+		append_type_name(btf, t->type, out, len);
+		used = strlen(out);
+		snprintf(out + used, len - used, " *");
+		return;
+	case BTF_KIND_CONST:
+		snprintf(out + used, len - used, "const ");
+		append_type_name(btf, t->type, out, len);
+		return;
+	case BTF_KIND_VOLATILE:
+	case BTF_KIND_RESTRICT:
+	case BTF_KIND_TYPE_TAG:
+		append_type_name(btf, t->type, out, len);
+		return;
+	case BTF_KIND_STRUCT:
+		snprintf(out + used, len - used, "struct %s", btf__name_by_offset(btf, t->name_off));
+		return;
+	case BTF_KIND_UNION:
+		snprintf(out + used, len - used, "union %s", btf__name_by_offset(btf, t->name_off));
+		return;
+	case BTF_KIND_ENUM:
+	case BTF_KIND_ENUM64:
+		snprintf(out + used, len - used, "enum %s", btf__name_by_offset(btf, t->name_off));
+		return;
+	default:
+		snprintf(out + used, len - used, "%s", btf__name_by_offset(btf, t->name_off));
+		return;
+	}
+}
+
+/* "tp_btf_args EVENT: TYPE, ..." from the typedef btf_trace_EVENT, a pointer
+ * to a prototype whose first argument (void *) is BPF's own context; the
+ * rest are what a tp_btf program receives. */
+static void print_tp_btf_args(const struct btf *btf, const char *event)
+{
+	char typedef_name[128], arg[128];
+	const struct btf_type *t;
+	const struct btf_param *params;
+	__s32 id;
+
+	snprintf(typedef_name, sizeof(typedef_name), "btf_trace_%s", event);
+	id = btf__find_by_name_kind(btf, typedef_name, BTF_KIND_TYPEDEF);
+	if (id < 0) {
+		printf("tp_btf_args %s: absent\n", event);
+		return;
+	}
+	t = btf__type_by_id(btf, id);
+	t = t ? btf__type_by_id(btf, t->type) : NULL;          /* the pointer */
+	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
+	if (!t || !btf_is_func_proto(t)) {
+		printf("tp_btf_args %s: unexpected BTF\n", event);
+		return;
+	}
+	params = btf_params(t);
+	printf("tp_btf_args %s:", event);
+	for (int i = 1; i < btf_vlen(t); i++) {
+		arg[0] = '\0';
+		append_type_name(btf, params[i].type, arg, sizeof(arg));
+		printf("%s %s", i > 1 ? "," : "", arg);
+	}
+	printf("\n");
+}
+
 /* What the probes watch: one io_uring NOP (submit and complete tracepoints)
  * and a few read() calls (vfs_read), plus $UT_PROBE_READ_FILE. */
 static void trigger_events(void)
@@ -374,10 +452,27 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < nevents; i++)
 		printf(" %s", events[i]);
 	printf("\n");
-	for (size_t i = 0; i < nevents; i++) {
+	for (size_t i = 0; i < nevents; i++)
 		print_event_fields(events[i]);
-		free(events[i]);
+
+	/* Typed arguments: io_uring's, and the block events the iostack
+	 * tests use (their prototypes changed across versions too). */
+	struct btf *vmlinux_btf = btf__load_vmlinux_btf();
+	if (vmlinux_btf) {
+		static const char *const block_events[] = {
+			"block_rq_issue", "block_rq_complete", "block_rq_insert",
+			"block_io_start", "block_io_done", "block_bio_queue",
+		};
+		for (size_t i = 0; i < nevents; i++)
+			print_tp_btf_args(vmlinux_btf, events[i]);
+		for (size_t i = 0; i < sizeof(block_events) / sizeof(block_events[0]); i++)
+			print_tp_btf_args(vmlinux_btf, block_events[i]);
+		btf__free(vmlinux_btf);
+	} else {
+		printf("tp_btf_args: no vmlinux BTF (%s)\n", strerror(errno));
 	}
+	for (size_t i = 0; i < nevents; i++)
+		free(events[i]);
 	free(events);
 
 	for (size_t i = 0; i < NTRIALS; i++) {

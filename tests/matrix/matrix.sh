@@ -103,6 +103,8 @@ check_facts() {
   for kind in tracepoint raw_tp tp_btf; do
     has "$label/$kind" "$f" "^summary .* $kind=ok" "$kind on io_uring_complete did not fire"
   done
+  has "$label/tp_btf-prototype" "$f" '^tp_btf_args io_uring_complete: (struct io_ring_ctx|void) \*, ' \
+    "no btf_trace_io_uring_complete prototype in the kernel's BTF"
   has "$label/complete-fields" "$f" \
     '^fields io_uring_complete: ctx/8 req/8 user_data/8 res/4 cflags/4' \
     "io_uring_complete lacks ctx/req/user_data/res/cflags"
