@@ -339,8 +339,10 @@ static uint32_t group_for(struct ut_engine *e, const char *kind, uint64_t key,
 
 static uint32_t track_of(struct ut_engine *e, const struct ut_track *t)
 {
-	if (t->kind == UT_TRACK_GROUP)
-		return e->groups[group_for(e, t->group, t->key, NULL)].main_track;
+	if (t->kind == UT_TRACK_GROUP) {
+		uint32_t gi = group_for(e, t->group, t->key, NULL); /* may move e->groups */
+		return e->groups[gi].main_track;
+	}
 	return real_thread(e, t->pid, t->tid, NULL);
 }
 
@@ -518,7 +520,8 @@ void ut_instant(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		const struct ut_arg *args, unsigned nargs)
 {
 	note_ts(e, ts);
-	struct track *tr = &e->tracks[track_of(e, t)];
+	uint32_t ti = track_of(e, t); /* may move e->tracks */
+	struct track *tr = &e->tracks[ti];
 	fxt_write_event(e->w, FXT_EV_INSTANT, ts, tr->pid, tr->tid, category, name, args, nargs, 0);
 	e->stats.events++;
 }
@@ -527,7 +530,8 @@ void ut_counter(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		const char *name, const struct ut_arg *values, unsigned nvalues)
 {
 	note_ts(e, ts);
-	struct track *tr = &e->tracks[track_of(e, t)];
+	uint32_t ti = track_of(e, t); /* may move e->tracks */
+	struct track *tr = &e->tracks[ti];
 	/* Perfetto keys counters by (process, name, arg, counter id): the
 	 * thread's koid as id gives each thread its own counter tracks */
 	fxt_write_event(e->w, FXT_EV_COUNTER, ts, tr->pid, tr->tid, "", name, values, nvalues,

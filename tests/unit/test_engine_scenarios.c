@@ -1,0 +1,309 @@
+/* Engine scenarios on synthetic event streams; the trace is read back with
+ * the FXT reader and checked line by line. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "engine/fxt.h"
+#include "tests/unit/check.h"
+
+static char path[] = "/tmp/test_engine_scenarios_XXXXXX";
+static struct fxt_writer *w;
+static char *dump, *stats;
+static int dump_rc, stats_rc;
+
+static struct ut_engine *start(const struct ut_engine_limits *lim)
+{
+	char err[256];
+	w = fxt_writer_open(path, err, sizeof(err));
+	return ut_engine_new(w, lim);
+}
+
+/* Finishes e, closes the trace, reads it back into dump and stats. */
+static struct ut_engine_stats finish(struct ut_engine *e, uint64_t last_ts)
+{
+	ut_engine_finish(e, last_ts);
+	struct ut_engine_stats st = *ut_engine_stats(e);
+	ut_engine_free(e);
+	char err[256];
+	if (fxt_writer_close(w, err, sizeof(err)) != 0)
+		printf("FAIL close: %s\n", err);
+	free(dump);
+	free(stats);
+	size_t len;
+	FILE *out = open_memstream(&dump, &len);
+	dump_rc = fxt_dump(path, out);
+	fclose(out);
+	out = open_memstream(&stats, &len);
+	stats_rc = fxt_stats(path, out, false);
+	fclose(out);
+	return st;
+}
+
+static const struct ut_track main_thread = { .kind = UT_TRACK_THREAD, .pid = 100, .tid = 100 };
+
+/* Position of needle in dump, or -1. */
+static long at(const char *needle)
+{
+	const char *p = strstr(dump, needle);
+	return p ? p - dump : -1;
+}
+
+static int count(const char *needle)
+{
+	int n = 0;
+	for (const char *p = dump; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+static void test_nested_slices(void)
+{
+	struct ut_engine *e = start(NULL);
+	ut_engine_thread_name(e, 100, 100, "app");
+	ut_slice_begin(e, 10, &main_thread, "c", "outer", NULL, 0);
+	ut_slice_begin(e, 20, &main_thread, "c", "inner", NULL, 0);
+	struct ut_arg res = { .name = "res", .kind = UT_ARG_INT, .i = -11 };
+	ut_slice_end(e, 30, &main_thread, &res, 1);
+	ut_slice_end(e, 40, &main_thread, NULL, 0);
+	struct ut_engine_stats st = finish(e, 50);
+	long b1 = at("duration_begin ts=10 pid=100 tid=100 cat=\"c\" name=\"outer\"");
+	long b2 = at("duration_begin ts=20 pid=100 tid=100 cat=\"c\" name=\"inner\"");
+	long e2 = at("duration_end ts=30 pid=100 tid=100 cat=\"c\" name=\"inner\" args={res: int32 -11}");
+	long e1 = at("duration_end ts=40 pid=100 tid=100 cat=\"c\" name=\"outer\"");
+	CHECK("nested slices: begin outer, begin inner, end inner (with args), end outer",
+	      b1 >= 0 && b1 < b2 && b2 < e2 && e2 < e1);
+	CHECK("nested slices: thread named with its process",
+	      at("kernel_object thread koid=100 name=\"app\" args={process: koid 100}") >= 0 &&
+		      at("kernel_object process koid=100 name=\"process 100\"") >= 0);
+	CHECK("nested slices: nothing unmatched or unfinished",
+	      st.slices_unmatched_end == 0 && st.slices_unfinished == 0 && st.events == 4);
+	CHECK("nested slices: trace valid", dump_rc == 0 && stats_rc == 0);
+}
+
+static void test_lost_begin_and_end(void)
+{
+	struct ut_engine *e = start(NULL);
+	ut_slice_end(e, 5, &main_thread, NULL, 0); /* lost begin */
+	ut_slice_begin(e, 10, &main_thread, "c", "open", NULL, 0); /* lost end */
+	struct ut_engine_stats st = finish(e, 99);
+	CHECK("lost begin: end counted, not written", st.slices_unmatched_end == 1 &&
+							  count("duration_end") == 1);
+	CHECK("lost end: closed at finish, marked unfinished",
+	      st.slices_unfinished == 1 &&
+		      at("duration_end ts=99 pid=100 tid=100 cat=\"c\" name=\"open\" args={unfinished: bool true}") >= 0);
+	CHECK("lost begin/end: trace valid", dump_rc == 0);
+}
+
+/* Each flow point lies strictly inside a slice: begin, flow, end, same ts. */
+static bool flow_points_wrapped(void)
+{
+	for (const char *p = dump; (p = strstr(p, "event flow_")); p++) {
+		const char *line = p;
+		while (line > dump && line[-1] != '\n')
+			line--;
+		const char *prev = line - 1;
+		while (prev > dump && prev[-1] != '\n')
+			prev--;
+		const char *next = strchr(p, '\n') + 1;
+		char ts[64];
+		sscanf(strstr(p, "ts="), "%63s", ts);
+		if (prev == dump || !strstr(prev, "duration_begin") || strstr(prev, ts) > line ||
+		    !strstr(prev, ts) || strncmp(strstr(next, " ") + 1, "event duration_end", 18) != 0)
+			return false;
+	}
+	return true;
+}
+
+static void test_flows_across_threads(void)
+{
+	struct ut_engine *e = start(NULL);
+	/* two interleaved requests: submitted by 100/100, served by workers in
+	 * another process 200, completed back on 100/101 */
+	ut_flow(e, 10, 100, 100, UT_FLOW_BEGIN, "req", 1, "io", "submit", NULL, 0);
+	ut_flow(e, 11, 100, 100, UT_FLOW_BEGIN, "req", 2, "io", "submit", NULL, 0);
+	ut_flow(e, 20, 200, 201, UT_FLOW_STEP, "req", 2, "io", "work", NULL, 0);
+	ut_flow(e, 21, 200, 202, UT_FLOW_STEP, "req", 1, "io", "work", NULL, 0);
+	ut_flow(e, 30, 100, 101, UT_FLOW_END, "req", 1, "io", "complete", NULL, 0);
+	ut_flow(e, 31, 100, 101, UT_FLOW_END, "req", 2, "io", "complete", NULL, 0);
+	struct ut_engine_stats st = finish(e, 40);
+	CHECK("flows: both complete", strstr(stats, "flows: 2 complete, 0 incomplete") != NULL);
+	CHECK("flows: distinct ids per flow",
+	      at("flow_step ts=20 pid=200 tid=201 cat=\"io\" name=\"work\" id=2") >= 0 &&
+		      at("flow_step ts=21 pid=200 tid=202 cat=\"io\" name=\"work\" id=1") >= 0);
+	CHECK("flows: each point inside a slice on its own thread", flow_points_wrapped());
+	CHECK("flows: counted", st.flows_begun == 2 && st.flows_ended == 2 && st.flows_without_begin == 0);
+}
+
+static void test_flow_key_reuse_and_missing_begin(void)
+{
+	struct ut_engine *e = start(NULL);
+	ut_flow(e, 10, 100, 100, UT_FLOW_BEGIN, "req", 7, "io", "a", NULL, 0);
+	ut_flow(e, 11, 100, 100, UT_FLOW_END, "req", 7, "io", "b", NULL, 0);
+	ut_flow(e, 12, 100, 100, UT_FLOW_BEGIN, "req", 7, "io", "a", NULL, 0);
+	ut_flow(e, 13, 100, 100, UT_FLOW_END, "req", 7, "io", "b", NULL, 0);
+	ut_flow(e, 14, 100, 100, UT_FLOW_STEP, "req", 8, "io", "s", NULL, 0); /* no begin */
+	ut_flow(e, 15, 100, 100, UT_FLOW_END, "req", 8, "io", "b", NULL, 0);
+	ut_flow(e, 16, 100, 100, UT_FLOW_STEP, "other", 7, "io", "s", NULL, 0); /* other kind */
+	struct ut_engine_stats st = finish(e, 20);
+	CHECK("key reuse: a new flow with a new id",
+	      at("flow_begin ts=10 pid=100 tid=100 cat=\"io\" name=\"a\" id=1") >= 0 &&
+		      at("flow_begin ts=12 pid=100 tid=100 cat=\"io\" name=\"a\" id=2") >= 0 &&
+		      at("flow_end ts=13 pid=100 tid=100 cat=\"io\" name=\"b\" id=2") >= 0);
+	CHECK("step without begin starts the flow there",
+	      at("flow_begin ts=14 pid=100 tid=100 cat=\"io\" name=\"s\" id=3") >= 0 &&
+		      at("flow_end ts=15 pid=100 tid=100 cat=\"io\" name=\"b\" id=3") >= 0);
+	CHECK("flow kinds are separate key spaces",
+	      at("flow_begin ts=16 pid=100 tid=100 cat=\"io\" name=\"s\" id=4") >= 0);
+	CHECK("flows without begin counted", st.flows_without_begin == 2 && st.flows_ended == 3);
+	CHECK("key reuse: reader sees 3 complete, 1 incomplete",
+	      strstr(stats, "flows: 3 complete, 1 incomplete") != NULL);
+}
+
+/* The tid of the first duration_begin named name. */
+static unsigned long tid_of(const char *name)
+{
+	char needle[128];
+	snprintf(needle, sizeof(needle), "name=\"%s\"", name);
+	const char *p = strstr(dump, needle);
+	if (!p)
+		return 0;
+	while (p > dump && strncmp(p, "tid=", 4) != 0)
+		p--;
+	return strtoul(p + 4, NULL, 10);
+}
+
+static void test_span_lanes(void)
+{
+	struct ut_engine *e = start(NULL);
+	ut_engine_group_name(e, "ring", 0xabc, "ring 3");
+	ut_span_begin(e, 10, "ring", 0xabc, 1, "io", "A", NULL, 0);
+	ut_span_begin(e, 11, "ring", 0xabc, 2, "io", "B", NULL, 0);
+	ut_span_begin(e, 12, "ring", 0xabc, 3, "io", "C", NULL, 0);
+	ut_span_phase(e, 13, "ring", 0xabc, 2, "queue", NULL, 0);
+	ut_span_phase(e, 14, "ring", 0xabc, 2, "service", NULL, 0);
+	struct ut_arg res = { .name = "res", .kind = UT_ARG_INT, .i = 4096 };
+	ut_span_end(e, 15, "ring", 0xabc, 2, "B done", &res, 1);
+	ut_span_begin(e, 16, "ring", 0xabc, 4, "io", "D", NULL, 0);
+	ut_span_begin(e, 17, "ring", 0xabc, 5, "io", "E", NULL, 0);
+	ut_span_end(e, 18, "ring", 0xabc, 99, NULL, NULL, 0); /* never began */
+	ut_span_begin(e, 19, "disk", 1, 1, "io", "F", NULL, 0); /* another group */
+	struct ut_engine_stats st = finish(e, 30);
+	unsigned long a = tid_of("A"), b = tid_of("B"), c = tid_of("C"), d = tid_of("D"),
+		      x = tid_of("E"), f = tid_of("F");
+	CHECK("lanes: concurrent spans on distinct lanes", a && b && c && a != b && b != c && a != c);
+	CHECK("lanes: a freed lane is reused by the next span", d == b);
+	CHECK("lanes: then a new lane", x != a && x != b && x != c);
+	CHECK("lanes: lanes are threads of the group's synthetic process",
+	      a >= 0x40000000 && at("kernel_object process koid=1073741824 name=\"ring 3\"") >= 0 &&
+		      at("name=\"lane 3\" args={process: koid 1073741824}") >= 0);
+	CHECK("lanes: other groups have their own process",
+	      f > x && at("kernel_object process koid=") >= 0 && strstr(dump, "name=\"disk 0x1\""));
+	CHECK("span phases nest inside the span, end renames and carries args",
+	      at("duration_begin ts=13") < at("duration_end ts=14") &&
+		      at("duration_begin ts=14") < at("duration_end ts=15") &&
+		      at("name=\"service\"\n") < at("name=\"B done\" args={res: int32 4096}") &&
+		      at("name=\"B done\" args={res: int32 4096}") >= 0);
+	CHECK("spans counted", st.spans_begun == 6 && st.spans_ended == 1 &&
+				       st.spans_without_begin == 1 && st.slices_unfinished == 5);
+	CHECK("spans: trace valid", dump_rc == 0 && stats_rc == 0);
+}
+
+static void test_counters_instants_lost(void)
+{
+	struct ut_engine *e = start(NULL);
+	const struct ut_track ring = { .kind = UT_TRACK_GROUP, .group = "ring", .key = 5 };
+	struct ut_arg v[] = { { .name = "inflight", .kind = UT_ARG_UINT, .u = 3 },
+			      { .name = "ratio", .kind = UT_ARG_DOUBLE, .d = 0.5 } };
+	ut_counter(e, 10, &ring, "ring", v, 2);
+	ut_instant(e, 11, &main_thread, "sched", "wakeup", NULL, 0);
+	ut_lost_marker(e, 12, 77, "ring buffer");
+	struct ut_engine_stats st = finish(e, 20);
+	CHECK("counter: one record with the values, on the group's thread, id = thread",
+	      at("event counter ts=10 pid=1073741824 tid=1073741825 cat=\"\" name=\"ring\" "
+		 "args={inflight: uint32 3, ratio: double 0.5} counter_id=1073741825") >= 0);
+	CHECK("instant on a real thread",
+	      at("event instant ts=11 pid=100 tid=100 cat=\"sched\" name=\"wakeup\"") >= 0);
+	CHECK("lost marker on the uring-trace track",
+	      at("kernel_object process koid=1073741826 name=\"uring-trace\"") >= 0 &&
+		      at("name=\"events lost\" args={lost: uint32 77, what: string \"ring buffer\"}") >= 0 &&
+		      st.lost_markers == 1);
+}
+
+static void test_limits(void)
+{
+	struct ut_engine_limits lim = { .max_open_flows = 4, .max_open_slices = 3, .max_open_spans = 2 };
+	struct ut_engine *e = start(&lim);
+	for (uint64_t k = 0; k < 10; k++)
+		ut_flow(e, 10 + k, 100, 100, UT_FLOW_BEGIN, "req", k, "io", "f", NULL, 0);
+	ut_flow(e, 30, 100, 100, UT_FLOW_END, "req", 9, "io", "f", NULL, 0);  /* still open */
+	ut_flow(e, 31, 100, 100, UT_FLOW_END, "req", 0, "io", "f", NULL, 0);  /* evicted */
+	for (int i = 0; i < 5; i++)
+		ut_slice_begin(e, 40, &main_thread, "c", "deep", NULL, 0);
+	for (uint64_t k = 0; k < 3; k++)
+		ut_span_begin(e, 50 + k, "ring", 1, k, "io", "s", NULL, 0);
+	struct ut_engine_stats st = finish(e, 60);
+	CHECK("limits: oldest flows evicted", st.flows_evicted == 6 && st.flows_ended == 1 &&
+						      st.flows_without_begin == 1);
+	CHECK("limits: oldest slices evicted past the per-track limit",
+	      st.slices_evicted == 2 && st.slices_unfinished == 3 + 2);
+	CHECK("limits: oldest span ended as evicted",
+	      st.spans_evicted == 1 && at("duration_end ts=52") >= 0 &&
+		      strstr(dump, "args={evicted: bool true}"));
+}
+
+static void test_many_threads_and_strings(void)
+{
+	struct ut_engine *e = start(NULL);
+	char name[32];
+	for (uint32_t t = 0; t < 1000; t++) {
+		snprintf(name, sizeof(name), "worker-%u", t);
+		ut_engine_thread_name(e, 500 + t % 7, 10000 + t, name);
+	}
+	for (int round = 0; round < 3; round++)
+		for (uint32_t t = 0; t < 1000; t++) {
+			const struct ut_track tr = { .kind = UT_TRACK_THREAD, .pid = 500 + t % 7, .tid = 10000 + t };
+			ut_instant(e, 100 + t, &tr, "c", "tick", NULL, 0);
+		}
+	/* 100k distinct strings: three times the string table */
+	for (uint32_t i = 0; i < 100000; i++) {
+		snprintf(name, sizeof(name), "s%u", i);
+		struct ut_arg a = { .name = "v", .kind = UT_ARG_STR, .s = name };
+		ut_instant(e, 5000 + i, &main_thread, "c", name, &a, 1);
+	}
+	finish(e, 200000);
+	CHECK("1000 threads through 255 thread slots: trace valid", dump_rc == 0 && stats_rc == 0);
+	CHECK("1000 threads: every instant on its own thread",
+	      at("event instant ts=1099 pid=505 tid=10999 cat=\"c\" name=\"tick\"") >= 0 &&
+		      count("name=\"tick\"") == 3000);
+	CHECK("1000 threads: named under their processes",
+	      strstr(stats, "tid 10999 pid 505 \"worker-999\"") != NULL);
+	CHECK("100k strings through 32767 slots: names resolve after eviction",
+	      at("event instant ts=5000 pid=100 tid=100 cat=\"c\" name=\"s0\" args={v: string \"s0\"}") >= 0 &&
+		      at("event instant ts=104999 pid=100 tid=100 cat=\"c\" name=\"s99999\" args={v: string \"s99999\"}") >= 0 &&
+		      at("name=\"s54321\" args={v: string \"s54321\"}") >= 0);
+	CHECK("100k strings: string slots reused", at("string index=32767 ") >= 0 &&
+							   count("string index=1 ") > 2);
+}
+
+int main(void)
+{
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return 1;
+	close(fd);
+	test_nested_slices();
+	test_lost_begin_and_end();
+	test_flows_across_threads();
+	test_flow_key_reuse_and_missing_begin();
+	test_span_lanes();
+	test_counters_instants_lost();
+	test_limits();
+	test_many_threads_and_strings();
+	free(dump);
+	free(stats);
+	unlink(path);
+	CHECK_DONE();
+}
