@@ -13,29 +13,7 @@
 #error "define UT_NPROBES before including ut.h"
 #endif
 
-/* Every record starts with this header; the runtime decodes the rest with
- * the compiler's layout table (compiler/program.h). */
-struct ut_rec_hdr {
-	__u64 ts;      /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
-	__u32 event;   /* index into ut_program.events, or UT_EVENT_THREAD */
-	__u32 pid;     /* tgid */
-	__u32 tid;
-	__u32 cpu;
-};
-
-/* Emitted the first time a thread is seen, so the trace can name it even
- * when it exits before user space looks. */
-#define UT_EVENT_THREAD 0xffffffffu
-struct ut_thread_rec {
-	struct ut_rec_hdr h;
-	char comm[16];
-	char pcomm[16];   /* the process (thread group leader) */
-};
-
-struct ut_probe_counters {
-	__u64 emitted;
-	__u64 lost;
-};
+#include "records.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -139,6 +117,152 @@ static __always_inline void ut_note_thread(void)
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 	BPF_CORE_READ_STR_INTO(&r->pcomm, t, group_leader, comm);
 	ut_submit(r, UT_NPROBES);
+}
+
+/* A record for the trace: names its thread on first sight, then reserves. */
+static __always_inline void *ut_record(__u32 size, __u32 event, __u32 probe)
+{
+	ut_note_thread();
+	return ut_reserve(size, event, probe);
+}
+
+static __always_inline int ut_streq(const char *a, const char *b, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (a[i] != b[i])
+			return 0;
+		if (!a[i])
+			return 1;
+	}
+	return 1;
+}
+
+/* ---- aggregations (per-CPU maps; user space combines the CPUs) ---- */
+
+struct ut_avg {
+	__s64 sum;
+	__u64 count;
+};
+
+static __always_inline void ut_agg_add(void *map, void *key, __s64 v)
+{
+	__s64 *p = bpf_map_lookup_elem(map, key);
+	if (p) {
+		*p += v;
+		return;
+	}
+	if (bpf_map_update_elem(map, key, &v, BPF_NOEXIST) == 0)
+		return;
+	p = bpf_map_lookup_elem(map, key);   /* inserted meanwhile */
+	if (p)
+		*p += v;
+}
+
+static __always_inline void ut_agg_avg(void *map, void *key, __s64 v)
+{
+	struct ut_avg *p = bpf_map_lookup_elem(map, key);
+	if (!p) {
+		struct ut_avg first = {v, 1};
+		if (bpf_map_update_elem(map, key, &first, BPF_NOEXIST) == 0)
+			return;
+		p = bpf_map_lookup_elem(map, key);
+		if (!p)
+			return;
+	}
+	p->sum += v;
+	p->count++;
+}
+
+/* min/max keep {value, set}: per-CPU slots of CPUs that never saw the
+ * key stay unset, so user space can tell them from a real 0. */
+static __always_inline void ut_agg_minmax(void *map, void *key, __s64 v, int is_min)
+{
+	struct ut_avg *p = bpf_map_lookup_elem(map, key);
+	if (!p) {
+		struct ut_avg first = {v, 1};
+		if (bpf_map_update_elem(map, key, &first, BPF_NOEXIST) == 0)
+			return;
+		p = bpf_map_lookup_elem(map, key);
+		if (!p)
+			return;
+	}
+	if (!p->count || (is_min ? v < p->sum : v > p->sum)) {
+		p->sum = v;
+		p->count = 1;
+	}
+}
+
+/* Shared maps the script also reads: atomic adds. */
+static __always_inline void ut_shared_add(void *map, void *key, __s64 v)
+{
+	__s64 *p = bpf_map_lookup_elem(map, key);
+	if (!p) {
+		if (bpf_map_update_elem(map, key, &v, BPF_NOEXIST) == 0)
+			return;
+		p = bpf_map_lookup_elem(map, key);
+		if (!p)
+			return;
+	}
+	__sync_fetch_and_add(p, v);
+}
+
+/* log2 buckets: 0 holds negatives, 1 holds 0, k >= 2 holds [2^(k-2), 2^(k-1)). */
+static __always_inline __u64 ut_log2_bucket(__s64 v)
+{
+	if (v < 0)
+		return 0;
+	if (v == 0)
+		return 1;
+	__u64 x = (__u64)v, r = 0;
+	if (x >> 32) { x >>= 32; r += 32; }
+	if (x >> 16) { x >>= 16; r += 16; }
+	if (x >> 8) { x >>= 8; r += 8; }
+	if (x >> 4) { x >>= 4; r += 4; }
+	if (x >> 2) { x >>= 2; r += 2; }
+	if (x >> 1) { r += 1; }
+	return r + 2;
+}
+
+/* linear buckets: 0 below min, 1 + (v - min) / step inside, last at or above max. */
+static __always_inline __u64 ut_lin_bucket(__s64 v, __s64 min, __s64 max, __s64 step)
+{
+	if (v < min)
+		return 0;
+	if (v >= max)
+		return 1 + (max - min + step - 1) / step;
+	return 1 + (v - min) / step;
+}
+
+/* ---- flow sampling (--sample): whole flows are kept or dropped ---- */
+
+struct ut_flow_id {
+	__u64 key;
+	__u32 kind;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct ut_flow_id);
+	__type(value, __u8);
+} ut_flow_sample SEC(".maps");
+
+/* At a flow's begin the decision is drawn and remembered by key; later
+ * points follow it.  A flow first seen mid-way (begun before the trace)
+ * is kept. */
+static __always_inline int ut_flow_sampled(__u32 kind, __u64 key, int begin)
+{
+	if (ut_sample_permyriad >= 10000)
+		return 1;
+	struct ut_flow_id id = {.key = key, .kind = kind};
+	if (begin) {
+		__u8 keep = bpf_get_prandom_u32() % 10000 < ut_sample_permyriad;
+		bpf_map_update_elem(&ut_flow_sample, &id, &keep, BPF_ANY);
+		return keep;
+	}
+	__u8 *keep = bpf_map_lookup_elem(&ut_flow_sample, &id);
+	return keep ? *keep : 1;
 }
 
 char LICENSE[] SEC("license") = "GPL";

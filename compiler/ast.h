@@ -69,7 +69,7 @@ enum type_kind {
 	T_INT,      /* integer; size and signedness below */
 	T_PTR,      /* kernel pointer, btf: pointee type id (0 = void/unknown) */
 	T_STR,      /* NUL-terminated text of at most size bytes */
-	T_SHOW,     /* display-only value (table lookup, fmt(), errname()): made in user space */
+	T_SHOW,     /* display-only text (fmt(), literals in names): made in user space */
 	T_VOID,     /* statements, calls without value */
 };
 
@@ -79,6 +79,8 @@ struct type {
 	bool is_signed;
 	int32_t btf;         /* T_PTR: pointee BTF id; T_INT from BTF: the member type id */
 	bool user;           /* T_PTR: user-space pointer */
+	uint8_t show;        /* T_INT: enum ut_display, how user space shows it */
+	int16_t table;       /* T_INT with UT_SHOW_TABLE: the table */
 };
 
 struct node {

@@ -102,6 +102,8 @@ enum ut_event_op {
 	UT_EV_SPAN_BEGIN, UT_EV_SPAN_PHASE, UT_EV_SPAN_END,
 	UT_EV_GROUP_NAME,   /* names a group track */
 	UT_EV_PRINT,        /* printf: text to stdout */
+	UT_EV_EXIT,         /* exit(): stop tracing */
+	UT_EV_CLEAR,        /* clear(@map): name is the map's name */
 	UT_EV_OP_COUNT
 };
 

@@ -1,0 +1,1476 @@
+/* Checks one probe alternative's body and writes its BPF C.
+ *
+ * Every expression gets a type (annotated on the AST for --dump ast) and a
+ * C expression.  Statements that produce trace constructs become records:
+ * a struct in the generated C and a layout in the program's event table,
+ * so the runtime decodes them without knowing the script. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/compiler.h"
+
+#define ERR(n, ...) diag_error(c->d, (n)->loc, __VA_ARGS__)
+
+static struct type t_int(int size, bool sgn) { return (struct type){.kind = T_INT, .size = (uint8_t)size, .is_signed = sgn}; }
+static struct type t_ptr(int32_t btf) { return (struct type){.kind = T_PTR, .size = 8, .btf = btf}; }
+static struct type t_str(int size) { return (struct type){.kind = T_STR, .size = (uint8_t)(size > 255 ? 255 : size)}; }
+static struct type t_show(void) { return (struct type){.kind = T_SHOW}; }
+static struct type t_void(void) { return (struct type){.kind = T_VOID}; }
+
+static const char *type_name(const struct type *t)
+{
+	switch (t->kind) {
+	case T_INT: return "integer";
+	case T_PTR: return "pointer";
+	case T_STR: return "string";
+	case T_SHOW: return "formatted text";
+	case T_VOID: return "nothing";
+	default: return "unknown";
+	}
+}
+
+static void emit(struct compiler *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emit(struct compiler *c, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (!s)
+		return;
+	sb_printf(c->out, "%.*s%s\n", c->indent, "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t", s);
+	free(s);
+}
+
+static char *new_tmp(struct compiler *c) { return xasprintf("t%d", c->tmp++); }
+
+/* ---- symbols ---- */
+
+static struct node *find_decl(struct node **v, unsigned n, const char *name)
+{
+	for (unsigned i = n; i-- > 0;)
+		if (strcmp(v[i]->str, name) == 0)
+			return v[i];
+	return NULL;
+}
+
+static int table_index(struct compiler *c, const char *name)
+{
+	for (unsigned i = 0; i < c->prog->ntables; i++)
+		if (strcmp(c->prog->tables[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static struct local *find_local(struct compiler *c, const char *name)
+{
+	for (unsigned i = 0; i < c->nlocals; i++)
+		if (strcmp(c->locals[i].name, name) == 0)
+			return &c->locals[i];
+	return NULL;
+}
+
+static int name_index(char ***v, unsigned *n, const char *name)
+{
+	for (unsigned i = 0; i < *n; i++)
+		if (strcmp((*v)[i], name) == 0)
+			return (int)i;
+	*v = xrealloc_array(*v, *n + 1, sizeof(char *));
+	(*v)[*n] = xstrdup(name);
+	return (int)(*n)++;
+}
+
+/* ---- expressions ---- */
+
+static char *expr(struct compiler *c, struct node *n);
+
+/* The C type of a value held in a temporary or a local. */
+static char *c_decl(struct compiler *c, const struct type *t, const char *name)
+{
+	char buf[160];
+	switch (t->kind) {
+	case T_INT: return xasprintf("%s %s", t->is_signed ? "__s64" : "__u64", name);
+	case T_STR: return xasprintf("char %s[%d]", name, t->size);
+	case T_PTR:
+		if (t->btf > 0 && !t->user && ut_kernel_type_c(c->k, t->btf, buf, sizeof(buf))[0])
+			return xasprintf("%s *%s", buf, name);
+		return xasprintf("void *%s", name);
+	default: return xasprintf("__u64 %s", name);
+	}
+}
+
+/* A typed pointer expression for field access on pointee `btf`. */
+static char *typed_ptr(struct compiler *c, int32_t btf, const char *e)
+{
+	char buf[160];
+	if (btf > 0 && ut_kernel_type_c(c->k, btf, buf, sizeof(buf))[0])
+		return xasprintf("((%s *)(%s))", buf, e);
+	return xasprintf("((void *)(%s))", e);
+}
+
+/* Type of a BTF type id as a script value. */
+static int btf_value_type(struct compiler *c, int32_t id, struct type *out)
+{
+	struct ut_ktype kt;
+	if (ut_kernel_type(c->k, id, &kt) < 0)
+		return -1;
+	switch (kt.kind) {
+	case UT_KT_INT: case UT_KT_ENUM:
+		*out = t_int(kt.size ? (int)kt.size : 8, kt.is_signed);
+		return 0;
+	case UT_KT_BOOL:
+		*out = t_int(1, false);
+		return 0;
+	case UT_KT_PTR:
+		*out = t_ptr(kt.target);
+		return 0;
+	case UT_KT_ARRAY: {
+		struct ut_ktype el;
+		if (ut_kernel_type(c->k, kt.target, &el) == 0 && el.is_char) {
+			*out = t_str((int)kt.nelems);
+			return 0;
+		}
+		return -1;
+	}
+	case UT_KT_STRUCT: case UT_KT_UNION:
+		/* embedded: used as the address of the member */
+		*out = t_ptr(kt.id);
+		out->size = 0;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+static char *field_of_ptr(struct compiler *c, struct node *n, const struct type *base, const char *bexpr)
+{
+	struct ut_ktype kt;
+	if (base->user) {
+		ERR(n, "cannot read field '%s' of a user-space pointer", n->str);
+		return xstrdup("0");
+	}
+	if (base->btf <= 0 || ut_kernel_type(c->k, base->btf, &kt) < 0 ||
+	    (kt.kind != UT_KT_STRUCT && kt.kind != UT_KT_UNION)) {
+		ERR(n, "cannot take field '%s' of a pointer to an unknown type; cast it first, e.g. ((struct io_kiocb *)args.req).%s",
+		    n->str, n->str);
+		return xstrdup("0");
+	}
+	struct ut_member m;
+	if (ut_kernel_member(c->k, base->btf, n->str, &m) < 0) {
+		char **names = NULL;
+		int nn = ut_kernel_member_names(c->k, base->btf, &names);
+		const char *s = nn > 0 ? ut_suggest(n->str, names, (unsigned)nn) : NULL;
+		if (s)
+			ERR(n, "no field '%s' in struct %s (did you mean '%s'?)", n->str, kt.name, s);
+		else
+			ERR(n, "no field '%s' in struct %s", n->str, kt.name);
+		ut_strv_free(names, nn);
+		return xstrdup("0");
+	}
+	char *p = typed_ptr(c, base->btf, bexpr);
+	struct type ft;
+	if (btf_value_type(c, m.type, &ft) < 0) {
+		char buf[160];
+		ERR(n, "field '%s' has type '%s', which scripts cannot read (integers, pointers, char arrays and structs can)",
+		    n->str, ut_kernel_type_c(c->k, m.type, buf, sizeof(buf)));
+		free(p);
+		return xstrdup("0");
+	}
+	n->type = ft;
+	char *r;
+	if (ft.kind == T_PTR && ft.size == 0) {
+		n->type.size = 8;
+		r = xasprintf("(&%s->%s)", p, n->str);
+	} else if (ft.kind == T_STR) {
+		char *t = new_tmp(c);
+		emit(c, "char %s[%d] = {};", t, ft.size);
+		emit(c, "BPF_CORE_READ_STR_INTO(&%s, %s, %s);", t, p, n->str);
+		r = t;
+	} else if (m.bitfield_size) {
+		r = xasprintf("((__u64)BPF_CORE_READ_BITFIELD_PROBED(%s, %s))", p, n->str);
+	} else if (ft.kind == T_PTR) {
+		r = xasprintf("((void *)BPF_CORE_READ(%s, %s))", p, n->str);
+	} else {
+		r = xasprintf("((%s)BPF_CORE_READ(%s, %s))", ft.is_signed ? "__s64" : "__u64", p, n->str);
+	}
+	free(p);
+	return r;
+}
+
+static const struct probe_arg *find_arg(struct compiler *c, const char *name)
+{
+	for (unsigned i = 0; i < c->alt->nargs; i++)
+		if (strcmp(c->alt->args[i].name, name) == 0)
+			return &c->alt->args[i];
+	return NULL;
+}
+
+static void no_such_arg(struct compiler *c, struct node *n)
+{
+	char **names = xcalloc(c->alt->nargs + 1, sizeof(char *));
+	for (unsigned i = 0; i < c->alt->nargs; i++)
+		names[i] = c->alt->args[i].name;
+	const char *s = ut_suggest(n->str, names, c->alt->nargs);
+	if (s)
+		ERR(n, "no argument '%s' in %s (did you mean '%s'?)", n->str, c->alt->spec, s);
+	else if (c->alt->nargs)
+		ERR(n, "no argument '%s' in %s (it has: %s%s%s%s%s)", n->str, c->alt->spec, names[0],
+		    c->alt->nargs > 1 ? ", " : "", c->alt->nargs > 1 ? names[1] : "",
+		    c->alt->nargs > 2 ? ", " : "", c->alt->nargs > 2 ? "..." : "");
+	else
+		ERR(n, "%s has no arguments", c->alt->spec);
+	free(names);
+}
+
+/* args.NAME: a probe argument.  Strings are read into a temporary. */
+static char *arg_expr(struct compiler *c, struct node *n)
+{
+	const struct probe_arg *a = find_arg(c, n->str);
+	if (!a) {
+		no_such_arg(c, n);
+		return xstrdup("0");
+	}
+	n->type = a->type;
+	if (a->type.kind == T_STR) {
+		char *t = new_tmp(c);
+		emit(c, "char %s[%d] = {};", t, a->type.size);
+		char *rd = xasprintf(a->cexpr, t, t);
+		emit(c, "%s;", rd);
+		free(rd);
+		return t;
+	}
+	return xstrdup(a->cexpr);
+}
+
+static char *field_expr(struct compiler *c, struct node *n)
+{
+	if (n->a->kind == N_IDENT && strcmp(n->a->str, "args") == 0)
+		return arg_expr(c, n);
+	char *b = expr(c, n->a);
+	if (n->a->type.kind != T_PTR) {
+		if (n->a->type.kind != T_NONE)
+			ERR(n, "'.%s' needs a pointer or struct, but this is a %s", n->str, type_name(&n->a->type));
+		free(b);
+		return xstrdup("0");
+	}
+	char *r = field_of_ptr(c, n, &n->a->type, b);
+	free(b);
+	return r;
+}
+
+/* Builtin identifiers: one entry each. */
+struct builtin {
+	const char *name;
+	struct type type;
+	const char *cexpr;
+	uint8_t show;
+};
+
+static const struct builtin builtins[] = {
+	{"pid", {.kind = T_INT, .size = 4}, "(bpf_get_current_pid_tgid() >> 32)", UT_SHOW_KOID},
+	{"tid", {.kind = T_INT, .size = 4}, "((__u32)bpf_get_current_pid_tgid())", UT_SHOW_KOID},
+	{"uid", {.kind = T_INT, .size = 4}, "((__u32)bpf_get_current_uid_gid())", 0},
+	{"gid", {.kind = T_INT, .size = 4}, "(bpf_get_current_uid_gid() >> 32)", 0},
+	{"cpu", {.kind = T_INT, .size = 4}, "bpf_get_smp_processor_id()", 0},
+	{"nsecs", {.kind = T_INT, .size = 8}, "bpf_ktime_get_ns()", 0},
+	{"cgroup", {.kind = T_INT, .size = 8}, "bpf_get_current_cgroup_id()", 0},
+	{"curtask", {.kind = T_PTR, .size = 8}, "((void *)bpf_get_current_task())", 0},
+	{"comm", {.kind = T_STR, .size = 16}, NULL, 0},
+};
+
+static char *const_value(struct compiler *c, struct node *n, struct node *decl)
+{
+	if (decl->sym == -2) {
+		ERR(n, "constant '%s' is defined in terms of itself", n->str);
+		return xstrdup("0");
+	}
+	int saved = decl->sym;
+	decl->sym = -2;
+	char *r = expr(c, decl->a);
+	decl->sym = saved;
+	n->type = decl->a->type;
+	if (decl->a->type.kind != T_INT && decl->a->type.kind != T_STR && decl->a->type.kind != T_NONE)
+		ERR(n, "constant '%s' must be an integer or a string", n->str);
+	return r;
+}
+
+static char *ident_expr(struct compiler *c, struct node *n)
+{
+	for (size_t i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++) {
+		const struct builtin *b = &builtins[i];
+		if (strcmp(n->str, b->name) != 0)
+			continue;
+		n->type = b->type;
+		n->type.show = b->show;
+		if (strcmp(b->name, "curtask") == 0)
+			n->type.btf = ut_kernel_struct(c->k, "task_struct");
+		if (b->type.kind == T_STR) {
+			char *t = new_tmp(c);
+			emit(c, "char %s[16];", t);
+			emit(c, "bpf_get_current_comm(%s, sizeof(%s));", t, t);
+			return t;
+		}
+		return xstrdup(b->cexpr);
+	}
+	if (strcmp(n->str, "retval") == 0 || (strncmp(n->str, "arg", 3) == 0 && n->str[3] >= '0' && n->str[3] <= '9')) {
+		const struct probe_arg *a = find_arg(c, n->str);
+		if (!a) {
+			ERR(n, "'%s' is not available in %s probes", n->str, probe_kind_name(c->alt->alt->kind));
+			return xstrdup("0");
+		}
+		n->type = a->type;
+		return xstrdup(a->cexpr);
+	}
+	if (strcmp(n->str, "args") == 0) {
+		ERR(n, "'args' is used with a field: args.NAME");
+		return xstrdup("0");
+	}
+	if (strcmp(n->str, "probe") == 0) {
+		n->type = t_show();
+		return xstrdup("0");
+	}
+	struct node *k = find_decl(c->consts, c->nconsts, n->str);
+	if (k)
+		return const_value(c, n, k);
+	int64_t v;
+	if (ut_kernel_enum_value(c->k, n->str, &v) == 0) {
+		n->type = t_int(8, v < 0);
+		return xasprintf("%lldLL", (long long)v);
+	}
+	ERR(n, "unknown name '%s' (not a builtin, constant or kernel enum value)", n->str);
+	return xstrdup("0");
+}
+
+static bool is_int(const struct type *t) { return t->kind == T_INT || t->kind == T_NONE; }
+
+static char *binop_expr(struct compiler *c, struct node *n)
+{
+	char *a = expr(c, n->a), *b = expr(c, n->b), *r;
+	struct type *ta = &n->a->type, *tb = &n->b->type;
+	bool cmp = n->op == OP_EQ || n->op == OP_NE;
+	if (cmp && ta->kind == T_STR && tb->kind == T_STR) {
+		n->type = t_int(1, false);
+		int len = ta->size < tb->size ? ta->size : tb->size;
+		r = xasprintf("(%sut_streq(%s, %s, %d))", n->op == OP_NE ? "!" : "", a, b, len);
+		goto out;
+	}
+	if (cmp && ta->kind == T_PTR && (tb->kind == T_PTR || tb->kind == T_INT)) {
+		n->type = t_int(1, false);
+		r = xasprintf("((__u64)(%s) %s (__u64)(%s))", a, n->op == OP_EQ ? "==" : "!=", b);
+		goto out;
+	}
+	if (!is_int(ta) || !is_int(tb)) {
+		const struct type *bad = is_int(ta) ? tb : ta;
+		if (bad->kind == T_STR && tb->kind != ta->kind)
+			ERR(n, "cannot compare a string with a %s", type_name(is_int(ta) ? ta : tb));
+		else
+			ERR(n, "operator needs integers, but this operand is a %s", type_name(bad));
+		r = xstrdup("0");
+		goto out;
+	}
+	const char *op;
+	char one[2] = {(char)n->op, 0};
+	switch (n->op) {
+	case OP_EQ: op = "=="; break;
+	case OP_NE: op = "!="; break;
+	case OP_LE: op = "<="; break;
+	case OP_GE: op = ">="; break;
+	case OP_AND: op = "&&"; break;
+	case OP_OR: op = "||"; break;
+	case OP_SHL: op = "<<"; break;
+	case OP_SHR: op = ">>"; break;
+	default: op = one;
+	}
+	bool sgn = ta->is_signed || tb->is_signed;
+	bool logical = strchr("<>", n->op) || n->op == OP_EQ || n->op == OP_NE || n->op == OP_LE ||
+		       n->op == OP_GE || n->op == OP_AND || n->op == OP_OR;
+	n->type = logical ? t_int(1, false) : t_int(8, sgn);
+	if ((n->op == '/' || n->op == '%') && n->b->kind == N_INT && n->b->num == 0)
+		ERR(n, "division by zero");
+	const char *ct = sgn ? "__s64" : "__u64";
+	r = xasprintf("((%s)(%s) %s (%s)(%s))", ct, a, op, ct, b);
+out:
+	free(a);
+	free(b);
+	return r;
+}
+
+/* ---- calls ---- */
+
+struct call_def {
+	const char *name;
+	int min_args, max_args;
+	char *(*fn)(struct compiler *c, struct node *n, struct node **args, int nargs);
+};
+
+static char *call_show(struct compiler *c, struct node *n, struct node **args, int nargs, uint8_t show)
+{
+	(void)nargs;
+	char *a = expr(c, args[0]);
+	if (!is_int(&args[0]->type))
+		ERR(args[0], "%s() needs an integer, not a %s", n->str, type_name(&args[0]->type));
+	n->type = args[0]->type;
+	n->type.show = show;
+	return a;
+}
+static char *call_hex(struct compiler *c, struct node *n, struct node **a, int na) { return call_show(c, n, a, na, UT_SHOW_HEX); }
+static char *call_errname(struct compiler *c, struct node *n, struct node **a, int na)
+{
+	char *r = call_show(c, n, a, na, UT_SHOW_ERRNO);
+	n->type.is_signed = true;
+	return r;
+}
+
+static void check_format(struct compiler *c, struct node *fmtn, struct node **args, int nargs)
+{
+	if (fmtn->kind != N_STR) {
+		ERR(fmtn, "the format must be a string literal");
+		return;
+	}
+	int need = 0;
+	for (const char *p = fmtn->str; *p; p++) {
+		if (*p != '%')
+			continue;
+		p++;
+		if (*p == '%')
+			continue;
+		while (*p && strchr("-0123456789.l", *p))
+			p++;
+		if (!*p || !strchr("dixXuspc", *p)) {
+			ERR(fmtn, "unsupported format directive '%%%c' (use %%d %%u %%x %%s %%p %%c)", *p ? *p : ' ');
+			return;
+		}
+		if (need < nargs && *p == 's' && args[need]->type.kind != T_STR && args[need]->type.kind != T_SHOW &&
+		    args[need]->type.show == UT_SHOW_PLAIN)
+			ERR(args[need], "%%s needs a string, but this is a %s", type_name(&args[need]->type));
+		need++;
+	}
+	if (need != nargs)
+		ERR(fmtn, "the format has %d directive%s but %d value%s follow", need, need == 1 ? "" : "s",
+		    nargs, nargs == 1 ? "" : "s");
+}
+
+static char *call_fmt(struct compiler *c, struct node *n, struct node **args, int nargs)
+{
+	for (int i = 1; i < nargs; i++)
+		free(expr(c, args[i]));
+	check_format(c, args[0], args + 1, nargs - 1);
+	n->type = t_show();
+	return xstrdup("0");
+}
+
+static char *call_str(struct compiler *c, struct node *n, struct node **args, int nargs)
+{
+	char *p = expr(c, args[0]);
+	int size = 64;
+	if (nargs > 1) {
+		if (args[1]->kind != N_INT || args[1]->num < 1 || args[1]->num > 255)
+			ERR(args[1], "str()'s length must be a number from 1 to 255");
+		else
+			size = (int)args[1]->num;
+	}
+	if (args[0]->type.kind != T_PTR && !is_int(&args[0]->type))
+		ERR(args[0], "str() needs a pointer, not a %s", type_name(&args[0]->type));
+	bool user = strcmp(n->str, "ustr") == 0 || args[0]->type.user;
+	n->type = t_str(size);
+	char *t = new_tmp(c);
+	emit(c, "char %s[%d] = {};", t, size);
+	emit(c, "bpf_probe_read_%s_str(%s, sizeof(%s), (const void *)(%s));", user ? "user" : "kernel", t, t, p);
+	free(p);
+	return t;
+}
+
+static char *call_exists(struct compiler *c, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	struct node *f = args[0];
+	n->type = t_int(1, false);
+	if (f->kind != N_FIELD || f->a->kind != N_IDENT || strcmp(f->a->str, "args") != 0) {
+		ERR(f, "exists() takes a probe argument: exists(args.NAME)");
+		return xstrdup("0");
+	}
+	const struct probe_arg *a = find_arg(c, f->str);
+	if (!a)
+		return xstrdup("0");
+	return xstrdup(a->exists_cexpr ? a->exists_cexpr : "1");
+}
+
+static char *call_aggregation(struct compiler *c, struct node *n, struct node **args, int nargs)
+{
+	(void)args;
+	(void)nargs;
+	ERR(n, "%s() is an aggregation: assign it to a map, e.g. @x[comm] = %s(...)", n->str, n->str);
+	return xstrdup("0");
+}
+
+static char *call_statement_only(struct compiler *c, struct node *n, struct node **args, int nargs)
+{
+	(void)args;
+	(void)nargs;
+	ERR(n, "%s() does not return a value; use it as a statement", n->str);
+	n->type = t_void();
+	return xstrdup("0");
+}
+
+static const struct call_def calls[] = {
+	{"hex", 1, 1, call_hex},
+	{"errname", 1, 1, call_errname},
+	{"fmt", 1, 16, call_fmt},
+	{"str", 1, 2, call_str},
+	{"ustr", 1, 2, call_str},
+	{"exists", 1, 1, call_exists},
+	{"count", 0, 0, call_aggregation},
+	{"sum", 1, 1, call_aggregation},
+	{"avg", 1, 1, call_aggregation},
+	{"min", 1, 1, call_aggregation},
+	{"max", 1, 1, call_aggregation},
+	{"hist", 1, 1, call_aggregation},
+	{"lhist", 4, 4, call_aggregation},
+	{"printf", 1, 16, call_statement_only},
+	{"exit", 0, 0, call_statement_only},
+	{"delete", 1, 1, call_statement_only},
+	{"clear", 1, 1, call_statement_only},
+};
+
+static const struct call_def *find_call(const char *name)
+{
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (strcmp(calls[i].name, name) == 0)
+			return &calls[i];
+	return NULL;
+}
+
+static int collect_args(struct node *list, struct node **out, int max)
+{
+	int n = 0;
+	for (; list; list = list->next)
+		if (n < max)
+			out[n++] = list;
+		else
+			n++;
+	return n;
+}
+
+/* Replaces macro parameters by copies of the call's arguments. */
+static struct node *substitute(struct node *body, struct node *params, struct node **actual)
+{
+	if (!body)
+		return NULL;
+	if (body->kind == N_IDENT) {
+		int i = 0;
+		for (struct node *p = params; p; p = p->next, i++)
+			if (strcmp(p->str, body->str) == 0) {
+				struct node *r = node_clone(actual[i]);
+				r->next = substitute(body->next, params, actual);
+				return r;
+			}
+	}
+	struct node *r = node_new(body->kind, body->loc);
+	*r = *body;
+	r->str = body->str ? xstrdup(body->str) : NULL;
+	r->a = substitute(body->a, params, actual);
+	r->b = substitute(body->b, params, actual);
+	r->c = substitute(body->c, params, actual);
+	r->d = substitute(body->d, params, actual);
+	r->next = substitute(body->next, params, actual);
+	r->resolved = NULL;
+	return r;
+}
+
+/* A call of a script function: expands its body in place. */
+static struct node *expand_macro(struct compiler *c, struct node *n, struct node *fn)
+{
+	struct node *args[16];
+	int nargs = collect_args(n->a, args, 16);
+	int nparams = (int)node_list_len(fn->a);
+	if (nargs != nparams) {
+		ERR(n, "%s() takes %d argument%s, not %d", fn->str, nparams, nparams == 1 ? "" : "s", nargs);
+		return NULL;
+	}
+	if (c->macro_depth >= 16) {
+		ERR(n, "%s() expands too deeply (is it recursive?)", fn->str);
+		return NULL;
+	}
+	struct node *body = fn->b;
+	struct node *saved = body->next;
+	body->next = NULL;
+	node_free(n->resolved);
+	n->resolved = substitute(body, fn->a, args);
+	body->next = saved;
+	return n->resolved;
+}
+
+static char *call_expr(struct compiler *c, struct node *n)
+{
+	struct node *fn = find_decl(c->fns, c->nfns, n->str);
+	if (fn) {
+		if (fn->b->kind == N_BLOCK) {
+			ERR(n, "%s() is a statement function; call it as a statement", n->str);
+			return xstrdup("0");
+		}
+		struct node *e = expand_macro(c, n, fn);
+		if (!e)
+			return xstrdup("0");
+		c->macro_depth++;
+		char *r = expr(c, e);
+		c->macro_depth--;
+		n->type = e->type;
+		return r;
+	}
+	const struct call_def *def = find_call(n->str);
+	if (!def) {
+		ERR(n, "unknown function '%s'", n->str);
+		return xstrdup("0");
+	}
+	struct node *args[16];
+	int nargs = collect_args(n->a, args, 16);
+	if (nargs < def->min_args || nargs > def->max_args) {
+		if (def->min_args == def->max_args)
+			ERR(n, "%s() takes %d argument%s, not %d", n->str, def->min_args, def->min_args == 1 ? "" : "s", nargs);
+		else
+			ERR(n, "%s() takes %d to %d arguments, not %d", n->str, def->min_args, def->max_args, nargs);
+		return xstrdup("0");
+	}
+	return def->fn(c, n, args, nargs);
+}
+
+static char *index_expr(struct compiler *c, struct node *n)
+{
+	int t = table_index(c, n->a->str);
+	char *k = expr(c, n->b);
+	if (t < 0) {
+		ERR(n, "'%s' is not a table (declare it: table %s = { 0: \"name\", ... })", n->a->str, n->a->str);
+		return k;
+	}
+	if (!is_int(&n->b->type))
+		ERR(n->b, "table keys are integers, not a %s", type_name(&n->b->type));
+	n->type = n->b->type;
+	n->type.kind = T_INT;
+	n->type.show = UT_SHOW_TABLE;
+	n->type.table = (int16_t)t;
+	return k;
+}
+
+static struct map_info *map_get(struct compiler *c, struct node *ref);
+static char *map_key(struct compiler *c, struct map_info *m, struct node *ref);
+
+static char *map_read_expr(struct compiler *c, struct node *n)
+{
+	struct map_info *m = map_get(c, n);
+	if (!m)
+		return xstrdup("0");
+	if (m->kind == MAP_AGG) {
+		ERR(n, "%s holds an aggregation; it can be printed, not read", m->name);
+		return xstrdup("0");
+	}
+	m->read_in_bpf = true;
+	if (m->kind == MAP_UNSET) {
+		ERR(n, "%s is read but never assigned", m->name);
+		return xstrdup("0");
+	}
+	n->type = m->value_type;
+	if (n->type.kind == T_STR) {
+		ERR(n, "string maps cannot be read in probes");
+		return xstrdup("0");
+	}
+	char *k = map_key(c, m, n);
+	char *t = new_tmp(c);
+	emit(c, "__u64 %s = 0;", t);
+	emit(c, "{ __u64 *v = bpf_map_lookup_elem(&%s, &%s); if (v) %s = *v; }", m->name + 1, k, t);
+	free(k);
+	return t;
+}
+
+static char *expr_inner(struct compiler *c, struct node *n)
+{
+	n->type = (struct type){0};
+	switch (n->kind) {
+	case N_INT:
+		n->type = t_int(8, n->num < 0);
+		return xasprintf("%lldLL", (long long)n->num);
+	case N_STR: {
+		n->type = t_str((int)strlen(n->str) + 1);
+		char *t = new_tmp(c);
+		struct strbuf b = {0};
+		sb_c_string(&b, n->str);
+		emit(c, "char %s[%d] = \"%s\";", t, n->type.size, b.s ? b.s : "");
+		sb_free(&b);
+		return t;
+	}
+	case N_IDENT: return ident_expr(c, n);
+	case N_LOCAL: {
+		struct local *l = find_local(c, n->str);
+		if (!l) {
+			ERR(n, "local %s is used before it is assigned", n->str);
+			return xstrdup("0");
+		}
+		n->type = l->type;
+		return xasprintf("l_%s", n->str + 1);
+	}
+	case N_FIELD: return field_expr(c, n);
+	case N_INDEX: return index_expr(c, n);
+	case N_MAP_REF: return map_read_expr(c, n);
+	case N_CALL: return call_expr(c, n);
+	case N_BINOP: return binop_expr(c, n);
+	case N_UNOP: {
+		char *a = expr(c, n->a);
+		if (!is_int(&n->a->type))
+			ERR(n, "'%c' needs an integer, not a %s", n->op, type_name(&n->a->type));
+		n->type = n->op == '!' ? t_int(1, false) : t_int(8, n->op == '-' || n->a->type.is_signed);
+		char *r = xasprintf("(%c(%s)(%s))", n->op, n->op == '-' ? "__s64" : "__u64", a);
+		free(a);
+		return r;
+	}
+	case N_TERNARY: {
+		char *a = expr(c, n->a), *b = expr(c, n->b), *e = expr(c, n->c);
+		if (!is_int(&n->a->type))
+			ERR(n->a, "the condition must be an integer, not a %s", type_name(&n->a->type));
+		if (!is_int(&n->b->type) || !is_int(&n->c->type))
+			ERR(n, "both branches of ?: must be integers");
+		n->type = t_int(8, n->b->type.is_signed || n->c->type.is_signed);
+		char *r = xasprintf("((%s) ? (__s64)(%s) : (__s64)(%s))", a, b, e);
+		free(a); free(b); free(e);
+		return r;
+	}
+	case N_DEFAULT: {
+		struct node *f = n->a;
+		if (f->kind != N_FIELD || f->a->kind != N_IDENT || strcmp(f->a->str, "args") != 0) {
+			ERR(n, "'?\?' gives a default for a probe argument that may not exist: args.NAME ?\? value");
+			return xstrdup("0");
+		}
+		char *dflt = expr(c, n->b);
+		const struct probe_arg *a = find_arg(c, f->str);
+		if (!a) {
+			/* absent on this kernel: the default */
+			n->type = n->b->type;
+			return dflt;
+		}
+		char *v = expr(c, f);
+		n->type = f->type;
+		if (!is_int(&f->type) || !is_int(&n->b->type))
+			ERR(n, "'?\?' works on integer arguments");
+		char *r = xasprintf("((%s) ? (__s64)(%s) : (__s64)(%s))", a->exists_cexpr ? a->exists_cexpr : "1", v, dflt);
+		free(v);
+		free(dflt);
+		return r;
+	}
+	case N_CAST: {
+		char *a = expr(c, n->a);
+		char *r;
+		if (strncmp(n->str, "struct ", 7) == 0) {
+			char name[128];
+			int stars = 0;
+			snprintf(name, sizeof(name), "%s", n->str + 7);
+			char *sp = strchr(name, ' ');
+			if (sp) {
+				for (char *q = sp; *q; q++)
+					stars += *q == '*';
+				*sp = 0;
+			}
+			int32_t id = ut_kernel_struct(c->k, name);
+			if (id < 0) {
+				ERR(n, "no struct %s in the kernel's BTF", name);
+				id = 0;
+			}
+			if (stars != 1)
+				ERR(n, "casts to struct pointers take one '*'");
+			if (n->a->type.kind != T_PTR && !is_int(&n->a->type))
+				ERR(n, "cannot cast a %s to a pointer", type_name(&n->a->type));
+			n->type = t_ptr(id);
+			r = xasprintf("((void *)(%s))", a);
+		} else if (strcmp(n->str, "ptr") == 0) {
+			n->type = t_ptr(0);
+			r = xasprintf("((void *)(%s))", a);
+		} else {
+			int bits = strcmp(n->str, "bool") == 0 ? 1 : atoi(n->str + 1);
+			bool sgn = n->str[0] == 's';
+			if (n->a->type.kind != T_PTR && !is_int(&n->a->type))
+				ERR(n, "cannot cast a %s to %s", type_name(&n->a->type), n->str);
+			n->type = t_int(bits == 1 ? 1 : bits / 8, sgn);
+			if (bits == 1)
+				r = xasprintf("(!!(%s))", a);
+			else
+				r = xasprintf("((__%c%d)(__u64)(%s))", sgn ? 's' : 'u', bits, a);
+		}
+		free(a);
+		return r;
+	}
+	default:
+		ERR(n, "this is not an expression");
+		return xstrdup("0");
+	}
+}
+
+static char *expr(struct compiler *c, struct node *n)
+{
+	return expr_inner(c, n);
+}
+
+/* ---- maps ---- */
+
+static bool same_type_class(const struct type *a, const struct type *b)
+{
+	return a->kind == b->kind;
+}
+
+static struct map_info *map_get(struct compiler *c, struct node *ref)
+{
+	const char *name = ref->str;
+	if (strcmp(name, "@") == 0)
+		name = "@_";
+	struct map_info *m = NULL;
+	for (unsigned i = 0; i < c->nmaps; i++)
+		if (strcmp(c->maps[i].name, name) == 0)
+			m = &c->maps[i];
+	unsigned nkeys = node_list_len(ref->a);
+	if (nkeys > 8) {
+		ERR(ref, "maps take at most 8 keys");
+		return NULL;
+	}
+	if (!m) {
+		c->maps = xrealloc_array(c->maps, c->nmaps + 1, sizeof(*c->maps));
+		m = &c->maps[c->nmaps++];
+		memset(m, 0, sizeof(*m));
+		m->name = xstrdup(name);
+		m->loc = ref->loc;
+		m->nkeys = nkeys;
+		m->agg = UT_AGG_LAST;
+	} else if (m->nkeys != nkeys) {
+		ERR(ref, "%s is used with %u key%s here but %u at %d:%d", m->name, nkeys, nkeys == 1 ? "" : "s",
+		    m->nkeys, m->loc.line, m->loc.col);
+		return NULL;
+	}
+	ref->sym = (int)(m - c->maps);
+	return m;
+}
+
+/* Builds the key struct in a temporary; returns its name. */
+static char *map_key(struct compiler *c, struct map_info *m, struct node *ref)
+{
+	int idx = (int)(m - c->maps);
+	char *k = new_tmp(c);
+	char **vals = xcalloc(m->nkeys + 1, sizeof(char *));
+	unsigned i = 0;
+	for (struct node *e = ref->a; e; e = e->next, i++) {
+		vals[i] = expr(c, e);
+		struct type *t = &e->type;
+		if (t->kind == T_SHOW || t->kind == T_VOID) {
+			ERR(e, "a map key must be an integer, pointer or string, not %s", type_name(t));
+			continue;
+		}
+		if (m->key_types[i].kind == T_NONE) {
+			m->key_types[i] = *t;
+			m->key_show[i] = (struct ut_value){.kind = UT_VAL_FIELD, .field = i, .display = t->show,
+							   .table = t->table};
+			if (t->kind == T_PTR)
+				m->key_show[i].display = UT_SHOW_HEX;
+		} else if (!same_type_class(&m->key_types[i], t)) {
+			ERR(e, "key %u of %s is a %s here but a %s elsewhere", i + 1, m->name, type_name(t),
+			    type_name(&m->key_types[i]));
+		} else if (t->kind == T_STR && t->size > m->key_types[i].size) {
+			m->key_types[i].size = t->size;
+		}
+	}
+	emit(c, "struct ut_mk_%d %s;", idx, k);
+	emit(c, "__builtin_memset(&%s, 0, sizeof(%s));", k, k);
+	i = 0;
+	for (struct node *e = ref->a; e; e = e->next, i++) {
+		if (e->type.kind == T_STR)
+			emit(c, "__builtin_memcpy(%s.k%u, %s, sizeof(%s.k%u) < sizeof(%s) ? sizeof(%s.k%u) : sizeof(%s));",
+			     k, i, vals[i], k, i, vals[i], k, i, vals[i]);
+		else
+			emit(c, "%s.k%u = (__u64)(%s);", k, i, vals[i]);
+		free(vals[i]);
+	}
+	free(vals);
+	return k;
+}
+
+static const struct {
+	const char *name;
+	enum ut_agg agg;
+} aggs[] = {
+	{"count", UT_AGG_COUNT}, {"sum", UT_AGG_SUM}, {"avg", UT_AGG_AVG}, {"min", UT_AGG_MIN},
+	{"max", UT_AGG_MAX}, {"hist", UT_AGG_HIST}, {"lhist", UT_AGG_LHIST},
+};
+
+static int agg_of(const struct node *v)
+{
+	if (!v || v->kind != N_CALL)
+		return -1;
+	for (size_t i = 0; i < sizeof(aggs) / sizeof(aggs[0]); i++)
+		if (strcmp(v->str, aggs[i].name) == 0)
+			return (int)aggs[i].agg;
+	return -1;
+}
+
+static void map_assign(struct compiler *c, struct node *n)
+{
+	struct map_info *m = map_get(c, n->a);
+	if (!m)
+		return;
+	int agg = agg_of(n->b);
+	int idx = (int)(m - c->maps);
+	if (agg >= 0) {
+		if (n->op != '=') {
+			ERR(n, "use '=' with %s()", n->b->str);
+			return;
+		}
+		if (m->kind == MAP_VALUE || (m->kind == MAP_AGG && m->agg != (enum ut_agg)agg)) {
+			ERR(n, "%s is used as %s here but differently at %d:%d", m->name, n->b->str, m->loc.line, m->loc.col);
+			return;
+		}
+		m->kind = MAP_AGG;
+		m->agg = (enum ut_agg)agg;
+		struct node *args[4];
+		int na = collect_args(n->b->a, args, 4);
+		int want = agg == UT_AGG_COUNT ? 0 : agg == UT_AGG_LHIST ? 4 : 1;
+		if (na != want) {
+			ERR(n->b, "%s() takes %d argument%s, not %d", n->b->str, want, want == 1 ? "" : "s", na);
+			return;
+		}
+		if (agg == UT_AGG_LHIST) {
+			for (int i = 1; i < 4; i++)
+				if (args[i]->kind != N_INT && !(args[i]->kind == N_UNOP && args[i]->a->kind == N_INT)) {
+					ERR(args[i], "lhist()'s bounds and step must be numbers");
+					return;
+				}
+			int64_t lo = args[1]->kind == N_INT ? args[1]->num : -args[1]->a->num;
+			int64_t hi = args[2]->num, step = args[3]->num;
+			if (step <= 0 || hi <= lo || (hi - lo) / step > 1000) {
+				ERR(args[3], "lhist() needs min < max and a step giving at most 1000 buckets");
+				return;
+			}
+			m->lhist_min = lo, m->lhist_max = hi, m->lhist_step = step;
+		}
+		char *v = want ? expr(c, args[0]) : xstrdup("1");
+		if (want && !is_int(&args[0]->type))
+			ERR(args[0], "%s() needs an integer, not a %s", n->b->str, type_name(&args[0]->type));
+		char *k = map_key(c, m, n->a);
+		switch ((enum ut_agg)agg) {
+		case UT_AGG_COUNT: case UT_AGG_SUM:
+			emit(c, "ut_agg_add(&m_%d, &%s, (__s64)(%s));", idx, k, v);
+			break;
+		case UT_AGG_AVG:
+			emit(c, "ut_agg_avg(&m_%d, &%s, (__s64)(%s));", idx, k, v);
+			break;
+		case UT_AGG_MIN: case UT_AGG_MAX:
+			emit(c, "ut_agg_minmax(&m_%d, &%s, (__s64)(%s), %d);", idx, k, v, agg == UT_AGG_MIN);
+			break;
+		case UT_AGG_HIST:
+			emit(c, "%s.bucket = ut_log2_bucket((__s64)(%s));", k, v);
+			emit(c, "ut_agg_add(&m_%d, &%s, 1);", idx, k);
+			break;
+		case UT_AGG_LHIST:
+			emit(c, "%s.bucket = ut_lin_bucket((__s64)(%s), %lldLL, %lldLL, %lldLL);", k, v,
+			     (long long)m->lhist_min, (long long)m->lhist_max, (long long)m->lhist_step);
+			emit(c, "ut_agg_add(&m_%d, &%s, 1);", idx, k);
+			break;
+		default:
+			break;
+		}
+		free(k);
+		free(v);
+		return;
+	}
+	if (m->kind == MAP_AGG) {
+		ERR(n, "%s holds %s(); it cannot also be assigned a value", m->name, aggs[m->agg].name);
+		return;
+	}
+	char *v = expr(c, n->b);
+	struct type *t = &n->b->type;
+	if (t->kind == T_SHOW || t->kind == T_VOID) {
+		ERR(n->b, "a map value must be an integer, pointer or string, not %s", type_name(t));
+		free(v);
+		return;
+	}
+	if (m->kind == MAP_VALUE && !same_type_class(&m->value_type, t)) {
+		ERR(n, "%s holds a %s here but a %s at %d:%d", m->name, type_name(t), type_name(&m->value_type),
+		    m->loc.line, m->loc.col);
+		free(v);
+		return;
+	}
+	if (n->op != '=' && t->kind != T_INT) {
+		ERR(n, "'+=' and '-=' need an integer");
+		free(v);
+		return;
+	}
+	if (m->kind == MAP_UNSET || (t->kind == T_STR && t->size > m->value_type.size))
+		m->value_type = *t;
+	if (m->kind == MAP_UNSET)
+		m->value_show = (struct ut_value){.kind = UT_VAL_FIELD, .display = t->kind == T_PTR ? UT_SHOW_HEX : t->show,
+						  .table = t->table};
+	m->kind = MAP_VALUE;
+	char *k = map_key(c, m, n->a);
+	if (t->kind == T_STR) {
+		emit(c, "{ struct ut_mv_%d val = {}; __builtin_memcpy(val.s, %s, sizeof(val.s) < sizeof(%s) ? sizeof(val.s) : sizeof(%s));",
+		     idx, v, v, v);
+		emit(c, "  bpf_map_update_elem(&m_%d, &%s, &val, BPF_ANY); }", idx, k);
+	} else if (n->op == '=') {
+		emit(c, "{ __u64 val = (__u64)(%s); bpf_map_update_elem(&m_%d, &%s, &val, BPF_ANY); }", v, idx, k);
+	} else {
+		emit(c, "ut_shared_add(&m_%d, &%s, %s(__s64)(%s));", idx, k, n->op == '-' ? "-" : "", v);
+	}
+	free(k);
+	free(v);
+}
+
+/* ---- records: statements that reach the trace ---- */
+
+struct record {
+	struct ut_event *ev;
+	int index;
+	struct strbuf fields;   /* struct members */
+	struct strbuf assigns;  /* statements filling them */
+	uint32_t size;
+};
+
+static unsigned add_field(struct record *r, enum ut_field_type type, uint32_t size, const char *cexpr)
+{
+	struct ut_event *ev = r->ev;
+	unsigned i = ev->nfields++;
+	ev->fields = xrealloc_array(ev->fields, ev->nfields, sizeof(*ev->fields));
+	uint32_t padded = (size + 7) & ~7u;
+	ev->fields[i] = (struct ut_field){.type = type, .offset = r->size, .size = type == UT_F_STR ? size : 8};
+	if (type == UT_F_STR) {
+		sb_printf(&r->fields, "\tchar f%u[%u];\n", i, padded);
+		sb_printf(&r->assigns, "__builtin_memcpy(r->f%u, %s, sizeof(%s) < %u ? sizeof(%s) : %u);\n", i, cexpr,
+			  cexpr, padded, cexpr, padded);
+		r->size += padded;
+	} else {
+		sb_printf(&r->fields, "\t%s f%u;\n", type == UT_F_S64 ? "__s64" : "__u64", i);
+		sb_printf(&r->assigns, "r->f%u = (%s)(%s);\n", i, type == UT_F_S64 ? "__s64" : "__u64", cexpr);
+		r->size += 8;
+	}
+	return i;
+}
+
+/* Stores an evaluated value (C expression cx of n's type) in the record. */
+static struct ut_value record_cvalue(struct compiler *c, struct record *r, struct node *n, const char *cx)
+{
+	struct type *t = &n->type;
+	struct ut_value v = {.kind = UT_VAL_FIELD, .display = t->show, .table = t->table};
+	switch (t->kind) {
+	case T_INT:
+		v.field = add_field(r, t->is_signed ? UT_F_S64 : UT_F_U64, 8, cx);
+		break;
+	case T_PTR:
+		v.field = add_field(r, UT_F_PTR, 8, cx);
+		v.display = UT_SHOW_HEX;
+		break;
+	case T_STR:
+		v.field = add_field(r, UT_F_STR, t->size, cx);
+		break;
+	case T_SHOW:
+		ERR(n, "formatted text can only be a name or an argument");
+		v.kind = UT_VAL_NONE;
+		break;
+	default:
+		v.kind = UT_VAL_NONE;
+		break;
+	}
+	return v;
+}
+
+/* Evaluates n and describes how user space shows it. */
+static struct ut_value record_value(struct compiler *c, struct record *r, struct node *n)
+{
+	struct node *e = n;
+	while (e->kind == N_CALL && e->resolved)
+		e = e->resolved;
+	if (e->kind == N_STR) {
+		e->type = t_str((int)strlen(e->str) + 1);
+		return (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(e->str)};
+	}
+	if (e->kind == N_IDENT && strcmp(e->str, "probe") == 0) {
+		e->type = t_show();
+		return (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(c->alt->spec)};
+	}
+	if (e->kind == N_CALL && strcmp(e->str, "fmt") == 0 && !find_decl(c->fns, c->nfns, "fmt")) {
+		struct node *args[17];
+		int na = collect_args(e->a, args, 17);
+		if (na < 1 || na > 17) {
+			ERR(e, "fmt() takes a format and up to 16 values");
+			return (struct ut_value){0};
+		}
+		struct ut_value v = {.kind = UT_VAL_FORMAT, .nfmt = (unsigned)(na - 1)};
+		v.fmt = xcalloc((size_t)na, sizeof(struct ut_value));
+		for (int i = 1; i < na; i++)
+			v.fmt[i - 1] = record_value(c, r, args[i]);
+		check_format(c, args[0], args + 1, na - 1);
+		v.text = xstrdup(args[0]->kind == N_STR ? args[0]->str : "");
+		e->type = t_show();
+		n->type = e->type;
+		return v;
+	}
+	char *cx = expr(c, n);
+	struct ut_value v = record_cvalue(c, r, n, cx);
+	free(cx);
+	return v;
+}
+
+static struct record *record_begin(struct compiler *c, enum ut_event_op op, struct node *n)
+{
+	struct record *r = xcalloc(1, sizeof(*r));
+	r->ev = gen_new_event(c, op, n->loc);
+	r->index = (int)(r->ev - c->prog->events);
+	r->size = 24;   /* struct ut_rec_hdr */
+	r->ev->group = -1;
+	r->ev->flow = -1;
+	r->ev->category = xstrdup(c->alt->spec);
+	return r;
+}
+
+static void record_args(struct compiler *c, struct record *r, struct node *with)
+{
+	for (struct node *w = with; w; w = w->next) {
+		for (struct node *o = with; o != w; o = o->next)
+			if (strcmp(o->str, w->str) == 0)
+				ERR(w, "argument '%s' is given twice", w->str);
+		r->ev->args = xrealloc_array(r->ev->args, r->ev->nargs + 1, sizeof(*r->ev->args));
+		struct ut_named_value *a = &r->ev->args[r->ev->nargs++];
+		a->name = xstrdup(w->str);
+		a->value = record_value(c, r, w->a);
+	}
+}
+
+/* Writes the record's struct and the code that fills and submits it. */
+static void record_end(struct compiler *c, struct record *r, const char *guard)
+{
+	r->ev->size = r->size;
+	sb_printf(&c->c_types, "struct ut_rec_%d {\n\tstruct ut_rec_hdr h;\n%s};\n", r->index, r->fields.s ? r->fields.s : "");
+	sb_printf(&c->c_types, "_Static_assert(sizeof(struct ut_rec_%d) == %u, \"record layout\");\n\n", r->index, r->size);
+	emit(c, "%s{", guard ? guard : "");
+	c->indent++;
+	emit(c, "struct ut_rec_%d *r = ut_record(sizeof(*r), %d, %u);", r->index, r->index, c->alt->probe_index);
+	emit(c, "if (r) {");
+	c->indent++;
+	for (char *line = r->assigns.s, *nl; line && *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		emit(c, "%.*s", (int)(nl - line), line);
+	}
+	emit(c, "ut_submit(r, %u);", c->alt->probe_index);
+	c->indent--;
+	emit(c, "}");
+	c->indent--;
+	emit(c, "}");
+	sb_free(&r->fields);
+	sb_free(&r->assigns);
+	free(r);
+}
+
+static void record_track(struct compiler *c, struct record *r, struct node *track)
+{
+	if (!track)
+		return;
+	r->ev->group = name_index(&c->prog->groups, &c->prog->ngroups, track->str);
+	r->ev->group_key = record_value(c, r, track->a);
+	if (r->ev->group_key.kind == UT_VAL_TEXT)
+		ERR(track->a, "a track key must be a value computed by the probe, not a literal");
+}
+
+static void require_name(struct compiler *c, struct node *n, const char *what)
+{
+	if (n && n->type.kind == T_INT && n->type.show == UT_SHOW_PLAIN)
+		ERR(n, "%s names are text: use a string, fmt(), or a table lookup", what);
+}
+
+static enum ut_event_op phase_op(int op, enum ut_event_op b, enum ut_event_op s, enum ut_event_op e)
+{
+	return op == OP_BEGIN ? b : op == OP_END ? e : s;
+}
+
+/* A flow or span key: evaluated once into a temporary, stored in the
+ * record, and returned as the guard that samples on it (--sample keeps
+ * whole flows: the decision is taken at the flow's begin and remembered). */
+static char *record_key(struct compiler *c, struct record *r, struct node *keyref, bool begin)
+{
+	char *kx = expr(c, keyref->a);
+	struct type *t = &keyref->a->type;
+	if (t->kind != T_INT && t->kind != T_PTR) {
+		ERR(keyref->a, "a %s key must be an integer or a pointer, not a %s", keyref->str, type_name(t));
+		free(kx);
+		return NULL;
+	}
+	char *tmp = new_tmp(c);
+	emit(c, "__u64 %s = (__u64)(%s);", tmp, kx);
+	free(kx);
+	r->ev->flow = name_index(&c->prog->flows, &c->prog->nflows, keyref->str);
+	r->ev->key = record_cvalue(c, r, keyref->a, tmp);
+	char *guard = xasprintf("if (ut_flow_sampled(%d, %s, %d)) ", r->ev->flow, tmp, begin);
+	free(tmp);
+	return guard;
+}
+
+static void stmt(struct compiler *c, struct node *n);
+
+static void stmt_list(struct compiler *c, struct node *list)
+{
+	for (; list; list = list->next)
+		stmt(c, list);
+}
+
+static void trace_stmt(struct compiler *c, struct node *n)
+{
+	struct record *r;
+	char *guard = NULL;
+	switch (n->kind) {
+	case N_SLICE:
+		r = record_begin(c, n->op == OP_BEGIN ? UT_EV_SLICE_BEGIN : UT_EV_SLICE_END, n);
+		if (n->a) {
+			r->ev->name = record_value(c, r, n->a);
+			require_name(c, n->a, "slice");
+		}
+		record_track(c, r, n->b);
+		break;
+	case N_INSTANT:
+		r = record_begin(c, UT_EV_INSTANT, n);
+		r->ev->name = record_value(c, r, n->a);
+		require_name(c, n->a, "instant");
+		record_track(c, r, n->b);
+		break;
+	case N_COUNTER:
+		r = record_begin(c, UT_EV_COUNTER, n);
+		r->ev->name = record_value(c, r, n->a);
+		require_name(c, n->a, "counter");
+		record_track(c, r, n->b);
+		break;
+	case N_FLOW: {
+		r = record_begin(c, phase_op(n->op, UT_EV_FLOW_BEGIN, UT_EV_FLOW_STEP, UT_EV_FLOW_END), n);
+		guard = record_key(c, r, n->a, n->op == OP_BEGIN);
+		if (n->b) {
+			r->ev->name = record_value(c, r, n->b);
+			require_name(c, n->b, "flow point");
+		} else {
+			r->ev->name = (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(c->alt->target)};
+		}
+		break;
+	}
+	case N_SPAN:
+		r = record_begin(c, phase_op(n->op, UT_EV_SPAN_BEGIN, UT_EV_SPAN_PHASE, UT_EV_SPAN_END), n);
+		r->ev->group = name_index(&c->prog->groups, &c->prog->ngroups, n->a->str);
+		r->ev->group_key = record_value(c, r, n->a->a);
+		guard = record_key(c, r, n->b, false);
+		if (n->d) {
+			r->ev->name = record_value(c, r, n->d);
+			require_name(c, n->d, "span");
+		} else if (n->op != OP_END) {
+			ERR(n, "span %s needs a name", n->op == OP_BEGIN ? "begin" : "phase");
+		}
+		break;
+	case N_TRACK_NAME:
+		r = record_begin(c, UT_EV_GROUP_NAME, n);
+		record_track(c, r, n->a);
+		r->ev->name = record_value(c, r, n->b);
+		require_name(c, n->b, "track");
+		break;
+	default:
+		return;
+	}
+	record_args(c, r, n->c);
+	if (n->kind == N_COUNTER)
+		for (unsigned i = 0; i < r->ev->nargs; i++)
+			if (r->ev->args[i].value.kind != UT_VAL_FIELD || r->ev->fields[r->ev->args[i].value.field].type == UT_F_STR)
+				ERR(n, "counter values must be numbers");
+	record_end(c, r, guard);
+	free(guard);
+}
+
+static void printf_stmt(struct compiler *c, struct node *n, bool is_exit)
+{
+	struct record *r = record_begin(c, is_exit ? UT_EV_EXIT : UT_EV_PRINT, n);
+	if (!is_exit) {
+		struct node *args[17];
+		int na = collect_args(n->a, args, 17);
+		if (na < 1 || args[0]->kind != N_STR) {
+			ERR(n, "printf() takes a format string and up to 16 values");
+		} else {
+			struct ut_value v = {.kind = UT_VAL_FORMAT, .nfmt = (unsigned)(na - 1), .text = xstrdup(args[0]->str)};
+			v.fmt = xcalloc((size_t)na, sizeof(struct ut_value));
+			for (int i = 1; i < na; i++)
+				v.fmt[i - 1] = record_value(c, r, args[i]);
+			check_format(c, args[0], args + 1, na - 1);
+			r->ev->name = v;
+		}
+	}
+	record_end(c, r, NULL);
+}
+
+static void call_stmt(struct compiler *c, struct node *n)
+{
+	struct node *e = n->a;
+	if (e->kind != N_CALL) {
+		ERR(e, "this expression does nothing; did you mean to assign it?");
+		free(expr(c, e));
+		return;
+	}
+	struct node *fn = find_decl(c->fns, c->nfns, e->str);
+	if (fn && fn->b->kind == N_BLOCK) {
+		struct node *body = expand_macro(c, e, fn);
+		if (body) {
+			c->macro_depth++;
+			stmt(c, body);
+			c->macro_depth--;
+		}
+		return;
+	}
+	if (strcmp(e->str, "printf") == 0)
+		return printf_stmt(c, e, false);
+	if (strcmp(e->str, "exit") == 0) {
+		if (e->a)
+			ERR(e, "exit() takes no arguments");
+		return printf_stmt(c, e, true);
+	}
+	if (strcmp(e->str, "delete") == 0 || strcmp(e->str, "clear") == 0) {
+		struct node *m = e->a;
+		if (!m || m->kind != N_MAP_REF || m->next) {
+			ERR(e, "%s() takes one map: %s(@name%s)", e->str, e->str, e->str[0] == 'd' ? "[key]" : "");
+			return;
+		}
+		if (e->str[0] == 'c') {
+			if (m->a)
+				ERR(m, "clear() takes the whole map, without keys");
+			if (!map_get(c, m))
+				return;
+			struct record *r = record_begin(c, UT_EV_CLEAR, e);
+			r->ev->name = (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(m->str)};
+			record_end(c, r, NULL);
+			return;
+		}
+		struct map_info *mi = map_get(c, m);
+		if (!mi)
+			return;
+		char *k = map_key(c, mi, m);
+		emit(c, "bpf_map_delete_elem(&m_%d, &%s);", (int)(mi - c->maps), k);
+		free(k);
+		return;
+	}
+	char *r = expr(c, e);
+	if (e->type.kind != T_VOID && !c->d->errors)
+		ERR(e, "the value of %s() is not used", e->str);
+	free(r);
+}
+
+static void stmt(struct compiler *c, struct node *n)
+{
+	switch (n->kind) {
+	case N_BLOCK:
+		emit(c, "{");
+		c->indent++;
+		stmt_list(c, n->a);
+		c->indent--;
+		emit(c, "}");
+		return;
+	case N_EXPR_STMT:
+		emit(c, "{");
+		c->indent++;
+		call_stmt(c, n);
+		c->indent--;
+		emit(c, "}");
+		return;
+	case N_LOCAL_ASSIGN: {
+		emit(c, "{");
+		c->indent++;
+		char *v = expr(c, n->a);
+		struct type *t = &n->a->type;
+		struct local *l = find_local(c, n->str);
+		if (t->kind == T_SHOW || t->kind == T_VOID) {
+			ERR(n->a, "a local holds an integer, pointer or string, not %s", type_name(t));
+		} else if (!l) {
+			c->locals = xrealloc_array(c->locals, c->nlocals + 1, sizeof(*c->locals));
+			l = &c->locals[c->nlocals++];
+			l->name = xstrdup(n->str);
+			l->type = *t;
+			if (t->kind == T_STR)
+				l->type.size = 64 > t->size ? 64 : t->size;
+		} else if (l->type.kind != t->kind) {
+			ERR(n, "%s holds a %s; it cannot take a %s", n->str, type_name(&l->type), type_name(t));
+		}
+		if (l && t->kind == T_STR)
+			emit(c, "__builtin_memcpy(l_%s, %s, sizeof(%s) < sizeof(l_%s) ? sizeof(%s) : sizeof(l_%s));",
+			     n->str + 1, v, v, n->str + 1, v, n->str + 1);
+		else if (l && t->kind == T_PTR)
+			emit(c, "l_%s = (void *)(%s);", n->str + 1, v);
+		else if (l)
+			emit(c, "l_%s = %s;", n->str + 1, v);
+		free(v);
+		c->indent--;
+		emit(c, "}");
+		return;
+	}
+	case N_MAP_ASSIGN:
+		emit(c, "{");
+		c->indent++;
+		map_assign(c, n);
+		c->indent--;
+		emit(c, "}");
+		return;
+	case N_IF: {
+		emit(c, "{");
+		c->indent++;
+		char *cond = expr(c, n->a);
+		if (!is_int(&n->a->type))
+			ERR(n->a, "the condition must be an integer, not a %s", type_name(&n->a->type));
+		emit(c, "if (%s)", cond);
+		free(cond);
+		stmt(c, n->b);
+		if (n->c) {
+			emit(c, "else");
+			stmt(c, n->c);
+		}
+		c->indent--;
+		emit(c, "}");
+		return;
+	}
+	case N_RETURN:
+		emit(c, "return 0;");
+		return;
+	case N_SLICE: case N_INSTANT: case N_COUNTER: case N_FLOW: case N_SPAN: case N_TRACK_NAME:
+		emit(c, "{");
+		c->indent++;
+		trace_stmt(c, n);
+		c->indent--;
+		emit(c, "}");
+		return;
+	default:
+		ERR(n, "this is not a statement");
+	}
+}
+
+void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
+{
+	struct strbuf body = {0};
+	struct strbuf *saved = c->out;
+	c->out = &body;
+	c->indent = 1;
+	c->nlocals = 0;
+	if (pred) {
+		emit(c, "{");
+		c->indent++;
+		char *p = expr(c, pred);
+		if (!is_int(&pred->type))
+			ERR(pred, "the predicate must be an integer condition, not a %s", type_name(&pred->type));
+		emit(c, "if (!(%s))", p);
+		emit(c, "\treturn 0;");
+		free(p);
+		c->indent--;
+		emit(c, "}");
+	}
+	stmt_list(c, block->a);
+	c->out = saved;
+	for (unsigned i = 0; i < c->nlocals; i++) {
+		char *name = xasprintf("l_%s", c->locals[i].name + 1);
+		char *d = c_decl(c, &c->locals[i].type, name);
+		sb_printf(c->out, "\t%s = {};\n", d);
+		free(d);
+		free(name);
+		free(c->locals[i].name);
+	}
+	sb_puts(c->out, body.s ? body.s : "");
+	sb_free(&body);
+	free(c->locals);
+	c->locals = NULL;
+	c->nlocals = 0;
+}

@@ -1,0 +1,429 @@
+/* The compiler's driver: reads the script and its imports, collects the
+ * declarations, expands probes (aliases, wildcards, alternatives) and has
+ * each alternative checked and written. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "compiler/compiler.h"
+#include "compiler/parse.h"
+
+const char *intern(struct compiler *c, const char *s)
+{
+	struct ut_program *p = c->prog;
+	for (unsigned i = 0; i < p->nstrings; i++)
+		if (strcmp(p->strings[i], s) == 0)
+			return p->strings[i];
+	p->strings = xrealloc_array(p->strings, p->nstrings + 1, sizeof(char *));
+	p->strings[p->nstrings] = xstrdup(s);
+	return p->strings[p->nstrings++];
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	struct strbuf b = {0};
+	char buf[8192];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		buf[n] = 0;
+		if (memchr(buf, 0, n)) {   /* binary: not a script */
+			sb_free(&b);
+			fclose(f);
+			errno = EINVAL;
+			return NULL;
+		}
+		sb_puts(&b, buf);
+	}
+	fclose(f);
+	return b.s ? b.s : xstrdup("");
+}
+
+static struct node *load_text(struct compiler *c, const char *file, char *text);
+
+static bool already_loaded(struct compiler *c, const char *path)
+{
+	for (unsigned i = 0; i < c->nloaded; i++)
+		if (strcmp(c->loaded_files[i], path) == 0)
+			return true;
+	c->loaded_files = xrealloc_array(c->loaded_files, c->nloaded + 1, sizeof(char *));
+	c->loaded_files[c->nloaded++] = xstrdup(path);
+	return false;
+}
+
+/* import "name": -I directories, then the importing script's directory,
+ * then the standard library. */
+static struct node *load_import(struct compiler *c, struct node *imp)
+{
+	char rel[PATH_MAX];
+	const char *name = imp->str;
+	size_t len = strlen(name);
+	snprintf(rel, sizeof(rel), "%s%s", name, len > 3 && strcmp(name + len - 3, ".ut") == 0 ? "" : ".ut");
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", imp->loc.file);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	else
+		snprintf(dir, sizeof(dir), ".");
+	const char *dirs[40];
+	unsigned nd = 0;
+	for (unsigned i = 0; i < c->opts->ninclude_dirs && nd < 37; i++)
+		dirs[nd++] = c->opts->include_dirs[i];
+	dirs[nd++] = dir;
+	if (c->opts->stdlib_dir)
+		dirs[nd++] = c->opts->stdlib_dir;
+	for (unsigned i = 0; i < nd; i++) {
+		char path[2 * PATH_MAX + 2], real[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/%s", dirs[i], rel);
+		if (!realpath(path, real))
+			continue;
+		if (already_loaded(c, real))
+			return NULL;
+		char *text = read_file(real);
+		if (!text)
+			continue;
+		return load_text(c, intern(c, path), text);
+	}
+	diag_error(c->d, imp->loc, "cannot find module '%s' (looked for %s in -I directories, %s%s%s)", name, rel, dir,
+		   c->opts->stdlib_dir ? " and " : "", c->opts->stdlib_dir ? c->opts->stdlib_dir : "");
+	return NULL;
+}
+
+/* Parses a file; its imports' items come before its own. */
+static struct node *load_text(struct compiler *c, const char *file, char *text)
+{
+	c->texts = xrealloc_array(c->texts, c->ntexts + 1, sizeof(char *));
+	c->texts[c->ntexts++] = text;
+	diag_add_source(c->d, file, text);
+	struct node *items = ut_parse(file, text, c->d);
+	struct node *out = NULL, *next;
+	for (struct node *n = items; n; n = next) {
+		next = n->next;
+		n->next = NULL;
+		if (n->kind == N_IMPORT) {
+			out = node_list_append(out, load_import(c, n));
+			node_free(n);
+		} else {
+			out = node_list_append(out, n);
+		}
+	}
+	return out;
+}
+
+static void add_decl(struct compiler *c, struct node ***v, unsigned *n, struct node *item, const char *what)
+{
+	for (unsigned i = 0; i < *n; i++)
+		if (strcmp((*v)[i]->str, item->str) == 0) {
+			diag_error(c->d, item->loc, "%s '%s' is already defined at %s:%d:%d", what, item->str,
+				   (*v)[i]->loc.file, (*v)[i]->loc.line, (*v)[i]->loc.col);
+			return;
+		}
+	*v = xrealloc_array(*v, *n + 1, sizeof(struct node *));
+	(*v)[(*n)++] = item;
+}
+
+static void add_table(struct compiler *c, struct node *t)
+{
+	struct ut_program *p = c->prog;
+	for (unsigned i = 0; i < p->ntables; i++)
+		if (strcmp(p->tables[i].name, t->str) == 0) {
+			diag_error(c->d, t->loc, "table '%s' is already defined", t->str);
+			return;
+		}
+	p->tables = xrealloc_array(p->tables, p->ntables + 1, sizeof(*p->tables));
+	struct ut_table *tab = &p->tables[p->ntables++];
+	tab->name = xstrdup(t->str);
+	tab->nentries = node_list_len(t->a);
+	tab->entries = xcalloc(tab->nentries, sizeof(*tab->entries));
+	unsigned i = 0;
+	for (struct node *e = t->a; e; e = e->next, i++) {
+		for (struct node *o = t->a; o != e; o = o->next)
+			if (o->num == e->num)
+				diag_error(c->d, e->loc, "key %lld appears twice in table '%s'", (long long)e->num, t->str);
+		tab->entries[i].key = e->num;
+		tab->entries[i].name = xstrdup(e->str);
+	}
+}
+
+/* ---- probes ---- */
+
+struct spec_ref {
+	const char *text;
+	struct ut_loc loc;
+	struct node *declared;
+};
+
+/* Expands aliases into the specs they stand for. */
+static unsigned expand_specs(struct compiler *c, struct node *alts, struct spec_ref *out, unsigned max, bool *optional, int depth)
+{
+	unsigned n = 0;
+	if (alts->num)
+		*optional = true;
+	for (struct node *s = alts->a; s; s = s->next) {
+		if (!strchr(s->str, ':') && strcmp(s->str, "BEGIN") && strcmp(s->str, "END")) {
+			struct node *al = NULL;
+			for (unsigned i = 0; i < c->naliases; i++)
+				if (strcmp(c->aliases[i]->str, s->str) == 0)
+					al = c->aliases[i];
+			if (!al) {
+				diag_error(c->d, s->loc, "unknown probe '%s' (probes are written kind:target, e.g. tracepoint:io_uring:io_uring_complete, or are aliases declared with 'probe NAME = ...')", s->str);
+				continue;
+			}
+			if (depth > 8) {
+				diag_error(c->d, s->loc, "probe alias '%s' refers to itself", s->str);
+				continue;
+			}
+			n += expand_specs(c, al->a, out + n, max - n, optional, depth + 1);
+			continue;
+		}
+		if (n < max)
+			out[n++] = (struct spec_ref){s->str, s->loc, s->a};
+		else
+			diag_error(c->d, s->loc, "too many alternatives (at most %u)", max);
+	}
+	return n;
+}
+
+static void split_spec(const char *spec, char *kind, size_t klen, const char **target)
+{
+	const char *colon = strchr(spec, ':');
+	if (!colon) {
+		snprintf(kind, klen, "%s", spec);
+		*target = spec + strlen(spec);
+		return;
+	}
+	snprintf(kind, klen, "%.*s", (int)(colon - spec), spec);
+	*target = colon + 1;
+}
+
+static void not_found_note(struct compiler *c, const struct probe_kind_def *def, const char *target)
+{
+	char **names = NULL;
+	int n = -1;
+	char glob[256];
+	if (def->kind == UT_PROBE_TRACEPOINT) {
+		const char *colon = strchr(target, ':');
+		snprintf(glob, sizeof(glob), "%.*s:*", colon ? (int)(colon - target) : 0, target);
+		n = ut_kernel_tracepoints_matching(c->k, glob, &names);
+	}
+	if (n > 0) {
+		const char *s = ut_suggest(target, names, (unsigned)n);
+		if (s)
+			diag_note(c->d, "did you mean %s:%s?", def->name, s);
+	} else if (def->kind == UT_PROBE_TRACEPOINT && n == 0) {
+		diag_note(c->d, "this kernel has no tracepoint category '%.*s'; list them with: uring-trace -l 'tracepoint:*'",
+			  (int)strcspn(target, ":"), target);
+	}
+	if (n > 0)
+		ut_strv_free(names, n);
+}
+
+static void compile_alternative(struct compiler *c, struct ut_probe *p, unsigned pi, const struct probe_kind_def *def,
+				const struct spec_ref *s, const char *target, struct node *block)
+{
+	struct ut_alt *alt = &p->alts[p->nalts];
+	struct alt_ctx a = {.def = def, .probe = p, .probe_index = pi, .alt = alt, .spec = s->text, .declared = s->declared};
+	alt->kind = def->kind;
+	alt->prog_name = xasprintf("ut_p%u_a%u", pi, p->nalts);
+	int rc = def->resolve(c, &a, target, s->loc);
+	if (rc != 0) {
+		free(alt->prog_name);
+		alt->prog_name = NULL;
+		goto out;
+	}
+	alt->target = xstrdup(a.target);
+	p->nalts++;
+	c->alt = &a;
+	struct strbuf fn = {0};
+	sb_printf(&fn, "/* %s:%d:%d %s */\n", s->loc.file, s->loc.line, s->loc.col, s->text);
+	def->header(c, &a, &fn);
+	if (def->kind != UT_PROBE_BEGIN && def->kind != UT_PROBE_END && def->kind != UT_PROBE_INTERVAL)
+		sb_puts(&fn, "\tif (!ut_pass_filter())\n\t\treturn 0;\n");
+	c->out = &fn;
+	check_probe_body(c, block->c, block->b);
+	sb_puts(&fn, "\treturn 0;\n}\n\n");
+	sb_puts(&c->c_types, a.prelude.s ? a.prelude.s : "");
+	sb_puts(&c->c_funcs, fn.s);
+	sb_free(&fn);
+	if (c->opts->dump_ast) {
+		fprintf(c->opts->dump_ast, "# %s\n", s->text);
+		ast_dump(block, 0, c->opts->dump_ast);
+	}
+	c->alt = NULL;
+out:
+	for (unsigned i = 0; i < a.nargs; i++) {
+		free(a.args[i].cexpr);
+		free(a.args[i].exists_cexpr);
+	}
+	free(a.args);
+	free(a.target);
+	sb_free(&a.prelude);
+}
+
+static struct ut_probe *new_probe(struct compiler *c, const char *spec, struct ut_loc loc, bool optional, unsigned max_alts)
+{
+	struct ut_program *pr = c->prog;
+	pr->probes = xrealloc_array(pr->probes, pr->nprobes + 1, sizeof(*pr->probes));
+	struct ut_probe *p = &pr->probes[pr->nprobes++];
+	memset(p, 0, sizeof(*p));
+	p->spec = xstrdup(spec);
+	p->loc = loc;
+	p->optional = optional;
+	p->alts = xcalloc(max_alts, sizeof(*p->alts));
+	return p;
+}
+
+static bool has_wildcard(const char *s) { return strpbrk(s, "*?[") != NULL; }
+
+static void compile_probe(struct compiler *c, struct node *alts, struct node *block)
+{
+	struct spec_ref specs[16];
+	bool optional = false;
+	unsigned n = expand_specs(c, alts, specs, 16, &optional, 0);
+	if (n == 0)
+		return;
+	/* One spec with a wildcard: one probe per match. */
+	char kind[64];
+	const char *target;
+	split_spec(specs[0].text, kind, sizeof(kind), &target);
+	const struct probe_kind_def *def0 = probe_kind_find(kind);
+	if (n == 1 && def0 && has_wildcard(target)) {
+		char **names = NULL;
+		int m = -1;
+		if (def0->kind == UT_PROBE_TRACEPOINT)
+			m = ut_kernel_tracepoints_matching(c->k, target, &names);
+		else if (def0->kind == UT_PROBE_KPROBE || def0->kind == UT_PROBE_KRETPROBE ||
+			 def0->kind == UT_PROBE_FENTRY || def0->kind == UT_PROBE_FEXIT)
+			m = ut_kernel_functions_matching(c->k, target, &names);
+		else
+			diag_error(c->d, specs[0].loc, "wildcards work in tracepoint, kprobe and fentry probes only");
+		if (m == 0 && !optional)
+			diag_error(c->d, specs[0].loc, "'%s' matches nothing on kernel %s", specs[0].text, ut_kernel_release(c->k));
+		if (m > 500) {
+			diag_error(c->d, specs[0].loc, "'%s' matches %d probes; narrow it down (at most 500)", specs[0].text, m);
+			m = 0;
+		}
+		for (int i = 0; i < m; i++) {
+			char *full = xasprintf("%s:%s", def0->name, names[i]);
+			struct spec_ref one = {intern(c, full), specs[0].loc, NULL};
+			struct ut_probe *p = new_probe(c, full, specs[0].loc, optional, 1);
+			compile_alternative(c, p, c->prog->nprobes - 1, def0, &one, names[i], block);
+			free(full);
+		}
+		if (m > 0)
+			ut_strv_free(names, m);
+		return;
+	}
+	struct strbuf joined = {0};
+	for (unsigned i = 0; i < n; i++)
+		sb_printf(&joined, "%s%s", i ? " | " : "", specs[i].text);
+	struct ut_probe *p = new_probe(c, joined.s, alts->loc, optional, n);
+	unsigned pi = c->prog->nprobes - 1;
+	sb_free(&joined);
+	int errors = c->d->errors;
+	for (unsigned i = 0; i < n; i++) {
+		split_spec(specs[i].text, kind, sizeof(kind), &target);
+		const struct probe_kind_def *def = probe_kind_find(kind);
+		if (!def) {
+			diag_error(c->d, specs[i].loc, "unknown probe kind '%s' (use tracepoint, tp_btf, raw_tp, kprobe, kretprobe, fentry, fexit, uprobe, uretprobe, interval, BEGIN or END)", kind);
+			continue;
+		}
+		if (has_wildcard(target)) {
+			diag_error(c->d, specs[i].loc, "wildcards cannot be combined with alternatives");
+			continue;
+		}
+		compile_alternative(c, &c->prog->probes[pi], pi, def, &specs[i], target, block);
+	}
+	p = &c->prog->probes[pi];
+	if (p->nalts == 0 && c->d->errors == errors && !optional) {
+		if (n == 1) {
+			diag_error(c->d, specs[0].loc, "%s does not exist on kernel %s", specs[0].text, ut_kernel_release(c->k));
+			split_spec(specs[0].text, kind, sizeof(kind), &target);
+			not_found_note(c, probe_kind_find(kind), target);
+		} else {
+			diag_error(c->d, alts->loc, "none of the %u alternatives of this probe exists on kernel %s", n,
+				   ut_kernel_release(c->k));
+		}
+		diag_note(c->d, "mark a probe that may be missing with '?' to let the script run without it");
+	}
+}
+
+struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel *k, struct diag *d)
+{
+	struct compiler cc = {.d = d, .k = k, .opts = o};
+	struct compiler *c = &cc;
+	c->prog = xcalloc(1, sizeof(*c->prog));
+	struct node *items;
+	if (o->file) {
+		char *text = read_file(o->file);
+		if (!text) {
+			diag_error(d, (struct ut_loc){0}, "cannot read %s: %s", o->file, strerror(errno));
+			ut_program_free(c->prog);
+			return NULL;
+		}
+		char real[PATH_MAX];
+		if (realpath(o->file, real))
+			already_loaded(c, real);
+		items = load_text(c, intern(c, o->file), text);
+	} else {
+		items = load_text(c, intern(c, "-e"), xstrdup(o->text ? o->text : ""));
+	}
+	for (struct node *n = items; n; n = n->next) {
+		switch (n->kind) {
+		case N_CONST: add_decl(c, &c->consts, &c->nconsts, n, "constant"); break;
+		case N_TABLE: add_table(c, n); break;
+		case N_FN: add_decl(c, &c->fns, &c->nfns, n, "function"); break;
+		case N_ALIAS: add_decl(c, &c->aliases, &c->naliases, n, "probe alias"); break;
+		default: break;
+		}
+	}
+	unsigned blocks = 0;
+	for (struct node *n = items; n; n = n->next) {
+		if (n->kind != N_PROBE_BLOCK)
+			continue;
+		blocks++;
+		for (struct node *alts = n->a; alts; alts = alts->next)
+			compile_probe(c, alts, n);
+	}
+	if (blocks == 0 && d->errors == 0)
+		diag_error(d, (struct ut_loc){intern(c, o->file ? o->file : "-e"), 1, 1},
+			   "the script has no probes; add one, e.g. tracepoint:io_uring:io_uring_complete { @[comm] = count(); }");
+	struct ut_program *prog = c->prog;
+	if (d->errors == 0)
+		prog->bpf_c = gen_finish(c);
+	node_free(items);
+	free(c->consts);
+	free(c->tables);
+	free(c->fns);
+	free(c->aliases);
+	for (unsigned i = 0; i < c->nmaps; i++)
+		free(c->maps[i].name);
+	free(c->maps);
+	for (unsigned i = 0; i < c->nloaded; i++)
+		free(c->loaded_files[i]);
+	free(c->loaded_files);
+	sb_free(&c->c_types);
+	sb_free(&c->c_maps);
+	sb_free(&c->c_funcs);
+	/* diagnostics quote the texts: keep them until the caller is done */
+	if (d->errors) {
+		for (unsigned i = 0; i < c->ntexts; i++)
+			free(c->texts[i]);
+		free(c->texts);
+		diag_free(d);
+		ut_program_free(prog);
+		return NULL;
+	}
+	for (unsigned i = 0; i < c->ntexts; i++)
+		free(c->texts[i]);
+	free(c->texts);
+	diag_free(d);
+	return prog;
+}

@@ -1,0 +1,143 @@
+/* The compiler: script text to a ut_program (generated BPF C plus decode
+ * tables).  Public entry point and the state its passes share. */
+#ifndef UT_COMPILER_H
+#define UT_COMPILER_H
+#include <stdbool.h>
+#include <stdio.h>
+#include "compiler/ast.h"
+#include "compiler/diag.h"
+#include "compiler/kernel.h"
+#include "compiler/program.h"
+
+struct ut_compile_opts {
+	const char *file;          /* script path, or NULL with text (-e) */
+	const char *text;          /* program text for -e */
+	const char *const *include_dirs; /* -I, searched first for imports */
+	unsigned ninclude_dirs;
+	const char *stdlib_dir;    /* last place searched for imports */
+	FILE *dump_ast;            /* --dump ast: print the checked AST here */
+	bool verbose;
+};
+
+/* Compiles a script; NULL when it has errors (reported to d). */
+struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel *k, struct diag *d);
+
+/* ---- internal to compiler/ ---- */
+
+struct strbuf {
+	char *s;
+	size_t len, cap;
+};
+void sb_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_puts(struct strbuf *b, const char *s);
+void sb_free(struct strbuf *b);
+/* s as a C string literal body, escaped: no script text reaches C unescaped. */
+void sb_c_string(struct strbuf *b, const char *s);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void *xcalloc(size_t n, size_t size);
+void *xrealloc_array(void *p, size_t n, size_t size);
+
+/* An argument of the probe being compiled: its name, type and the C
+ * expression that reads it inside the generated program. */
+struct probe_arg {
+	char name[64];
+	struct type type;
+	char *cexpr;
+	char *exists_cexpr;   /* C expression true when the field exists on the running kernel */
+};
+
+struct compiler;
+struct alt_ctx;
+
+/* One probe kind: a table entry in compiler/probes.c. */
+struct probe_kind_def {
+	const char *name;           /* as written: "tracepoint" */
+	const char *short_name;     /* "t", or NULL */
+	enum ut_probe_kind kind;
+	/* Parses the target after "name:", checks it exists here, fills the
+	 * alternative's arguments.  Returns 0, 1 when it does not exist on
+	 * this kernel (the caller decides if that is an error), -1 on a
+	 * reported error. */
+	int (*resolve)(struct compiler *c, struct alt_ctx *a, const char *target, struct ut_loc loc);
+	/* The C function header: SEC(...) and the signature. */
+	void (*header)(struct compiler *c, struct alt_ctx *a, struct strbuf *out);
+};
+const struct probe_kind_def *probe_kind_find(const char *name);
+const struct probe_kind_def *probe_kind_def(enum ut_probe_kind kind);
+const char *probe_kind_name(enum ut_probe_kind kind);
+
+struct alt_ctx {
+	const struct probe_kind_def *def;
+	struct ut_probe *probe;
+	unsigned probe_index;
+	struct ut_alt *alt;
+	char *target;               /* normalised target */
+	struct probe_arg *args;
+	unsigned nargs;
+	struct strbuf prelude;      /* struct definitions this probe needs */
+	char record_struct[192];    /* tracepoints: our copy of the record struct */
+	const char *spec;           /* the alternative as written */
+	struct node *declared;      /* declared fields for absent tracepoints */
+};
+
+/* A local variable of the probe being compiled. */
+struct local {
+	char *name;
+	struct type type;
+};
+
+enum map_kind { MAP_UNSET, MAP_AGG, MAP_VALUE };
+
+struct map_info {
+	char *name;
+	struct ut_loc loc;          /* first use */
+	enum ut_agg agg;
+	enum map_kind kind;
+	unsigned nkeys;
+	struct type key_types[8];
+	struct ut_value key_show[8];
+	struct type value_type;
+	struct ut_value value_show;
+	int64_t lhist_min, lhist_max, lhist_step;
+	bool read_in_bpf;
+};
+
+struct compiler {
+	struct diag *d;
+	struct ut_kernel *k;
+	const struct ut_compile_opts *opts;
+	struct ut_program *prog;
+	/* declarations by name */
+	struct node **consts, **tables, **fns, **aliases;
+	unsigned nconsts, ntables, nfns, naliases;
+	struct map_info *maps;
+	unsigned nmaps;
+	/* per alternative */
+	struct alt_ctx *alt;
+	struct local *locals;
+	unsigned nlocals;
+	int macro_depth;
+	bool generating;            /* second pass: emit C */
+	int tmp;                    /* temporaries counter */
+	struct strbuf *out;         /* the function body being written */
+	int indent;
+	/* the whole generated C */
+	struct strbuf c_types, c_maps, c_funcs;
+	char **loaded_files;        /* imports already loaded */
+	unsigned nloaded;
+	char **texts;               /* source texts (kept for diagnostics) */
+	unsigned ntexts;
+};
+
+const char *intern(struct compiler *c, const char *s);
+/* Checks (first pass) or checks and emits (second pass) one alternative's
+ * body.  check.c */
+void check_probe_body(struct compiler *c, struct node *block, struct node *pred);
+/* Finalises the C: maps, record types.  gen.c */
+char *gen_finish(struct compiler *c);
+void gen_map_decls(struct compiler *c);
+/* Adds a record layout for an emitting statement; returns the event index. */
+struct ut_event *gen_new_event(struct compiler *c, enum ut_event_op op, struct ut_loc loc);
+
+#endif

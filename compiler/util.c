@@ -1,0 +1,104 @@
+/* Small helpers the compiler passes share: growable strings, checked
+ * allocation, C string escaping. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/compiler.h"
+
+static void die_oom(void)
+{
+	fputs("uring-trace: out of memory\n", stderr);
+	exit(2);
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		die_oom();
+	return p;
+}
+
+void *xrealloc_array(void *p, size_t n, size_t size)
+{
+	p = realloc(p, (n ? n : 1) * size);
+	if (!p)
+		die_oom();
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *d = strdup(s ? s : "");
+	if (!d)
+		die_oom();
+	return d;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		die_oom();
+	return s;
+}
+
+static void sb_grow(struct strbuf *b, size_t more)
+{
+	if (b->len + more + 1 <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap * 2 : 256;
+	while (cap < b->len + more + 1)
+		cap *= 2;
+	b->s = realloc(b->s, cap);
+	if (!b->s)
+		die_oom();
+	b->cap = cap;
+}
+
+void sb_printf(struct strbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	sb_grow(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void sb_puts(struct strbuf *b, const char *s)
+{
+	size_t n = strlen(s);
+	sb_grow(b, n);
+	memcpy(b->s + b->len, s, n + 1);
+	b->len += n;
+}
+
+void sb_free(struct strbuf *b)
+{
+	free(b->s);
+	memset(b, 0, sizeof(*b));
+}
+
+void sb_c_string(struct strbuf *b, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			sb_printf(b, "\\%c", *p);
+		else if (*p == '\n')
+			sb_puts(b, "\\n");
+		else if (*p < 0x20 || *p >= 0x7f || *p == '?')
+			sb_printf(b, "\\%03o", *p);   /* octal: no trigraphs, no hex run-on */
+		else
+			sb_printf(b, "%c", *p);
+	}
+}

@@ -1,0 +1,327 @@
+#include "runtime/decode.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include <linux/types.h>
+
+#include "bpf/records.h"
+#include "engine/engine.h"
+
+const char *ut_errno_name(int e)
+{
+	return e > 0 ? strerrorname_np(e) : NULL;
+}
+
+static bool field_in_record(const struct ut_field *f, size_t size)
+{
+	return f->offset <= size && f->size <= size - f->offset;
+}
+
+static uint64_t field_u64(const struct ut_field *f, const void *rec)
+{
+	uint64_t v;
+	memcpy(&v, (const char *)rec + f->offset, sizeof(v));
+	return v;
+}
+
+static const char *table_name(const struct ut_program *prog, int table, int64_t key)
+{
+	if (table < 0 || (unsigned)table >= prog->ntables)
+		return NULL;
+	const struct ut_table *t = &prog->tables[table];
+	for (unsigned i = 0; i < t->nentries; i++)
+		if (t->entries[i].key == key)
+			return t->entries[i].name;
+	return NULL;
+}
+
+/* One printf directive (spec, ending in its conversion) applied to value v. */
+static size_t format_one(const struct ut_program *prog, const struct ut_field *fields, unsigned nfields,
+			 const void *rec, size_t size, const struct ut_value *v, const char *spec, size_t speclen,
+			 char *out, size_t len)
+{
+	char conv = spec[speclen - 1];
+	char f[32];
+	size_t n = 0;
+	/* flags and width only; length modifiers are ours to choose */
+	for (size_t i = 0; i < speclen - 1 && n < sizeof(f) - 4; i++)
+		if (spec[i] != 'l')
+			f[n++] = spec[i];
+	bool numeric = v->kind == UT_VAL_FIELD && v->field < nfields && fields[v->field].type != UT_F_STR &&
+		       (conv != 's' || v->display == UT_SHOW_PLAIN || v->display == UT_SHOW_KOID);
+	if (numeric && field_in_record(&fields[v->field], size)) {
+		uint64_t raw = field_u64(&fields[v->field], rec);
+		if (conv == 'p') {
+			return (size_t)snprintf(out, len, "0x%" PRIx64, raw);
+		}
+		if (conv == 'c') {
+			return (size_t)snprintf(out, len, "%c", (char)raw);
+		}
+		if (conv == 's')
+			conv = fields[v->field].type == UT_F_S64 ? 'd' : 'u';
+		f[n++] = 'l';
+		f[n++] = 'l';
+		f[n++] = conv;
+		f[n] = 0;
+		if (conv == 'd' || conv == 'i')
+			return (size_t)snprintf(out, len, f, (long long)raw);
+		return (size_t)snprintf(out, len, f, (unsigned long long)raw);
+	}
+	char text[512];
+	ut_value_text(prog, fields, nfields, rec, size, v, text, sizeof(text));
+	f[n++] = 's';
+	f[n] = 0;
+	return (size_t)snprintf(out, len, f, text);
+}
+
+void ut_value_text(const struct ut_program *prog, const struct ut_field *fields, unsigned nfields,
+		   const void *rec, size_t size, const struct ut_value *v, char *buf, size_t len)
+{
+	if (!len)
+		return;
+	buf[0] = 0;
+	switch (v->kind) {
+	case UT_VAL_TEXT:
+		snprintf(buf, len, "%s", v->text ? v->text : "");
+		return;
+	case UT_VAL_FORMAT: {
+		size_t at = 0;
+		unsigned next = 0;
+		for (const char *p = v->text ? v->text : ""; *p && at + 1 < len; p++) {
+			if (*p != '%') {
+				buf[at++] = *p;
+				continue;
+			}
+			if (p[1] == '%') {
+				buf[at++] = '%';
+				p++;
+				continue;
+			}
+			const char *start = p++;
+			while (*p && strchr("-0123456789.l", *p))
+				p++;
+			if (!*p || next >= v->nfmt)
+				break;
+			size_t w = format_one(prog, fields, nfields, rec, size, &v->fmt[next++], start,
+					      (size_t)(p - start + 1), buf + at, len - at);
+			at += w < len - at ? w : len - at - 1;
+		}
+		buf[at < len ? at : len - 1] = 0;
+		return;
+	}
+	case UT_VAL_FIELD:
+		break;
+	default:
+		return;
+	}
+	if (v->field >= nfields || !field_in_record(&fields[v->field], size))
+		return;
+	const struct ut_field *f = &fields[v->field];
+	if (f->type == UT_F_STR) {
+		size_t n = strnlen((const char *)rec + f->offset, f->size);
+		snprintf(buf, len, "%.*s", (int)n, (const char *)rec + f->offset);
+		return;
+	}
+	uint64_t raw = field_u64(f, rec);
+	switch (v->display) {
+	case UT_SHOW_TABLE: {
+		const char *name = table_name(prog, v->table, (int64_t)raw);
+		if (name)
+			snprintf(buf, len, "%s", name);
+		else
+			snprintf(buf, len, "%" PRId64, (int64_t)raw);
+		return;
+	}
+	case UT_SHOW_ERRNO: {
+		int64_t s = (int64_t)raw;
+		const char *name = s < 0 && s > -4096 ? ut_errno_name((int)-s) : NULL;
+		if (name)
+			snprintf(buf, len, "-%s", name);
+		else
+			snprintf(buf, len, "%" PRId64, s);
+		return;
+	}
+	case UT_SHOW_HEX:
+		snprintf(buf, len, "0x%" PRIx64, raw);
+		return;
+	default:
+		if (f->type == UT_F_PTR)
+			snprintf(buf, len, "0x%" PRIx64, raw);
+		else if (f->type == UT_F_S64)
+			snprintf(buf, len, "%" PRId64, (int64_t)raw);
+		else
+			snprintf(buf, len, "%" PRIu64, raw);
+	}
+}
+
+/* Arguments keep their numbers where they are numbers (queries in
+ * Perfetto want them), and become text where a script gave them names. */
+#define MAX_ARGS 32
+struct decoded_args {
+	struct ut_arg args[MAX_ARGS];
+	char text[MAX_ARGS][256];
+	unsigned n;
+};
+
+static void to_arg(const struct ut_program *prog, const struct ut_event *ev, const void *rec, size_t size,
+		   const char *name, const struct ut_value *v, struct decoded_args *out)
+{
+	if (out->n >= MAX_ARGS || v->kind == UT_VAL_NONE)
+		return;
+	struct ut_arg *a = &out->args[out->n];
+	char *text = out->text[out->n];
+	a->name = name;
+	if (v->kind == UT_VAL_FIELD && v->field < ev->nfields && field_in_record(&ev->fields[v->field], size) &&
+	    ev->fields[v->field].type != UT_F_STR) {
+		const struct ut_field *f = &ev->fields[v->field];
+		uint64_t raw = field_u64(f, rec);
+		switch (v->display) {
+		case UT_SHOW_PLAIN:
+			if (f->type == UT_F_PTR) {
+				a->kind = UT_ARG_PTR;
+				a->u = raw;
+			} else if (f->type == UT_F_S64) {
+				a->kind = UT_ARG_INT;
+				a->i = (int64_t)raw;
+			} else {
+				a->kind = UT_ARG_UINT;
+				a->u = raw;
+			}
+			out->n++;
+			return;
+		case UT_SHOW_HEX:
+			a->kind = UT_ARG_PTR;
+			a->u = raw;
+			out->n++;
+			return;
+		case UT_SHOW_KOID:
+			a->kind = UT_ARG_KOID;
+			a->u = raw;
+			out->n++;
+			return;
+		case UT_SHOW_ERRNO:
+			if ((int64_t)raw >= 0) {
+				a->kind = UT_ARG_INT;
+				a->i = (int64_t)raw;
+				out->n++;
+				return;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	ut_value_text(prog, ev->fields, ev->nfields, rec, size, v, text, 256);
+	a->kind = UT_ARG_STR;
+	a->s = text;
+	out->n++;
+}
+
+static void thread_record(struct ut_decoder *d, const struct ut_rec_hdr *h, const void *rec, size_t size)
+{
+	const struct ut_thread_rec *t = rec;
+	if (size < sizeof(*t) || !d->engine)
+		return;
+	char comm[17], pcomm[17];
+	snprintf(comm, sizeof(comm), "%.*s", (int)strnlen(t->comm, 16), t->comm);
+	snprintf(pcomm, sizeof(pcomm), "%.*s", (int)strnlen(t->pcomm, 16), t->pcomm);
+	ut_engine_thread_name(d->engine, h->pid, h->tid, comm);
+	ut_engine_process_name(d->engine, h->pid, pcomm);
+}
+
+void ut_decode_record(struct ut_decoder *d, const void *rec, size_t size)
+{
+	const struct ut_rec_hdr *h = rec;
+	if (size < sizeof(*h)) {
+		d->malformed++;
+		return;
+	}
+	d->records++;
+	if (!d->first_ts || h->ts < d->first_ts)
+		d->first_ts = h->ts;
+	if (h->ts > d->last_ts)
+		d->last_ts = h->ts;
+	if (h->event == UT_EVENT_THREAD) {
+		thread_record(d, h, rec, size);
+		return;
+	}
+	if (h->event >= d->prog->nevents || size < d->prog->events[h->event].size) {
+		d->malformed++;
+		return;
+	}
+	const struct ut_program *p = d->prog;
+	const struct ut_event *ev = &p->events[h->event];
+	char name[512];
+	ut_value_text(p, ev->fields, ev->nfields, rec, size, &ev->name, name, sizeof(name));
+	switch (ev->op) {
+	case UT_EV_PRINT:
+		if (d->print_out)
+			fputs(name, d->print_out);
+		return;
+	case UT_EV_EXIT:
+		d->exit_requested = true;
+		return;
+	case UT_EV_CLEAR:
+		if (d->clear_map)
+			d->clear_map(d->clear_ctx, name);
+		return;
+	default:
+		break;
+	}
+	if (!d->engine)
+		return;
+	struct decoded_args args;
+	args.n = 0;
+	for (unsigned i = 0; i < ev->nargs; i++)
+		to_arg(p, ev, rec, size, ev->args[i].name, &ev->args[i].value, &args);
+	uint64_t gkey = 0, key = 0;
+	const char *group = ev->group >= 0 && (unsigned)ev->group < p->ngroups ? p->groups[ev->group] : NULL;
+	const char *flow = ev->flow >= 0 && (unsigned)ev->flow < p->nflows ? p->flows[ev->flow] : NULL;
+	if (ev->group_key.kind == UT_VAL_FIELD && ev->group_key.field < ev->nfields)
+		gkey = field_u64(&ev->fields[ev->group_key.field], rec);
+	if (ev->key.kind == UT_VAL_FIELD && ev->key.field < ev->nfields)
+		key = field_u64(&ev->fields[ev->key.field], rec);
+	struct ut_track track = {.kind = UT_TRACK_THREAD, .pid = h->pid, .tid = h->tid};
+	if (group)
+		track = (struct ut_track){.kind = UT_TRACK_GROUP, .group = group, .key = gkey};
+	struct ut_engine *e = d->engine;
+	switch (ev->op) {
+	case UT_EV_SLICE_BEGIN:
+		ut_slice_begin(e, h->ts, &track, ev->category, name, args.args, args.n);
+		break;
+	case UT_EV_SLICE_END:
+		ut_slice_end(e, h->ts, &track, args.args, args.n);
+		break;
+	case UT_EV_INSTANT:
+		ut_instant(e, h->ts, &track, ev->category, name, args.args, args.n);
+		break;
+	case UT_EV_COUNTER:
+		ut_counter(e, h->ts, &track, name, args.args, args.n);
+		break;
+	case UT_EV_FLOW_BEGIN: case UT_EV_FLOW_STEP: case UT_EV_FLOW_END:
+		if (flow)
+			ut_flow(e, h->ts, h->pid, h->tid,
+				ev->op == UT_EV_FLOW_BEGIN ? UT_FLOW_BEGIN : ev->op == UT_EV_FLOW_STEP ? UT_FLOW_STEP : UT_FLOW_END,
+				flow, key, ev->category, name, args.args, args.n);
+		break;
+	case UT_EV_SPAN_BEGIN:
+		if (group)
+			ut_span_begin(e, h->ts, group, gkey, key, ev->category, name, args.args, args.n);
+		break;
+	case UT_EV_SPAN_PHASE:
+		if (group)
+			ut_span_phase(e, h->ts, group, gkey, key, name, args.args, args.n);
+		break;
+	case UT_EV_SPAN_END:
+		if (group)
+			ut_span_end(e, h->ts, group, gkey, key, name[0] ? name : NULL, args.args, args.n);
+		break;
+	case UT_EV_GROUP_NAME:
+		if (group)
+			ut_engine_group_name(e, group, gkey, name);
+		break;
+	default:
+		break;
+	}
+}

@@ -1,0 +1,38 @@
+/* Decodes ring-buffer records with the compiler's layout tables and feeds
+ * the trace constructs they stand for to the engine. */
+#ifndef UT_DECODE_H
+#define UT_DECODE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "compiler/program.h"
+
+struct ut_engine;
+
+struct ut_decoder {
+	const struct ut_program *prog;
+	struct ut_engine *engine;     /* NULL: no trace file (--summary-only) */
+	FILE *print_out;              /* printf() output */
+	uint64_t first_ts, last_ts;
+	uint64_t records, malformed;
+	bool exit_requested;          /* the script called exit() */
+	/* clear(@map): done by the caller, which owns the maps */
+	void (*clear_map)(void *ctx, const char *name);
+	void *clear_ctx;
+};
+
+/* Handles one record; malformed records (unknown event, short) are counted
+ * and skipped, never trusted. */
+void ut_decode_record(struct ut_decoder *d, const void *rec, size_t size);
+
+/* Text of a value in a record (names, printf): table names, errno names,
+ * formats.  Used for map keys too (rec = the key, fields = key layout). */
+void ut_value_text(const struct ut_program *prog, const struct ut_field *fields, unsigned nfields,
+		   const void *rec, size_t size, const struct ut_value *v, char *buf, size_t len);
+
+/* "EAGAIN" for 11; NULL when unknown. */
+const char *ut_errno_name(int e);
+
+#endif

@@ -1,0 +1,613 @@
+/* uring-trace: the command line.  Script -> compiler -> BPF object ->
+ * loaded probes -> records -> engine -> trace file, plus the summary. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <linux/types.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/records.h"
+#include "compiler/compiler.h"
+#include "engine/engine.h"
+#include "engine/fxt.h"
+#include "runtime/attach.h"
+#include "runtime/cache.h"
+#include "runtime/consumer.h"
+#include "runtime/decode.h"
+#include "runtime/loader.h"
+#include "runtime/summary.h"
+#include "runtime/usage.h"
+
+#ifndef UT_VERSION
+#define UT_VERSION "0.1.0"
+#endif
+
+struct options {
+	const char *script;
+	const char *program;        /* -e */
+	const char *output;         /* -o */
+	pid_t pid;                  /* -p */
+	const char *command;        /* -c */
+	const char *comm;           /* --comm */
+	double duration;            /* -d, seconds; 0 = until stopped */
+	double sample_pct;          /* --sample */
+	size_t buffer_bytes;        /* --buffer */
+	const char *list;           /* -l */
+	bool list_given;
+	bool emit_c, dump_ast, compile_only, verbose, quiet, summary_only;
+	const char *json;
+	const char *includes[32];
+	unsigned nincludes;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig) { stop_signal = sig; }
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The directory of the executable: the stdlib and scripts are found
+ * beside it in the source tree (build/..), or under the install prefix. */
+static void exe_dir(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	if (n <= 0) {
+		snprintf(buf, len, ".");
+		return;
+	}
+	buf[n] = 0;
+	char *slash = strrchr(buf, '/');
+	if (slash)
+		*slash = 0;
+}
+
+/* Finds a data directory ("stdlib", "scripts"): source tree, then prefix. */
+static const char *data_dir(const char *what, char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	exe_dir(exe, sizeof(exe));
+	const char *env = getenv("UT_DATA_DIR");
+	const char *cands[3] = {env, NULL, UT_DATADIR};
+	char tree[PATH_MAX + 8];
+	snprintf(tree, sizeof(tree), "%s/..", exe);
+	cands[1] = tree;
+	for (int i = 0; i < 3; i++) {
+		if (!cands[i])
+			continue;
+		snprintf(buf, len, "%s/%s", cands[i], what);
+		struct stat st;
+		if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode))
+			return buf;
+	}
+	return NULL;
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end || v < 4096 || v > (1ull << 31))
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
+static int parse_duration(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || v <= 0)
+		return -1;
+	if (strcmp(end, "ms") == 0)
+		v /= 1000;
+	else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+		v *= 60;
+	else if (strcmp(end, "h") == 0)
+		v *= 3600;
+	else if (*end && strcmp(end, "s") != 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void die_usage(const char *msg, const char *arg)
+{
+	fprintf(stderr, "uring-trace: %s%s%s\nTry 'uring-trace --help'.\n", msg, arg ? ": " : "", arg ? arg : "");
+	exit(2);
+}
+
+enum { OPT_EMIT_C = 256, OPT_DUMP, OPT_COMPILE, OPT_SAMPLE, OPT_BUFFER, OPT_SUMMARY_ONLY, OPT_JSON,
+       OPT_VERSION, OPT_COMM };
+
+static void parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option longs[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{"output", required_argument, NULL, 'o'},
+		{"pid", required_argument, NULL, 'p'},
+		{"command", required_argument, NULL, 'c'},
+		{"duration", required_argument, NULL, 'd'},
+		{"comm", required_argument, NULL, OPT_COMM},
+		{"sample", required_argument, NULL, OPT_SAMPLE},
+		{"buffer", required_argument, NULL, OPT_BUFFER},
+		{"list", optional_argument, NULL, 'l'},
+		{"emit-c", no_argument, NULL, OPT_EMIT_C},
+		{"dump", required_argument, NULL, OPT_DUMP},
+		{"compile", no_argument, NULL, OPT_COMPILE},
+		{"summary-only", no_argument, NULL, OPT_SUMMARY_ONLY},
+		{"json", required_argument, NULL, OPT_JSON},
+		{"verbose", no_argument, NULL, 'v'},
+		{"quiet", no_argument, NULL, 'q'},
+		{NULL, 0, NULL, 0},
+	};
+	int ch;
+	while ((ch = getopt_long(argc, argv, "+he:o:p:c:d:l::I:vq", longs, NULL)) != -1) {
+		switch (ch) {
+		case 'h': printf(ut_usage_text); exit(0);
+		case OPT_VERSION: printf("uring-trace %s\n", UT_VERSION); exit(0);
+		case 'e': o->program = optarg; break;
+		case 'o': o->output = optarg; break;
+		case 'p': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v <= 0 || v > INT_MAX)
+				die_usage("-p takes a process id", optarg);
+			if (kill((pid_t)v, 0) != 0 && errno == ESRCH)
+				die_usage("no such process", optarg);
+			o->pid = (pid_t)v;
+			break;
+		}
+		case 'c': o->command = optarg; break;
+		case 'd':
+			if (parse_duration(optarg, &o->duration) < 0)
+				die_usage("-d takes a duration like 10, 10s, 500ms or 2m", optarg);
+			break;
+		case OPT_COMM:
+			if (strlen(optarg) > 15)
+				die_usage("--comm names are at most 15 characters (the kernel's comm)", optarg);
+			o->comm = optarg;
+			break;
+		case OPT_SAMPLE: {
+			char *end;
+			o->sample_pct = strtod(optarg, &end);
+			if (*end == '%')
+				end++;
+			if (*end || o->sample_pct <= 0 || o->sample_pct > 100)
+				die_usage("--sample takes a percentage above 0 and at most 100", optarg);
+			break;
+		}
+		case OPT_BUFFER:
+			if (parse_size(optarg, &o->buffer_bytes) < 0)
+				die_usage("--buffer takes a size from 4K to 2G, e.g. 64M", optarg);
+			break;
+		case 'l': o->list_given = true; o->list = optarg; break;
+		case 'I':
+			if (o->nincludes < 32)
+				o->includes[o->nincludes++] = optarg;
+			break;
+		case OPT_EMIT_C: o->emit_c = true; break;
+		case OPT_DUMP:
+			if (strcmp(optarg, "ast") != 0)
+				die_usage("--dump takes 'ast'", optarg);
+			o->dump_ast = true;
+			break;
+		case OPT_COMPILE: o->compile_only = true; break;
+		case OPT_SUMMARY_ONLY: o->summary_only = true; break;
+		case OPT_JSON: o->json = optarg; break;
+		case 'v': o->verbose = true; break;
+		case 'q': o->quiet = true; break;
+		default: exit(2);
+		}
+	}
+	if (o->list_given && !o->list && optind < argc)
+		o->list = argv[optind++];
+	if (optind < argc)
+		o->script = argv[optind++];
+	if (optind < argc)
+		die_usage("unexpected argument", argv[optind]);
+	if (o->script && o->program)
+		die_usage("give a script file or -e, not both", NULL);
+	if (o->pid && o->command)
+		die_usage("give -p or -c, not both", NULL);
+}
+
+static int list_probes(const char *pattern)
+{
+	struct ut_kernel *k = ut_kernel_open();
+	const char *p = pattern && *pattern ? pattern : "tracepoint:*";
+	char kind[32] = "tracepoint";
+	const char *glob = p;
+	const char *colon = strchr(p, ':');
+	if (colon && colon - p < (int)sizeof(kind)) {
+		snprintf(kind, sizeof(kind), "%.*s", (int)(colon - p), p);
+		if (strcmp(kind, "tracepoint") == 0 || strcmp(kind, "t") == 0 || strcmp(kind, "kprobe") == 0 ||
+		    strcmp(kind, "k") == 0 || strcmp(kind, "fentry") == 0 || strcmp(kind, "f") == 0 ||
+		    strcmp(kind, "tp_btf") == 0)
+			glob = colon + 1;
+		else
+			snprintf(kind, sizeof(kind), "tracepoint");
+	}
+	char **names = NULL;
+	bool funcs = kind[0] == 'k' || kind[0] == 'f';
+	int n = funcs ? ut_kernel_functions_matching(k, glob, &names) : ut_kernel_tracepoints_matching(k, glob, &names);
+	if (n < 0) {
+		fprintf(stderr, "uring-trace: cannot list probes: %s\n", ut_kernel_error(k));
+		ut_kernel_close(k);
+		return 1;
+	}
+	const char *shown = strcmp(kind, "t") == 0 ? "tracepoint" : strcmp(kind, "k") == 0 ? "kprobe"
+			  : strcmp(kind, "f") == 0 ? "fentry" : kind;
+	for (int i = 0; i < n; i++)
+		printf("%s:%s\n", shown, names[i]);
+	ut_strv_free(names, n);
+	ut_kernel_close(k);
+	return n > 0 ? 0 : 1;
+}
+
+/* -c: the child waits on a pipe until the probes are attached, so nothing
+ * it does is missed; under sudo it runs as the invoking user. */
+static pid_t start_command(const char *cmd, int *release_fd)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char b;
+		close(fds[1]);
+		if (read(fds[0], &b, 1) != 1)
+			_exit(127);
+		const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+		if (getuid() == 0 && su && sg) {
+			if (setgid((gid_t)atoi(sg)) != 0 || setuid((uid_t)atoi(su)) != 0)
+				_exit(126);
+		}
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[0]);
+	*release_fd = fds[1];
+	return pid;
+}
+
+struct session {
+	struct options *o;
+	struct ut_program *prog;
+	struct ut_loaded *loaded;
+	struct bpf_object *obj;
+	struct ut_consumer *consumer;
+	struct fxt_writer *writer;
+	struct ut_engine *engine;
+	struct ut_decoder dec;
+	uint64_t *lost_seen;    /* per probe, for markers */
+};
+
+static int on_record(void *ctx, const void *rec, size_t size)
+{
+	struct session *s = ctx;
+	ut_decode_record(&s->dec, rec, size);
+	return 0;
+}
+
+static void on_clear(void *ctx, const char *name)
+{
+	struct session *s = ctx;
+	ut_clear_map(s->prog, s->obj, name);
+}
+
+static void totals(struct session *s, uint64_t *emitted, uint64_t *lost)
+{
+	*emitted = *lost = 0;
+	for (unsigned i = 0; i <= s->prog->nprobes; i++) {
+		struct ut_probe_totals t = {0};
+		if (ut_consumer_counters(s->consumer, i, &t) == 0) {
+			*emitted += t.emitted;
+			*lost += t.lost;
+		}
+	}
+}
+
+/* Losses since the last look become markers in the trace, per probe. */
+static void mark_losses(struct session *s)
+{
+	for (unsigned i = 0; i <= s->prog->nprobes; i++) {
+		struct ut_probe_totals t = {0};
+		if (ut_consumer_counters(s->consumer, i, &t) != 0 || t.lost <= s->lost_seen[i])
+			continue;
+		if (s->engine)
+			ut_lost_marker(s->engine, now_ns(), t.lost - s->lost_seen[i],
+				       i < s->prog->nprobes ? s->prog->probes[i].spec : "thread names");
+		s->lost_seen[i] = t.lost;
+	}
+}
+
+static void run_once_probes(struct session *s, enum ut_probe_kind kind)
+{
+	for (unsigned i = 0; i < s->prog->nprobes; i++) {
+		const struct ut_probe *p = &s->prog->probes[i];
+		if (p->nalts != 1 || p->alts[0].kind != kind)
+			continue;
+		struct bpf_program *prog = bpf_object__find_program_by_name(s->obj, p->alts[0].prog_name);
+		if (!prog)
+			continue;
+		LIBBPF_OPTS(bpf_test_run_opts, opts);
+		if (bpf_prog_test_run_opts(bpf_program__fd(prog), &opts) != 0)
+			fprintf(stderr, "uring-trace: %s at %s:%d could not run: %s\n", p->spec, p->loc.file, p->loc.line,
+				strerror(errno));
+	}
+	ut_consumer_drain(s->consumer);
+}
+
+static void status_line(struct session *s, double started, uint64_t *last_records, double *last_t)
+{
+	double t = now_s();
+	uint64_t emitted, lost;
+	totals(s, &emitted, &lost);
+	double rate = (double)(s->dec.records - *last_records) / (t - *last_t > 0 ? t - *last_t : 1);
+	fprintf(stderr, "\r%6.1fs  %10.0f events/s  %llu events  %llu lost  %.1f MB trace   ", t - started, rate,
+		(unsigned long long)s->dec.records, (unsigned long long)lost,
+		s->writer ? (double)fxt_writer_bytes(s->writer) / 1e6 : 0.0);
+	*last_records = s->dec.records;
+	*last_t = t;
+}
+
+static int trace(struct options *o, struct ut_program *prog, const void *obj, size_t obj_len)
+{
+	struct session s = {.o = o, .prog = prog};
+	char err[4096];
+	int rc = 0;
+	if (!o->summary_only) {
+		s.writer = fxt_writer_open(o->output, err, sizeof(err));
+		if (!s.writer) {
+			fprintf(stderr, "uring-trace: cannot write the trace: %s\n", err);
+			return 1;
+		}
+		s.engine = ut_engine_new(s.writer, NULL);
+	}
+	int release_fd = -1;
+	pid_t child = 0;
+	if (o->command) {
+		child = start_command(o->command, &release_fd);
+		if (child < 0) {
+			fprintf(stderr, "uring-trace: cannot start '%s': %s\n", o->command, strerror(errno));
+			return 1;
+		}
+	}
+	struct ut_load_opts lo = {
+		.obj = obj, .obj_len = obj_len, .probes = prog->probes, .nprobes = prog->nprobes,
+		.ringbuf_bytes = o->buffer_bytes,
+		.filter_tgid = child ? (uint32_t)child : (uint32_t)o->pid,
+		.filter_comm = o->comm,
+		.sample_permyriad = o->sample_pct > 0 ? (uint32_t)(o->sample_pct * 100 + 0.5) : 0,
+		.verbose = o->verbose,
+	};
+	s.loaded = ut_load(&lo, err, sizeof(err));
+	if (!s.loaded) {
+		fprintf(stderr, "uring-trace: %s\n", err);
+		if (child) {
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+		}
+		rc = 1;
+		goto out;
+	}
+	s.obj = ut_loaded_object(s.loaded);
+	s.consumer = ut_consumer_new(s.obj, on_record, &s, err, sizeof(err));
+	if (!s.consumer) {
+		fprintf(stderr, "uring-trace: %s\n", err);
+		rc = 1;
+		goto out;
+	}
+	s.lost_seen = calloc(prog->nprobes + 1, sizeof(*s.lost_seen));
+	s.dec = (struct ut_decoder){.prog = prog, .engine = s.engine, .print_out = stdout,
+				    .clear_map = on_clear, .clear_ctx = &s};
+	if (o->verbose)
+		for (unsigned i = 0; i < prog->nprobes; i++) {
+			int a = ut_loaded_alt(s.loaded, i);
+			const char *skipped = ut_loaded_skipped(s.loaded, i);
+			if (a >= 0)
+				fprintf(stderr, "uring-trace: %s:%d: attached %s:%s%s%s\n", prog->probes[i].loc.file,
+					prog->probes[i].loc.line, ut_kind_name(prog->probes[i].alts[a].kind),
+					prog->probes[i].alts[a].target, skipped[0] ? " (skipped: " : "",
+					skipped[0] ? skipped : "");
+			else if (prog->probes[i].nalts && prog->probes[i].alts[0].kind != UT_PROBE_BEGIN &&
+				 prog->probes[i].alts[0].kind != UT_PROBE_END)
+				fprintf(stderr, "uring-trace: %s: not attached (%s)\n", prog->probes[i].spec, skipped);
+		}
+	run_once_probes(&s, UT_PROBE_BEGIN);
+	if (child) {
+		if (write(release_fd, "g", 1) != 1)
+			fprintf(stderr, "uring-trace: cannot start the command\n");
+		close(release_fd);
+	}
+	if (!o->quiet && !o->command)
+		fprintf(stderr, "uring-trace: tracing%s; Ctrl-C to stop\n", s.writer ? "" : " (summary only)");
+	bool tty = isatty(2) && !o->quiet;
+	double started = now_s(), last_status = started;
+	uint64_t last_records = 0;
+	int child_status = 0;
+	while (!stop_signal && !s.dec.exit_requested) {
+		int n = ut_consumer_poll(s.consumer, 100);
+		if (n < 0 && n != -EINTR) {
+			fprintf(stderr, "uring-trace: reading events failed: %s\n", strerror(-n));
+			rc = 1;
+			break;
+		}
+		if (o->duration > 0 && now_s() - started >= o->duration)
+			break;
+		if (child && waitpid(child, &child_status, WNOHANG) == child) {
+			child = 0;
+			break;
+		}
+		if (now_s() - last_status >= 1.0) {
+			mark_losses(&s);
+			if (tty)
+				status_line(&s, started, &last_records, &last_status);
+			else
+				last_status = now_s();
+		}
+	}
+	if (tty)
+		fputc('\n', stderr);
+	struct ut_detach_stats ds;
+	ut_detach(s.loaded, &ds);
+	ut_consumer_drain(s.consumer);
+	run_once_probes(&s, UT_PROBE_END);
+	mark_losses(&s);
+	uint64_t emitted, lost;
+	totals(&s, &emitted, &lost);
+	if (s.engine)
+		ut_engine_finish(s.engine, s.dec.last_ts ? s.dec.last_ts : now_ns());
+	if (s.writer) {
+		if (fxt_writer_close(s.writer, err, sizeof(err)) != 0) {
+			fprintf(stderr, "uring-trace: writing %s failed: %s\n", o->output, err);
+			rc = 1;
+		}
+		s.writer = NULL;
+	}
+	ut_print_maps(prog, s.obj, stdout);
+	if (o->json) {
+		FILE *j = strcmp(o->json, "-") == 0 ? stdout : fopen(o->json, "w");
+		if (!j) {
+			fprintf(stderr, "uring-trace: cannot write %s: %s\n", o->json, strerror(errno));
+			rc = 1;
+		} else {
+			fprintf(j, "{\"events\":%llu,\"lost\":%llu,\"maps\":", (unsigned long long)s.dec.records,
+				(unsigned long long)lost);
+			ut_maps_json(prog, s.obj, j);
+			fputs("}\n", j);
+			if (j != stdout)
+				fclose(j);
+		}
+	}
+	if (!o->quiet) {
+		fprintf(stderr, "uring-trace: %llu events, %llu lost", (unsigned long long)s.dec.records,
+			(unsigned long long)lost);
+		if (!o->summary_only)
+			fprintf(stderr, "; trace written to %s (open it at https://ui.perfetto.dev)", o->output);
+		fputc('\n', stderr);
+		if (lost)
+			fprintf(stderr, "uring-trace: events were lost: raise --buffer (now %zu bytes) or trace less\n",
+				o->buffer_bytes ? o->buffer_bytes : (size_t)8 << 20);
+		if (o->verbose)
+			fprintf(stderr, "uring-trace: detached %u links (%u slow) in %.1f ms\n", ds.links, ds.slow_links, ds.ms);
+	}
+	if (child) {
+		kill(child, SIGTERM);
+		waitpid(child, &child_status, 0);
+	}
+out:
+	if (s.engine)
+		ut_engine_free(s.engine);
+	if (s.writer)
+		fxt_writer_close(s.writer, err, sizeof(err));
+	if (s.consumer)
+		ut_consumer_free(s.consumer);
+	if (s.loaded)
+		ut_unload(s.loaded);
+	free(s.lost_seen);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && (strcmp(argv[1], "dump") == 0 || strcmp(argv[1], "stats") == 0)) {
+		bool json = argc == 4 && strcmp(argv[2], "--json") == 0;
+		if (argc != 3 && !json)
+			die_usage("usage: uring-trace dump|stats [--json] FILE", NULL);
+		const char *file = argv[argc - 1];
+		return argv[1][0] == 'd' ? fxt_dump(file, stdout) : fxt_stats(file, stdout, json);
+	}
+	struct options o = {.output = "trace.fxt"};
+	parse_options(argc, argv, &o);
+	if (o.list_given)
+		return list_probes(o.list);
+	char stdlib[PATH_MAX], scripts[PATH_MAX], deflt[PATH_MAX + 16];
+	const char *stdlib_dir = data_dir("stdlib", stdlib, sizeof(stdlib));
+	if (!o.script && !o.program) {
+		if (!data_dir("scripts", scripts, sizeof(scripts))) {
+			fprintf(stderr, "uring-trace: no script given and the default scripts/io_uring.ut is not installed\n");
+			return 2;
+		}
+		snprintf(deflt, sizeof(deflt), "%s/io_uring.ut", scripts);
+		o.script = deflt;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+
+	struct ut_kernel *k = ut_kernel_open();
+	struct diag d;
+	diag_init(&d, stderr);
+	struct ut_compile_opts co = {
+		.file = o.script, .text = o.program, .include_dirs = o.includes, .ninclude_dirs = o.nincludes,
+		.stdlib_dir = stdlib_dir, .dump_ast = o.dump_ast ? stdout : NULL, .verbose = o.verbose,
+	};
+	struct ut_program *prog = ut_compile(&co, k, &d);
+	int rc = 0;
+	if (!prog) {
+		fprintf(stderr, "uring-trace: %d error%s; nothing was traced\n", d.errors, d.errors == 1 ? "" : "s");
+		ut_kernel_close(k);
+		return 1;
+	}
+	if (o.emit_c || o.dump_ast) {
+		if (o.emit_c)
+			fputs(prog->bpf_c, stdout);
+		goto done;
+	}
+	void *obj = NULL;
+	size_t obj_len = 0;
+	bool cached = false;
+	char err[8192];
+	double t0 = now_s();
+	if (ut_build_object(prog->bpf_c, &obj, &obj_len, &cached, err, sizeof(err)) != 0) {
+		fprintf(stderr, "uring-trace: the generated BPF C did not compile (a bug in uring-trace: please report it with --emit-c output):\n%s\n", err);
+		rc = 1;
+		goto done;
+	}
+	if (o.verbose)
+		fprintf(stderr, "uring-trace: BPF object %s (%.0f ms)\n", cached ? "from cache" : "compiled", (now_s() - t0) * 1000);
+	ut_kernel_close(k);
+	k = NULL;
+	rc = trace(&o, prog, obj, obj_len);
+	free(obj);
+done:
+	ut_program_free(prog);
+	if (k)
+		ut_kernel_close(k);
+	return rc;
+}

@@ -1,0 +1,349 @@
+#include "runtime/summary.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/decode.h"
+
+/* One map entry with its per-CPU values combined. */
+struct entry {
+	unsigned char *key;
+	int64_t value;      /* count, sum, min, max, last, or sum for avg */
+	uint64_t count;     /* avg: number of values; min/max: 0 when never set */
+	uint64_t bucket;    /* hist/lhist */
+	char *text;         /* string values */
+};
+
+struct entries {
+	struct entry *v;
+	size_t n;
+	unsigned char *keys;
+	uint32_t key_size;
+};
+
+static bool is_hist(const struct ut_map *m) { return m->agg == UT_AGG_HIST || m->agg == UT_AGG_LHIST; }
+
+static void combine(const struct ut_map *m, const unsigned char *vals, int ncpu, size_t stride, struct entry *e)
+{
+	e->value = 0;
+	e->count = 0;
+	for (int c = 0; c < ncpu; c++) {
+		int64_t v;
+		uint64_t n = 0;
+		memcpy(&v, vals + (size_t)c * stride, 8);
+		if (m->value_size >= 16)
+			memcpy(&n, vals + (size_t)c * stride + 8, 8);
+		switch (m->agg) {
+		case UT_AGG_MIN: case UT_AGG_MAX:
+			if (!n)
+				break;
+			if (!e->count || (m->agg == UT_AGG_MIN ? v < e->value : v > e->value))
+				e->value = v;
+			e->count = 1;
+			break;
+		default:
+			e->value += v;
+			e->count += n;
+		}
+	}
+}
+
+static void free_entries(struct entries *es)
+{
+	for (size_t i = 0; i < es->n; i++)
+		free(es->v[i].text);
+	free(es->v);
+	free(es->keys);
+}
+
+static int read_entries(const struct ut_map *m, struct bpf_object *obj, struct entries *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, m->bpf_name);
+	if (!map)
+		return -1;
+	int fd = bpf_map__fd(map);
+	bool percpu = bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_HASH;
+	int ncpu = percpu ? libbpf_num_possible_cpus() : 1;
+	if (ncpu <= 0)
+		return -1;
+	size_t stride = percpu ? ((size_t)m->value_size + 7) & ~(size_t)7 : m->value_size;
+	unsigned char *vals = malloc(stride * (size_t)ncpu);
+	unsigned char *key = calloc(1, m->key_size), *next = calloc(1, m->key_size);
+	size_t cap = 0;
+	int rc = 0;
+	out->key_size = m->key_size;
+	if (!vals || !key || !next) {
+		rc = -1;
+		goto done;
+	}
+	void *prev = NULL;
+	while (bpf_map_get_next_key(fd, prev, next) == 0) {
+		memcpy(key, next, m->key_size);
+		prev = key;
+		if (bpf_map_lookup_elem(fd, key, vals) != 0)
+			continue;
+		if (out->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			struct entry *v = realloc(out->v, cap * sizeof(*v));
+			unsigned char *k = realloc(out->keys, cap * m->key_size);
+			if (!v || !k) {
+				free(v ? v : out->v);
+				free(k ? k : out->keys);
+				out->v = NULL;
+				out->keys = NULL;
+				rc = -1;
+				goto done;
+			}
+			out->v = v;
+			out->keys = k;
+		}
+		struct entry *e = &out->v[out->n];
+		memcpy(out->keys + out->n * m->key_size, key, m->key_size);
+		combine(m, vals, ncpu, stride, e);
+		e->text = m->agg == UT_AGG_LAST && m->value_size > 8 ? strndup((char *)vals, m->value_size) : NULL;
+		if (is_hist(m))
+			memcpy(&e->bucket, key + m->key_size - 8, 8);
+		out->n++;
+	}
+	for (size_t i = 0; i < out->n; i++)
+		out->v[i].key = out->keys + i * m->key_size;
+done:
+	free(vals);
+	free(key);
+	free(next);
+	return rc;
+}
+
+static const struct ut_map *sort_map;
+
+/* The key without the histogram bucket: entries of one histogram. */
+static int cmp_key_prefix(const struct entry *a, const struct entry *b)
+{
+	uint32_t n = sort_map->key_size - (is_hist(sort_map) ? 8 : 0);
+	return memcmp(a->key, b->key, n);
+}
+
+static int cmp_entries(const void *pa, const void *pb)
+{
+	const struct entry *a = pa, *b = pb;
+	if (is_hist(sort_map)) {
+		int c = cmp_key_prefix(a, b);
+		if (c)
+			return c;
+		return a->bucket < b->bucket ? -1 : a->bucket > b->bucket;
+	}
+	/* smallest first, as bpftrace does: the largest ends next to the prompt */
+	int64_t va = a->value, vb = b->value;
+	if (sort_map->agg == UT_AGG_AVG) {
+		va = a->count ? a->value / (int64_t)a->count : 0;
+		vb = b->count ? b->value / (int64_t)b->count : 0;
+	}
+	if (va != vb)
+		return va < vb ? -1 : 1;
+	return memcmp(a->key, b->key, sort_map->key_size);
+}
+
+static void key_text(const struct ut_program *prog, const struct ut_map *m, const struct entry *e, char *buf, size_t len)
+{
+	size_t at = 0;
+	buf[0] = 0;
+	for (unsigned k = 0; k < m->nkeys && at + 2 < len; k++) {
+		char one[256];
+		ut_value_text(prog, m->keys, m->nkeys, e->key, m->key_size, &m->key_show[k], one, sizeof(one));
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", k ? ", " : "", one);
+		if (at >= len)
+			at = len - 1;
+	}
+}
+
+static void human(uint64_t v, char *buf, size_t len)
+{
+	static const char *units[] = {"", "K", "M", "G", "T", "P"};
+	int u = 0;
+	while (v >= 1024 && v % 1024 == 0 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%" PRIu64 "%s", v, units[u]);
+}
+
+static void bucket_label(const struct ut_map *m, uint64_t b, char *buf, size_t len)
+{
+	char lo[32], hi[32];
+	if (m->agg == UT_AGG_HIST) {
+		if (b == 0) {
+			snprintf(buf, len, "(..., 0)");
+		} else if (b == 1) {
+			snprintf(buf, len, "[0]");
+		} else if (b == 2) {
+			snprintf(buf, len, "[1]");
+		} else {
+			human(1ULL << (b - 2), lo, sizeof(lo));
+			human(b - 1 >= 64 ? UINT64_MAX : 1ULL << (b - 1), hi, sizeof(hi));
+			snprintf(buf, len, "[%s, %s)", lo, hi);
+		}
+		return;
+	}
+	int64_t nb = (m->lhist_max - m->lhist_min + m->lhist_step - 1) / m->lhist_step;
+	if (b == 0)
+		snprintf(buf, len, "(..., %" PRId64 ")", m->lhist_min);
+	else if ((int64_t)b > nb)
+		snprintf(buf, len, "[%" PRId64 ", ...)", m->lhist_max);
+	else
+		snprintf(buf, len, "[%" PRId64 ", %" PRId64 ")", m->lhist_min + ((int64_t)b - 1) * m->lhist_step,
+			 m->lhist_min + (int64_t)b * m->lhist_step);
+}
+
+static void print_hist(const struct ut_map *m, const struct entry *v, size_t n, FILE *out)
+{
+	int64_t peak = 1;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].value > peak)
+			peak = v[i].value;
+	/* every bucket between the first and the last used one, empty or not */
+	uint64_t first = v[0].bucket, last = v[n - 1].bucket;
+	size_t i = 0;
+	for (uint64_t b = first; b <= last; b++) {
+		int64_t count = 0;
+		if (i < n && v[i].bucket == b)
+			count = v[i++].value;
+		char label[96];
+		bucket_label(m, b, label, sizeof(label));
+		int bar = (int)(count * 52 / peak);
+		fprintf(out, "%-20s %8" PRId64 " |%.*s%*s|\n", label, count, bar,
+			"@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@", 52 - bar, "");
+	}
+}
+
+static void value_text(const struct ut_program *prog, const struct ut_map *m, const struct entry *e, char *buf, size_t len)
+{
+	switch (m->agg) {
+	case UT_AGG_AVG:
+		snprintf(buf, len, "%" PRId64, e->count ? e->value / (int64_t)e->count : 0);
+		return;
+	case UT_AGG_LAST: {
+		if (e->text) {
+			snprintf(buf, len, "%s", e->text);
+			return;
+		}
+		struct ut_field f = {.type = UT_F_S64, .offset = 0, .size = 8};
+		ut_value_text(prog, &f, 1, &e->value, sizeof(e->value), &m->value_show, buf, len);
+		return;
+	}
+	default:
+		snprintf(buf, len, "%" PRId64, e->value);
+	}
+}
+
+void ut_print_maps(const struct ut_program *prog, struct bpf_object *obj, FILE *out)
+{
+	for (unsigned i = 0; i < prog->nmaps; i++) {
+		const struct ut_map *m = &prog->maps[i];
+		struct entries es;
+		if (read_entries(m, obj, &es) < 0)
+			continue;
+		sort_map = m;
+		qsort(es.v, es.n, sizeof(*es.v), cmp_entries);
+		if (es.n)
+			fputc('\n', out);
+		for (size_t j = 0; j < es.n;) {
+			char key[1024];
+			key_text(prog, m, &es.v[j], key, sizeof(key));
+			const char *open = m->nkeys ? "[" : "", *close = m->nkeys ? "]" : "";
+			if (is_hist(m)) {
+				size_t end = j;
+				while (end < es.n && cmp_key_prefix(&es.v[j], &es.v[end]) == 0)
+					end++;
+				fprintf(out, "%s%s%s%s:\n", m->name, open, key, close);
+				print_hist(m, es.v + j, end - j, out);
+				fputc('\n', out);
+				j = end;
+				continue;
+			}
+			char val[512];
+			value_text(prog, m, &es.v[j], val, sizeof(val));
+			fprintf(out, "%s%s%s%s: %s\n", m->name, open, key, close, val);
+			j++;
+		}
+		free_entries(&es);
+	}
+}
+
+void ut_json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, FILE *out)
+{
+	fputc('{', out);
+	for (unsigned i = 0; i < prog->nmaps; i++) {
+		const struct ut_map *m = &prog->maps[i];
+		struct entries es;
+		if (read_entries(m, obj, &es) < 0)
+			continue;
+		sort_map = m;
+		qsort(es.v, es.n, sizeof(*es.v), cmp_entries);
+		fprintf(out, "%s", i ? "," : "");
+		ut_json_string(out, m->name);
+		fputs(":[", out);
+		for (size_t j = 0; j < es.n; j++) {
+			fprintf(out, "%s{\"key\":[", j ? "," : "");
+			for (unsigned k = 0; k < m->nkeys; k++) {
+				char one[256];
+				ut_value_text(prog, m->keys, m->nkeys, es.v[j].key, m->key_size, &m->key_show[k], one, sizeof(one));
+				fprintf(out, "%s", k ? "," : "");
+				ut_json_string(out, one);
+			}
+			fputs("]", out);
+			if (is_hist(m)) {
+				char label[96];
+				bucket_label(m, es.v[j].bucket, label, sizeof(label));
+				fputs(",\"bucket\":", out);
+				ut_json_string(out, label);
+				fprintf(out, ",\"count\":%" PRId64, es.v[j].value);
+			} else {
+				char val[512];
+				value_text(prog, m, &es.v[j], val, sizeof(val));
+				fputs(",\"value\":", out);
+				ut_json_string(out, val);
+			}
+			fputc('}', out);
+		}
+		fputc(']', out);
+		free_entries(&es);
+	}
+	fputc('}', out);
+}
+
+void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, const char *name)
+{
+	for (unsigned i = 0; i < prog->nmaps; i++) {
+		if (strcmp(prog->maps[i].name, name) != 0)
+			continue;
+		struct bpf_map *map = bpf_object__find_map_by_name(obj, prog->maps[i].bpf_name);
+		if (!map)
+			return;
+		int fd = bpf_map__fd(map);
+		unsigned char key[1024];
+		if (prog->maps[i].key_size > sizeof(key))
+			return;
+		while (bpf_map_get_next_key(fd, NULL, key) == 0)
+			if (bpf_map_delete_elem(fd, key) != 0)
+				break;
+	}
+}

@@ -1,0 +1,22 @@
+/* Printing the script's maps at exit: text like bpftrace (log2 histograms
+ * drawn in ASCII) or JSON. */
+#ifndef UT_SUMMARY_H
+#define UT_SUMMARY_H
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "compiler/program.h"
+
+struct bpf_object;
+
+/* Prints every map of prog from the loaded object. */
+void ut_print_maps(const struct ut_program *prog, struct bpf_object *obj, FILE *out);
+/* The maps as a JSON object {"@name": [...], ...}. */
+void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, FILE *out);
+/* Deletes every entry of the map named name ("@x"). */
+void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, const char *name);
+
+/* JSON string literal. */
+void ut_json_string(FILE *out, const char *s);
+
+#endif
