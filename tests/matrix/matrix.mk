@@ -13,13 +13,10 @@ MATRIX_CLANG  ?= clang-14
 MATRIX_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g
 # Static when every static library is there: the guest then needs nothing
 # but the binary. Otherwise mkinitramfs.sh ships the shared libraries.
+# Recursive (=) so that the compiler is asked only when the probe is built.
 MATRIX_STATIC_LIBS := libbpf.a libelf.a libz.a liburing.a
-MATRIX_HAVE_STATIC := $(strip $(foreach l,$(MATRIX_STATIC_LIBS),$(if $(filter /%,$(shell $(CC) -print-file-name=$(l))),,missing)))
-ifeq ($(MATRIX_HAVE_STATIC),)
-MATRIX_LDLIBS := -static -l:libbpf.a -l:libelf.a -l:libz.a -l:liburing.a
-else
-MATRIX_LDLIBS := -lbpf -lelf -lz -luring
-endif
+MATRIX_MISSING_STATIC = $(strip $(foreach l,$(MATRIX_STATIC_LIBS),$(if $(filter /%,$(shell $(CC) -print-file-name=$(l))),,$(l))))
+MATRIX_LDLIBS = $(if $(MATRIX_MISSING_STATIC),-lbpf -lelf -lz -luring,-static -l:libbpf.a -l:libelf.a -l:libz.a -l:liburing.a)
 
 .PHONY: kernel-matrix matrix-payload
 matrix-payload: $(MATRIX_DIR)/kprobe_probe $(MATRIX_DIR)/kprobe_probe.bpf.o

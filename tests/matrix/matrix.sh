@@ -20,7 +20,7 @@
 #   UT_MATRIX_EXTRA="-b build/uring-trace -d scripts:/ut/scripts"
 # Guest tests are tests/matrix/guest/*.sh (see run-guest-tests.sh).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 
 MATRIX_DIR=build/matrix
 OUT=$MATRIX_DIR/out
@@ -68,7 +68,7 @@ done
 command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not installed"
 qemu-system-x86_64 -accel help 2>/dev/null | grep -qx tcg || skip_all "this qemu has no TCG accelerator"
 echo "kernels ready in $(($(date +%s) - start)) s:"
-sed 's/^/  /' <<<"$kernel_lines"
+while read -r line; do echo "  $line"; done <<<"$kernel_lines"
 
 # One initramfs per kernel: the same payload, plus that kernel's modules.
 build_initramfs() {  # KERNEL_DIR OUTPUT
@@ -184,8 +184,8 @@ add_row() {  # LABEL RELEASE OUTPUT_FILE FAILS_BEFORE SECONDS
     "${cells[@]}" "$checks" "$seconds")")
 }
 
-for line in $(awk '{ print $1 "|" $2 "|" $4 }' <<<"$kernel_lines"); do
-  IFS='|' read -r series release image <<<"$line"
+# fd 3: nothing in the loop may eat the list from stdin.
+while read -r -u 3 series release _ image; do
   label=$series
   fails_before=$failures
   initramfs=$MATRIX_DIR/initramfs-$label.cpio.gz
@@ -210,7 +210,7 @@ for line in $(awk '{ print $1 "|" $2 "|" $4 }' <<<"$kernel_lines"); do
   check_facts "$label" "$series" "$OUT/$label.txt" yes
   relay_guest_results "$label" "$OUT/$label.txt"
   add_row "$label" "$release" "$OUT/$label.txt" "$fails_before" "$seconds"
-done
+done 3<<<"$kernel_lines"
 
 # The host's own kernel, natively: the third column of the matrix. Its probe
 # kinds are reported, not required (this CI machine has neither kprobes nor

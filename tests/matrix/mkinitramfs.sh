@@ -30,7 +30,7 @@ set -euo pipefail
 
 die() { echo "mkinitramfs: error: $*" >&2; exit 1; }
 
-out= command= modules= binaries=() dirs=() files=()
+out='' command='' modules='' binaries=() dirs=() files=()
 while getopts "o:c:b:d:f:m:" opt; do
   case $opt in
     o) out=$OPTARG ;;
