@@ -15,7 +15,8 @@ struct ut_kernel;
 /* Kind name as used in messages: "tracepoint", "tp_btf", "fentry"... */
 const char *ut_kind_name(enum ut_probe_kind kind);
 
-/* Whether the kind has BPF programs (BEGIN and END run in user space). */
+/* Whether the kind attaches to the kernel (BEGIN and END are loaded but
+ * run once from user space). */
 bool ut_kind_is_bpf(enum ut_probe_kind kind);
 
 /* true when alt's target exists here (tracepoint in tracefs, BTF typedef

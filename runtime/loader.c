@@ -292,13 +292,15 @@ static struct bpf_object *open_object(const struct ut_load_opts *o, const struct
 	struct bpf_program *prog;
 	bpf_object__for_each_program(prog, obj) {
 		/* Only the chosen alternatives load; a program no probe names
-		 * stays off too. */
+		 * stays off too.  BEGIN/END load but are never attached: the
+		 * caller runs them once (bpf_prog_test_run). */
 		unsigned i, j;
 		if (rc != 0)
 			break;
-		bool chosen = find_program(o, bpf_program__name(prog), &i, &j) && c[i].alt == (int)j;
+		bool found = find_program(o, bpf_program__name(prog), &i, &j);
+		bool chosen = found && (c[i].alt == (int)j || !ut_kind_is_bpf(o->probes[i].alts[j].kind));
 		rc = bpf_program__set_autoload(prog, chosen);
-		if (rc == 0 && chosen)
+		if (rc == 0 && chosen && ut_kind_is_bpf(o->probes[i].alts[j].kind))
 			rc = ut_prepare_program(prog, &o->probes[i].alts[j]);
 	}
 	if (rc != 0) {
