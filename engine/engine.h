@@ -68,7 +68,8 @@ struct ut_engine;
 
 /* The engine writes through w; it does not own w. */
 struct ut_engine *ut_engine_new(struct fxt_writer *w, const struct ut_engine_limits *lim);
-/* Closes what is still open at last_ts (marked unfinished) and frees. */
+/* Closes what is still open at last_ts (marked unfinished) and frees the
+ * open state; stats stay readable until ut_engine_free. */
 void ut_engine_finish(struct ut_engine *e, uint64_t last_ts);
 void ut_engine_free(struct ut_engine *e);
 const struct ut_engine_stats *ut_engine_stats(const struct ut_engine *e);
