@@ -27,9 +27,9 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo -n"; else SUDO=; fi
 APT_UPDATED=0
 apt_update_once() {
   [ "$APT_UPDATED" -eq 1 ] && return 0
+  APT_UPDATED=1   # once per run, even when it fails (offline)
   log "apt-get update"
-  $SUDO apt-get update -qq >&2 || return 1
-  APT_UPDATED=1
+  $SUDO apt-get update -qq >&2
 }
 
 # Install the host tools when missing (idempotent: asks apt only for what is
