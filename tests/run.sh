@@ -22,6 +22,7 @@ failures=()
 run_one() {
   local name=$1; shift
   local log="$out/$name.log"
+  mkdir -p "$(dirname "$log")"
   local start=$SECONDS
   "$@" >"$log" 2>&1
   local rc=$?
