@@ -29,6 +29,17 @@ static const char *type_name(const struct type *t)
 	}
 }
 
+/* The type with its article, for messages: "an integer". */
+static const char *a_type(const struct type *t)
+{
+	switch (t->kind) {
+	case T_INT: return "an integer";
+	case T_PTR: return "a pointer";
+	case T_STR: return "a string";
+	default: return type_name(t);
+	}
+}
+
 static void emit(struct compiler *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void emit(struct compiler *c, const char *fmt, ...)
 {
@@ -180,9 +191,15 @@ static char *field_of_ptr(struct compiler *c, struct node *n, const struct type 
 	}
 	n->type = ft;
 	char *r;
+	/* Pointers go through temporaries: clang refuses a CO-RE access
+	 * nested inside another. */
 	if (ft.kind == T_PTR && ft.size == 0) {
 		n->type.size = 8;
-		r = xasprintf("(&%s->%s)", p, n->str);
+		r = new_tmp(c);
+		emit(c, "void *%s = (void *)&%s->%s;", r, p, n->str);
+	} else if (ft.kind == T_PTR) {
+		r = new_tmp(c);
+		emit(c, "void *%s = (void *)BPF_CORE_READ(%s, %s);", r, p, n->str);
 	} else if (ft.kind == T_STR) {
 		char *t = new_tmp(c);
 		emit(c, "char %s[%d] = {};", t, ft.size);
@@ -190,8 +207,6 @@ static char *field_of_ptr(struct compiler *c, struct node *n, const struct type 
 		r = t;
 	} else if (m.bitfield_size) {
 		r = xasprintf("((__u64)BPF_CORE_READ_BITFIELD_PROBED(%s, %s))", p, n->str);
-	} else if (ft.kind == T_PTR) {
-		r = xasprintf("((void *)BPF_CORE_READ(%s, %s))", p, n->str);
 	} else {
 		r = xasprintf("((%s)BPF_CORE_READ(%s, %s))", ft.is_signed ? "__s64" : "__u64", p, n->str);
 	}
@@ -251,7 +266,7 @@ static char *field_expr(struct compiler *c, struct node *n)
 	char *b = expr(c, n->a);
 	if (n->a->type.kind != T_PTR) {
 		if (n->a->type.kind != T_NONE)
-			ERR(n, "'.%s' needs a pointer or struct, but this is a %s", n->str, type_name(&n->a->type));
+			ERR(n, "'.%s' needs a pointer or struct, but this is %s", n->str, a_type(&n->a->type));
 		free(b);
 		return xstrdup("0");
 	}
@@ -364,9 +379,9 @@ static char *binop_expr(struct compiler *c, struct node *n)
 	if (!is_int(ta) || !is_int(tb)) {
 		const struct type *bad = is_int(ta) ? tb : ta;
 		if (bad->kind == T_STR && tb->kind != ta->kind)
-			ERR(n, "cannot compare a string with a %s", type_name(is_int(ta) ? ta : tb));
+			ERR(n, "cannot compare a string with %s", a_type(is_int(ta) ? ta : tb));
 		else
-			ERR(n, "operator needs integers, but this operand is a %s", type_name(bad));
+			ERR(n, "operator needs integers, but this operand is %s", a_type(bad));
 		r = xstrdup("0");
 		goto out;
 	}
@@ -410,7 +425,7 @@ static char *call_show(struct compiler *c, struct node *n, struct node **args, i
 	(void)nargs;
 	char *a = expr(c, args[0]);
 	if (!is_int(&args[0]->type))
-		ERR(args[0], "%s() needs an integer, not a %s", n->str, type_name(&args[0]->type));
+		ERR(args[0], "%s() needs an integer, not %s", n->str, a_type(&args[0]->type));
 	n->type = args[0]->type;
 	n->type.show = show;
 	return a;
@@ -444,7 +459,7 @@ static void check_format(struct compiler *c, struct node *fmtn, struct node **ar
 		}
 		if (need < nargs && *p == 's' && args[need]->type.kind != T_STR && args[need]->type.kind != T_SHOW &&
 		    args[need]->type.show == UT_SHOW_PLAIN)
-			ERR(args[need], "%%s needs a string, but this is a %s", type_name(&args[need]->type));
+			ERR(args[need], "%%s needs a string, but this is %s", a_type(&args[need]->type));
 		need++;
 	}
 	if (need != nargs)
@@ -472,7 +487,7 @@ static char *call_str(struct compiler *c, struct node *n, struct node **args, in
 			size = (int)args[1]->num;
 	}
 	if (args[0]->type.kind != T_PTR && !is_int(&args[0]->type))
-		ERR(args[0], "str() needs a pointer, not a %s", type_name(&args[0]->type));
+		ERR(args[0], "str() needs a pointer, not %s", a_type(&args[0]->type));
 	bool user = strcmp(n->str, "ustr") == 0 || args[0]->type.user;
 	n->type = t_str(size);
 	char *t = new_tmp(c);
@@ -645,7 +660,7 @@ static char *index_expr(struct compiler *c, struct node *n)
 		return k;
 	}
 	if (!is_int(&n->b->type))
-		ERR(n->b, "table keys are integers, not a %s", type_name(&n->b->type));
+		ERR(n->b, "table keys are integers, not %s", a_type(&n->b->type));
 	n->type = n->b->type;
 	n->type.kind = T_INT;
 	n->type.show = UT_SHOW_TABLE;
@@ -665,10 +680,15 @@ static char *map_read_expr(struct compiler *c, struct node *n)
 		ERR(n, "%s holds an aggregation; it can be printed, not read", m->name);
 		return xstrdup("0");
 	}
+	if (!m->read_in_bpf)
+		m->read_loc = n->loc;
 	m->read_in_bpf = true;
 	if (m->kind == MAP_UNSET) {
-		ERR(n, "%s is read but never assigned", m->name);
-		return xstrdup("0");
+		/* read before the probe that assigns it: maps read in probes hold
+		 * integers; compile.c reports maps never assigned at all */
+		m->kind = MAP_VALUE;
+		m->value_type = t_int(8, true);
+		m->value_show = (struct ut_value){.kind = UT_VAL_FIELD};
 	}
 	n->type = m->value_type;
 	if (n->type.kind == T_STR) {
@@ -678,7 +698,7 @@ static char *map_read_expr(struct compiler *c, struct node *n)
 	char *k = map_key(c, m, n);
 	char *t = new_tmp(c);
 	emit(c, "__u64 %s = 0;", t);
-	emit(c, "{ __u64 *v = bpf_map_lookup_elem(&%s, &%s); if (v) %s = *v; }", m->name + 1, k, t);
+	emit(c, "{ __u64 *v = bpf_map_lookup_elem(&m_%d, &%s); if (v) %s = *v; }", (int)(m - c->maps), k, t);
 	free(k);
 	return t;
 }
@@ -717,7 +737,7 @@ static char *expr_inner(struct compiler *c, struct node *n)
 	case N_UNOP: {
 		char *a = expr(c, n->a);
 		if (!is_int(&n->a->type))
-			ERR(n, "'%c' needs an integer, not a %s", n->op, type_name(&n->a->type));
+			ERR(n, "'%c' needs an integer, not %s", n->op, a_type(&n->a->type));
 		n->type = n->op == '!' ? t_int(1, false) : t_int(8, n->op == '-' || n->a->type.is_signed);
 		char *r = xasprintf("(%c(%s)(%s))", n->op, n->op == '-' ? "__s64" : "__u64", a);
 		free(a);
@@ -726,7 +746,7 @@ static char *expr_inner(struct compiler *c, struct node *n)
 	case N_TERNARY: {
 		char *a = expr(c, n->a), *b = expr(c, n->b), *e = expr(c, n->c);
 		if (!is_int(&n->a->type))
-			ERR(n->a, "the condition must be an integer, not a %s", type_name(&n->a->type));
+			ERR(n->a, "the condition must be an integer, not %s", a_type(&n->a->type));
 		if (!is_int(&n->b->type) || !is_int(&n->c->type))
 			ERR(n, "both branches of ?: must be integers");
 		n->type = t_int(8, n->b->type.is_signed || n->c->type.is_signed);
@@ -777,7 +797,7 @@ static char *expr_inner(struct compiler *c, struct node *n)
 			if (stars != 1)
 				ERR(n, "casts to struct pointers take one '*'");
 			if (n->a->type.kind != T_PTR && !is_int(&n->a->type))
-				ERR(n, "cannot cast a %s to a pointer", type_name(&n->a->type));
+				ERR(n, "cannot cast %s to a pointer", a_type(&n->a->type));
 			n->type = t_ptr(id);
 			r = xasprintf("((void *)(%s))", a);
 		} else if (strcmp(n->str, "ptr") == 0) {
@@ -787,7 +807,7 @@ static char *expr_inner(struct compiler *c, struct node *n)
 			int bits = strcmp(n->str, "bool") == 0 ? 1 : atoi(n->str + 1);
 			bool sgn = n->str[0] == 's';
 			if (n->a->type.kind != T_PTR && !is_int(&n->a->type))
-				ERR(n, "cannot cast a %s to %s", type_name(&n->a->type), n->str);
+				ERR(n, "cannot cast %s to %s", a_type(&n->a->type), n->str);
 			n->type = t_int(bits == 1 ? 1 : bits / 8, sgn);
 			if (bits == 1)
 				r = xasprintf("(!!(%s))", a);
@@ -867,8 +887,8 @@ static char *map_key(struct compiler *c, struct map_info *m, struct node *ref)
 			if (t->kind == T_PTR)
 				m->key_show[i].display = UT_SHOW_HEX;
 		} else if (!same_type_class(&m->key_types[i], t)) {
-			ERR(e, "key %u of %s is a %s here but a %s elsewhere", i + 1, m->name, type_name(t),
-			    type_name(&m->key_types[i]));
+			ERR(e, "key %u of %s is %s here but %s elsewhere", i + 1, m->name, a_type(t),
+			    a_type(&m->key_types[i]));
 		} else if (t->kind == T_STR && t->size > m->key_types[i].size) {
 			m->key_types[i].size = t->size;
 		}
@@ -923,6 +943,7 @@ static void map_assign(struct compiler *c, struct node *n)
 			return;
 		}
 		m->kind = MAP_AGG;
+		m->assigned = true;
 		m->agg = (enum ut_agg)agg;
 		struct node *args[4];
 		int na = collect_args(n->b->a, args, 4);
@@ -947,7 +968,7 @@ static void map_assign(struct compiler *c, struct node *n)
 		}
 		char *v = want ? expr(c, args[0]) : xstrdup("1");
 		if (want && !is_int(&args[0]->type))
-			ERR(args[0], "%s() needs an integer, not a %s", n->b->str, type_name(&args[0]->type));
+			ERR(args[0], "%s() needs an integer, not %s", n->b->str, a_type(&args[0]->type));
 		char *k = map_key(c, m, n->a);
 		switch ((enum ut_agg)agg) {
 		case UT_AGG_COUNT: case UT_AGG_SUM:
@@ -987,7 +1008,7 @@ static void map_assign(struct compiler *c, struct node *n)
 		return;
 	}
 	if (m->kind == MAP_VALUE && !same_type_class(&m->value_type, t)) {
-		ERR(n, "%s holds a %s here but a %s at %d:%d", m->name, type_name(t), type_name(&m->value_type),
+		ERR(n, "%s holds %s here but %s at %d:%d", m->name, a_type(t), a_type(&m->value_type),
 		    m->loc.line, m->loc.col);
 		free(v);
 		return;
@@ -997,6 +1018,7 @@ static void map_assign(struct compiler *c, struct node *n)
 		free(v);
 		return;
 	}
+	m->assigned = true;
 	if (m->kind == MAP_UNSET || (t->kind == T_STR && t->size > m->value_type.size))
 		m->value_type = *t;
 	if (m->kind == MAP_UNSET)
@@ -1190,7 +1212,7 @@ static char *record_key(struct compiler *c, struct record *r, struct node *keyre
 	char *kx = expr(c, keyref->a);
 	struct type *t = &keyref->a->type;
 	if (t->kind != T_INT && t->kind != T_PTR) {
-		ERR(keyref->a, "a %s key must be an integer or a pointer, not a %s", keyref->str, type_name(t));
+		ERR(keyref->a, "a %s key must be an integer or a pointer, not %s", keyref->str, a_type(t));
 		free(kx);
 		return NULL;
 	}
@@ -1332,8 +1354,13 @@ static void call_stmt(struct compiler *c, struct node *n)
 		if (e->str[0] == 'c') {
 			if (m->a)
 				ERR(m, "clear() takes the whole map, without keys");
-			if (!map_get(c, m))
+			bool known = false;
+			for (unsigned i = 0; i < c->nmaps; i++)
+				known |= strcmp(c->maps[i].name, m->str) == 0;
+			if (!known) {
+				ERR(m, "clear() of %s, which no probe before it assigns", m->str);
 				return;
+			}
 			struct record *r = record_begin(c, UT_EV_CLEAR, e);
 			r->ev->name = (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(m->str)};
 			record_end(c, r, NULL);
@@ -1386,7 +1413,7 @@ static void stmt(struct compiler *c, struct node *n)
 			if (t->kind == T_STR)
 				l->type.size = 64 > t->size ? 64 : t->size;
 		} else if (l->type.kind != t->kind) {
-			ERR(n, "%s holds a %s; it cannot take a %s", n->str, type_name(&l->type), type_name(t));
+			ERR(n, "%s holds %s; it cannot take %s", n->str, a_type(&l->type), a_type(t));
 		}
 		if (l && t->kind == T_STR)
 			emit(c, "__builtin_memcpy(l_%s, %s, sizeof(%s) < sizeof(l_%s) ? sizeof(%s) : sizeof(l_%s));",
@@ -1412,7 +1439,7 @@ static void stmt(struct compiler *c, struct node *n)
 		c->indent++;
 		char *cond = expr(c, n->a);
 		if (!is_int(&n->a->type))
-			ERR(n->a, "the condition must be an integer, not a %s", type_name(&n->a->type));
+			ERR(n->a, "the condition must be an integer, not %s", a_type(&n->a->type));
 		emit(c, "if (%s)", cond);
 		free(cond);
 		stmt(c, n->b);
@@ -1451,7 +1478,7 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 		c->indent++;
 		char *p = expr(c, pred);
 		if (!is_int(&pred->type))
-			ERR(pred, "the predicate must be an integer condition, not a %s", type_name(&pred->type));
+			ERR(pred, "the predicate must be an integer condition, not %s", a_type(&pred->type));
 		emit(c, "if (!(%s))", p);
 		emit(c, "\treturn 0;");
 		free(p);
@@ -1463,7 +1490,7 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 	for (unsigned i = 0; i < c->nlocals; i++) {
 		char *name = xasprintf("l_%s", c->locals[i].name + 1);
 		char *d = c_decl(c, &c->locals[i].type, name);
-		sb_printf(c->out, "\t%s = {};\n", d);
+		sb_printf(c->out, "\t%s = %s;\n", d, c->locals[i].type.kind == T_STR ? "{}" : "0");
 		free(d);
 		free(name);
 		free(c->locals[i].name);

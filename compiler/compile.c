@@ -84,6 +84,9 @@ static struct node *load_import(struct compiler *c, struct node *imp)
 		snprintf(path, sizeof(path), "%s/%s", dirs[i], rel);
 		if (!realpath(path, real))
 			continue;
+		char importer[PATH_MAX];
+		if (realpath(imp->loc.file, importer) && strcmp(importer, real) == 0)
+			continue;   /* scripts/io_uring.ut imports the module io_uring, not itself */
 		if (already_loaded(c, real))
 			return NULL;
 		char *text = read_file(real);
@@ -355,6 +358,36 @@ static void compile_probe(struct compiler *c, struct node *alts, struct node *bl
 	}
 }
 
+/* -D NAME=VALUE replaces the value of `const NAME`: scripts declare their
+ * options as constants with defaults. */
+static void apply_defines(struct compiler *c)
+{
+	for (unsigned i = 0; i < c->opts->ndefines; i++) {
+		const char *def = c->opts->defines[i];
+		const char *eq = strchr(def, '=');
+		size_t len = eq ? (size_t)(eq - def) : strlen(def);
+		const char *value = eq ? eq + 1 : "1";
+		struct node *k = NULL;
+		for (unsigned j = 0; j < c->nconsts; j++)
+			if (strlen(c->consts[j]->str) == len && strncmp(c->consts[j]->str, def, len) == 0)
+				k = c->consts[j];
+		if (!k) {
+			diag_error(c->d, (struct ut_loc){0}, "-D %.*s: the script declares no constant '%.*s' (options are set with const NAME = default;)",
+				   (int)len, def, (int)len, def);
+			continue;
+		}
+		char *end;
+		long long v = strtoll(value, &end, 0);
+		struct node *n = node_new(*end || !*value ? N_STR : N_INT, k->a->loc);
+		if (n->kind == N_INT)
+			n->num = v;
+		else
+			n->str = xstrdup(value);
+		node_free(k->a);
+		k->a = n;
+	}
+}
+
 struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel *k, struct diag *d)
 {
 	struct compiler cc = {.d = d, .k = k, .opts = o};
@@ -384,6 +417,7 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 		default: break;
 		}
 	}
+	apply_defines(c);
 	unsigned blocks = 0;
 	for (struct node *n = items; n; n = n->next) {
 		if (n->kind != N_PROBE_BLOCK)
@@ -395,6 +429,9 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 	if (blocks == 0 && d->errors == 0)
 		diag_error(d, (struct ut_loc){intern(c, o->file ? o->file : "-e"), 1, 1},
 			   "the script has no probes; add one, e.g. tracepoint:io_uring:io_uring_complete { @[comm] = count(); }");
+	for (unsigned i = 0; i < c->nmaps; i++)
+		if (c->maps[i].read_in_bpf && !c->maps[i].assigned)
+			diag_error(d, c->maps[i].read_loc, "%s is read but never assigned", c->maps[i].name);
 	struct ut_program *prog = c->prog;
 	if (d->errors == 0)
 		prog->bpf_c = gen_finish(c);

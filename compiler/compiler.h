@@ -16,6 +16,9 @@ struct ut_compile_opts {
 	unsigned ninclude_dirs;
 	const char *stdlib_dir;    /* last place searched for imports */
 	FILE *dump_ast;            /* --dump ast: print the checked AST here */
+	/* -D NAME=VALUE and script flags (--NAME): override `const NAME` */
+	const char *const *defines;
+	unsigned ndefines;
 	bool verbose;
 };
 
@@ -101,6 +104,8 @@ struct map_info {
 	struct ut_value value_show;
 	int64_t lhist_min, lhist_max, lhist_step;
 	bool read_in_bpf;
+	struct ut_loc read_loc;     /* first read */
+	bool assigned;
 };
 
 struct compiler {

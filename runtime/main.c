@@ -49,6 +49,9 @@ struct options {
 	const char *json;
 	const char *includes[32];
 	unsigned nincludes;
+	const char *defines[64];     /* -D NAME=VALUE, script flags --NAME[=VALUE] */
+	unsigned ndefines;
+	char *flag_defines[64];
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -172,8 +175,36 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{"quiet", no_argument, NULL, 'q'},
 		{NULL, 0, NULL, 0},
 	};
+	/* Long options we do not know are the script's flags: --all-rings sets
+	 * the script's `const all_rings` to 1, --unit=ms sets `const unit`. */
+	int kept = 1;
+	for (int i = 1; i < argc; i++) {
+		char *a = argv[i];
+		bool known = strncmp(a, "--", 2) != 0 || !a[2];
+		for (const struct option *l = longs; !known && l->name; l++) {
+			size_t n = strlen(l->name);
+			known = strncmp(a + 2, l->name, n) == 0 && (a[2 + n] == 0 || a[2 + n] == '=');
+		}
+		if (strcmp(a, "--") == 0) {
+			while (i < argc)
+				argv[kept++] = argv[i++];
+			break;
+		}
+		if (known || o->ndefines >= 64) {
+			argv[kept++] = a;
+			continue;
+		}
+		char *d = strdup(a + 2);
+		for (char *p = d; *p && *p != '='; p++)
+			if (*p == '-')
+				*p = '_';
+		o->flag_defines[o->ndefines] = d;
+		o->defines[o->ndefines++] = d;
+	}
+	argc = kept;
+	argv[argc] = NULL;
 	int ch;
-	while ((ch = getopt_long(argc, argv, "+he:o:p:c:d:l::I:vq", longs, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+he:o:p:c:d:l::I:D:vq", longs, NULL)) != -1) {
 		switch (ch) {
 		case 'h': printf(ut_usage_text); exit(0);
 		case OPT_VERSION: printf("uring-trace %s\n", UT_VERSION); exit(0);
@@ -213,6 +244,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 				die_usage("--buffer takes a size from 4K to 2G, e.g. 64M", optarg);
 			break;
 		case 'l': o->list_given = true; o->list = optarg; break;
+		case 'D':
+			if (o->ndefines < 64)
+				o->defines[o->ndefines++] = optarg;
+			break;
 		case 'I':
 			if (o->nincludes < 32)
 				o->includes[o->nincludes++] = optarg;
@@ -296,7 +331,12 @@ static pid_t start_command(const char *cmd, int *release_fd)
 			if (setgid((gid_t)atoi(sg)) != 0 || setuid((uid_t)atoi(su)) != 0)
 				_exit(126);
 		}
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		/* exec: the command keeps the pid the probes filter on */
+		char *line = malloc(strlen(cmd) + 6);
+		if (!line)
+			_exit(127);
+		sprintf(line, "exec %s", cmd);
+		execl("/bin/sh", "sh", "-c", line, (char *)NULL);
 		_exit(127);
 	}
 	close(fds[0]);
@@ -576,6 +616,7 @@ int main(int argc, char **argv)
 	struct ut_compile_opts co = {
 		.file = o.script, .text = o.program, .include_dirs = o.includes, .ninclude_dirs = o.nincludes,
 		.stdlib_dir = stdlib_dir, .dump_ast = o.dump_ast ? stdout : NULL, .verbose = o.verbose,
+		.defines = o.defines, .ndefines = o.ndefines,
 	};
 	struct ut_program *prog = ut_compile(&co, k, &d);
 	int rc = 0;
@@ -606,6 +647,8 @@ int main(int argc, char **argv)
 	rc = trace(&o, prog, obj, obj_len);
 	free(obj);
 done:
+	for (unsigned i = 0; i < o.ndefines; i++)
+		free(o.flag_defines[i]);
 	ut_program_free(prog);
 	if (k)
 		ut_kernel_close(k);
