@@ -320,7 +320,10 @@ void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, FILE *o
 				char val[512];
 				value_text(prog, m, &es.v[j], val, sizeof(val));
 				fputs(",\"value\":", out);
-				ut_json_string(out, val);
+				if (m->agg != UT_AGG_LAST)   /* numbers stay numbers */
+					fputs(val, out);
+				else
+					ut_json_string(out, val);
 			}
 			fputc('}', out);
 		}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The default script traces the uring_paths workload: every request is a
+# complete flow, each path is counted as the workload did it, workers and
+# rings are named, counters and syscall slices are present.
+source "$(dirname "$0")/../lib.sh"
+need_root_bpf io_uring || exit 0
+
+"$UT" -q --json "$TMP/summary.json" -o "$TMP/trace.fxt" \
+	-c "$UT_WORKLOADS/uring_paths --dir $TMP > $TMP/workload.json" >"$TMP/out.txt" 2>"$TMP/err.txt"
+rc=$?
+if [ $rc -ne 0 ]; then
+	fail io_uring/runs "exit status $rc: $(head -5 "$TMP/err.txt")"
+	exit 0
+fi
+pass io_uring/runs
+"$UT" stats --json "$TMP/trace.fxt" >"$TMP/stats.json" || fail io_uring/stats "uring-trace stats failed"
+
+python3 - "$TMP" <<'PY'
+import json, sys, re
+d = sys.argv[1]
+w = json.load(open(f"{d}/workload.json"))
+s = json.load(open(f"{d}/stats.json"))
+m = json.load(open(f"{d}/summary.json"))
+pid = w["pid"]
+def check(name, cond, why=""):
+    print(("PASS " if cond else "FAIL ") + "io_uring/" + name + ("" if cond else ": " + why))
+
+check("workload_ok", w["ok"], "the workload saw unexpected results")
+rings = w["rings"]
+def total(path):
+    return sum(r["paths"][path]["submitted"] for r in rings)
+requests = sum(total(p) for p in rings[0]["paths"])
+check("no_errors_in_trace", s["errors"] == 0, str(s["error_messages"]))
+check("no_lost_events", m["lost"] == 0, f'{m["lost"]} lost')
+check("every_request_is_a_complete_flow", s["flows"]["complete"] == requests and s["flows"]["incomplete"] == 0,
+      f'flows {s["flows"]}, requests {requests}')
+
+req = {tuple(e["key"]): e["value"] for e in m["maps"]["@requests"]}
+def count(op, path):
+    return req.get((op, path), 0)
+check("inline_nops", count("NOP", "inline") == total("nop") + total("link") + total("faillink") // 2,
+      f'{count("NOP", "inline")}')
+check("poll_reads", count("READ", "poll") == total("poll"), f'{count("READ", "poll")} vs {total("poll")}')
+check("async_writes", count("WRITE", "async (io-wq)") == total("async"), f'{count("WRITE", "async (io-wq)")}')
+check("failed_at_submit", sum(v for k, v in req.items() if k[1] == "failed at submit") == total("invalid"), str(req))
+errors = {tuple(e["key"]): e["value"] for e in m["maps"]["@errors"]}
+check("cancelled_links", errors.get(("NOP", "-ECANCELED"), 0) == total("faillink") // 2, str(errors))
+check("bad_fd_heads", errors.get(("READ", "-EBADF"), 0) == total("faillink") // 2, str(errors))
+
+procs = {p["pid"]: p["name"] for p in s["processes"]}
+ring_groups = [n for n in procs.values() if re.match(rf"ring 0x[0-9a-f]+ fd \d+ of uring_paths\[{pid}\]", n)]
+check("two_named_ring_groups", len(ring_groups) == len(rings), str(list(procs.values())))
+check("process_named", procs.get(pid) == "uring_paths", str(procs.get(pid)))
+workers = [t for t in s["threads"] if t["pid"] == pid and t["name"] == f"iou-wrk-{pid}"]
+check("worker_thread_named", len(workers) >= 1, str([t for t in s["threads"] if t["pid"] == pid]))
+names = {(e["type"], e["name"]): e["count"] for e in s["names"]}
+for c in ("in flight", "SQ pending", "CQ ready"):
+    check("counter " + c, names.get(("counter", c), 0) > 0, "no counter")
+check("enter_slices", names.get(("duration_begin", "io_uring_enter"), 0) > 0, "no io_uring_enter slices")
+check("async_points", names.get(("duration_begin", "queue_async_work"), 0) == total("async"), "")
+check("link_points", names.get(("duration_begin", "link"), 0) == 2 * total("link") // 3 + total("faillink") // 2, "")
+PY
