@@ -463,8 +463,8 @@ static void check_format(struct compiler *c, struct node *fmtn, struct node **ar
 		need++;
 	}
 	if (need != nargs)
-		ERR(fmtn, "the format has %d directive%s but %d value%s follow", need, need == 1 ? "" : "s",
-		    nargs, nargs == 1 ? "" : "s");
+		ERR(fmtn, "the format has %d directive%s but %d value%s follow%s", need, need == 1 ? "" : "s",
+		    nargs, nargs == 1 ? "" : "s", nargs == 1 ? "s" : "");
 }
 
 static char *call_fmt(struct compiler *c, struct node *n, struct node **args, int nargs)

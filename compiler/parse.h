@@ -17,6 +17,9 @@ struct parse_ctx {
 	bool want_spec_after_alias; /* inside "probe NAME =" */
 	bool in_pred;         /* between the predicate's slashes */
 	int last_token;
+	/* where the last token ended: end of input is reported there */
+	int end_line, end_col;
+	struct ut_loc comment_loc;   /* start of the open block comment */
 };
 
 /* Parses text (named file in messages) and returns its items, or NULL with
