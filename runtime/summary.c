@@ -248,7 +248,8 @@ void ut_print_maps(const struct ut_program *prog, struct bpf_object *obj, FILE *
 		if (read_entries(m, obj, &es) < 0)
 			continue;
 		sort_map = m;
-		qsort(es.v, es.n, sizeof(*es.v), cmp_entries);
+		if (es.n)
+			qsort(es.v, es.n, sizeof(*es.v), cmp_entries);
 		if (es.n)
 			fputc('\n', out);
 		for (size_t j = 0; j < es.n;) {
@@ -297,7 +298,8 @@ void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, FILE *o
 		if (read_entries(m, obj, &es) < 0)
 			continue;
 		sort_map = m;
-		qsort(es.v, es.n, sizeof(*es.v), cmp_entries);
+		if (es.n)
+			qsort(es.v, es.n, sizeof(*es.v), cmp_entries);
 		fprintf(out, "%s", i ? "," : "");
 		ut_json_string(out, m->name);
 		fputs(":[", out);
