@@ -695,10 +695,11 @@ static char *map_read_expr(struct compiler *c, struct node *n)
 		ERR(n, "string maps cannot be read in probes");
 		return xstrdup("0");
 	}
+	int idx = (int)(m - c->maps);
 	char *k = map_key(c, m, n);
 	char *t = new_tmp(c);
 	emit(c, "__u64 %s = 0;", t);
-	emit(c, "{ __u64 *v = bpf_map_lookup_elem(&m_%d, &%s); if (v) %s = *v; }", (int)(m - c->maps), k, t);
+	emit(c, "{ __u64 *v = bpf_map_lookup_elem(&m_%d, &%s); if (v) %s = *v; }", idx, k, t);
 	free(k);
 	return t;
 }
@@ -875,6 +876,7 @@ static char *map_key(struct compiler *c, struct map_info *m, struct node *ref)
 	unsigned i = 0;
 	for (struct node *e = ref->a; e; e = e->next, i++) {
 		vals[i] = expr(c, e);
+		m = &c->maps[idx];   /* the key may read maps: c->maps may have moved */
 		struct type *t = &e->type;
 		if (t->kind == T_SHOW || t->kind == T_VOID) {
 			ERR(e, "a map key must be an integer, pointer or string, not %s", type_name(t));
@@ -926,6 +928,13 @@ static int agg_of(const struct node *v)
 	return -1;
 }
 
+/* An integer literal, or a negated one: -N is negated in unsigned
+ * arithmetic, where -INT64_MIN does not overflow. */
+static int64_t literal_value(const struct node *n)
+{
+	return n->kind == N_INT ? n->num : (int64_t)(0 - (uint64_t)n->a->num);
+}
+
 static void map_assign(struct compiler *c, struct node *n)
 {
 	struct map_info *m = map_get(c, n->a);
@@ -958,15 +967,15 @@ static void map_assign(struct compiler *c, struct node *n)
 					ERR(args[i], "lhist()'s bounds and step must be numbers");
 					return;
 				}
-			int64_t lo = args[1]->kind == N_INT ? args[1]->num : -args[1]->a->num;
-			int64_t hi = args[2]->num, step = args[3]->num;
-			if (step <= 0 || hi <= lo || (hi - lo) / step > 1000) {
+			int64_t lo = literal_value(args[1]), hi = literal_value(args[2]), step = literal_value(args[3]);
+			if (step <= 0 || hi <= lo || ((uint64_t)hi - (uint64_t)lo) / (uint64_t)step > 1000) {
 				ERR(args[3], "lhist() needs min < max and a step giving at most 1000 buckets");
 				return;
 			}
 			m->lhist_min = lo, m->lhist_max = hi, m->lhist_step = step;
 		}
 		char *v = want ? expr(c, args[0]) : xstrdup("1");
+		m = &c->maps[idx];   /* the value may read maps: c->maps may have moved */
 		if (want && !is_int(&args[0]->type))
 			ERR(args[0], "%s() needs an integer, not %s", n->b->str, a_type(&args[0]->type));
 		char *k = map_key(c, m, n->a);
@@ -1001,6 +1010,7 @@ static void map_assign(struct compiler *c, struct node *n)
 		return;
 	}
 	char *v = expr(c, n->b);
+	m = &c->maps[idx];   /* the value may read maps: c->maps may have moved */
 	struct type *t = &n->b->type;
 	if (t->kind == T_SHOW || t->kind == T_VOID) {
 		ERR(n->b, "a map value must be an integer, pointer or string, not %s", type_name(t));
@@ -1369,8 +1379,9 @@ static void call_stmt(struct compiler *c, struct node *n)
 		struct map_info *mi = map_get(c, m);
 		if (!mi)
 			return;
+		int idx = (int)(mi - c->maps);
 		char *k = map_key(c, mi, m);
-		emit(c, "bpf_map_delete_elem(&m_%d, &%s);", (int)(mi - c->maps), k);
+		emit(c, "bpf_map_delete_elem(&m_%d, &%s);", idx, k);
 		free(k);
 		return;
 	}

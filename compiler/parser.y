@@ -100,7 +100,7 @@ table_entries: table_entry                     { $$ = $1; }
              | table_entries ',' table_entry   { $$ = node_list_append($1, $3); }
              ;
 table_entry: INT ':' STRING                    { $$ = mk(N_TABLE_ENTRY, @1, ctx); $$->num = $1; $$->str = $3; }
-           | '-' INT ':' STRING                { $$ = mk(N_TABLE_ENTRY, @1, ctx); $$->num = -$2; $$->str = $4; }
+           | '-' INT ':' STRING                { $$ = mk(N_TABLE_ENTRY, @1, ctx); $$->num = (int64_t)(0 - (uint64_t)$2); $$->str = $4; }
            ;
 
 params: %empty                         { $$ = NULL; }
