@@ -799,7 +799,8 @@ static char *expr_inner(struct compiler *c, struct node *n)
 				ERR(n, "casts to struct pointers take one '*'");
 			if (n->a->type.kind != T_PTR && !is_int(&n->a->type))
 				ERR(n, "cannot cast %s to a pointer", a_type(&n->a->type));
-			n->type = t_ptr(id);
+			/* an unknown struct is reported once: its uses stay untyped */
+			n->type = id > 0 ? t_ptr(id) : (struct type){.kind = T_NONE};
 			r = xasprintf("((void *)(%s))", a);
 		} else if (strcmp(n->str, "ptr") == 0) {
 			n->type = t_ptr(0);
