@@ -114,6 +114,6 @@ clean:
 	rm -rf build build-san
 
 # Optional fragments (benchmarks, fuzzing, kernel matrix) keep their own rules.
--include $(wildcard bench/*.mk tests/*/*.mk)
+-include $(wildcard bench/*.mk tests/*/*.mk docs/*.mk)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,41 @@
+# bash completion for uring-trace.  Installed by `make install` to
+# PREFIX/share/bash-completion/completions/uring-trace.
+_uring_trace()
+{
+	local cur prev
+	cur=${COMP_WORDS[COMP_CWORD]}
+	prev=${COMP_WORDS[COMP_CWORD-1]}
+	local opts="-e -o -p -c -d -l -I -D -v -q -h --comm --sample --buffer --emit-c --dump
+		--summary-only --json --verbose --quiet --version --help --all-rings"
+	if [ "$COMP_CWORD" -eq 1 ] && [[ $cur != -* ]]; then
+		COMPREPLY=($(compgen -W "dump stats" -- "$cur") $(compgen -f -X '!*.ut' -- "$cur") \
+			   $(compgen -d -- "$cur"))
+		return
+	fi
+	case ${COMP_WORDS[1]} in
+	dump|stats)
+		COMPREPLY=($(compgen -W "--json" -- "$cur") $(compgen -f -X '!*.fxt*' -- "$cur") $(compgen -d -- "$cur"))
+		return ;;
+	esac
+	case $prev in
+	-o|--json)
+		COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	-I)
+		COMPREPLY=($(compgen -d -- "$cur")); return ;;
+	-p)
+		COMPREPLY=($(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur")); return ;;
+	--dump)
+		COMPREPLY=($(compgen -W "ast" -- "$cur")); return ;;
+	-l)
+		COMPREPLY=($(compgen -W "tracepoint:io_uring:* tracepoint:block:* tracepoint:syscalls:*" -- "$cur"))
+		return ;;
+	-e|-c|-d|-D|--comm|--sample|--buffer)
+		return ;;
+	esac
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+	else
+		COMPREPLY=($(compgen -f -X '!*.ut' -- "$cur") $(compgen -d -- "$cur"))
+	fi
+}
+complete -o filenames -F _uring_trace uring-trace
