@@ -404,6 +404,23 @@ static char *binop_expr(struct compiler *c, struct node *n)
 	n->type = logical ? t_int(1, false) : t_int(8, sgn);
 	if ((n->op == '/' || n->op == '%') && n->b->kind == N_INT && n->b->num == 0)
 		ERR(n, "division by zero");
+	if (sgn && (n->op == '/' || n->op == '%')) {
+		/* BPF has no signed division (clang-14 rejects sdiv): divide the
+		 * magnitudes, then give the result C's sign (the quotient's from
+		 * both operands, the remainder's from the dividend). */
+		char *x = new_tmp(c), *y = new_tmp(c), *q = new_tmp(c);
+		emit(c, "__s64 %s = (__s64)(%s), %s = (__s64)(%s);", x, a, y, b);
+		emit(c, "__u64 %s = (%s < 0 ? 0 - (__u64)%s : (__u64)%s) %c (%s < 0 ? 0 - (__u64)%s : (__u64)%s);",
+		     q, x, x, x, n->op, y, y, y);
+		if (n->op == '/')
+			r = xasprintf("((__s64)((%s < 0) != (%s < 0) ? 0 - %s : %s))", x, y, q, q);
+		else
+			r = xasprintf("((__s64)(%s < 0 ? 0 - %s : %s))", x, q, q);
+		free(x);
+		free(y);
+		free(q);
+		goto out;
+	}
 	const char *ct = sgn ? "__s64" : "__u64";
 	r = xasprintf("((%s)(%s) %s (%s)(%s))", ct, a, op, ct, b);
 out:

@@ -238,14 +238,18 @@ int ut_p0_a0(void *ctx)
 			else
 			{
 				{
-					l_x = ((__s64)(((__s64)(((__s32)(__u64)(((__s64)(((__s64)tp->next_pid)) & (__s64)(65535LL))))) / (__s64)(2LL))) % (__s64)(7LL));
+					__s64 t12 = (__s64)(((__s32)(__u64)(((__s64)(((__s64)tp->next_pid)) & (__s64)(65535LL))))), t13 = (__s64)(2LL);
+					__u64 t14 = (t12 < 0 ? 0 - (__u64)t12 : (__u64)t12) / (t13 < 0 ? 0 - (__u64)t13 : (__u64)t13);
+					__s64 t15 = (__s64)(((__s64)((t12 < 0) != (t13 < 0) ? 0 - t14 : t14))), t16 = (__s64)(7LL);
+					__u64 t17 = (t15 < 0 ? 0 - (__u64)t15 : (__u64)t15) % (t16 < 0 ? 0 - (__u64)t16 : (__u64)t16);
+					l_x = ((__s64)(t15 < 0 ? 0 - t17 : t17));
 				}
 				{
-					struct ut_mk_9 t12;
-					__builtin_memset(&t12, 0, sizeof(t12));
-					t12.k0 = (__u64)(l_x);
-					t12.k1 = (__u64)(((__s64)tp->next_pid));
-					ut_agg_add(&m_9, &t12, (__s64)(1));
+					struct ut_mk_9 t18;
+					__builtin_memset(&t18, 0, sizeof(t18));
+					t18.k0 = (__u64)(l_x);
+					t18.k1 = (__u64)(((__s64)tp->next_pid));
+					ut_agg_add(&m_9, &t18, (__s64)(1));
 				}
 			}
 		}
@@ -263,23 +267,23 @@ int ut_p1_a0(void *ctx)
 		return 0;
 	__u64 l_since = 0;
 	{
-		struct ut_mk_6 t13;
-		__builtin_memset(&t13, 0, sizeof(t13));
-		t13.k0 = (__u64)(bpf_get_smp_processor_id());
-		__u64 t14 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_6, &t13); if (v) t14 = *v; }
-		l_since = ((__u64)(bpf_ktime_get_ns()) - (__u64)(t14));
+		struct ut_mk_6 t19;
+		__builtin_memset(&t19, 0, sizeof(t19));
+		t19.k0 = (__u64)(bpf_get_smp_processor_id());
+		__u64 t20 = 0;
+		{ __u64 *v = bpf_map_lookup_elem(&m_6, &t19); if (v) t20 = *v; }
+		l_since = ((__u64)(bpf_ktime_get_ns()) - (__u64)(t20));
 	}
 	{
 		if (((__u64)(l_since) > (__u64)(1000000LL)))
 		{
 			{
-				char t15[16] = {};
-				bpf_probe_read_kernel_str(t15, sizeof(t15), tp->comm);
+				char t21[16] = {};
+				bpf_probe_read_kernel_str(t21, sizeof(t21), tp->comm);
 				{
 					struct ut_rec_0 *r = ut_record(sizeof(*r), 0, 1);
 					if (r) {
-						__builtin_memcpy(r->f0, t15, sizeof(t15) < 16 ? sizeof(t15) : 16);
+						__builtin_memcpy(r->f0, t21, sizeof(t21) < 16 ? sizeof(t21) : 16);
 						r->f1 = (__s64)(((__s64)tp->pid));
 						r->f2 = (__u64)(bpf_get_smp_processor_id());
 						r->f3 = (__u64)(l_since);
@@ -290,10 +294,10 @@ int ut_p1_a0(void *ctx)
 		}
 	}
 	{
-		struct ut_mk_6 t16;
-		__builtin_memset(&t16, 0, sizeof(t16));
-		t16.k0 = (__u64)(bpf_get_smp_processor_id());
-		bpf_map_delete_elem(&m_6, &t16);
+		struct ut_mk_6 t22;
+		__builtin_memset(&t22, 0, sizeof(t22));
+		t22.k0 = (__u64)(bpf_get_smp_processor_id());
+		bpf_map_delete_elem(&m_6, &t22);
 	}
 	return 0;
 }
