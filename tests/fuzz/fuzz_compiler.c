@@ -1,0 +1,57 @@
+/* libFuzzer target for the compiler front end: the input is script text.
+ * Each input is parsed alone (lexer + parser) and then compiled against
+ * the running kernel (checker + code generator).  Errors are expected and
+ * go to /dev/null; crashes, sanitizer reports, leaks and hangs are bugs.
+ *
+ * Build and run: make fuzz [FUZZ_SECONDS=60] (tests/fuzz/fuzz.mk). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/compiler.h"
+#include "compiler/parse.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct ut_kernel *kernel;
+static FILE *devnull;
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size > 64 * 1024)
+		return 0;
+	if (!kernel) {
+		kernel = ut_kernel_open();
+		devnull = fopen("/dev/null", "w");
+		if (!kernel || !devnull)
+			abort();
+	}
+	/* Script text is a C string: bytes after a NUL are ignored. */
+	char *text = malloc(size + 1);
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = 0;
+
+	struct diag d;
+	diag_init(&d, devnull);
+	diag_add_source(&d, "fuzz.ut", text);
+	struct node *items = ut_parse("fuzz.ut", text, &d);
+	node_free(items);
+	diag_free(&d);
+
+	diag_init(&d, devnull);
+	/* No stdlib and no -I: imports can only find files in the current
+	 * directory (make fuzz runs in a scratch directory). */
+	struct ut_compile_opts o = {.file = NULL, .text = text};
+	struct ut_program *p = ut_compile(&o, kernel, &d);
+	if (p && !p->bpf_c)
+		abort();   /* a program without C and without errors */
+	if (!p && d.errors == 0)
+		abort();   /* a failure that reported nothing */
+	ut_program_free(p);
+	diag_free(&d);
+	free(text);
+	return 0;
+}
