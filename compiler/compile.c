@@ -388,6 +388,40 @@ static void apply_defines(struct compiler *c)
 	}
 }
 
+/* Does a flow (or a span on a track kind) of this name begin anywhere
+ * under n?  Probes absent on this kernel count: the script is checked,
+ * not one kernel's share of it. */
+static bool begun(const struct node *n, enum node_kind kind, const char *name)
+{
+	for (; n; n = n->next) {
+		if (n->kind == kind && n->op == OP_BEGIN && n->a && strcmp(n->a->str, name) == 0)
+			return true;
+		if (begun(n->a, kind, name) || begun(n->b, kind, name) || begun(n->c, kind, name) ||
+		    begun(n->d, kind, name))
+			return true;
+	}
+	return false;
+}
+
+/* A flow step or end with no flow begin (a span phase or end with no span
+ * begin on that track kind) in the whole script is an error. */
+static void check_unbegun(struct compiler *c, const struct node *items, const struct node *n)
+{
+	for (; n; n = n->next) {
+		if ((n->kind == N_FLOW || n->kind == N_SPAN) && n->op != OP_BEGIN && n->a && !begun(items, n->kind, n->a->str)) {
+			bool flow = n->kind == N_FLOW;
+			diag_error(c->d, n->loc, "%s '%s' %s here but begins nowhere; begin it in some probe: %s %s[key] begin%s",
+				   flow ? "flow" : "span on track", n->a->str,
+				   n->op == OP_END ? "ends" : flow ? "steps" : "changes phase",
+				   flow ? "flow" : "span", n->a->str, flow ? "" : " ITEM[key] \"name\"");
+		}
+		check_unbegun(c, items, n->a);
+		check_unbegun(c, items, n->b);
+		check_unbegun(c, items, n->c);
+		check_unbegun(c, items, n->d);
+	}
+}
+
 struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel *k, struct diag *d)
 {
 	struct compiler cc = {.d = d, .k = k, .opts = o};
@@ -418,6 +452,7 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 		}
 	}
 	apply_defines(c);
+	check_unbegun(c, items, items);
 	unsigned blocks = 0;
 	for (struct node *n = items; n; n = n->next) {
 		if (n->kind != N_PROBE_BLOCK)
