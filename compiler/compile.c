@@ -452,7 +452,11 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 		}
 	}
 	apply_defines(c);
-	check_unbegun(c, items, items);
+	/* probe bodies only: a library's unused statement functions are not
+	 * held to it */
+	for (struct node *n = items; n; n = n->next)
+		if (n->kind == N_PROBE_BLOCK)
+			check_unbegun(c, items, n->c);
 	unsigned blocks = 0;
 	for (struct node *n = items; n; n = n->next) {
 		if (n->kind != N_PROBE_BLOCK)
