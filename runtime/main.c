@@ -19,6 +19,7 @@
 
 #include "bpf/records.h"
 #include "compiler/compiler.h"
+#include "compiler/program_io.h"
 #include "engine/engine.h"
 #include "engine/fxt.h"
 #include "runtime/attach.h"
@@ -594,6 +595,8 @@ int main(int argc, char **argv)
 	}
 	struct options o = {.output = "trace.fxt"};
 	parse_options(argc, argv, &o);
+	if (o.compile_only && strcmp(o.output, "trace.fxt") == 0)
+		die_usage("--compile needs -o FILE.uto", NULL);
 	if (o.list_given)
 		return list_probes(o.list);
 	char stdlib[PATH_MAX], scripts[PATH_MAX], deflt[PATH_MAX + 16];
@@ -609,6 +612,30 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
+
+	/* A compiled script (.uto) runs as it is: no compiler, no clang. */
+	void *image = NULL;
+	size_t image_len = 0;
+	char err[8192];
+	if (o.script && ut_read_file(o.script, &image, &image_len) == 0 && image_len >= 4 &&
+	    memcmp(image, "UTO1", 4) == 0) {
+		const void *obj;
+		size_t obj_len;
+		struct ut_program *prog = ut_program_load(image, image_len, &obj, &obj_len, err, sizeof(err));
+		if (!prog) {
+			fprintf(stderr, "uring-trace: %s: %s\n", o.script, err);
+			free(image);
+			return 1;
+		}
+		int rc = o.emit_c || o.dump_ast || o.compile_only ? 2 : trace(&o, prog, obj, obj_len);
+		if (rc == 2)
+			fprintf(stderr, "uring-trace: %s is already compiled: --emit-c, --dump and --compile need the .ut source\n",
+				o.script);
+		ut_program_free(prog);
+		free(image);
+		return rc;
+	}
+	free(image);
 
 	struct ut_kernel *k = ut_kernel_open();
 	struct diag d;
@@ -633,7 +660,6 @@ int main(int argc, char **argv)
 	void *obj = NULL;
 	size_t obj_len = 0;
 	bool cached = false;
-	char err[8192];
 	double t0 = now_s();
 	if (ut_build_object(prog->bpf_c, &obj, &obj_len, &cached, err, sizeof(err)) != 0) {
 		fprintf(stderr, "uring-trace: the generated BPF C did not compile (a bug in uring-trace: please report it with --emit-c output):\n%s\n", err);
@@ -642,6 +668,21 @@ int main(int argc, char **argv)
 	}
 	if (o.verbose)
 		fprintf(stderr, "uring-trace: BPF object %s (%.0f ms)\n", cached ? "from cache" : "compiled", (now_s() - t0) * 1000);
+	if (o.compile_only) {
+		void *out;
+		size_t out_len;
+		if (ut_program_save(prog, obj, obj_len, &out, &out_len) != 0 || ut_write_file_atomic(o.output, out, out_len) != 0) {
+			fprintf(stderr, "uring-trace: cannot write %s: %s\n", o.output, strerror(errno));
+			rc = 1;
+		} else if (!o.quiet) {
+			fprintf(stderr, "uring-trace: wrote %s (%zu bytes); run it with: uring-trace %s\n", o.output, out_len,
+				o.output);
+		}
+		if (rc == 0)
+			free(out);
+		free(obj);
+		goto done;
+	}
 	ut_kernel_close(k);
 	k = NULL;
 	rc = trace(&o, prog, obj, obj_len);
