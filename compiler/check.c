@@ -75,6 +75,26 @@ static int table_index(struct compiler *c, const char *name)
 	return -1;
 }
 
+/* The table that names probes by index (the `probe` builtin). */
+static int probe_table(struct compiler *c)
+{
+	struct ut_program *p = c->prog;
+	int t = table_index(c, "probe");
+	if (t < 0) {
+		p->tables = xrealloc_array(p->tables, p->ntables + 1, sizeof(*p->tables));
+		t = (int)p->ntables++;
+		p->tables[t] = (struct ut_table){.name = xstrdup("probe")};
+	}
+	struct ut_table *tab = &p->tables[t];
+	for (unsigned i = 0; i < tab->nentries; i++)
+		if (tab->entries[i].key == c->alt->probe_index)
+			return t;
+	tab->entries = xrealloc_array(tab->entries, tab->nentries + 1, sizeof(*tab->entries));
+	tab->entries[tab->nentries++] = (struct ut_table_entry){.key = c->alt->probe_index,
+								.name = xstrdup(c->alt->probe->spec)};
+	return t;
+}
+
 static struct local *find_local(struct compiler *c, const char *name)
 {
 	for (unsigned i = 0; i < c->nlocals; i++)
@@ -343,8 +363,11 @@ static char *ident_expr(struct compiler *c, struct node *n)
 		return xstrdup("0");
 	}
 	if (strcmp(n->str, "probe") == 0) {
-		n->type = t_show();
-		return xstrdup("0");
+		/* the probe's index, shown through a table of the probes as written */
+		n->type = t_int(4, false);
+		n->type.show = UT_SHOW_TABLE;
+		n->type.table = (int16_t)probe_table(c);
+		return xasprintf("%uU", c->alt->probe_index);
 	}
 	struct node *k = find_decl(c->consts, c->nconsts, n->str);
 	if (k)
@@ -857,8 +880,6 @@ static bool same_type_class(const struct type *a, const struct type *b)
 static struct map_info *map_get(struct compiler *c, struct node *ref)
 {
 	const char *name = ref->str;
-	if (strcmp(name, "@") == 0)
-		name = "@_";
 	struct map_info *m = NULL;
 	for (unsigned i = 0; i < c->nmaps; i++)
 		if (strcmp(c->maps[i].name, name) == 0)
@@ -1134,10 +1155,6 @@ static struct ut_value record_value(struct compiler *c, struct record *r, struct
 		e->type = t_str((int)strlen(e->str) + 1);
 		return (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(e->str)};
 	}
-	if (e->kind == N_IDENT && strcmp(e->str, "probe") == 0) {
-		e->type = t_show();
-		return (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(c->alt->spec)};
-	}
 	if (e->kind == N_CALL && strcmp(e->str, "fmt") == 0 && !find_decl(c->fns, c->nfns, "fmt")) {
 		struct node *args[17];
 		int na = collect_args(e->a, args, 17);
@@ -1383,14 +1400,15 @@ static void call_stmt(struct compiler *c, struct node *n)
 			if (m->a)
 				ERR(m, "clear() takes the whole map, without keys");
 			bool known = false;
+			const char *name = m->str;
 			for (unsigned i = 0; i < c->nmaps; i++)
-				known |= strcmp(c->maps[i].name, m->str) == 0;
+				known |= strcmp(c->maps[i].name, name) == 0;
 			if (!known) {
 				ERR(m, "clear() of %s, which no probe before it assigns", m->str);
 				return;
 			}
 			struct record *r = record_begin(c, UT_EV_CLEAR, e);
-			r->ev->name = (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(m->str)};
+			r->ev->name = (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(name)};
 			record_end(c, r, NULL);
 			return;
 		}
