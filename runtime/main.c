@@ -332,7 +332,20 @@ static pid_t start_command(const char *cmd, int *release_fd)
 			if (setgid((gid_t)atoi(sg)) != 0 || setuid((uid_t)atoi(su)) != 0)
 				_exit(126);
 		}
-		/* exec: the command keeps the pid the probes filter on */
+		/* A plain command runs directly, so the trace holds only it; one
+		 * with shell syntax runs through sh, which execs it: either way
+		 * the command keeps the pid the probes filter on. */
+		if (!strpbrk(cmd, "|&;<>()$`\\\"'*?[#~=%{}\n")) {
+			char *copy = strdup(cmd), *argv[256], *save = NULL;
+			int n = 0;
+			for (char *w = strtok_r(copy, " \t", &save); w && n < 255; w = strtok_r(NULL, " \t", &save))
+				argv[n++] = w;
+			argv[n] = NULL;
+			if (n > 0)
+				execvp(argv[0], argv);
+			fprintf(stderr, "uring-trace: cannot run %s: %s\n", n ? argv[0] : "''", strerror(errno));
+			_exit(127);
+		}
 		char *line = malloc(strlen(cmd) + 6);
 		if (!line)
 			_exit(127);

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The command line end to end: ahead-of-time scripts, the object cache,
+# probe alternatives, clear errors, and signals that always leave a
+# readable trace.
+source "$(dirname "$0")/../lib.sh"
+need_root_bpf cli || exit 0
+export UT_CACHE_DIR="$TMP/cache"
+# A command without shell syntax runs directly: only its own calls count.
+printf 'import os, sys\nfor i in range(int(sys.argv[1])): os.getppid()\n' >"$TMP/getppid.py"
+getpid_loop() { python3 -c 'import os, time
+for i in range(200): os.getpid(); time.sleep(0.005)'; }
+
+# Fallback: the first alternative does not exist, the second attaches.
+cat >"$TMP/alt.ut" <<'UT'
+tracepoint:nosuch:event | tracepoint:syscalls:sys_enter_getppid { @calls = count(); }
+UT
+"$UT" -v -q --json "$TMP/alt.json" --summary-only -c "/usr/bin/python3 $TMP/getppid.py 7" \
+	"$TMP/alt.ut" >"$TMP/alt.out" 2>"$TMP/alt.err"
+if grep -q '"@calls":\[{"key":\[\],"value":7}\]' "$TMP/alt.json"; then pass cli/fallback_alternative
+else fail cli/fallback_alternative "$(cat "$TMP/alt.json" "$TMP/alt.err")"; fi
+grep -q "attached tracepoint:syscalls/sys_enter_getppid" "$TMP/alt.err" && pass cli/verbose_names_attached \
+	|| fail cli/verbose_names_attached "$(cat "$TMP/alt.err")"
+
+# Cache: the second run of the same script does not compile.
+"$UT" -v -q --summary-only -d 0.2 "$TMP/alt.ut" >/dev/null 2>"$TMP/cache.err"
+grep -q "BPF object from cache" "$TMP/cache.err" && pass cli/second_run_cached || fail cli/second_run_cached "$(cat "$TMP/cache.err")"
+
+# No alternative exists: an error naming the probe, nothing traced.
+echo 'tracepoint:nosuch:event | tracepoint:nosuch:other { @x = count(); }' >"$TMP/none.ut"
+"$UT" --emit-c "$TMP/none.ut" >/dev/null 2>"$TMP/none.err"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "none.ut:1:1: error: none of the 2 alternatives of this probe exists on kernel" "$TMP/none.err"; then
+	pass cli/no_alternative_error
+else fail cli/no_alternative_error "rc=$rc $(cat "$TMP/none.err")"; fi
+
+# Ahead of time: compile, then run without the clang wrapper.
+"$UT" -q --compile -o "$TMP/alt.uto" "$TMP/alt.ut" && pass cli/compile_uto || fail cli/compile_uto ""
+UT_BPFCC_LIB=/nonexistent "$UT" -q --json "$TMP/uto.json" --summary-only \
+	-c "/usr/bin/python3 $TMP/getppid.py 5" "$TMP/alt.uto" >/dev/null 2>"$TMP/uto.err"
+grep -q '"value":5' "$TMP/uto.json" && pass cli/uto_runs_without_clang || fail cli/uto_runs_without_clang "$(cat "$TMP/uto.err")"
+head -c 2000 "$TMP/alt.uto" >"$TMP/cut.uto"
+"$UT" "$TMP/cut.uto" >/dev/null 2>"$TMP/cut.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "damaged" "$TMP/cut.err" && pass cli/damaged_uto_rejected \
+	|| fail cli/damaged_uto_rejected "rc=$rc $(cat "$TMP/cut.err")"
+
+# An output file that cannot be written is reported before attaching.
+"$UT" -q -o /nonexistent/dir/t.fxt "$TMP/alt.ut" 2>"$TMP/out.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "cannot write the trace" "$TMP/out.err" && pass cli/unwritable_output \
+	|| fail cli/unwritable_output "rc=$rc $(cat "$TMP/out.err")"
+
+# Signals at random moments (during start-up, attach, under load) always
+# leave a trace that reads without error.
+cat >"$TMP/sig.ut" <<'UT'
+tracepoint:syscalls:sys_enter_getpid { instant "getpid" with n = pid; flow call[tid] begin "enter"; }
+tracepoint:syscalls:sys_exit_getpid { flow call[tid] end "exit"; }
+UT
+"$UT" -q --compile -o "$TMP/sig.uto" "$TMP/sig.ut" >/dev/null 2>&1
+for i in $(seq 1 8); do
+	sig=INT; [ $((i % 2)) -eq 0 ] && sig=TERM
+	getpid_loop &
+	load=$!
+	"$UT" -q -o "$TMP/sig$i.fxt" "$TMP/sig.uto" >/dev/null 2>"$TMP/sig$i.err" &
+	tracer=$!
+	sleep "0.$((RANDOM % 9))$((RANDOM % 10))"
+	kill -$sig $tracer
+	wait $tracer
+	rc=$?
+	kill $load 2>/dev/null; wait $load 2>/dev/null
+	if [ $rc -ne 0 ]; then fail "cli/signal_$i" "exit status $rc after SIG$sig: $(cat "$TMP/sig$i.err")"; continue; fi
+	if "$UT" stats "$TMP/sig$i.fxt" >"$TMP/sig$i.stats" 2>&1; then pass "cli/signal_${i}_trace_valid"
+	else fail "cli/signal_${i}_trace_valid" "$(tail -3 "$TMP/sig$i.stats")"; fi
+done
