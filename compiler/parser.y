@@ -50,7 +50,7 @@ static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allo
 %token IMPORT CONST TABLE FN PROBE IF ELSE RETURN SLICE INSTANT COUNTER FLOW SPAN TRACK ON WITH STRUCT
 %token EQ NE LE GE AND OR SHL SHR DEFAULT_OP INC ADD_ASSIGN SUB_ASSIGN PRED_OPEN PRED_CLOSE
 
-%type <node> items item table_entries table_entry params probe_list probe_alts alt_specs spec
+%type <node> decl_fields decl_field items item table_entries table_entry params probe_list probe_alts alt_specs spec
 %type <node> predicate block stmts stmt if_stmt else_part expr exprs opt_exprs map_ref keyref track with with_list with_item opt_name cast_type
 %type <num> opt_optional stars
 
@@ -117,8 +117,17 @@ alt_specs: spec                        { $$ = $1; }
          | alt_specs '|' spec          { $$ = node_list_append($1, $3); }
          ;
 spec: PROBE_SPEC                       { $$ = mk(N_PROBE_SPEC, @1, ctx); $$->str = $1; }
+    | PROBE_SPEC '(' decl_fields ')'   { $$ = mk(N_PROBE_SPEC, @1, ctx); $$->str = $1; $$->a = $3; }
     | IDENT                            { $$ = mk(N_PROBE_SPEC, @1, ctx); $$->str = $1; }
     ;
+/* Record fields of a tracepoint that may be absent on the compiling kernel:
+ * tracepoint:io_uring:io_uring_submit_sqe(ctx: ptr, user_data: u64) */
+decl_fields: decl_field                   { $$ = $1; }
+           | decl_fields ',' decl_field   { $$ = node_list_append($1, $3); }
+           ;
+decl_field: IDENT ':' TYPE                { $$ = mk(N_WITH, @1, ctx); $$->str = $1; $$->a = mk(N_IDENT, @3, ctx); $$->a->str = $3; }
+          | IDENT ':' IDENT               { $$ = mk(N_WITH, @1, ctx); $$->str = $1; $$->a = mk(N_IDENT, @3, ctx); $$->a->str = $3; }
+          ;
 opt_optional: %empty                   { $$ = 0; }
             | '?'                      { $$ = 1; }
             ;

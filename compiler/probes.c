@@ -93,6 +93,53 @@ static const char *int_c_type(uint32_t size, bool sgn)
 	}
 }
 
+/* Declared fields, laid out as the kernel would: after the 8-byte common
+ * header, each aligned to its size.  Types: u8..u64, s8..s64, bool, ptr,
+ * str (a __data_loc string). */
+static int declared_tracepoint(struct compiler *c, struct node *fields, struct ut_tracepoint *out)
+{
+	uint32_t at = 8;
+	out->nfields = node_list_len(fields);
+	out->fields = xcalloc(out->nfields, sizeof(*out->fields));
+	unsigned i = 0;
+	for (struct node *f = fields; f; f = f->next, i++) {
+		const char *t = f->a->str;
+		struct ut_tp_field *d = &out->fields[i];
+		d->name = xstrdup(f->str);
+		d->c_type = xstrdup(t);
+		if (strcmp(t, "ptr") == 0) {
+			d->size = 8;
+			d->is_pointer = true;
+		} else if (strcmp(t, "bool") == 0) {
+			d->size = 1;
+		} else if (strcmp(t, "str") == 0) {
+			d->size = 4;
+			d->is_string = d->is_data_loc = true;
+		} else if ((t[0] == 'u' || t[0] == 's') && (atoi(t + 1) == 8 || atoi(t + 1) == 16 || atoi(t + 1) == 32 || atoi(t + 1) == 64)) {
+			d->size = (uint32_t)atoi(t + 1) / 8;
+			d->is_signed = t[0] == 's';
+		} else {
+			diag_error(c->d, f->a->loc, "unknown field type '%s' (use u8..u64, s8..s64, bool, ptr or str)", t);
+			return -1;
+		}
+		at = (at + d->size - 1) / d->size * d->size;
+		d->offset = at;
+		at += d->size;
+	}
+	return 0;
+}
+
+static int tracepoint_args(struct alt_ctx *a, const struct ut_tracepoint *tp);
+
+static void free_declared(struct ut_tracepoint *t)
+{
+	for (unsigned i = 0; i < t->nfields; i++) {
+		free(t->fields[i].name);
+		free(t->fields[i].c_type);
+	}
+	free(t->fields);
+}
+
 static int resolve_tracepoint(struct compiler *c, struct alt_ctx *a, const char *target, struct ut_loc loc)
 {
 	char cat[128], name[128];
@@ -104,11 +151,25 @@ static int resolve_tracepoint(struct compiler *c, struct alt_ctx *a, const char 
 	snprintf(cat, sizeof(cat), "%.*s", (int)(colon - target), target);
 	snprintf(name, sizeof(name), "%s", colon + 1);
 	const struct ut_tracepoint *tp = ut_kernel_tracepoint(c->k, cat, name);
-	if (!tp)
-		return 1;
-	a->target = xasprintf("%s/%s", cat, name);
+	struct ut_tracepoint declared = {0};
 	char sname[160];
-	const char *raw = record_struct_name(c, tp, sname, sizeof(sname));
+	const char *raw;
+	if (tp) {
+		raw = record_struct_name(c, tp, sname, sizeof(sname));
+	} else if (a->declared) {
+		/* absent here: the script's declaration stands in for the format,
+		 * and CO-RE finds the fields on the kernel that has it */
+		tp = &declared;
+		if (declared_tracepoint(c, a->declared, &declared) < 0) {
+			free_declared(&declared);
+			return -1;
+		}
+		snprintf(sname, sizeof(sname), "trace_event_raw_%s", name);
+		raw = sname;
+	} else {
+		return 1;
+	}
+	a->target = xasprintf("%s/%s", cat, name);
 	/* Our own copy of the record struct: with preserve_access_index, libbpf
 	 * relocates every field to where the running kernel has it. */
 	snprintf(a->record_struct, sizeof(a->record_struct), "%s___ut%u", raw ? raw : "ut_tp_record", a->probe_index);
@@ -133,6 +194,13 @@ static int resolve_tracepoint(struct compiler *c, struct alt_ctx *a, const char 
 		at = f->offset + f->size;
 	}
 	sb_printf(&a->prelude, "}%s;\n\n", raw ? " __attribute__((preserve_access_index))" : "");
+	int rc = tracepoint_args(a, tp);
+	free_declared(&declared);
+	return rc;
+}
+
+static int tracepoint_args(struct alt_ctx *a, const struct ut_tracepoint *tp)
+{
 	for (unsigned i = 0; i < tp->nfields; i++) {
 		const struct ut_tp_field *f = &tp->fields[i];
 		struct probe_arg *p;

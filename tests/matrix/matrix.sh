@@ -41,6 +41,9 @@ payload_args() {
   echo "-f $MATRIX_DIR/kprobe_probe.bpf.o:/matrix/kprobe_probe.bpf.o"
   echo "-f tests/matrix/run-guest-tests.sh:/matrix/run-guest-tests.sh"
   echo "-d tests/matrix/guest:/matrix/guest"
+  echo "-b build/uring-trace:/matrix/uring-trace"
+  echo "-b build/workloads/uring_paths:/matrix/uring_paths"
+  echo "-f $MATRIX_DIR/io_uring.uto:/matrix/io_uring.uto"
   echo "${UT_MATRIX_EXTRA:-}"
 }
 

@@ -1,0 +1,33 @@
+#!/bin/sh
+# Guest test: the default io_uring script, compiled on the host (.uto, no
+# clang in the guest), traces the uring_paths workload on this kernel.
+# Every request must be one complete flow, whatever the kernel calls its
+# tracepoints (io_uring_submit_sqe before 6.4, io_uring_submit_req after).
+cd /tmp || exit 1
+UT=/matrix/uring-trace
+$UT -v -q --json /tmp/ut.json -o /tmp/ut.fxt -c "/matrix/uring_paths --dir /tmp" /matrix/io_uring.uto \
+	>/tmp/ut.out 2>/tmp/ut.err
+rc=$?
+if [ $rc -ne 0 ]; then
+	echo "FAIL uring-trace/io_uring_runs: exit status $rc: $(head -c 400 /tmp/ut.err)"
+	exit 0
+fi
+echo "PASS uring-trace/io_uring_runs"
+sed -n 's/^uring-trace: .*attached tracepoint:io_uring\/\(io_uring_submit_[a-z]*\).*/ALT submit=\1/p' /tmp/ut.err
+$UT stats /tmp/ut.fxt >/tmp/ut.stats 2>&1
+check() {   # name, command...
+	name=$1; shift
+	if "$@" >/dev/null 2>&1; then echo "PASS uring-trace/$name"; else echo "FAIL uring-trace/$name: $(head -c 300 /tmp/ut.stats)"; fi
+}
+check trace_reads grep -q '^errors: 0' /tmp/ut.stats
+check every_request_a_complete_flow grep -q '^flows: 54 complete, 0 incomplete' /tmp/ut.stats
+check no_lost_events grep -q '"lost":0,' /tmp/ut.json
+check worker_named grep -q '"iou-wrk-' /tmp/ut.stats
+check two_ring_groups test "$(grep -c '^  pid [0-9]* "ring 0x.* fd [0-9]* of uring_paths' /tmp/ut.stats)" -eq 2
+# Reads on empty pipes arm a poll on newer kernels; before pipes could be
+# read without blocking (6.1) they go to an io-wq worker.  Either way, 8.
+pipe_reads=$(sed -n 's/^@requests\[READ, \(poll\|async (io-wq)\)\]: //p' /tmp/ut.out | awk '{ s += $1 } END { print s + 0 }')
+echo "pipe reads: $(grep '^@requests\[READ, \(poll\|async\)' /tmp/ut.out | tr '\n' ' ')"
+check pipe_reads test "$pipe_reads" -eq 8
+check async_writes grep -q '^@requests\[WRITE, async (io-wq)\]: 8$' /tmp/ut.out
+exit 0
