@@ -752,7 +752,10 @@ static char *expr_inner(struct compiler *c, struct node *n)
 		n->type = t_int(8, n->num < 0);
 		return xasprintf("%lldLL", (long long)n->num);
 	case N_STR: {
-		n->type = t_str((int)strlen(n->str) + 1);
+		size_t len = strlen(n->str);
+		if (len > 254)   /* a string value is a char array of at most 255 */
+			ERR(n, "this string has %zu bytes; strings used as values hold at most 254", len);
+		n->type = t_str((int)len + 1);
 		char *t = new_tmp(c);
 		struct strbuf b = {0};
 		sb_c_string(&b, n->str);
