@@ -129,7 +129,7 @@ static int declared_tracepoint(struct compiler *c, struct node *fields, struct u
 	return 0;
 }
 
-static int tracepoint_args(struct alt_ctx *a, const struct ut_tracepoint *tp);
+static int tracepoint_args(struct alt_ctx *a, const struct ut_tracepoint *tp, bool co_re);
 
 static void free_declared(struct ut_tracepoint *t)
 {
@@ -194,12 +194,15 @@ static int resolve_tracepoint(struct compiler *c, struct alt_ctx *a, const char 
 		at = f->offset + f->size;
 	}
 	sb_printf(&a->prelude, "}%s;\n\n", raw ? " __attribute__((preserve_access_index))" : "");
-	int rc = tracepoint_args(a, tp);
+	int rc = tracepoint_args(a, tp, raw != NULL);
 	free_declared(&declared);
 	return rc;
 }
 
-static int tracepoint_args(struct alt_ctx *a, const struct ut_tracepoint *tp)
+/* co_re: the record struct has a BTF counterpart, so field existence is
+ * asked of the running kernel; otherwise the fields are those of the local
+ * format and exist. */
+static int tracepoint_args(struct alt_ctx *a, const struct ut_tracepoint *tp, bool co_re)
 {
 	for (unsigned i = 0; i < tp->nfields; i++) {
 		const struct ut_tp_field *f = &tp->fields[i];
@@ -209,7 +212,8 @@ static int tracepoint_args(struct alt_ctx *a, const struct ut_tracepoint *tp)
 				continue;   /* dynamic arrays other than strings: not readable yet */
 			p = add_arg(a, f->name, (struct type){.kind = T_STR, .size = 128},
 				    xasprintf("bpf_probe_read_kernel_str(%%s, sizeof(%%s), (char *)ctx + (tp->__data_loc_%s & 0xffff))", f->name));
-			p->exists_cexpr = xasprintf("bpf_core_field_exists(tp->__data_loc_%s)", f->name);
+			if (co_re)
+				p->exists_cexpr = xasprintf("bpf_core_field_exists(tp->__data_loc_%s)", f->name);
 			continue;
 		}
 		if (f->is_string) {
@@ -223,7 +227,8 @@ static int tracepoint_args(struct alt_ctx *a, const struct ut_tracepoint *tp)
 			p = add_arg(a, f->name, int_type((int)f->size, f->is_signed),
 				    xasprintf("((%s)tp->%s)", f->is_signed ? "__s64" : "__u64", f->name));
 		}
-		p->exists_cexpr = xasprintf("bpf_core_field_exists(tp->%s)", f->name);
+		if (co_re)
+			p->exists_cexpr = xasprintf("bpf_core_field_exists(tp->%s)", f->name);
 	}
 	return 0;
 }

@@ -409,6 +409,26 @@ static void mark_losses(struct session *s)
 	}
 }
 
+/* Trace timestamps are CLOCK_MONOTONIC (bpf_ktime_get_ns); this instant
+ * ties them to the wall clock. */
+static void mark_start(struct ut_engine *e)
+{
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	char when[64];
+	struct tm tm;
+	gmtime_r(&wall.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	struct ut_arg args[] = {
+		{.name = "wall_clock", .kind = UT_ARG_STR, .s = when},
+		{.name = "unix_ns", .kind = UT_ARG_UINT, .u = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec},
+	};
+	struct ut_track self = {.kind = UT_TRACK_THREAD, .pid = (uint32_t)getpid(), .tid = (uint32_t)gettid()};
+	ut_engine_process_name(e, self.pid, "uring-trace");
+	ut_engine_thread_name(e, self.pid, self.tid, "uring-trace");
+	ut_instant(e, now_ns(), &self, "uring-trace", "trace start", args, 2);
+}
+
 static void run_once_probes(struct session *s, enum ut_probe_kind kind)
 {
 	for (unsigned i = 0; i < s->prog->nprobes; i++) {
@@ -502,6 +522,8 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 				 prog->probes[i].alts[0].kind != UT_PROBE_END)
 				fprintf(stderr, "uring-trace: %s: not attached (%s)\n", prog->probes[i].spec, skipped);
 		}
+	if (s.engine)
+		mark_start(s.engine);
 	run_once_probes(&s, UT_PROBE_BEGIN);
 	if (child) {
 		if (write(release_fd, "g", 1) != 1)

@@ -19,13 +19,17 @@ MATRIX_MISSING_STATIC = $(strip $(foreach l,$(MATRIX_STATIC_LIBS),$(if $(filter 
 MATRIX_LDLIBS = $(if $(MATRIX_MISSING_STATIC),-lbpf -lelf -lz -luring,-static -l:libbpf.a -l:libelf.a -l:libz.a -l:liburing.a)
 
 .PHONY: kernel-matrix matrix-payload
-matrix-payload: $(MATRIX_DIR)/kprobe_probe $(MATRIX_DIR)/kprobe_probe.bpf.o $(MATRIX_DIR)/io_uring.uto \
+matrix-payload: $(MATRIX_DIR)/kprobe_probe $(MATRIX_DIR)/kprobe_probe.bpf.o $(MATRIX_DIR)/io_uring.uto $(MATRIX_DIR)/kinds.uto \
 	build/uring-trace build/workloads/uring_paths
 
 # The default script compiled on the host: guests run it without clang.
 $(MATRIX_DIR)/io_uring.uto: build/uring-trace scripts/io_uring.ut stdlib/io_uring.ut bpf/ut.h bpf/records.h
 	@mkdir -p $(dir $@)
 	build/uring-trace -q --compile -o $@ scripts/io_uring.ut
+
+$(MATRIX_DIR)/kinds.uto: build/uring-trace tests/matrix/kinds.ut bpf/ut.h bpf/records.h
+	@mkdir -p $(dir $@)
+	build/uring-trace -q --compile -o $@ tests/matrix/kinds.ut
 
 $(MATRIX_DIR)/kprobe_probe: tests/matrix/kprobe_probe.c
 	@mkdir -p $(dir $@)

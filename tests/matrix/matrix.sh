@@ -44,6 +44,7 @@ payload_args() {
   echo "-b build/uring-trace:/matrix/uring-trace"
   echo "-b build/workloads/uring_paths:/matrix/uring_paths"
   echo "-f $MATRIX_DIR/io_uring.uto:/matrix/io_uring.uto"
+  echo "-f $MATRIX_DIR/kinds.uto:/matrix/kinds.uto"
   echo "${UT_MATRIX_EXTRA:-}"
 }
 
