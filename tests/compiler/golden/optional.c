@@ -17,7 +17,7 @@ struct ut_mk_2 {
 };
 
 struct ut_mk_3 {
-	__u64 unused;
+	__u64 k0;
 };
 
 struct ut_mk_4 {
@@ -51,8 +51,9 @@ struct trace_event_raw_io_uring_complete___ut2 {
 struct ut_rec_0 {
 	struct ut_rec_hdr h;
 	__u64 f0;
+	__u64 f1;
 };
-_Static_assert(sizeof(struct ut_rec_0) == 32, "record layout");
+_Static_assert(sizeof(struct ut_rec_0) == 40, "record layout");
 
 struct trace_event_raw_io_uring_cqe_overflow___ut3 {
 	char __pad0[8];
@@ -66,8 +67,9 @@ struct trace_event_raw_io_uring_cqe_overflow___ut3 {
 struct ut_rec_1 {
 	struct ut_rec_hdr h;
 	__u64 f0;
+	__u64 f1;
 };
-_Static_assert(sizeof(struct ut_rec_1) == 32, "record layout");
+_Static_assert(sizeof(struct ut_rec_1) == 40, "record layout");
 
 struct trace_event_raw_io_uring_task_work_run___ut4 {
 	char __pad0[8];
@@ -188,13 +190,15 @@ int ut_p3_a0(void *ctx)
 	{
 		struct ut_mk_3 t3;
 		__builtin_memset(&t3, 0, sizeof(t3));
+		t3.k0 = (__u64)(3U);
 		ut_agg_add(&m_3, &t3, (__s64)(1));
 	}
 	{
 		{
 			struct ut_rec_0 *r = ut_record(sizeof(*r), 0, 3);
 			if (r) {
-				r->f0 = (__u64)(bpf_get_smp_processor_id());
+				r->f0 = (__u64)(3U);
+				r->f1 = (__u64)(bpf_get_smp_processor_id());
 				ut_submit(r, 3);
 			}
 		}
@@ -213,13 +217,15 @@ int ut_p4_a0(void *ctx)
 	{
 		struct ut_mk_3 t4;
 		__builtin_memset(&t4, 0, sizeof(t4));
+		t4.k0 = (__u64)(4U);
 		ut_agg_add(&m_3, &t4, (__s64)(1));
 	}
 	{
 		{
 			struct ut_rec_1 *r = ut_record(sizeof(*r), 1, 4);
 			if (r) {
-				r->f0 = (__u64)(bpf_get_smp_processor_id());
+				r->f0 = (__u64)(4U);
+				r->f1 = (__u64)(bpf_get_smp_processor_id());
 				ut_submit(r, 4);
 			}
 		}
