@@ -26,6 +26,7 @@
 #include "runtime/cache.h"
 #include "runtime/consumer.h"
 #include "runtime/decode.h"
+#include "runtime/info.h"
 #include "runtime/loader.h"
 #include "runtime/summary.h"
 #include "runtime/usage.h"
@@ -621,6 +622,8 @@ out:
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], "--info") == 0)
+		return ut_print_info(stdout);
 	if (argc >= 2 && (strcmp(argv[1], "dump") == 0 || strcmp(argv[1], "stats") == 0)) {
 		bool json = argc == 4 && strcmp(argv[2], "--json") == 0;
 		if (argc != 3 && !json)

@@ -72,3 +72,10 @@ for i in $(seq 1 8); do
 	if "$UT" stats "$TMP/sig$i.fxt" >"$TMP/sig$i.stats" 2>&1; then pass "cli/signal_${i}_trace_valid"
 	else fail "cli/signal_${i}_trace_valid" "$(tail -3 "$TMP/sig$i.stats")"; fi
 done
+
+# --info: kernel, BTF, probe kinds by trial, and a verdict.
+"$UT" --info >"$TMP/info.txt" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q "^kernel: *$(uname -r)" "$TMP/info.txt" && grep -q "^  tracepoint  works" "$TMP/info.txt" \
+	&& grep -q "^verdict: *tracing works here" "$TMP/info.txt"; then pass cli/info
+else fail cli/info "rc=$rc $(cat "$TMP/info.txt")"; fi

@@ -1,0 +1,112 @@
+#include "runtime/info.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "compiler/kernel.h"
+#include "compiler/program.h"
+#include "runtime/attach.h"
+#include "runtime/bpfcc_loader.h"
+#include "runtime/cache.h"
+
+/* A probe of each kind on a target every kernel has, for the trials. */
+static const struct ut_alt trial_alts[] = {
+	{UT_PROBE_TRACEPOINT, "syscalls/sys_enter_getpid", NULL},
+	{UT_PROBE_RAW_TP, "sched_switch", NULL},
+	{UT_PROBE_TP_BTF, "sched_switch", NULL},
+	{UT_PROBE_KPROBE, "vfs_read", NULL},
+	{UT_PROBE_KRETPROBE, "vfs_read", NULL},
+	{UT_PROBE_FENTRY, "vfs_read", NULL},
+	{UT_PROBE_FEXIT, "vfs_read", NULL},
+	{UT_PROBE_UPROBE, "/bin/sh:main", NULL},
+};
+
+static void read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	buf[0] = 0;
+	if (!f) {
+		snprintf(buf, len, "(%s)", strerror(errno));
+		return;
+	}
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+}
+
+static uint64_t effective_caps(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	uint64_t caps = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "CapEff:", 7) == 0)
+			caps = strtoull(line + 7, NULL, 16);
+	if (f)
+		fclose(f);
+	return caps;
+}
+
+int ut_print_info(FILE *out)
+{
+	struct ut_kernel *k = ut_kernel_open();
+	bool ok = true;
+	fprintf(out, "kernel:        %s\n", ut_kernel_release(k));
+	struct stat st;
+	if (stat("/sys/kernel/btf/vmlinux", &st) == 0) {
+		fprintf(out, "BTF:           /sys/kernel/btf/vmlinux (%lld KiB)\n", (long long)st.st_size / 1024);
+	} else {
+		fprintf(out, "BTF:           missing (the kernel needs CONFIG_DEBUG_INFO_BTF=y)\n");
+		ok = false;
+	}
+	char **names = NULL;
+	int n = ut_kernel_tracepoints_matching(k, "io_uring:*", &names);
+	if (n >= 0)
+		fprintf(out, "tracefs:       ok, %d io_uring tracepoints\n", n);
+	else
+		fprintf(out, "tracefs:       unavailable: %s\n", ut_kernel_error(k));
+	if (n > 0)
+		ut_strv_free(names, n);
+	ok &= n >= 0;
+
+	uint64_t caps = effective_caps();
+	bool bpf = caps >> 39 & 1, perfmon = caps >> 38 & 1, admin = caps >> 21 & 1;
+	fprintf(out, "capabilities:  CAP_BPF %s, CAP_PERFMON %s, CAP_SYS_ADMIN %s\n", bpf ? "yes" : "no",
+		perfmon ? "yes" : "no", admin ? "yes" : "no");
+	if (!(bpf && perfmon) && !admin) {
+		fprintf(out, "               tracing needs CAP_BPF and CAP_PERFMON (or root)\n");
+		ok = false;
+	}
+	char buf[256];
+	read_line("/sys/kernel/security/lockdown", buf, sizeof(buf));
+	fprintf(out, "lockdown:      %s\n", buf);
+	read_line("/proc/sys/kernel/unprivileged_bpf_disabled", buf, sizeof(buf));
+	fprintf(out, "unprivileged_bpf_disabled: %s\n", buf);
+
+	fprintf(out, "probe kinds (by trial load and attach):\n");
+	bool any = false;
+	for (size_t i = 0; i < sizeof(trial_alts) / sizeof(trial_alts[0]); i++) {
+		const struct ut_alt *a = &trial_alts[i];
+		char why[200] = "";
+		bool yes = ut_target_exists(k, a, why, sizeof(why)) && ut_kind_available(k, a, why, sizeof(why));
+		any |= yes;
+		fprintf(out, "  %-11s %s%s%s\n", ut_kind_name(a->kind), yes ? "works" : "no", why[0] && !yes ? ": " : "",
+			yes ? "" : why);
+	}
+	ok &= any;
+
+	char dir[4096], err[256];
+	if (ut_cache_dir(dir, sizeof(dir), err, sizeof(err)) == 0)
+		fprintf(out, "cache:         %s\n", dir);
+	else
+		fprintf(out, "cache:         unavailable: %s\n", err);
+	const struct ut_bpfcc *cc = ut_bpfcc_get(err, sizeof(err));
+	fprintf(out, "compiler:      %s\n", cc ? cc->version() : err);
+	ut_kernel_close(k);
+	fprintf(out, "verdict:       %s\n", ok ? "tracing works here" : "tracing cannot work here (see above)");
+	return ok ? 0 : 1;
+}
