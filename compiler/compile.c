@@ -309,6 +309,7 @@ static void compile_probe(struct compiler *c, struct node *alts, struct node *bl
 			diag_error(c->d, specs[0].loc, "wildcards work in tracepoint, kprobe and fentry probes only");
 		if (m == 0 && !optional)
 			diag_error(c->d, specs[0].loc, "'%s' matches nothing on kernel %s", specs[0].text, ut_kernel_release(c->k));
+		int nmatched = m;   /* the names to free */
 		if (m > 500) {
 			diag_error(c->d, specs[0].loc, "'%s' matches %d probes; narrow it down (at most 500)", specs[0].text, m);
 			m = 0;
@@ -320,8 +321,8 @@ static void compile_probe(struct compiler *c, struct node *alts, struct node *bl
 			compile_alternative(c, p, c->prog->nprobes - 1, def0, &one, names[i], block);
 			free(full);
 		}
-		if (m > 0)
-			ut_strv_free(names, m);
+		if (nmatched > 0)
+			ut_strv_free(names, nmatched);
 		return;
 	}
 	struct strbuf joined = {0};
