@@ -158,17 +158,24 @@ static __always_inline void ut_agg_add(void *map, void *key, __s64 v)
 		*p += v;
 }
 
-static __always_inline void ut_agg_avg(void *map, void *key, __s64 v)
+/* The {value, count} slot of key, or NULL when this call created it with
+ * {v, 1} (nothing left to do). */
+static __always_inline struct ut_avg *ut_pair_slot(void *map, void *key, __s64 v)
 {
 	struct ut_avg *p = bpf_map_lookup_elem(map, key);
-	if (!p) {
-		struct ut_avg first = {v, 1};
-		if (bpf_map_update_elem(map, key, &first, BPF_NOEXIST) == 0)
-			return;
-		p = bpf_map_lookup_elem(map, key);
-		if (!p)
-			return;
-	}
+	if (p)
+		return p;
+	struct ut_avg first = {v, 1};
+	if (bpf_map_update_elem(map, key, &first, BPF_NOEXIST) == 0)
+		return 0;
+	return bpf_map_lookup_elem(map, key);   /* inserted meanwhile */
+}
+
+static __always_inline void ut_agg_avg(void *map, void *key, __s64 v)
+{
+	struct ut_avg *p = ut_pair_slot(map, key, v);
+	if (!p)
+		return;
 	p->sum += v;
 	p->count++;
 }
@@ -177,15 +184,9 @@ static __always_inline void ut_agg_avg(void *map, void *key, __s64 v)
  * key stay unset, so user space can tell them from a real 0. */
 static __always_inline void ut_agg_minmax(void *map, void *key, __s64 v, int is_min)
 {
-	struct ut_avg *p = bpf_map_lookup_elem(map, key);
-	if (!p) {
-		struct ut_avg first = {v, 1};
-		if (bpf_map_update_elem(map, key, &first, BPF_NOEXIST) == 0)
-			return;
-		p = bpf_map_lookup_elem(map, key);
-		if (!p)
-			return;
-	}
+	struct ut_avg *p = ut_pair_slot(map, key, v);
+	if (!p)
+		return;
 	if (!p->count || (is_min ? v < p->sum : v > p->sum)) {
 		p->sum = v;
 		p->count = 1;

@@ -493,13 +493,19 @@ static void check_format(struct compiler *c, struct node *fmtn, struct node **ar
 			continue;
 		while (*p && strchr("-0123456789.l", *p))
 			p++;
-		if (!*p || !strchr("dixXuspc", *p)) {
-			ERR(fmtn, "unsupported format directive '%%%c' (use %%d %%u %%x %%s %%p %%c)", *p ? *p : ' ');
+		if (!*p) {
+			ERR(fmtn, "the format ends inside a directive (write %%%% for a percent sign)");
+			return;
+		}
+		if (!strchr("dixXuspc", *p)) {
+			ERR(fmtn, "unsupported format directive '%%%c' (use %%d %%u %%x %%s %%p %%c)", *p);
 			return;
 		}
 		if (need < nargs && *p == 's' && args[need]->type.kind != T_STR && args[need]->type.kind != T_SHOW &&
 		    args[need]->type.show == UT_SHOW_PLAIN)
 			ERR(args[need], "%%s needs a string, but this is %s", a_type(&args[need]->type));
+		if (need < nargs && *p != 's' && (args[need]->type.kind == T_STR || args[need]->type.kind == T_SHOW))
+			ERR(args[need], "%%%c needs a number, but this is %s", *p, a_type(&args[need]->type));
 		need++;
 	}
 	if (need != nargs)
@@ -1295,16 +1301,10 @@ static void trace_stmt(struct compiler *c, struct node *n)
 		}
 		record_track(c, r, n->b);
 		break;
-	case N_INSTANT:
-		r = record_begin(c, UT_EV_INSTANT, n);
+	case N_INSTANT: case N_COUNTER:
+		r = record_begin(c, n->kind == N_INSTANT ? UT_EV_INSTANT : UT_EV_COUNTER, n);
 		r->ev->name = record_value(c, r, n->a);
-		require_name(c, n->a, "instant");
-		record_track(c, r, n->b);
-		break;
-	case N_COUNTER:
-		r = record_begin(c, UT_EV_COUNTER, n);
-		r->ev->name = record_value(c, r, n->a);
-		require_name(c, n->a, "counter");
+		require_name(c, n->a, n->kind == N_INSTANT ? "instant" : "counter");
 		record_track(c, r, n->b);
 		break;
 	case N_FLOW: {

@@ -148,6 +148,18 @@ static int cmp_entries(const void *pa, const void *pb)
 	return memcmp(a->key, b->key, sort_map->key_size);
 }
 
+/* The map's entries in print order: histograms by key then bucket, others
+ * by value. */
+static int read_sorted(const struct ut_map *m, struct bpf_object *obj, struct entries *es)
+{
+	if (read_entries(m, obj, es) < 0)
+		return -1;
+	sort_map = m;
+	if (es->n)
+		qsort(es->v, es->n, sizeof(*es->v), cmp_entries);
+	return 0;
+}
+
 static void key_text(const struct ut_program *prog, const struct ut_map *m, const struct entry *e, char *buf, size_t len)
 {
 	size_t at = 0;
@@ -245,11 +257,8 @@ void ut_print_maps(const struct ut_program *prog, struct bpf_object *obj, FILE *
 	for (unsigned i = 0; i < prog->nmaps; i++) {
 		const struct ut_map *m = &prog->maps[i];
 		struct entries es;
-		if (read_entries(m, obj, &es) < 0)
+		if (read_sorted(m, obj, &es) < 0)
 			continue;
-		sort_map = m;
-		if (es.n)
-			qsort(es.v, es.n, sizeof(*es.v), cmp_entries);
 		if (es.n)
 			fputc('\n', out);
 		for (size_t j = 0; j < es.n;) {
@@ -295,11 +304,8 @@ void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, FILE *o
 	for (unsigned i = 0; i < prog->nmaps; i++) {
 		const struct ut_map *m = &prog->maps[i];
 		struct entries es;
-		if (read_entries(m, obj, &es) < 0)
+		if (read_sorted(m, obj, &es) < 0)
 			continue;
-		sort_map = m;
-		if (es.n)
-			qsort(es.v, es.n, sizeof(*es.v), cmp_entries);
 		fprintf(out, "%s", i ? "," : "");
 		ut_json_string(out, m->name);
 		fputs(":[", out);
