@@ -493,8 +493,8 @@ static void check_format(struct compiler *c, struct node *fmtn, struct node **ar
 			continue;
 		while (*p && strchr("-0123456789.l", *p))
 			p++;
-		if (!*p) {
-			ERR(fmtn, "the format ends inside a directive (write %%%% for a percent sign)");
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))) {
+			ERR(fmtn, "a '%%' in the format starts no directive (write %%%% for a percent sign)");
 			return;
 		}
 		if (!strchr("dixXuspc", *p)) {
