@@ -60,3 +60,15 @@ check("enter_slices", names.get(("duration_begin", "io_uring_enter"), 0) > 0, "n
 check("async_points", names.get(("duration_begin", "queue_async_work"), 0) == total("async"), "")
 check("link_points", names.get(("duration_begin", "link"), 0) == 2 * total("link") // 3 + total("faillink") // 2, "")
 PY
+
+# --sample keeps whole flows: every kept request is still a complete flow.
+"$UT" -q --sample 50 -o "$TMP/sampled.fxt" -c "$UT_WORKLOADS/uring_paths --dir $TMP" >/dev/null 2>"$TMP/sampled.err" \
+	|| fail io_uring/sample_runs "$(head -3 "$TMP/sampled.err")"
+"$UT" stats --json "$TMP/sampled.fxt" >"$TMP/sampled.json"
+python3 - "$TMP" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1] + "/sampled.json"))
+f = s["flows"]
+ok = f["incomplete"] == 0 and 0 < f["complete"] < 54
+print(("PASS " if ok else "FAIL ") + "io_uring/sample_keeps_whole_flows" + ("" if ok else f": {f}"))
+PY
