@@ -640,6 +640,16 @@ static struct node *substitute(struct node *body, struct node *params, struct no
 	return r;
 }
 
+#define MACRO_NODE_BUDGET 200000
+
+static unsigned long count_nodes(const struct node *n)
+{
+	unsigned long k = 0;
+	for (; n; n = n->next)
+		k += 1 + count_nodes(n->a) + count_nodes(n->b) + count_nodes(n->c) + count_nodes(n->d);
+	return k;
+}
+
 /* A call of a script function: expands its body in place. */
 static struct node *expand_macro(struct compiler *c, struct node *n, struct node *fn)
 {
@@ -660,6 +670,18 @@ static struct node *expand_macro(struct compiler *c, struct node *n, struct node
 	node_free(n->resolved);
 	n->resolved = substitute(body, fn->a, args);
 	body->next = saved;
+	/* Nested calls that use an argument several times grow exponentially
+	 * (fn b(x) = a(a(x)) with a using x 50 times): bound the whole
+	 * script's expansions rather than hang writing gigabytes of C. */
+	unsigned long before = c->macro_nodes;
+	c->macro_nodes += count_nodes(n->resolved);
+	if (c->macro_nodes > MACRO_NODE_BUDGET) {
+		if (before <= MACRO_NODE_BUDGET)
+			ERR(n, "expanding %s() here makes the script too large (over %d nodes); "
+			    "do nested function calls use their arguments many times?", fn->str, MACRO_NODE_BUDGET);
+		node_free(n->resolved);
+		n->resolved = NULL;
+	}
 	return n->resolved;
 }
 

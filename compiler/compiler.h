@@ -123,6 +123,7 @@ struct compiler {
 	struct local *locals;
 	unsigned nlocals;
 	int macro_depth;
+	unsigned long macro_nodes;  /* nodes made by macro expansion (bounded) */
 	bool generating;            /* second pass: emit C */
 	int tmp;                    /* temporaries counter */
 	struct strbuf *out;         /* the function body being written */
