@@ -382,6 +382,8 @@ static char *ident_expr(struct compiler *c, struct node *n)
 }
 
 static bool is_int(const struct type *t) { return t->kind == T_INT || t->kind == T_NONE; }
+/* Conditions take integers and pointers (a pointer is true when not NULL). */
+static bool is_cond(const struct type *t) { return is_int(t) || t->kind == T_PTR; }
 
 static char *binop_expr(struct compiler *c, struct node *n)
 {
@@ -399,8 +401,9 @@ static char *binop_expr(struct compiler *c, struct node *n)
 		r = xasprintf("((__u64)(%s) %s (__u64)(%s))", a, n->op == OP_EQ ? "==" : "!=", b);
 		goto out;
 	}
-	if (!is_int(ta) || !is_int(tb)) {
-		const struct type *bad = is_int(ta) ? tb : ta;
+	bool logic = n->op == OP_AND || n->op == OP_OR;
+	if (logic ? !is_cond(ta) || !is_cond(tb) : !is_int(ta) || !is_int(tb)) {
+		const struct type *bad = (logic ? is_cond(ta) : is_int(ta)) ? tb : ta;
 		if (bad->kind == T_STR && tb->kind != ta->kind)
 			ERR(n, "cannot compare a string with %s", a_type(is_int(ta) ? ta : tb));
 		else
@@ -808,7 +811,7 @@ static char *expr_inner(struct compiler *c, struct node *n)
 	case N_BINOP: return binop_expr(c, n);
 	case N_UNOP: {
 		char *a = expr(c, n->a);
-		if (!is_int(&n->a->type))
+		if (n->op == '!' ? !is_cond(&n->a->type) : !is_int(&n->a->type))
 			ERR(n, "'%c' needs an integer, not %s", n->op, a_type(&n->a->type));
 		n->type = n->op == '!' ? t_int(1, false) : t_int(8, n->op == '-' || n->a->type.is_signed);
 		char *r = xasprintf("(%c(%s)(%s))", n->op, n->op == '-' ? "__s64" : "__u64", a);
@@ -817,8 +820,8 @@ static char *expr_inner(struct compiler *c, struct node *n)
 	}
 	case N_TERNARY: {
 		char *a = expr(c, n->a), *b = expr(c, n->b), *e = expr(c, n->c);
-		if (!is_int(&n->a->type))
-			ERR(n->a, "the condition must be an integer, not %s", a_type(&n->a->type));
+		if (!is_cond(&n->a->type))
+			ERR(n->a, "the condition must be an integer or a pointer, not %s", a_type(&n->a->type));
 		if (!is_int(&n->b->type) || !is_int(&n->c->type))
 			ERR(n, "both branches of ?: must be integers");
 		n->type = t_int(8, n->b->type.is_signed || n->c->type.is_signed);
@@ -1086,6 +1089,11 @@ static void map_assign(struct compiler *c, struct node *n)
 		ERR(n->b, "a map value must be an integer, pointer or string, not %s", type_name(t));
 		free(v);
 		return;
+	}
+	if (m->kind == MAP_VALUE && !m->assigned && t->kind != T_STR) {
+		/* only read so far (typed as an integer provisionally): the
+		 * first assignment decides */
+		m->kind = MAP_UNSET;
 	}
 	if (m->kind == MAP_VALUE && !same_type_class(&m->value_type, t)) {
 		ERR(n, "%s holds %s here but %s at %d:%d", m->name, a_type(t), a_type(&m->value_type),
@@ -1510,8 +1518,8 @@ static void stmt(struct compiler *c, struct node *n)
 		emit(c, "{");
 		c->indent++;
 		char *cond = expr(c, n->a);
-		if (!is_int(&n->a->type))
-			ERR(n->a, "the condition must be an integer, not %s", a_type(&n->a->type));
+		if (!is_cond(&n->a->type))
+			ERR(n->a, "the condition must be an integer or a pointer, not %s", a_type(&n->a->type));
 		emit(c, "if (%s)", cond);
 		free(cond);
 		stmt(c, n->b);
@@ -1549,8 +1557,8 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 		emit(c, "{");
 		c->indent++;
 		char *p = expr(c, pred);
-		if (!is_int(&pred->type))
-			ERR(pred, "the predicate must be an integer condition, not %s", a_type(&pred->type));
+		if (!is_cond(&pred->type))
+			ERR(pred, "the predicate must be an integer or pointer condition, not %s", a_type(&pred->type));
 		emit(c, "if (!(%s))", p);
 		emit(c, "\treturn 0;");
 		free(p);
