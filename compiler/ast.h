@@ -91,6 +91,7 @@ struct node {
 	char *str;
 	int64_t num;
 	int op;
+	int depth;           /* expressions: nesting below this node (parser) */
 	/* filled by the checker */
 	struct type type;
 	int sym;             /* checker annotations (local slot, map index, ...) */

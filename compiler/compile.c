@@ -31,7 +31,7 @@ static char *read_file(const char *path)
 	struct strbuf b = {0};
 	char buf[8192];
 	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+	while ((n = fread(buf, 1, sizeof(buf) - 1, f)) > 0) {   /* room for the NUL */
 		buf[n] = 0;
 		if (memchr(buf, 0, n)) {   /* binary: not a script */
 			sb_free(&b);

@@ -19,6 +19,21 @@ static struct node *mk(enum node_kind k, YYLTYPE l, struct parse_ctx *ctx)
 {
 	return node_new(k, LOC(l));
 }
+/* Expressions nest at most this deep (1+1+1+... or -----x): the checker,
+ * the code generator and the AST walkers recurse on them. */
+#define MAX_EXPR_DEPTH 256
+static struct node *nest(struct parse_ctx *ctx, struct node *n)
+{
+	int d = 0;
+	const struct node *kids[] = {n->a, n->b, n->c};
+	for (int i = 0; i < 3; i++)
+		for (const struct node *k = kids[i]; k; k = k->next)
+			d = k->depth > d ? k->depth : d;
+	n->depth = d + 1;
+	if (n->depth == MAX_EXPR_DEPTH + 1)
+		diag_error(ctx->diag, n->loc, "expression nested too deeply (more than %d levels)", MAX_EXPR_DEPTH);
+	return n;
+}
 /* "begin", "end", "step", "phase" are words only inside trace statements. */
 static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allow_step, bool allow_phase)
 {
@@ -214,7 +229,7 @@ with_item: IDENT '=' expr              { $$ = mk(N_WITH, @1, ctx); $$->str = $1;
          ;
 
 map_ref: MAPNAME                       { $$ = mk(N_MAP_REF, @1, ctx); $$->str = $1; }
-       | MAPNAME '[' exprs ']'         { $$ = mk(N_MAP_REF, @1, ctx); $$->str = $1; $$->a = $3; }
+       | MAPNAME '[' exprs ']'         { $$ = mk(N_MAP_REF, @1, ctx); $$->str = $1; $$->a = $3; $$ = nest(ctx, $$); }
        ;
 
 exprs: expr                            { $$ = $1; }
@@ -242,34 +257,34 @@ expr: INT                              { $$ = mk(N_INT, @1, ctx); $$->num = $1; 
     | IDENT                            { $$ = mk(N_IDENT, @1, ctx); $$->str = $1; }
     | LOCAL                            { $$ = mk(N_LOCAL, @1, ctx); $$->str = $1; }
     | map_ref                          { $$ = $1; }
-    | IDENT '(' opt_exprs ')'          { $$ = mk(N_CALL, @1, ctx); $$->str = $1; $$->a = $3; }
-    | IDENT '[' expr ']'               { $$ = mk(N_INDEX, @1, ctx); $$->a = mk(N_IDENT, @1, ctx); $$->a->str = $1; $$->b = $3; }
-    | expr '.' IDENT                   { $$ = mk(N_FIELD, @3, ctx); $$->a = $1; $$->str = $3; }
+    | IDENT '(' opt_exprs ')'          { $$ = mk(N_CALL, @1, ctx); $$->str = $1; $$->a = $3; $$ = nest(ctx, $$); }
+    | IDENT '[' expr ']'               { $$ = mk(N_INDEX, @1, ctx); $$->a = mk(N_IDENT, @1, ctx); $$->a->str = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr '.' IDENT                   { $$ = mk(N_FIELD, @3, ctx); $$->a = $1; $$->str = $3; $$ = nest(ctx, $$); }
     | '(' expr ')'                     { $$ = $2; }
-    | '(' cast_type ')' expr %prec UNARY { $$ = mk(N_CAST, @1, ctx); $$->str = $2->str; $2->str = NULL; node_free($2); $$->a = $4; }
-    | '-' expr %prec UNARY             { $$ = mk(N_UNOP, @1, ctx); $$->op = '-'; $$->a = $2; }
-    | '!' expr %prec UNARY             { $$ = mk(N_UNOP, @1, ctx); $$->op = '!'; $$->a = $2; }
-    | '~' expr %prec UNARY             { $$ = mk(N_UNOP, @1, ctx); $$->op = '~'; $$->a = $2; }
-    | expr '+' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '+'; $$->a = $1; $$->b = $3; }
-    | expr '-' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '-'; $$->a = $1; $$->b = $3; }
-    | expr '*' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '*'; $$->a = $1; $$->b = $3; }
-    | expr '/' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '/'; $$->a = $1; $$->b = $3; }
-    | expr '%' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '%'; $$->a = $1; $$->b = $3; }
-    | expr '&' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '&'; $$->a = $1; $$->b = $3; }
-    | expr '|' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '|'; $$->a = $1; $$->b = $3; }
-    | expr '^' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '^'; $$->a = $1; $$->b = $3; }
-    | expr SHL expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_SHL; $$->a = $1; $$->b = $3; }
-    | expr SHR expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_SHR; $$->a = $1; $$->b = $3; }
-    | expr '<' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '<'; $$->a = $1; $$->b = $3; }
-    | expr '>' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '>'; $$->a = $1; $$->b = $3; }
-    | expr LE expr                     { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_LE; $$->a = $1; $$->b = $3; }
-    | expr GE expr                     { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_GE; $$->a = $1; $$->b = $3; }
-    | expr EQ expr                     { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_EQ; $$->a = $1; $$->b = $3; }
-    | expr NE expr                     { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_NE; $$->a = $1; $$->b = $3; }
-    | expr AND expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_AND; $$->a = $1; $$->b = $3; }
-    | expr OR expr                     { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_OR; $$->a = $1; $$->b = $3; }
-    | expr DEFAULT_OP expr             { $$ = mk(N_DEFAULT, @2, ctx); $$->a = $1; $$->b = $3; }
-    | expr '?' expr ':' expr           { $$ = mk(N_TERNARY, @2, ctx); $$->a = $1; $$->b = $3; $$->c = $5; }
+    | '(' cast_type ')' expr %prec UNARY { $$ = mk(N_CAST, @1, ctx); $$->str = $2->str; $2->str = NULL; node_free($2); $$->a = $4; $$ = nest(ctx, $$); }
+    | '-' expr %prec UNARY             { $$ = mk(N_UNOP, @1, ctx); $$->op = '-'; $$->a = $2; $$ = nest(ctx, $$); }
+    | '!' expr %prec UNARY             { $$ = mk(N_UNOP, @1, ctx); $$->op = '!'; $$->a = $2; $$ = nest(ctx, $$); }
+    | '~' expr %prec UNARY             { $$ = mk(N_UNOP, @1, ctx); $$->op = '~'; $$->a = $2; $$ = nest(ctx, $$); }
+    | expr '+' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '+'; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr '-' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '-'; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr '*' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '*'; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr '/' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '/'; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr '%' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '%'; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr '&' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '&'; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr '|' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '|'; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr '^' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '^'; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr SHL expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_SHL; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr SHR expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_SHR; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr '<' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '<'; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr '>' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '>'; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr LE expr                     { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_LE; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr GE expr                     { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_GE; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr EQ expr                     { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_EQ; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr NE expr                     { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_NE; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr AND expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_AND; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr OR expr                     { $$ = mk(N_BINOP, @2, ctx); $$->op = OP_OR; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr DEFAULT_OP expr             { $$ = mk(N_DEFAULT, @2, ctx); $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr '?' expr ':' expr           { $$ = mk(N_TERNARY, @2, ctx); $$->a = $1; $$->b = $3; $$->c = $5; $$ = nest(ctx, $$); }
     ;
 
 %%
