@@ -1,6 +1,7 @@
 /* libFuzzer target for the compiler front end: the input is script text.
  * Each input is parsed alone (lexer + parser) and then compiled against
- * the running kernel (checker + code generator).  Errors are expected and
+ * the running kernel (checker + code generator), as -e text or, for inputs
+ * of odd length, from a file.  Errors are expected and
  * go to /dev/null; crashes, sanitizer reports, leaks and hangs are bugs.
  *
  * Build and run: make fuzz [FUZZ_SECONDS=60] (tests/fuzz/fuzz.mk). */
@@ -43,8 +44,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	diag_init(&d, devnull);
 	/* No stdlib and no -I: imports can only find files in the current
-	 * directory (make fuzz runs in a scratch directory). */
+	 * directory (make fuzz runs in a scratch directory).  Inputs of odd
+	 * length are compiled from a file, to reach the file reader too. */
 	struct ut_compile_opts o = {.file = NULL, .text = text};
+	if (size % 2) {
+		FILE *f = fopen("fuzz-input.ut", "wb");
+		if (!f)
+			abort();
+		fwrite(data, 1, size, f);
+		fclose(f);
+		o.file = "fuzz-input.ut";
+		o.text = NULL;
+	}
 	struct ut_program *p = ut_compile(&o, kernel, &d);
 	if (p && !p->bpf_c)
 		abort();   /* a program without C and without errors */
