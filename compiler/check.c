@@ -1296,7 +1296,7 @@ static char *record_key(struct compiler *c, struct record *r, struct node *keyre
 	char *kx = expr(c, keyref->a);
 	struct type *t = &keyref->a->type;
 	if (t->kind != T_INT && t->kind != T_PTR) {
-		ERR(keyref->a, "a %s key must be an integer or a pointer, not %s", keyref->str, a_type(t));
+		ERR(keyref->a, "the key of %s[...] must be an integer or a pointer, not %s", keyref->str, a_type(t));
 		free(kx);
 		return NULL;
 	}
