@@ -211,15 +211,33 @@ static void not_found_note(struct compiler *c, const struct probe_kind_def *def,
 	char **names = NULL;
 	int n = -1;
 	char glob[256];
-	if (def->kind == UT_PROBE_TRACEPOINT) {
+	bool by_name = false;   /* candidates are "category:name", the target a name */
+	if (strlen(target) > 128 || !target[0]) {
+		/* no suggestion: edit distances over thousands of names cost too much */
+	} else if (def->kind == UT_PROBE_TRACEPOINT) {
 		const char *colon = strchr(target, ':');
 		snprintf(glob, sizeof(glob), "%.*s:*", colon ? (int)(colon - target) : 0, target);
 		n = ut_kernel_tracepoints_matching(c->k, glob, &names);
+	} else if (def->kind == UT_PROBE_TP_BTF || def->kind == UT_PROBE_RAW_TP) {
+		/* names starting with the same letter (a typo there is not caught) */
+		snprintf(glob, sizeof(glob), "*:%c*", target[0]);
+		n = ut_kernel_tracepoints_matching(c->k, glob, &names);
+		by_name = true;
+	} else if (def->kind == UT_PROBE_KPROBE || def->kind == UT_PROBE_KRETPROBE ||
+		   def->kind == UT_PROBE_FENTRY || def->kind == UT_PROBE_FEXIT) {
+		snprintf(glob, sizeof(glob), "%c*", target[0]);
+		n = ut_kernel_functions_matching(c->k, glob, &names);
 	}
 	if (n > 0) {
-		const char *s = ut_suggest(target, names, (unsigned)n);
+		char **cands = xcalloc((size_t)n, sizeof(char *));
+		for (int i = 0; i < n; i++) {
+			const char *colon = by_name ? strchr(names[i], ':') : NULL;
+			cands[i] = colon ? (char *)colon + 1 : names[i];
+		}
+		const char *s = ut_suggest(target, cands, (unsigned)n);
 		if (s)
 			diag_note(c->d, "did you mean %s:%s?", def->name, s);
+		free(cands);
 	} else if (def->kind == UT_PROBE_TRACEPOINT && n == 0) {
 		diag_note(c->d, "this kernel has no tracepoint category '%.*s'; list them with: uring-trace -l 'tracepoint:*'",
 			  (int)strcspn(target, ":"), target);
