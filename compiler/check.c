@@ -404,10 +404,13 @@ static char *binop_expr(struct compiler *c, struct node *n)
 	bool logic = n->op == OP_AND || n->op == OP_OR;
 	if (logic ? !is_cond(ta) || !is_cond(tb) : !is_int(ta) || !is_int(tb)) {
 		const struct type *bad = (logic ? is_cond(ta) : is_int(ta)) ? tb : ta;
-		if (bad->kind == T_STR && tb->kind != ta->kind)
+		bool compare = n->op == OP_EQ || n->op == OP_NE || n->op == '<' || n->op == '>' ||
+			       n->op == OP_LE || n->op == OP_GE;
+		if (compare && bad->kind == T_STR && tb->kind != ta->kind)
 			ERR(n, "cannot compare a string with %s", a_type(is_int(ta) ? ta : tb));
 		else
-			ERR(n, "operator needs integers, but this operand is %s", a_type(bad));
+			ERR(n, "this operator needs %s, but an operand is %s", logic ? "integers or pointers" : "integers",
+			    a_type(bad));
 		r = xstrdup("0");
 		goto out;
 	}
@@ -699,9 +702,13 @@ static char *call_expr(struct compiler *c, struct node *n)
 		struct node *e = expand_macro(c, n, fn);
 		if (!e)
 			return xstrdup("0");
+		int errors = c->d->errors;
 		c->macro_depth++;
 		char *r = expr(c, e);
 		c->macro_depth--;
+		/* the error above is in the body: say which calls (the outer three) */
+		if (c->d->errors > errors && c->macro_depth < 3)
+			diag_note(c->d, "in %s() called at %s:%d:%d", n->str, n->loc.file, n->loc.line, n->loc.col);
 		n->type = e->type;
 		return r;
 	}
@@ -1410,9 +1417,12 @@ static void call_stmt(struct compiler *c, struct node *n)
 	if (fn && fn->b->kind == N_BLOCK) {
 		struct node *body = expand_macro(c, e, fn);
 		if (body) {
+			int errors = c->d->errors;
 			c->macro_depth++;
 			stmt(c, body);
 			c->macro_depth--;
+			if (c->d->errors > errors && c->macro_depth < 3)
+				diag_note(c->d, "in %s() called at %s:%d:%d", e->str, e->loc.file, e->loc.line, e->loc.col);
 		}
 		return;
 	}
