@@ -428,7 +428,8 @@ static char *binop_expr(struct compiler *c, struct node *n)
 	default: op = one;
 	}
 	bool sgn = ta->is_signed || tb->is_signed;
-	bool logical = strchr("<>", n->op) || n->op == OP_EQ || n->op == OP_NE || n->op == OP_LE ||
+	/* not strchr("<>", op): ops from 256 on would match its NUL */
+	bool logical = n->op == '<' || n->op == '>' || n->op == OP_EQ || n->op == OP_NE || n->op == OP_LE ||
 		       n->op == OP_GE || n->op == OP_AND || n->op == OP_OR;
 	n->type = logical ? t_int(1, false) : t_int(8, sgn);
 	if ((n->op == '/' || n->op == '%') && n->b->kind == N_INT && n->b->num == 0)
