@@ -248,6 +248,24 @@ static void test_locations(void)
 	parse(&p, "");
 	CHECK("empty text: no items, no errors", !p.items && p.d.errors == 0);
 	parsed_free(&p);
+
+	struct strbuf deep = {0};
+	sb_puts(&deep, "BEGIN { $x = 1");
+	for (int i = 0; i < 300; i++)
+		sb_puts(&deep, " + 1");
+	sb_puts(&deep, "; }");
+	parse(&p, deep.s);
+	CHECK("deep expression: one error", p.d.errors == 1 && has(p.msgs, "nested too deeply (more than 256 levels)"));
+	parsed_free(&p);
+	sb_free(&deep);
+	sb_puts(&deep, "BEGIN { $x = 1");
+	for (int i = 0; i < 250; i++)
+		sb_puts(&deep, " + 1");
+	sb_puts(&deep, "; }");
+	parse(&p, deep.s);
+	CHECK("250 levels are fine", p.d.errors == 0 && p.items);
+	parsed_free(&p);
+	sb_free(&deep);
 }
 
 /* ---- checking and generating ---- */
