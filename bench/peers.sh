@@ -12,8 +12,11 @@
 #   bpftrace_count   bpftrace: @[probe] = count() on tracepoint:io_uring:*
 #   bpftrace_print   bpftrace: one printf line per io_uring event, to /dev/null
 #   perf_record      perf record -a -e 'io_uring:*' to a file in $OUT
-#   uring_trace      $UT -q -o $OUT/ut.fxt, only if $UT is set and the tool
-#                    starts (attaches) within 10 s; otherwise skipped
+#   uring_trace      $UT -o $OUT/ut.fxt (default script: every io_uring
+#                    tracepoint and syscall, recorded), only if $UT is set and
+#                    the tool attaches within 30 s; otherwise skipped.  Waited
+#                    for by its "tracing; Ctrl-C to stop" line on stderr; its
+#                    "N events, M lost" exit line gives events and losses.
 # A round runs the workload untraced and then under each tracer; the ratio is
 # throughput under the tracer / untraced throughput of the same round.  The
 # summary gives medians over the rounds.  Tracer CPU time and max RSS are read
@@ -21,7 +24,9 @@
 #
 # Environment: DURATION (s per run, default 3), ROUNDS (default 3), CPUS
 # ("0 1"), WORKLOADS ("nop fio_tmpfs fio_loop"), TRACERS (default all),
-# UT (uring-trace binary), UT_WORKLOADS (workload dir), OUT (results dir).
+# UT (uring-trace binary), UT_WORKLOADS (workload dir), OUT (results dir),
+# WAIT_QUIET (s to wait for other processes' tracers to detach before each
+# round; default 0: warn and go on).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 W=${UT_WORKLOADS:-$ROOT/build/workloads}
@@ -116,10 +121,25 @@ start_tracer() { # NAME LOG; sets TRACER_PID, returns 1 if it did not attach
     perf_record)
       perf record -a -e 'io_uring:*' -o "$OUT/perf.data" >"$2" 2>&1 & ;;
     uring_trace)
-      "$UT" -q -o "$OUT/ut.fxt" >"$2" 2>&1 & ;;
+      # Not -q: that would drop the "N events, M lost" line at exit.  stderr
+      # is a file, so there is no live status line.  Summary (stdout) dropped.
+      "$UT" -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
   esac
   TRACER_PID=$!
-  wait_attached "$TRACER_PID"
+  case $1 in
+    uring_trace) wait_line "$TRACER_PID" "$2" 'tracing; Ctrl-C to stop' ;;
+    *) wait_attached "$TRACER_PID" ;;
+  esac
+}
+
+# uring-trace says when it is attached: wait (at most 30 s) for that line.
+wait_line() { # PID LOG TEXT
+  for _ in $(seq 3000); do
+    grep -q "$3" "$2" 2>/dev/null && return 0
+    kill -0 "$1" 2>/dev/null || return 1
+    sleep 0.01
+  done
+  return 1
 }
 
 stop_tracer() {
@@ -141,6 +161,7 @@ tracer_events() { # NAME LOG
   case $1 in
     bpftrace_count) awk -F': ' '/^@\[/ { s += $2 } END { print s + 0 }' "$2" ;;
     perf_record) sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$2" | tail -1 ;;
+    uring_trace) sed -n 's/^uring-trace: \([0-9]*\) events, [0-9]* lost.*/\1/p' "$2" | tail -1 ;;
   esac
 }
 
@@ -148,7 +169,34 @@ tracer_note() { # NAME LOG: lost events and the like
   case $1 in
     bpftrace_print) awk '/Lost [0-9]+ events/ { s += $2 } END { if (s) print "lost=" s }' "$2" ;;
     perf_record) grep -o 'lost [0-9]* chunks\|[0-9]* lost samples' "$2" | head -1 | tr ' ' '_' ;;
+    uring_trace) sed -n 's/^uring-trace: [0-9]* events, \([0-9]*\) lost.*/lost=\1/p' "$2" | tail -1 ;;
   esac
+}
+
+# Other tracers on the machine (any process holding perf-event or BPF-link
+# fds that this script did not start) slow every workload, traced or not, and
+# make the ratios meaningless: name them, and with WAIT_QUIET=N wait up to N s
+# for them to go away.
+foreign_tracers() {
+  local p n
+  for p in /proc/[0-9]*; do
+    p=${p#/proc/}
+    [ "$p" = "$$" ] || [ "$p" = "${TRACER_PID:-x}" ] && continue
+    n=$(ls -l "/proc/$p/fd" 2>/dev/null | grep -c 'perf_event\|bpf_link\|bpf-link')
+    [ "$n" -gt 0 ] && echo "$p($(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | head -c 60 | sed 's/ *$//'): $n fds)"
+  done
+}
+check_quiet() { # WHEN
+  local f waited=0
+  while f=$(foreign_tracers); [ -n "$f" ]; do
+    if [ "$waited" -ge "${WAIT_QUIET:-0}" ]; then
+      log "WARNING ($1): other tracers attached, results are disturbed: $f"
+      echo "# WARNING ($1): other tracers attached: $f" >>"$OUT/warnings.txt"
+      return 1
+    fi
+    sleep 5; waited=$((waited + 5))
+  done
+  return 0
 }
 
 # ---- main loop ----------------------------------------------------------------
@@ -170,6 +218,7 @@ start_time=$SECONDS
 for cpu in $CPUS; do
   for workload in $WORKLOADS; do
     for round in $(seq "$ROUNDS"); do
+      check_quiet "cpu $cpu $workload round $round"
       tp=$(run_workload "$workload" "$cpu")
       printf '%s\t%s\t%s\tnone\t%s\t\t\t\t\n' "$cpu" "$workload" "$round" "$tp" >>"$RESULTS"
       log "cpu $cpu $workload round $round: untraced $tp"
