@@ -92,11 +92,14 @@ static __always_inline void *ut_reserve(__u32 size, __u32 event, __u32 probe)
 	return h;
 }
 
-/* Wake the reader only when enough data is pending; it also polls with a
- * timeout, so nothing waits long. */
-static __always_inline void ut_submit(void *rec, __u32 probe)
+/* Wake the reader once, when pending data crosses ut_wakeup_bytes: a
+ * wake-up per record costs an interrupt each (a VM exit under a
+ * hypervisor).  The reader also polls with a timeout, so nothing waits
+ * long.  Pending data includes this record (reserved, not yet submitted). */
+static __always_inline void ut_submit(void *rec, __u32 size, __u32 probe)
 {
-	__u64 flags = bpf_ringbuf_query(&ut_events, BPF_RB_AVAIL_DATA) >= ut_wakeup_bytes
+	__u64 pending = bpf_ringbuf_query(&ut_events, BPF_RB_AVAIL_DATA);
+	__u64 flags = pending >= ut_wakeup_bytes && pending - size < ut_wakeup_bytes
 			      ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	bpf_ringbuf_submit(rec, flags);
 	ut_count(probe, 0);
@@ -116,7 +119,7 @@ static __always_inline void ut_note_thread(void)
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 	BPF_CORE_READ_STR_INTO(&r->pcomm, t, group_leader, comm);
-	ut_submit(r, UT_NPROBES);
+	ut_submit(r, sizeof(*r), UT_NPROBES);
 }
 
 /* A record for the trace: names its thread on first sight, then reserves. */

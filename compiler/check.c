@@ -1265,7 +1265,7 @@ static void record_end(struct compiler *c, struct record *r, const char *guard)
 		nl = strchr(line, '\n');
 		emit(c, "%.*s", (int)(nl - line), line);
 	}
-	emit(c, "ut_submit(r, %u);", c->alt->probe_index);
+	emit(c, "ut_submit(r, sizeof(*r), %u);", c->alt->probe_index);
 	c->indent--;
 	emit(c, "}");
 	c->indent--;

@@ -25,7 +25,9 @@ static uint32_t key_field_size(const struct type *t)
 }
 
 /* One BPF map per script map.  Aggregations are per-CPU (no contention;
- * user space sums the CPUs); maps the script reads back are shared. */
+ * user space sums the CPUs); maps the script reads back are shared.  Maps
+ * are not preallocated: creating 65536 entries per CPU up front made
+ * start-up slow, and most scripts use a few keys. */
 static void gen_map(struct compiler *c, unsigned i)
 {
 	struct map_info *m = &c->maps[i];
@@ -77,7 +79,7 @@ static void gen_map(struct compiler *c, unsigned i)
 		out->value_size = size;
 		out->value_show = (struct ut_value){.kind = UT_VAL_FIELD};
 		char *v = xasprintf("struct ut_mv_%u", i);
-		sb_printf(&c->c_maps, "struct {\n\t__uint(type, BPF_MAP_TYPE_HASH);\n\t__uint(max_entries, 65536);\n"
+		sb_printf(&c->c_maps, "struct {\n\t__uint(type, BPF_MAP_TYPE_HASH);\n\t__uint(max_entries, 65536);\n\t__uint(map_flags, BPF_F_NO_PREALLOC);\n"
 				      "\t__type(key, struct ut_mk_%u);\n\t__type(value, %s);\n} m_%u SEC(\".maps\");\n\n", i, v, i);
 		free(v);
 		sb_puts(&c->c_types, "\n");
@@ -86,7 +88,7 @@ static void gen_map(struct compiler *c, unsigned i)
 	if (m->kind == MAP_VALUE)
 		out->value_show = m->value_show;
 	sb_puts(&c->c_types, "\n");
-	sb_printf(&c->c_maps, "struct {\n\t__uint(type, %s);\n\t__uint(max_entries, 65536);\n"
+	sb_printf(&c->c_maps, "struct {\n\t__uint(type, %s);\n\t__uint(max_entries, 65536);\n\t__uint(map_flags, BPF_F_NO_PREALLOC);\n"
 			      "\t__type(key, struct ut_mk_%u);\n\t__type(value, %s);\n} m_%u SEC(\".maps\");\n\n",
 		  m->kind == MAP_AGG ? "BPF_MAP_TYPE_PERCPU_HASH" : "BPF_MAP_TYPE_HASH", i, value, i);
 }

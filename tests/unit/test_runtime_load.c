@@ -26,7 +26,7 @@ static const char bpf_src[] =
 	"	if (!r)\n"
 	"		return 0;\n"
 	"	r->value = value;\n"
-	"	ut_submit(r, probe);\n"
+	"	ut_submit(r, sizeof(*r), probe);\n"
 	"	return 0;\n"
 	"}\n"
 	"SEC(\"tracepoint/nosuch/event\") int p0_a(void *ctx) { return emit(0, 1); }\n"

@@ -42,6 +42,7 @@ _Static_assert(sizeof(struct ut_rec_2) == 24, "record layout");
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_0);
 	__type(value, __s64);
 } m_0 SEC(".maps");
@@ -49,6 +50,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_1);
 	__type(value, __s64);
 } m_1 SEC(".maps");
@@ -61,7 +63,7 @@ int ut_p0_a0(void *ctx)
 		{
 			struct ut_rec_0 *r = ut_record(sizeof(*r), 0, 0);
 			if (r) {
-				ut_submit(r, 0);
+				ut_submit(r, sizeof(*r), 0);
 			}
 		}
 	}
@@ -103,7 +105,7 @@ int ut_p1_a0(void *ctx)
 			if (r) {
 				__builtin_memcpy(r->f0, t3, sizeof(t3) < 16 ? sizeof(t3) : 16);
 				__builtin_memcpy(r->f1, t4, sizeof(t4) < 64 ? sizeof(t4) : 64);
-				ut_submit(r, 1);
+				ut_submit(r, sizeof(*r), 1);
 			}
 		}
 	}
@@ -118,7 +120,7 @@ int ut_p2_a0(void *ctx)
 		{
 			struct ut_rec_2 *r = ut_record(sizeof(*r), 2, 2);
 			if (r) {
-				ut_submit(r, 2);
+				ut_submit(r, sizeof(*r), 2);
 			}
 		}
 	}

@@ -43,6 +43,7 @@ struct trace_event_raw_signal_generate___ut1 {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_0);
 	__type(value, __s64);
 } m_0 SEC(".maps");
@@ -50,6 +51,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_1);
 	__type(value, __s64);
 } m_1 SEC(".maps");
@@ -57,6 +59,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_2);
 	__type(value, __s64);
 } m_2 SEC(".maps");
@@ -84,7 +87,7 @@ int ut_p0_a0(void *ctx)
 					struct ut_rec_0 *r = ut_record(sizeof(*r), 0, 0);
 					if (r) {
 						r->f0 = (__s64)(((__s64)tp->pid));
-						ut_submit(r, 0);
+						ut_submit(r, sizeof(*r), 0);
 					}
 				}
 			}

@@ -112,6 +112,7 @@ struct trace_event_raw_io_uring_complete___ut1 {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_0);
 	__type(value, __s64);
 } m_0 SEC(".maps");
@@ -119,6 +120,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_1);
 	__type(value, __s64);
 } m_1 SEC(".maps");
@@ -126,6 +128,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_2);
 	__type(value, __s64);
 } m_2 SEC(".maps");
@@ -174,7 +177,7 @@ int ut_p0_a0(void *ctx)
 					struct ut_rec_0 *r = ut_record(sizeof(*r), 0, 0);
 					if (r) {
 						r->f0 = (__u64)(((__u64)(1LL) * (__u64)(2LL)));
-						ut_submit(r, 0);
+						ut_submit(r, sizeof(*r), 0);
 					}
 				}
 			}
@@ -187,7 +190,7 @@ int ut_p0_a0(void *ctx)
 					{
 						struct ut_rec_1 *r = ut_record(sizeof(*r), 1, 0);
 						if (r) {
-							ut_submit(r, 0);
+							ut_submit(r, sizeof(*r), 0);
 						}
 					}
 				}
@@ -201,7 +204,7 @@ int ut_p0_a0(void *ctx)
 			if (r) {
 				r->f0 = (__u64)(t4);
 				r->f1 = (__u64)(((__u64)tp->opcode));
-				ut_submit(r, 0);
+				ut_submit(r, sizeof(*r), 0);
 			}
 		}
 	}
@@ -214,7 +217,7 @@ int ut_p0_a0(void *ctx)
 				r->f1 = (__u64)(t5);
 				r->f2 = (__u64)(((__u64)tp->opcode));
 				r->f3 = (__u64)(((__u64)tp->user_data));
-				ut_submit(r, 0);
+				ut_submit(r, sizeof(*r), 0);
 			}
 		}
 	}
@@ -228,7 +231,7 @@ int ut_p0_a0(void *ctx)
 			if (r) {
 				r->f0 = (__u64)(((void *)tp->ctx));
 				r->f1 = (__u64)(t7);
-				ut_submit(r, 0);
+				ut_submit(r, sizeof(*r), 0);
 			}
 		}
 	}
@@ -238,7 +241,7 @@ int ut_p0_a0(void *ctx)
 			if (r) {
 				r->f0 = (__u64)(((void *)tp->ctx));
 				r->f1 = (__u64)(((void *)tp->ctx));
-				ut_submit(r, 0);
+				ut_submit(r, sizeof(*r), 0);
 			}
 		}
 	}
@@ -249,7 +252,7 @@ int ut_p0_a0(void *ctx)
 					struct ut_rec_6 *r = ut_record(sizeof(*r), 6, 0);
 					if (r) {
 						r->f0 = (__u64)(3LL);
-						ut_submit(r, 0);
+						ut_submit(r, sizeof(*r), 0);
 					}
 				}
 			}
@@ -279,7 +282,7 @@ int ut_p1_a0(void *ctx)
 				r->f0 = (__u64)(t9);
 				r->f1 = (__s64)(((__s64)tp->res));
 				r->f2 = (__s64)(((__s64)tp->res));
-				ut_submit(r, 1);
+				ut_submit(r, sizeof(*r), 1);
 			}
 		}
 	}
@@ -290,7 +293,7 @@ int ut_p1_a0(void *ctx)
 			if (r) {
 				r->f0 = (__u64)(((void *)tp->ctx));
 				r->f1 = (__u64)(t10);
-				ut_submit(r, 1);
+				ut_submit(r, sizeof(*r), 1);
 			}
 		}
 	}
@@ -299,7 +302,7 @@ int ut_p1_a0(void *ctx)
 			struct ut_rec_9 *r = ut_record(sizeof(*r), 9, 1);
 			if (r) {
 				r->f0 = (__s64)(((__s64)tp->res));
-				ut_submit(r, 1);
+				ut_submit(r, sizeof(*r), 1);
 			}
 		}
 	}

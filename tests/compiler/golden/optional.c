@@ -102,6 +102,7 @@ struct trace_event_raw_io_uring_req_failed___ut5 {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_0);
 	__type(value, __s64);
 } m_0 SEC(".maps");
@@ -109,6 +110,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_1);
 	__type(value, __s64);
 } m_1 SEC(".maps");
@@ -116,6 +118,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_2);
 	__type(value, __s64);
 } m_2 SEC(".maps");
@@ -123,6 +126,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_3);
 	__type(value, __s64);
 } m_3 SEC(".maps");
@@ -130,6 +134,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_4);
 	__type(value, __s64);
 } m_4 SEC(".maps");
@@ -199,7 +204,7 @@ int ut_p3_a0(void *ctx)
 			if (r) {
 				r->f0 = (__u64)(3U);
 				r->f1 = (__u64)(bpf_get_smp_processor_id());
-				ut_submit(r, 3);
+				ut_submit(r, sizeof(*r), 3);
 			}
 		}
 	}
@@ -226,7 +231,7 @@ int ut_p4_a0(void *ctx)
 			if (r) {
 				r->f0 = (__u64)(4U);
 				r->f1 = (__u64)(bpf_get_smp_processor_id());
-				ut_submit(r, 4);
+				ut_submit(r, sizeof(*r), 4);
 			}
 		}
 	}

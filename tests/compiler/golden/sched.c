@@ -86,6 +86,7 @@ _Static_assert(sizeof(struct ut_rec_2) == 24, "record layout");
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_0);
 	__type(value, __s64);
 } m_0 SEC(".maps");
@@ -93,6 +94,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_1);
 	__type(value, __s64);
 } m_1 SEC(".maps");
@@ -100,6 +102,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_2);
 	__type(value, __s64);
 } m_2 SEC(".maps");
@@ -107,6 +110,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_3);
 	__type(value, struct ut_avg);
 } m_3 SEC(".maps");
@@ -114,6 +118,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_4);
 	__type(value, struct ut_avg);
 } m_4 SEC(".maps");
@@ -121,6 +126,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_5);
 	__type(value, struct ut_avg);
 } m_5 SEC(".maps");
@@ -128,6 +134,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_6);
 	__type(value, __s64);
 } m_6 SEC(".maps");
@@ -135,6 +142,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_7);
 	__type(value, __s64);
 } m_7 SEC(".maps");
@@ -142,6 +150,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_8);
 	__type(value, __s64);
 } m_8 SEC(".maps");
@@ -149,6 +158,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_9);
 	__type(value, __s64);
 } m_9 SEC(".maps");
@@ -287,7 +297,7 @@ int ut_p1_a0(void *ctx)
 						r->f1 = (__s64)(((__s64)tp->pid));
 						r->f2 = (__u64)(bpf_get_smp_processor_id());
 						r->f3 = (__u64)(l_since);
-						ut_submit(r, 1);
+						ut_submit(r, sizeof(*r), 1);
 					}
 				}
 			}
@@ -310,7 +320,7 @@ int ut_p2_a0(void *ctx)
 		{
 			struct ut_rec_1 *r = ut_record(sizeof(*r), 1, 2);
 			if (r) {
-				ut_submit(r, 2);
+				ut_submit(r, sizeof(*r), 2);
 			}
 		}
 	}
@@ -325,7 +335,7 @@ int ut_p3_a0(void *ctx)
 		{
 			struct ut_rec_2 *r = ut_record(sizeof(*r), 2, 3);
 			if (r) {
-				ut_submit(r, 3);
+				ut_submit(r, sizeof(*r), 3);
 			}
 		}
 	}

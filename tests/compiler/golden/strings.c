@@ -96,6 +96,7 @@ struct ut_tp_record___ut0 {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_0);
 	__type(value, __s64);
 } m_0 SEC(".maps");
@@ -103,6 +104,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_1);
 	__type(value, __s64);
 } m_1 SEC(".maps");
@@ -110,6 +112,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_2);
 	__type(value, struct ut_mv_2);
 } m_2 SEC(".maps");
@@ -117,6 +120,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_3);
 	__type(value, __s64);
 } m_3 SEC(".maps");
@@ -124,6 +128,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_4);
 	__type(value, __s64);
 } m_4 SEC(".maps");
@@ -131,6 +136,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_5);
 	__type(value, __s64);
 } m_5 SEC(".maps");
@@ -223,7 +229,7 @@ int ut_p0_a0(void *ctx)
 				r->f13 = (__u64)(14LL);
 				r->f14 = (__u64)(15LL);
 				r->f15 = (__u64)(16LL);
-				ut_submit(r, 0);
+				ut_submit(r, sizeof(*r), 0);
 			}
 		}
 	}
@@ -238,7 +244,7 @@ int ut_p0_a0(void *ctx)
 					if (r) {
 						r->f0 = (__u64)(((__u64)tp->flags));
 						r->f1 = (__u64)(l_twice);
-						ut_submit(r, 0);
+						ut_submit(r, sizeof(*r), 0);
 					}
 				}
 			}
@@ -254,7 +260,7 @@ int ut_p0_a0(void *ctx)
 				__builtin_memcpy(r->f1, t11, sizeof(t11) < 16 ? sizeof(t11) : 16);
 				r->f2 = (__u64)(((__u64)tp->flags));
 				__builtin_memcpy(r->f3, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
-				ut_submit(r, 0);
+				ut_submit(r, sizeof(*r), 0);
 			}
 		}
 	}
@@ -267,7 +273,7 @@ int ut_p0_a0(void *ctx)
 				r->f0 = (__u64)(((__u64)tp->dfd));
 				r->f1 = (__u64)(((__u64)tp->dfd));
 				__builtin_memcpy(r->f2, t12, sizeof(t12) < 16 ? sizeof(t12) : 16);
-				ut_submit(r, 0);
+				ut_submit(r, sizeof(*r), 0);
 			}
 		}
 	}
@@ -281,7 +287,7 @@ int ut_p0_a0(void *ctx)
 			if (r) {
 				r->f0 = (__u64)(((__u64)tp->dfd));
 				r->f1 = (__s64)(t14);
-				ut_submit(r, 0);
+				ut_submit(r, sizeof(*r), 0);
 			}
 		}
 	}

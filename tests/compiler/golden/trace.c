@@ -171,6 +171,7 @@ struct trace_event_raw_io_uring_complete___ut4 {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_0);
 	__type(value, __s64);
 } m_0 SEC(".maps");
@@ -190,7 +191,7 @@ int ut_p0_a0(void *ctx)
 				r->f0 = (__u64)(((__u64)tp->fd));
 				r->f1 = (__u64)(((__u64)tp->to_submit));
 				r->f2 = (__u64)(((__u64)tp->min_complete));
-				ut_submit(r, 0);
+				ut_submit(r, sizeof(*r), 0);
 			}
 		}
 	}
@@ -205,7 +206,7 @@ int ut_p0_a0(void *ctx)
 			struct ut_rec_1 *r = ut_record(sizeof(*r), 1, 0);
 			if (r) {
 				r->f0 = (__u64)(((__u64)tp->to_submit));
-				ut_submit(r, 0);
+				ut_submit(r, sizeof(*r), 0);
 			}
 		}
 	}
@@ -225,7 +226,7 @@ int ut_p1_a0(void *ctx)
 			struct ut_rec_2 *r = ut_record(sizeof(*r), 2, 1);
 			if (r) {
 				r->f0 = (__s64)(((__s64)tp->ret));
-				ut_submit(r, 1);
+				ut_submit(r, sizeof(*r), 1);
 			}
 		}
 	}
@@ -255,7 +256,7 @@ int ut_p2_a0(void *ctx)
 				r->f0 = (__u64)(((void *)tp->ctx));
 				r->f1 = (__u64)(((void *)tp->ctx));
 				__builtin_memcpy(r->f2, t2, sizeof(t2) < 16 ? sizeof(t2) : 16);
-				ut_submit(r, 2);
+				ut_submit(r, sizeof(*r), 2);
 			}
 		}
 	}
@@ -267,7 +268,7 @@ int ut_p2_a0(void *ctx)
 				r->f0 = (__u64)(t3);
 				r->f1 = (__u64)(((__u64)tp->opcode));
 				r->f2 = (__u64)(((__u64)tp->user_data));
-				ut_submit(r, 2);
+				ut_submit(r, sizeof(*r), 2);
 			}
 		}
 	}
@@ -279,7 +280,7 @@ int ut_p2_a0(void *ctx)
 				r->f0 = (__u64)(((void *)tp->ctx));
 				r->f1 = (__u64)(t4);
 				r->f2 = (__u64)(((__u64)tp->opcode));
-				ut_submit(r, 2);
+				ut_submit(r, sizeof(*r), 2);
 			}
 		}
 	}
@@ -289,7 +290,7 @@ int ut_p2_a0(void *ctx)
 			if (r) {
 				r->f0 = (__u64)(((__u64)tp->opcode));
 				r->f1 = (__u64)(((void *)tp->ctx));
-				ut_submit(r, 2);
+				ut_submit(r, sizeof(*r), 2);
 			}
 		}
 	}
@@ -304,7 +305,7 @@ int ut_p2_a0(void *ctx)
 			if (r) {
 				r->f0 = (__u64)(((void *)tp->ctx));
 				r->f1 = (__u64)(t6);
-				ut_submit(r, 2);
+				ut_submit(r, sizeof(*r), 2);
 			}
 		}
 	}
@@ -325,7 +326,7 @@ int ut_p3_a0(void *ctx)
 			struct ut_rec_8 *r = ut_record(sizeof(*r), 8, 3);
 			if (r) {
 				r->f0 = (__u64)(t7);
-				ut_submit(r, 3);
+				ut_submit(r, sizeof(*r), 3);
 			}
 		}
 	}
@@ -336,7 +337,7 @@ int ut_p3_a0(void *ctx)
 			if (r) {
 				r->f0 = (__u64)(((void *)tp->ctx));
 				r->f1 = (__u64)(t8);
-				ut_submit(r, 3);
+				ut_submit(r, sizeof(*r), 3);
 			}
 		}
 	}
@@ -345,7 +346,7 @@ int ut_p3_a0(void *ctx)
 			struct ut_rec_10 *r = ut_record(sizeof(*r), 10, 3);
 			if (r) {
 				r->f0 = (__s64)(((__s64)tp->rw));
-				ut_submit(r, 3);
+				ut_submit(r, sizeof(*r), 3);
 			}
 		}
 	}
@@ -367,7 +368,7 @@ int ut_p4_a0(void *ctx)
 			if (r) {
 				r->f0 = (__u64)(t9);
 				r->f1 = (__s64)(((__s64)tp->res));
-				ut_submit(r, 4);
+				ut_submit(r, sizeof(*r), 4);
 			}
 		}
 	}
@@ -378,7 +379,7 @@ int ut_p4_a0(void *ctx)
 			if (r) {
 				r->f0 = (__u64)(((void *)tp->ctx));
 				r->f1 = (__u64)(t10);
-				ut_submit(r, 4);
+				ut_submit(r, sizeof(*r), 4);
 			}
 		}
 	}
@@ -387,7 +388,7 @@ int ut_p4_a0(void *ctx)
 			struct ut_rec_13 *r = ut_record(sizeof(*r), 13, 4);
 			if (r) {
 				r->f0 = (__u64)(((void *)tp->ctx));
-				ut_submit(r, 4);
+				ut_submit(r, sizeof(*r), 4);
 			}
 		}
 	}
@@ -397,7 +398,7 @@ int ut_p4_a0(void *ctx)
 			if (r) {
 				r->f0 = (__s64)(((__s64)tp->res));
 				r->f1 = (__u64)(((void *)tp->ctx));
-				ut_submit(r, 4);
+				ut_submit(r, sizeof(*r), 4);
 			}
 		}
 	}
