@@ -12,7 +12,11 @@ echo "== tracing the demo workload (build/workloads/uring_paths) with scripts/io
 build/uring-trace -o "$out" -c "build/workloads/uring_paths --delay-ms 0 > /dev/null"
 echo
 echo "== what the trace holds (uring-trace stats $out)"
-build/uring-trace stats "$out" | sed -n '1,/^events by name/p' | head -12
+build/uring-trace stats "$out" >"$out.stats"
+sed -n '1,/^events by name/{/^events by name/!p}' "$out.stats"
+grep -E '^(flows|processes|threads):' "$out.stats"
+grep -E '^  pid [0-9]+ "ring ' "$out.stats"
+rm -f "$out.stats"
 echo
 echo "Open $out at https://ui.perfetto.dev (Open trace file): each ring is a group"
 echo "with its requests as spans and counters; click a request slice on the"
