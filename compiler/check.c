@@ -1192,6 +1192,21 @@ static struct ut_value record_cvalue(struct compiler *c, struct record *r, struc
 	return v;
 }
 
+static struct ut_value record_value(struct compiler *c, struct record *r, struct node *n);
+
+/* fmt() and printf(): the format (args[0]) is applied in user space to the
+ * values args[1..na-1], each stored in the record. */
+static struct ut_value format_value(struct compiler *c, struct record *r, struct node **args, int na)
+{
+	struct ut_value v = {.kind = UT_VAL_FORMAT, .nfmt = (unsigned)(na - 1)};
+	v.fmt = xcalloc((size_t)na, sizeof(struct ut_value));
+	for (int i = 1; i < na; i++)
+		v.fmt[i - 1] = record_value(c, r, args[i]);
+	check_format(c, args[0], args + 1, na - 1);
+	v.text = xstrdup(args[0]->kind == N_STR ? args[0]->str : "");
+	return v;
+}
+
 /* Evaluates n and describes how user space shows it. */
 static struct ut_value record_value(struct compiler *c, struct record *r, struct node *n)
 {
@@ -1209,12 +1224,7 @@ static struct ut_value record_value(struct compiler *c, struct record *r, struct
 			ERR(e, "fmt() takes a format and up to 16 values");
 			return (struct ut_value){0};
 		}
-		struct ut_value v = {.kind = UT_VAL_FORMAT, .nfmt = (unsigned)(na - 1)};
-		v.fmt = xcalloc((size_t)na, sizeof(struct ut_value));
-		for (int i = 1; i < na; i++)
-			v.fmt[i - 1] = record_value(c, r, args[i]);
-		check_format(c, args[0], args + 1, na - 1);
-		v.text = xstrdup(args[0]->kind == N_STR ? args[0]->str : "");
+		struct ut_value v = format_value(c, r, args, na);
 		e->type = t_show();
 		n->type = e->type;
 		return v;
@@ -1395,12 +1405,7 @@ static void printf_stmt(struct compiler *c, struct node *n, bool is_exit)
 		if (na < 1 || args[0]->kind != N_STR) {
 			ERR(n, "printf() takes a format string and up to 16 values");
 		} else {
-			struct ut_value v = {.kind = UT_VAL_FORMAT, .nfmt = (unsigned)(na - 1), .text = xstrdup(args[0]->str)};
-			v.fmt = xcalloc((size_t)na, sizeof(struct ut_value));
-			for (int i = 1; i < na; i++)
-				v.fmt[i - 1] = record_value(c, r, args[i]);
-			check_format(c, args[0], args + 1, na - 1);
-			r->ev->name = v;
+			r->ev->name = format_value(c, r, args, na);
 		}
 	}
 	record_end(c, r, NULL);
