@@ -11,13 +11,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "compiler/compiler.h"
 #include "compiler/kernel.h"
 
 /* The kernel's internal "not supported" errno, seen from BPF_PROG_LOAD. */
 #define ENOTSUPP_KERNEL 524
 
 struct kind_info {
-	const char *name;
 	bool bpf;                      /* has a BPF program */
 	enum bpf_prog_type prog_type;  /* for the trial load */
 	enum bpf_attach_type attach_type;
@@ -25,23 +25,23 @@ struct kind_info {
 };
 
 static const struct kind_info kinds[UT_PROBE_KIND_COUNT] = {
-	[UT_PROBE_TRACEPOINT] = {"tracepoint", true, BPF_PROG_TYPE_TRACEPOINT, 0, true},
-	[UT_PROBE_TP_BTF] = {"tp_btf", true, BPF_PROG_TYPE_TRACING, BPF_TRACE_RAW_TP, false},
-	[UT_PROBE_RAW_TP] = {"raw_tp", true, BPF_PROG_TYPE_RAW_TRACEPOINT, 0, false},
-	[UT_PROBE_KPROBE] = {"kprobe", true, BPF_PROG_TYPE_KPROBE, 0, true},
-	[UT_PROBE_KRETPROBE] = {"kretprobe", true, BPF_PROG_TYPE_KPROBE, 0, true},
-	[UT_PROBE_FENTRY] = {"fentry", true, BPF_PROG_TYPE_TRACING, BPF_TRACE_FENTRY, false},
-	[UT_PROBE_FEXIT] = {"fexit", true, BPF_PROG_TYPE_TRACING, BPF_TRACE_FEXIT, false},
-	[UT_PROBE_UPROBE] = {"uprobe", true, BPF_PROG_TYPE_KPROBE, 0, true},
-	[UT_PROBE_URETPROBE] = {"uretprobe", true, BPF_PROG_TYPE_KPROBE, 0, true},
-	[UT_PROBE_INTERVAL] = {"interval", true, BPF_PROG_TYPE_PERF_EVENT, 0, false},
-	[UT_PROBE_BEGIN] = {"BEGIN", false, 0, 0, false},
-	[UT_PROBE_END] = {"END", false, 0, 0, false},
+	[UT_PROBE_TRACEPOINT] = {true, BPF_PROG_TYPE_TRACEPOINT, 0, true},
+	[UT_PROBE_TP_BTF] = {true, BPF_PROG_TYPE_TRACING, BPF_TRACE_RAW_TP, false},
+	[UT_PROBE_RAW_TP] = {true, BPF_PROG_TYPE_RAW_TRACEPOINT, 0, false},
+	[UT_PROBE_KPROBE] = {true, BPF_PROG_TYPE_KPROBE, 0, true},
+	[UT_PROBE_KRETPROBE] = {true, BPF_PROG_TYPE_KPROBE, 0, true},
+	[UT_PROBE_FENTRY] = {true, BPF_PROG_TYPE_TRACING, BPF_TRACE_FENTRY, false},
+	[UT_PROBE_FEXIT] = {true, BPF_PROG_TYPE_TRACING, BPF_TRACE_FEXIT, false},
+	[UT_PROBE_UPROBE] = {true, BPF_PROG_TYPE_KPROBE, 0, true},
+	[UT_PROBE_URETPROBE] = {true, BPF_PROG_TYPE_KPROBE, 0, true},
+	[UT_PROBE_INTERVAL] = {true, BPF_PROG_TYPE_PERF_EVENT, 0, false},
+	[UT_PROBE_BEGIN] = {false, 0, 0, false},
+	[UT_PROBE_END] = {false, 0, 0, false},
 };
 
 const char *ut_kind_name(enum ut_probe_kind kind)
 {
-	return kinds[kind].name;
+	return probe_kind_name(kind);
 }
 
 bool ut_kind_is_bpf(enum ut_probe_kind kind)
@@ -194,7 +194,7 @@ static int trial(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_
 	int fd = bpf_prog_load(info->prog_type, "ut_trial", "GPL", insns, 2, &opts);
 	if (fd < 0) {
 		int e = errno;
-		snprintf(why, len, "%s programs refused: %s", info->name, strerror(e));
+		snprintf(why, len, "%s programs refused: %s", probe_kind_name(alt->kind), strerror(e));
 		return kind_level_errno(e) ? 0 : -1;
 	}
 	int rc = 1;
@@ -203,7 +203,7 @@ static int trial(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_
 		int link = bpf_raw_tracepoint_open(tracing ? NULL : alt->target, fd);
 		if (link < 0) {
 			int e = errno;
-			snprintf(why, len, "%s attach refused: %s", info->name, strerror(e));
+			snprintf(why, len, "%s attach refused: %s", probe_kind_name(alt->kind), strerror(e));
 			rc = kind_level_errno(e) ? 0 : -1;
 		} else {
 			close(link);

@@ -1,7 +1,7 @@
 #include "runtime/bpfcc_loader.h"
+#include "runtime/cache.h"
 
 #include <dlfcn.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,12 +25,9 @@ static int bpfcc_candidates(char paths[3][PATH_MAX])
 	const char *env = getenv("UT_BPFCC_LIB");
 	if (env && *env)
 		snprintf(paths[n++], PATH_MAX, "%s", env);
-	char exe[PATH_MAX];
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len > 0) {
-		exe[len] = 0;
-		snprintf(paths[n++], PATH_MAX, "%s/" BPFCC_NAME, dirname(exe));
-	}
+	char exe_dir[PATH_MAX - sizeof(BPFCC_NAME) - 1];
+	if (ut_exe_dir(exe_dir, sizeof(exe_dir)) == 0)
+		snprintf(paths[n++], PATH_MAX, "%s/" BPFCC_NAME, exe_dir);
 	snprintf(paths[n++], PATH_MAX, "%s/" BPFCC_NAME, UT_LIBDIR);
 	return n;
 }

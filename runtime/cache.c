@@ -86,11 +86,8 @@ int ut_bpf_root(char *dir, size_t len, char *err, size_t errlen)
 		snprintf(err, errlen, "UT_BPF_ROOT=%s has no bpf/ut.h", env);
 		return -1;
 	}
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		char *exe_dir = dirname(exe);
+	char exe_dir[PATH_MAX];
+	if (ut_exe_dir(exe_dir, sizeof(exe_dir)) == 0) {
 		/* build/uring-trace and build/tests/test_* in the source tree */
 		const char *ups[] = {"..", "../.."};
 		for (size_t i = 0; i < 2; i++) {
@@ -106,6 +103,17 @@ int ut_bpf_root(char *dir, size_t len, char *err, size_t errlen)
 	}
 	snprintf(err, errlen, "bpf/ut.h not found (set UT_BPF_ROOT or install to %s)", UT_DATADIR);
 	return -1;
+}
+
+int ut_exe_dir(char *dir, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = 0;
+	snprintf(dir, len, "%s", dirname(exe));
+	return 0;
 }
 
 int ut_read_file(const char *path, void **data, size_t *len)

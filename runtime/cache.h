@@ -26,6 +26,9 @@ int ut_cache_dir(char *dir, size_t len, char *err, size_t errlen);
  * Generated code may include it as "bpf/ut.h" or "ut.h". */
 int ut_bpf_root(char *dir, size_t len, char *err, size_t errlen);
 
+/* The directory of the running executable; 0 or -1. */
+int ut_exe_dir(char *dir, size_t len);
+
 /* Whole-file helpers.  Both return 0 or -1 with errno set. */
 int ut_read_file(const char *path, void **data, size_t *len);
 int ut_write_file_atomic(const char *path, const void *data, size_t len);

@@ -1,5 +1,9 @@
 #include "runtime/consumer.h"
 
+#include <linux/types.h>
+
+#include "bpf/records.h"
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -8,17 +12,13 @@
 #include <string.h>
 
 /* Per-CPU value of ut_counters, as laid out in bpf/ut.h. */
-struct probe_counters {
-	uint64_t emitted, lost;
-};
-
 struct ut_consumer {
 	struct ring_buffer *rb;
 	ut_record_fn *fn;
 	void *ctx;
 	int counters_fd;            /* -1 when the object has no ut_counters */
 	unsigned ncpus;
-	struct probe_counters *per_cpu;
+	struct ut_probe_counters *per_cpu;   /* bpf/records.h */
 };
 
 static int on_record(void *ctx, void *data, size_t size)

@@ -74,26 +74,12 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The directory of the executable: the stdlib and scripts are found
- * beside it in the source tree (build/..), or under the install prefix. */
-static void exe_dir(char *buf, size_t len)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-	if (n <= 0) {
-		snprintf(buf, len, ".");
-		return;
-	}
-	buf[n] = 0;
-	char *slash = strrchr(buf, '/');
-	if (slash)
-		*slash = 0;
-}
-
 /* Finds a data directory ("stdlib", "scripts"): source tree, then prefix. */
 static const char *data_dir(const char *what, char *buf, size_t len)
 {
-	char exe[PATH_MAX];
-	exe_dir(exe, sizeof(exe));
+	/* the source tree (build/..), then the install prefix */
+	char exe[PATH_MAX] = ".";
+	ut_exe_dir(exe, sizeof(exe));
 	const char *env = getenv("UT_DATA_DIR");
 	const char *cands[3] = {env, NULL, UT_DATADIR};
 	char tree[PATH_MAX + 8];
@@ -280,34 +266,39 @@ static void parse_options(int argc, char **argv, struct options *o)
 		die_usage("give -p or -c, not both", NULL);
 }
 
+/* Kinds -l can list: tracepoints (tracefs) and functions (BTF). */
+static bool lists_functions(enum ut_probe_kind k)
+{
+	return k == UT_PROBE_KPROBE || k == UT_PROBE_KRETPROBE || k == UT_PROBE_FENTRY || k == UT_PROBE_FEXIT;
+}
+
 static int list_probes(const char *pattern)
 {
 	struct ut_kernel *k = ut_kernel_open();
 	const char *p = pattern && *pattern ? pattern : "tracepoint:*";
-	char kind[32] = "tracepoint";
+	const struct probe_kind_def *def = probe_kind_def(UT_PROBE_TRACEPOINT);
 	const char *glob = p;
 	const char *colon = strchr(p, ':');
-	if (colon && colon - p < (int)sizeof(kind)) {
+	if (colon && colon - p < 32) {
+		char kind[32];
 		snprintf(kind, sizeof(kind), "%.*s", (int)(colon - p), p);
-		if (strcmp(kind, "tracepoint") == 0 || strcmp(kind, "t") == 0 || strcmp(kind, "kprobe") == 0 ||
-		    strcmp(kind, "k") == 0 || strcmp(kind, "fentry") == 0 || strcmp(kind, "f") == 0 ||
-		    strcmp(kind, "tp_btf") == 0)
+		const struct probe_kind_def *named = probe_kind_find(kind);
+		if (named && (named->kind == UT_PROBE_TRACEPOINT || named->kind == UT_PROBE_TP_BTF ||
+			      named->kind == UT_PROBE_RAW_TP || lists_functions(named->kind))) {
+			def = named;
 			glob = colon + 1;
-		else
-			snprintf(kind, sizeof(kind), "tracepoint");
+		}
 	}
 	char **names = NULL;
-	bool funcs = kind[0] == 'k' || kind[0] == 'f';
-	int n = funcs ? ut_kernel_functions_matching(k, glob, &names) : ut_kernel_tracepoints_matching(k, glob, &names);
+	int n = lists_functions(def->kind) ? ut_kernel_functions_matching(k, glob, &names)
+					   : ut_kernel_tracepoints_matching(k, glob, &names);
 	if (n < 0) {
 		fprintf(stderr, "uring-trace: cannot list probes: %s\n", ut_kernel_error(k));
 		ut_kernel_close(k);
 		return 1;
 	}
-	const char *shown = strcmp(kind, "t") == 0 ? "tracepoint" : strcmp(kind, "k") == 0 ? "kprobe"
-			  : strcmp(kind, "f") == 0 ? "fentry" : kind;
 	for (int i = 0; i < n; i++)
-		printf("%s:%s\n", shown, names[i]);
+		printf("%s:%s\n", def->name, names[i]);
 	ut_strv_free(names, n);
 	ut_kernel_close(k);
 	return n > 0 ? 0 : 1;
