@@ -1,6 +1,6 @@
 /* FXT reader: parses and validates a trace record by record (headers,
- * sizes, string and thread references, argument sizes) for `dump` and
- * `stats`.  It reads through zlib, which passes plain files through, so
+ * sizes, string and thread references, argument sizes) for `dump`,
+ * `stats` and, through engine/fxt_reader.h, the SVG renderer.  It reads through zlib, which passes plain files through, so
  * .gz traces need nothing special.  It must survive arbitrary input: every
  * read is bounded by the record's declared size. */
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <zlib.h>
 
 #include "engine/alloc.h"
-#include "engine/fxt_records.h"
+#include "engine/fxt_reader.h"
 #include "engine/hashmap.h"
 
 #define MAX_ERRORS_KEPT 10
@@ -20,35 +20,12 @@
  * bytes plus one terminator per string (a string takes at least a word). */
 #define SCRATCH_BYTES (FXT_MAX_RECORD_WORDS * 8 * 2)
 
-struct arg_view {
-	const char *name;
-	enum fxt_arg_type type;
-	int64_t i;
-	uint64_t u;
-	double d;
-	const char *s;
-};
-
-/* One parsed record; strings point into the reader's tables or scratch. */
-struct record_view {
-	uint64_t offset;
-	unsigned type;
-	size_t words;
-	unsigned subtype; /* metadata type, event type or object type */
-	unsigned index;   /* string or thread table index */
-	uint64_t ts, pid, tid, koid, value; /* value: ticks, provider id, type word */
-	bool has_type_word;
-	const char *category, *name, *text;
-	struct arg_view args[FXT_MAX_ARGS];
-	unsigned nargs;
-};
-
 struct thread_entry {
 	uint64_t pid, tid;
 	bool defined;
 };
 
-struct reader {
+struct fxt_reader {
 	gzFile in;
 	uint64_t offset; /* of the next record */
 	uint64_t *rec;   /* the current record's words */
@@ -81,10 +58,10 @@ static uint64_t bits(uint64_t word, unsigned lo, unsigned hi)
 	return width == 64 ? word : (word >> lo) & ((1ull << width) - 1);
 }
 
-static void add_error(struct reader *r, uint64_t offset, const char *fmt, ...)
+static void add_error(struct fxt_reader *r, uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static void add_error(struct reader *r, uint64_t offset, const char *fmt, ...)
+static void add_error(struct fxt_reader *r, uint64_t offset, const char *fmt, ...)
 {
 	if (r->errors < MAX_ERRORS_KEPT) {
 		char *dst = r->error_text[r->errors];
@@ -97,7 +74,7 @@ static void add_error(struct reader *r, uint64_t offset, const char *fmt, ...)
 	r->errors++;
 }
 
-static void reset_tables(struct reader *r)
+static void reset_tables(struct fxt_reader *r)
 {
 	for (unsigned i = 0; i <= FXT_STRING_SLOTS; i++) {
 		free(r->strings[i]);
@@ -107,7 +84,7 @@ static void reset_tables(struct reader *r)
 }
 
 /* Copies len bytes of inline string into scratch, NUL-terminated. */
-static const char *take_inline_string(struct reader *r, struct cursor *c, size_t len)
+static const char *take_inline_string(struct fxt_reader *r, struct cursor *c, size_t len)
 {
 	size_t words = (len + 7) / 8;
 	if (words > c->end - c->pos || r->scratch_used + len + 1 > SCRATCH_BYTES)
@@ -121,7 +98,7 @@ static const char *take_inline_string(struct reader *r, struct cursor *c, size_t
 }
 
 /* Resolves a 16-bit string ref: 0 empty, 0x8000|len inline, else table. */
-static bool take_string_ref(struct reader *r, struct cursor *c, unsigned ref, const char **out,
+static bool take_string_ref(struct fxt_reader *r, struct cursor *c, unsigned ref, const char **out,
 			    uint64_t offset)
 {
 	if (ref == 0) {
@@ -140,11 +117,11 @@ static bool take_string_ref(struct reader *r, struct cursor *c, unsigned ref, co
 	return *out != NULL;
 }
 
-static bool take_args(struct reader *r, struct cursor *c, struct record_view *v, unsigned nargs)
+static bool take_args(struct fxt_reader *r, struct cursor *c, struct fxt_record_view *v, unsigned nargs)
 {
 	v->nargs = nargs;
 	for (unsigned k = 0; k < nargs; k++) {
-		struct arg_view *a = &v->args[k];
+		struct fxt_arg_view *a = &v->args[k];
 		size_t base = c->pos;
 		uint64_t h;
 		if (!take_word(c, &h)) {
@@ -208,7 +185,7 @@ static bool event_has_type_word(unsigned type)
 	return type == FXT_EV_COUNTER || type >= FXT_EV_DURATION_COMPLETE;
 }
 
-static bool parse_event(struct reader *r, struct cursor *c, struct record_view *v, uint64_t h)
+static bool parse_event(struct fxt_reader *r, struct cursor *c, struct fxt_record_view *v, uint64_t h)
 {
 	v->subtype = (unsigned)bits(h, 16, 19);
 	if (v->subtype > FXT_EV_FLOW_END) {
@@ -241,7 +218,7 @@ short_record:
 	return false;
 }
 
-static bool parse_metadata(struct reader *r, struct cursor *c, struct record_view *v, uint64_t h)
+static bool parse_metadata(struct fxt_reader *r, struct cursor *c, struct fxt_record_view *v, uint64_t h)
 {
 	v->subtype = (unsigned)bits(h, 16, 19);
 	switch (v->subtype) {
@@ -268,7 +245,7 @@ static bool parse_metadata(struct reader *r, struct cursor *c, struct record_vie
 	}
 }
 
-static bool parse_kernel_object(struct reader *r, struct cursor *c, struct record_view *v,
+static bool parse_kernel_object(struct fxt_reader *r, struct cursor *c, struct fxt_record_view *v,
 				uint64_t h)
 {
 	v->subtype = (unsigned)bits(h, 16, 23);
@@ -281,7 +258,7 @@ static bool parse_kernel_object(struct reader *r, struct cursor *c, struct recor
 }
 
 /* Decodes the record in r->rec; false on a malformed record. */
-static bool parse_record(struct reader *r, struct record_view *v)
+static bool parse_record(struct fxt_reader *r, struct fxt_record_view *v)
 {
 	struct cursor c = { r->rec, 1, v->words };
 	uint64_t h = r->rec[0];
@@ -348,7 +325,7 @@ static bool parse_record(struct reader *r, struct record_view *v)
 
 /* Reads exactly len bytes; returns the number read (short at end of file)
  * or -1 on a read error. */
-static long read_bytes(struct reader *r, void *dst, size_t len)
+static long read_bytes(struct fxt_reader *r, void *dst, size_t len)
 {
 	size_t got = 0;
 	while (got < len) {
@@ -362,31 +339,29 @@ static long read_bytes(struct reader *r, void *dst, size_t len)
 	return (long)got;
 }
 
-enum next_result { NEXT_RECORD, NEXT_BAD_RECORD, NEXT_END, NEXT_FATAL };
-
 /* Reads and decodes the next record.  A malformed record whose size is
- * sane is skipped (NEXT_BAD_RECORD); framing errors end the read. */
-static enum next_result next_record(struct reader *r, struct record_view *v)
+ * sane is skipped (FXT_NEXT_BAD_RECORD); framing errors end the read. */
+enum fxt_next_result fxt_reader_next(struct fxt_reader *r, struct fxt_record_view *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->offset = r->offset;
 	long n = read_bytes(r, r->rec, 8);
 	if (n == 0)
-		return NEXT_END;
+		return FXT_NEXT_END;
 	if (n != 8) {
 		add_error(r, v->offset, n < 0 ? "read error" : "file ends inside a record header");
-		return NEXT_FATAL;
+		return FXT_NEXT_FATAL;
 	}
 	uint64_t h = r->rec[0];
 	v->type = (unsigned)bits(h, 0, 3);
 	v->words = v->type == FXT_REC_LARGE ? bits(h, 4, 35) : bits(h, 4, 15);
 	if (v->words == 0) {
 		add_error(r, v->offset, "record of size 0 (header 0x%016" PRIx64 ")", h);
-		return NEXT_FATAL;
+		return FXT_NEXT_FATAL;
 	}
 	if (r->records == 0 && h != FXT_MAGIC) {
 		add_error(r, v->offset, "not an FXT trace: first word 0x%016" PRIx64 " is not the magic", h);
-		return NEXT_FATAL;
+		return FXT_NEXT_FATAL;
 	}
 	if (v->words > FXT_MAX_RECORD_WORDS) {
 		/* only large records can be bigger; skip them without buffering */
@@ -394,24 +369,24 @@ static enum next_result next_record(struct reader *r, struct record_view *v)
 		for (; skip; skip -= 8) {
 			if (read_bytes(r, r->rec, 8) != 8) {
 				add_error(r, v->offset, "file ends inside a large record");
-				return NEXT_FATAL;
+				return FXT_NEXT_FATAL;
 			}
 		}
 		r->offset += v->words * 8;
 		r->records++;
-		return NEXT_RECORD;
+		return FXT_NEXT_RECORD;
 	}
 	n = read_bytes(r, r->rec + 1, (v->words - 1) * 8);
 	if (n < 0 || (size_t)n != (v->words - 1) * 8) {
 		add_error(r, v->offset, "file ends inside a record of %zu words", v->words);
-		return NEXT_FATAL;
+		return FXT_NEXT_FATAL;
 	}
 	r->offset += v->words * 8;
 	r->records++;
-	return parse_record(r, v) ? NEXT_RECORD : NEXT_BAD_RECORD;
+	return parse_record(r, v) ? FXT_NEXT_RECORD : FXT_NEXT_BAD_RECORD;
 }
 
-static struct reader *reader_open(const char *path, FILE *out)
+struct fxt_reader *fxt_reader_open(const char *path, FILE *out)
 {
 	gzFile in = gzopen(path, "rb");
 	if (!in) {
@@ -419,14 +394,24 @@ static struct reader *reader_open(const char *path, FILE *out)
 		return NULL;
 	}
 	gzbuffer(in, 1u << 20);
-	struct reader *r = ut_xcalloc(1, sizeof(*r));
+	struct fxt_reader *r = ut_xcalloc(1, sizeof(*r));
 	r->in = in;
 	r->rec = ut_xcalloc(FXT_MAX_RECORD_WORDS, 8);
 	r->scratch = ut_xcalloc(SCRATCH_BYTES, 1);
 	return r;
 }
 
-static void reader_close(struct reader *r)
+uint64_t fxt_reader_error_count(const struct fxt_reader *r)
+{
+	return r->errors;
+}
+
+const char *fxt_reader_error(const struct fxt_reader *r, uint64_t i)
+{
+	return i < r->errors && i < MAX_ERRORS_KEPT ? r->error_text[i] : NULL;
+}
+
+void fxt_reader_close(struct fxt_reader *r)
 {
 	gzclose(r->in);
 	reset_tables(r);
@@ -480,10 +465,10 @@ static const char *object_type_name(unsigned t)
 	return t == FXT_OBJ_PROCESS ? "process" : t == FXT_OBJ_THREAD ? "thread" : "object";
 }
 
-static void print_args(FILE *out, const struct record_view *v)
+static void print_args(FILE *out, const struct fxt_record_view *v)
 {
 	for (unsigned k = 0; k < v->nargs; k++) {
-		const struct arg_view *a = &v->args[k];
+		const struct fxt_arg_view *a = &v->args[k];
 		fputs(k ? ", " : " args={", out);
 		fprintf(out, "%s: ", a->name);
 		switch (a->type) {
@@ -524,7 +509,7 @@ static void print_args(FILE *out, const struct record_view *v)
 		fputc('}', out);
 }
 
-static void dump_record(FILE *out, const struct record_view *v)
+static void dump_record(FILE *out, const struct fxt_record_view *v)
 {
 	fprintf(out, "0x%08" PRIx64 " ", v->offset);
 	switch (v->type) {
@@ -577,13 +562,13 @@ static void dump_record(FILE *out, const struct record_view *v)
 
 int fxt_dump(const char *path, FILE *out)
 {
-	struct reader *r = reader_open(path, out);
+	struct fxt_reader *r = fxt_reader_open(path, out);
 	if (!r)
 		return 1;
-	struct record_view v;
-	enum next_result res;
-	while ((res = next_record(r, &v)) != NEXT_END && res != NEXT_FATAL) {
-		if (res == NEXT_RECORD)
+	struct fxt_record_view v;
+	enum fxt_next_result res;
+	while ((res = fxt_reader_next(r, &v)) != FXT_NEXT_END && res != FXT_NEXT_FATAL) {
+		if (res == FXT_NEXT_RECORD)
 			dump_record(out, &v);
 		else
 			fprintf(out, "0x%08" PRIx64 " malformed record type=%u words=%zu\n", v.offset,
@@ -594,7 +579,7 @@ int fxt_dump(const char *path, FILE *out)
 	if (r->errors > MAX_ERRORS_KEPT)
 		fprintf(out, "error: ... %" PRIu64 " errors in all\n", r->errors);
 	int rc = r->errors ? 1 : 0;
-	reader_close(r);
+	fxt_reader_close(r);
 	return rc;
 }
 
@@ -719,7 +704,7 @@ static void count_flow(struct stats *s, unsigned type, uint64_t id)
 	}
 }
 
-static void count_record(struct stats *s, const struct record_view *v)
+static void count_record(struct stats *s, const struct fxt_record_view *v)
 {
 	s->by_record_type[v->type]++;
 	if (v->type == FXT_REC_THREAD) {
@@ -763,7 +748,7 @@ static uint64_t flows_incomplete(const struct stats *s)
 	return s->flows_incomplete + s->open_flows.count;
 }
 
-static void print_stats_text(FILE *out, const struct stats *s, const struct reader *r)
+static void print_stats_text(FILE *out, const struct stats *s, const struct fxt_reader *r)
 {
 	uint64_t events = 0;
 	for (unsigned t = 0; t <= FXT_EV_FLOW_END; t++)
@@ -816,7 +801,7 @@ static void print_objects_json(FILE *out, const struct object_set *set, bool wit
 	}
 }
 
-static void print_stats_json(FILE *out, const struct stats *s, const struct reader *r)
+static void print_stats_json(FILE *out, const struct stats *s, const struct fxt_reader *r)
 {
 	uint64_t events = 0;
 	for (unsigned t = 0; t <= FXT_EV_FLOW_END; t++)
@@ -857,15 +842,15 @@ static void print_stats_json(FILE *out, const struct stats *s, const struct read
 
 int fxt_stats(const char *path, FILE *out, bool json)
 {
-	struct reader *r = reader_open(path, out);
+	struct fxt_reader *r = fxt_reader_open(path, out);
 	if (!r)
 		return 1;
 	struct stats s;
 	memset(&s, 0, sizeof(s));
-	struct record_view v;
-	enum next_result res;
-	while ((res = next_record(r, &v)) != NEXT_END && res != NEXT_FATAL)
-		if (res == NEXT_RECORD)
+	struct fxt_record_view v;
+	enum fxt_next_result res;
+	while ((res = fxt_reader_next(r, &v)) != FXT_NEXT_END && res != FXT_NEXT_FATAL)
+		if (res == FXT_NEXT_RECORD)
 			count_record(&s, &v);
 
 	if (s.nnames)
@@ -889,6 +874,6 @@ int fxt_stats(const char *path, FILE *out, bool json)
 	hmap_free(&s.open_flows);
 	object_set_free(&s.processes);
 	object_set_free(&s.threads);
-	reader_close(r);
+	fxt_reader_close(r);
 	return rc;
 }

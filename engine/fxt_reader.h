@@ -1,0 +1,52 @@
+/* Reading an FXT trace record by record, for consumers other than `dump`
+ * and `stats` (the SVG renderer).  The reader validates every record and
+ * resolves string and thread references; it survives arbitrary input. */
+#ifndef UT_FXT_READER_H
+#define UT_FXT_READER_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine/fxt_records.h"
+
+struct fxt_arg_view {
+	const char *name;
+	enum fxt_arg_type type;
+	int64_t i;
+	uint64_t u;
+	double d;
+	const char *s;
+};
+
+/* One parsed record.  Its strings point into the reader's tables or
+ * scratch space: valid until the next call to fxt_reader_next. */
+struct fxt_record_view {
+	uint64_t offset;
+	unsigned type;
+	size_t words;
+	unsigned subtype; /* metadata type, event type or object type */
+	unsigned index;   /* string or thread table index */
+	uint64_t ts, pid, tid, koid, value; /* value: ticks, provider id, type word */
+	bool has_type_word;
+	const char *category, *name, *text;
+	struct fxt_arg_view args[FXT_MAX_ARGS];
+	unsigned nargs;
+};
+
+/* FXT_NEXT_BAD_RECORD: a malformed record of sane size, skipped (the read
+ * goes on); FXT_NEXT_FATAL: the framing is lost, the read ends. */
+enum fxt_next_result { FXT_NEXT_RECORD, FXT_NEXT_BAD_RECORD, FXT_NEXT_END, FXT_NEXT_FATAL };
+
+struct fxt_reader;
+
+/* Opens path (plain or gzip); on failure prints why to err, returns NULL. */
+struct fxt_reader *fxt_reader_open(const char *path, FILE *err);
+enum fxt_next_result fxt_reader_next(struct fxt_reader *r, struct fxt_record_view *v);
+uint64_t fxt_reader_error_count(const struct fxt_reader *r);
+/* The text of error i ("offset 0x...: what"); only the first few are kept,
+ * NULL for the others. */
+const char *fxt_reader_error(const struct fxt_reader *r, uint64_t i);
+void fxt_reader_close(struct fxt_reader *r);
+
+#endif
