@@ -3,7 +3,7 @@
  *
  * Every track is a thread in the trace.  Real threads keep their pid/tid;
  * groups are synthetic processes whose pid and thread ids are taken from
- * SYNTHETIC_KOID_BASE upwards, far above any real pid (< 2^22). */
+ * UT_SYNTHETIC_KOID_BASE upwards. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,6 @@
 #include "engine/fxt_records.h"
 #include "engine/hashmap.h"
 
-#define SYNTHETIC_KOID_BASE 0x40000000u
 /* Koid 0 is invalid in FXT: pid/tid 0 (the idle task) get these instead. */
 #define ZERO_PID_KOID 0x3ffffffeu
 #define ZERO_TID_KOID 0x3fffffffu
@@ -292,7 +291,7 @@ static uint32_t kind_id(struct ut_engine *e, const char *kind)
 
 static uint32_t synthetic_koid(struct ut_engine *e)
 {
-	return SYNTHETIC_KOID_BASE + e->next_synthetic_koid++;
+	return UT_SYNTHETIC_KOID_BASE + e->next_synthetic_koid++;
 }
 
 static void name_group(struct ut_engine *e, uint32_t gi, const char *name)

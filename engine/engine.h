@@ -41,6 +41,10 @@ struct ut_arg {
  * (kind, key); its id never collides with real pids/tids. */
 enum ut_track_kind { UT_TRACK_THREAD, UT_TRACK_GROUP };
 
+/* Groups' pids and tids are taken from here upwards, far above any real
+ * pid (< 2^22); readers of a trace use it to tell groups from processes. */
+#define UT_SYNTHETIC_KOID_BASE 0x40000000u
+
 struct ut_track {
 	enum ut_track_kind kind;
 	uint32_t pid, tid;      /* UT_TRACK_THREAD */
