@@ -259,9 +259,33 @@ static void no_such_arg(struct compiler *c, struct node *n)
 	free(names);
 }
 
+/* An argument the alternative computes from its own (`name = expr` in its
+ * spec); inside that expression args.NAME are the alternative's own. */
+static struct node *computed_arg(struct compiler *c, const char *name)
+{
+	if (c->in_computed_arg)
+		return NULL;
+	for (struct node *f = c->alt->computed; f; f = f->next)
+		if (strcmp(f->str, name) == 0)
+			return f;
+	return NULL;
+}
+
 /* args.NAME: a probe argument.  Strings are read into a temporary. */
 static char *arg_expr(struct compiler *c, struct node *n)
 {
+	struct node *computed = computed_arg(c, n->str);
+	if (computed) {
+		int errors = c->d->errors;
+		c->in_computed_arg = true;
+		char *r = expr(c, computed->a);
+		c->in_computed_arg = false;
+		if (c->d->errors > errors)
+			diag_note(c->d, "in args.%s of %s, used at %s:%d:%d", n->str, c->alt->spec, n->loc.file,
+				  n->loc.line, n->loc.col);
+		n->type = computed->a->type;
+		return r;
+	}
 	const struct probe_arg *a = find_arg(c, n->str);
 	if (!a) {
 		no_such_arg(c, n);
@@ -559,6 +583,8 @@ static char *call_exists(struct compiler *c, struct node *n, struct node **args,
 		ERR(f, "exists() takes a probe argument: exists(args.NAME)");
 		return xstrdup("0");
 	}
+	if (computed_arg(c, f->str))
+		return xstrdup("1");
 	const struct probe_arg *a = find_arg(c, f->str);
 	if (!a)
 		return xstrdup("0");
@@ -845,7 +871,7 @@ static char *expr_inner(struct compiler *c, struct node *n)
 		}
 		char *dflt = expr(c, n->b);
 		const struct probe_arg *a = find_arg(c, f->str);
-		if (!a) {
+		if (!a && !computed_arg(c, f->str)) {
 			/* absent on this kernel: the default */
 			n->type = n->b->type;
 			return dflt;
@@ -854,7 +880,8 @@ static char *expr_inner(struct compiler *c, struct node *n)
 		n->type = f->type;
 		if (!is_int(&f->type) || !is_int(&n->b->type))
 			ERR(n, "'?\?' works on integer arguments");
-		char *r = xasprintf("((%s) ? (__s64)(%s) : (__s64)(%s))", a->exists_cexpr ? a->exists_cexpr : "1", v, dflt);
+		const char *exists = a && !computed_arg(c, f->str) && a->exists_cexpr ? a->exists_cexpr : "1";
+		char *r = xasprintf("((%s) ? (__s64)(%s) : (__s64)(%s))", exists, v, dflt);
 		free(v);
 		free(dflt);
 		return r;

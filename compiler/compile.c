@@ -161,6 +161,7 @@ struct spec_ref {
 	const char *text;
 	struct ut_loc loc;
 	struct node *declared;
+	struct node *computed;
 };
 
 /* Expands aliases into the specs they stand for. */
@@ -187,7 +188,7 @@ static unsigned expand_specs(struct compiler *c, struct node *alts, struct spec_
 			continue;
 		}
 		if (n < max)
-			out[n++] = (struct spec_ref){s->str, s->loc, s->a};
+			out[n++] = (struct spec_ref){s->str, s->loc, s->a, s->b};
 		else
 			diag_error(c->d, s->loc, "too many alternatives (at most %u)", max);
 	}
@@ -250,7 +251,8 @@ static void compile_alternative(struct compiler *c, struct ut_probe *p, unsigned
 				const struct spec_ref *s, const char *target, struct node *block)
 {
 	struct ut_alt *alt = &p->alts[p->nalts];
-	struct alt_ctx a = {.def = def, .probe = p, .probe_index = pi, .alt = alt, .spec = s->text, .declared = s->declared};
+	struct alt_ctx a = {.def = def, .probe = p, .probe_index = pi, .alt = alt, .spec = s->text, .declared = s->declared,
+			 .computed = s->computed};
 	alt->kind = def->kind;
 	alt->prog_name = xasprintf("ut_p%u_a%u", pi, p->nalts);
 	int rc = def->resolve(c, &a, target, s->loc);
@@ -334,7 +336,7 @@ static void compile_probe(struct compiler *c, struct node *alts, struct node *bl
 		}
 		for (int i = 0; i < m; i++) {
 			char *full = xasprintf("%s:%s", def0->name, names[i]);
-			struct spec_ref one = {intern(c, full), specs[0].loc, NULL};
+			struct spec_ref one = {intern(c, full), specs[0].loc, NULL, specs[0].computed};
 			struct ut_probe *p = new_probe(c, full, specs[0].loc, optional, 1);
 			compile_alternative(c, p, c->prog->nprobes - 1, def0, &one, names[i], block);
 			free(full);

@@ -82,6 +82,7 @@ struct alt_ctx {
 	char record_struct[192];    /* tracepoints: our copy of the record struct */
 	const char *spec;           /* the alternative as written */
 	struct node *declared;      /* declared fields for absent tracepoints */
+	struct node *computed;      /* arguments computed from the alternative's own */
 };
 
 /* A local variable of the probe being compiled. */
@@ -122,6 +123,7 @@ struct compiler {
 	struct alt_ctx *alt;
 	struct local *locals;
 	unsigned nlocals;
+	bool in_computed_arg;       /* checking a computed argument's expression */
 	int macro_depth;
 	unsigned long macro_nodes;  /* nodes made by macro expansion (bounded) */
 	bool generating;            /* second pass: emit C */

@@ -957,6 +957,26 @@ int ut_kernel_func_params(struct ut_kernel *k, const char *func, struct ut_param
 	return copy_params(k, proto, 0, out, n);
 }
 
+int ut_kernel_signature(struct ut_kernel *k, const char *name, bool tracepoint, char *buf, size_t len)
+{
+	struct ut_param *params;
+	unsigned n;
+	int32_t ret = -1;
+	if ((tracepoint ? ut_kernel_tp_btf_params(k, name, &params, &n)
+			: ut_kernel_func_params(k, name, &params, &n, &ret)) < 0)
+		return -1;
+	size_t used = 0;
+	char type[256];
+	buf[0] = 0;
+	for (unsigned i = 0; i < n + (ret >= 0) && used < len; i++) {
+		ut_kernel_type_c(k, i < n ? params[i].type : ret, type, sizeof(type));
+		int w = snprintf(buf + used, len - used, "%s%s%s", i ? ", " : "", i == n ? "-> " : "", type);
+		used += w > 0 ? (size_t)w : 0;
+	}
+	free(params);
+	return used < len ? 0 : -1;
+}
+
 static int compare_enum_entries(const void *a, const void *b)
 {
 	const struct enum_entry *x = a, *y = b;

@@ -114,6 +114,12 @@ int ut_kernel_tp_btf_params(struct ut_kernel *k, const char *tp_name,
 /* A varargs "..." marker is left out. */
 int ut_kernel_func_params(struct ut_kernel *k, const char *func,
 			  struct ut_param **out, unsigned *n, int32_t *ret_type);
+/* The types of a BTF tracepoint's (tracepoint) or a function's parameters
+ * (and its return type, after "->"), as C: "struct io_kiocb *, int".  A
+ * compiled probe body reads its arguments by position, so a kernel whose
+ * signature differs from the compiling kernel's must not run it.
+ * -1 when absent (or longer than len). */
+int ut_kernel_signature(struct ut_kernel *k, const char *name, bool tracepoint, char *buf, size_t len);
 /* Value of an enumerator (any enum in BTF), e.g. "IORING_OP_READV". */
 int ut_kernel_enum_value(struct ut_kernel *k, const char *enumerator, int64_t *value);
 

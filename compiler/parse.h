@@ -16,6 +16,7 @@ struct parse_ctx {
 	bool in_probe_list;   /* after a spec: ',' and '|' lead to another */
 	bool want_spec_after_alias; /* inside "probe NAME =" */
 	bool in_pred;         /* between the predicate's slashes */
+	bool in_spec_fields;  /* inside "kind:target(...)" */
 	int last_token;
 	/* where the last token ended: end of input is reported there */
 	int end_line, end_col;

@@ -34,6 +34,19 @@ static struct node *nest(struct parse_ctx *ctx, struct node *n)
 		diag_error(ctx->diag, n->loc, "expression nested too deeply (more than %d levels)", MAX_EXPR_DEPTH);
 	return n;
 }
+/* A spec's fields: declared record fields go to a, computed arguments to b. */
+static void split_spec_fields(struct node *spec, struct node *fields)
+{
+	while (fields) {
+		struct node *f = fields;
+		fields = f->next;
+		f->next = NULL;
+		if (f->op == ':')
+			spec->a = node_list_append(spec->a, f);
+		else
+			spec->b = node_list_append(spec->b, f);
+	}
+}
 /* "begin", "end", "step", "phase" are words only inside trace statements. */
 static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allow_step, bool allow_phase)
 {
@@ -65,7 +78,7 @@ static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allo
 %token IMPORT CONST TABLE FN PROBE IF ELSE RETURN SLICE INSTANT COUNTER FLOW SPAN TRACK ON WITH STRUCT
 %token EQ NE LE GE AND OR SHL SHR DEFAULT_OP INC ADD_ASSIGN SUB_ASSIGN PRED_OPEN PRED_CLOSE
 
-%type <node> decl_fields decl_field items item table_entries table_entry params probe_list probe_alts alt_specs spec
+%type <node> spec_fields spec_field items item table_entries table_entry params probe_list probe_alts alt_specs spec
 %type <node> predicate block stmts stmt if_stmt else_part expr exprs opt_exprs map_ref keyref track with with_list with_item opt_name cast_type
 %type <num> opt_optional stars
 
@@ -85,7 +98,7 @@ static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allo
 %left '+' '-'
 %left '*' '/' '%'
 %precedence UNARY
-%precedence '.'
+%precedence '.' '['
 
 %start program
 
@@ -132,16 +145,20 @@ alt_specs: spec                        { $$ = $1; }
          | alt_specs '|' spec          { $$ = node_list_append($1, $3); }
          ;
 spec: PROBE_SPEC                       { $$ = mk(N_PROBE_SPEC, @1, ctx); $$->str = $1; }
-    | PROBE_SPEC '(' decl_fields ')'   { $$ = mk(N_PROBE_SPEC, @1, ctx); $$->str = $1; $$->a = $3; }
+    | PROBE_SPEC '(' spec_fields ')'   { $$ = mk(N_PROBE_SPEC, @1, ctx); $$->str = $1; split_spec_fields($$, $3); }
     | IDENT                            { $$ = mk(N_PROBE_SPEC, @1, ctx); $$->str = $1; }
     ;
-/* Record fields of a tracepoint that may be absent on the compiling kernel:
- * tracepoint:io_uring:io_uring_submit_sqe(ctx: ptr, user_data: u64) */
-decl_fields: decl_field                   { $$ = $1; }
-           | decl_fields ',' decl_field   { $$ = node_list_append($1, $3); }
+/* Record fields of a tracepoint that may be absent on the compiling kernel
+ * (tracepoint:io_uring:io_uring_submit_sqe(ctx: ptr, user_data: u64)), and
+ * arguments computed from the alternative's own (tp_btf:io_uring:
+ * io_uring_file_get(ctx = args.req.ctx)), so one body reads the same
+ * args.NAME from every alternative. */
+spec_fields: spec_field                   { $$ = $1; }
+           | spec_fields ',' spec_field   { $$ = node_list_append($1, $3); }
            ;
-decl_field: IDENT ':' TYPE                { $$ = mk(N_WITH, @1, ctx); $$->str = $1; $$->a = mk(N_IDENT, @3, ctx); $$->a->str = $3; }
-          | IDENT ':' IDENT               { $$ = mk(N_WITH, @1, ctx); $$->str = $1; $$->a = mk(N_IDENT, @3, ctx); $$->a->str = $3; }
+spec_field: IDENT ':' TYPE                { $$ = mk(N_WITH, @1, ctx); $$->str = $1; $$->op = ':'; $$->a = mk(N_IDENT, @3, ctx); $$->a->str = $3; }
+          | IDENT ':' IDENT               { $$ = mk(N_WITH, @1, ctx); $$->str = $1; $$->op = ':'; $$->a = mk(N_IDENT, @3, ctx); $$->a->str = $3; }
+          | IDENT '=' expr                { $$ = mk(N_WITH, @1, ctx); $$->str = $1; $$->op = '='; $$->a = $3; }
           ;
 opt_optional: %empty                   { $$ = 0; }
             | '?'                      { $$ = 1; }
@@ -228,7 +245,8 @@ with_list: with_item                   { $$ = $1; }
 with_item: IDENT '=' expr              { $$ = mk(N_WITH, @1, ctx); $$->str = $1; $$->a = $3; }
          ;
 
-map_ref: MAPNAME                       { $$ = mk(N_MAP_REF, @1, ctx); $$->str = $1; }
+/* @m[k] is the map's entry, not @m indexed: the '[' is shifted */
+map_ref: MAPNAME %prec UNARY           { $$ = mk(N_MAP_REF, @1, ctx); $$->str = $1; }
        | MAPNAME '[' exprs ']'         { $$ = mk(N_MAP_REF, @1, ctx); $$->str = $1; $$->a = $3; $$ = nest(ctx, $$); }
        ;
 
@@ -258,7 +276,7 @@ expr: INT                              { $$ = mk(N_INT, @1, ctx); $$->num = $1; 
     | LOCAL                            { $$ = mk(N_LOCAL, @1, ctx); $$->str = $1; }
     | map_ref                          { $$ = $1; }
     | IDENT '(' opt_exprs ')'          { $$ = mk(N_CALL, @1, ctx); $$->str = $1; $$->a = $3; $$ = nest(ctx, $$); }
-    | IDENT '[' expr ']'               { $$ = mk(N_INDEX, @1, ctx); $$->a = mk(N_IDENT, @1, ctx); $$->a->str = $1; $$->b = $3; $$ = nest(ctx, $$); }
+    | expr '[' expr ']'                { $$ = mk(N_INDEX, @1, ctx); $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
     | expr '.' IDENT                   { $$ = mk(N_FIELD, @3, ctx); $$->a = $1; $$->str = $3; $$ = nest(ctx, $$); }
     | '(' expr ')'                     { $$ = $2; }
     | '(' cast_type ')' expr %prec UNARY { $$ = mk(N_CAST, @1, ctx); $$->str = $2->str; $2->str = NULL; node_free($2); $$->a = $4; $$ = nest(ctx, $$); }

@@ -265,6 +265,13 @@ static int typed_params(struct compiler *c, struct alt_ctx *a, struct ut_param *
 	return 0;
 }
 
+/* Argument types, so another kernel with other ones does not run this body. */
+static char *signature(struct compiler *c, const char *name, bool tracepoint)
+{
+	char buf[1024];
+	return ut_kernel_signature(c->k, name, tracepoint, buf, sizeof(buf)) == 0 ? xstrdup(buf) : NULL;
+}
+
 static int resolve_tp_btf(struct compiler *c, struct alt_ctx *a, const char *target, struct ut_loc loc)
 {
 	struct ut_param *params;
@@ -273,6 +280,7 @@ static int resolve_tp_btf(struct compiler *c, struct alt_ctx *a, const char *tar
 	if (ut_kernel_tp_btf_params(c->k, name, &params, &n) < 0)
 		return 1;
 	a->target = xstrdup(name);
+	a->alt->signature = signature(c, name, true);
 	typed_params(c, a, params, n, loc);
 	free(params);
 	return 0;
@@ -287,6 +295,7 @@ static int resolve_func(struct compiler *c, struct alt_ctx *a, const char *targe
 	if (ut_kernel_func_params(c->k, target, &params, &n, &ret_type) < 0)
 		return 1;
 	a->target = xstrdup(target);
+	a->alt->signature = signature(c, target, false);
 	if (in_regs) {
 		if (n > 6)
 			n = 6;

@@ -20,6 +20,7 @@ void ut_program_free(struct ut_program *p)
 		for (unsigned a = 0; a < p->probes[i].nalts; a++) {
 			free(p->probes[i].alts[a].target);
 			free(p->probes[i].alts[a].prog_name);
+			free(p->probes[i].alts[a].signature);
 		}
 		free(p->probes[i].alts);
 		free(p->probes[i].spec);

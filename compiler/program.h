@@ -41,6 +41,9 @@ struct ut_alt {
 	char *target;      /* tracepoint "cat/name"; function "vfs_read";
 			      uprobe "/path/bin:symbol"; interval: period in ns as text */
 	char *prog_name;   /* name of the BPF program (function) in the object */
+	char *signature;   /* BTF kinds: argument types on the compiling kernel
+			      (ut_kernel_signature); the alternative is used only
+			      where they are the same.  NULL: no check */
 };
 
 /* A probe as written, e.g. `tracepoint:io_uring:io_uring_submit_req |

@@ -1,7 +1,7 @@
 /* .uto files: a compiled script (its tables) and its BPF object, so a
  * script compiled once runs on other hosts and kernels without clang.
  *
- * Layout: the magic "UTO1", then little-endian fields written in the order
+ * Layout: the magic UT_PROGRAM_MAGIC ("UTO2"), then little-endian fields written in the order
  * of struct ut_program; strings are a u32 length and bytes (0xffffffff for
  * NULL); the BPF object comes last.  Reading checks every length against
  * what is left, so a damaged file is an error, never a crash. */
@@ -12,7 +12,6 @@
 #include "compiler/program.h"
 #include "compiler/program_io.h"
 
-#define MAGIC "UTO1"
 #define NO_STRING 0xffffffffu
 
 struct writer {
@@ -94,7 +93,7 @@ static void w_strv(struct writer *w, char **v, unsigned n)
 int ut_program_save(const struct ut_program *p, const void *obj, size_t obj_len, void **out, size_t *out_len)
 {
 	struct writer w = {0};
-	w_bytes(&w, MAGIC, 4);
+	w_bytes(&w, UT_PROGRAM_MAGIC, 4);
 	w_strv(&w, p->strings, p->nstrings);
 	w_u32(&w, p->nprobes);
 	for (unsigned i = 0; i < p->nprobes; i++) {
@@ -107,6 +106,7 @@ int ut_program_save(const struct ut_program *p, const void *obj, size_t obj_len,
 			w_u32(&w, pr->alts[a].kind);
 			w_str(&w, pr->alts[a].target);
 			w_str(&w, pr->alts[a].prog_name);
+			w_str(&w, pr->alts[a].signature);
 		}
 	}
 	w_u32(&w, p->nevents);
@@ -353,8 +353,13 @@ static bool program_ok(const struct ut_program *p)
 struct ut_program *ut_program_load(const void *data, size_t len, const void **obj, size_t *obj_len,
 				   char *err, size_t errlen)
 {
-	if (len < 4 || memcmp(data, MAGIC, 4) != 0) {
-		snprintf(err, errlen, "not a compiled uring-trace script (no UTO1 header)");
+	if (len < 4 || memcmp(data, UT_PROGRAM_MAGIC, 3) != 0) {
+		snprintf(err, errlen, "not a compiled uring-trace script (no %s header)", UT_PROGRAM_MAGIC);
+		return NULL;
+	}
+	if (memcmp(data, UT_PROGRAM_MAGIC, 4) != 0) {
+		snprintf(err, errlen, "compiled by another version of uring-trace (format %.4s, this one reads %s); compile the script again with --compile",
+			 (const char *)data, UT_PROGRAM_MAGIC);
 		return NULL;
 	}
 	struct reader r = {.p = (const unsigned char *)data + 4, .left = len - 4};
@@ -379,6 +384,7 @@ struct ut_program *ut_program_load(const void *data, size_t len, const void **ob
 			pr->alts[a].kind = (enum ut_probe_kind)r_u32(&r);
 			pr->alts[a].target = r_str(&r);
 			pr->alts[a].prog_name = r_str(&r);
+			pr->alts[a].signature = r_str(&r);
 		}
 	}
 	p->nevents = r_count(&r, 32);

@@ -90,6 +90,18 @@ static int btf_target_id(struct ut_kernel *k, enum ut_probe_kind kind, const cha
 	return id > 0 ? id : 0;
 }
 
+/* The body reads arguments by position with the compiling kernel's types. */
+static bool same_signature(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_t len)
+{
+	char here[1024];
+	bool tracepoint = alt->kind == UT_PROBE_TP_BTF || alt->kind == UT_PROBE_RAW_TP;
+	if (!alt->signature || ut_kernel_signature(k, alt->target, tracepoint, here, sizeof(here)) < 0 ||
+	    strcmp(here, alt->signature) == 0)
+		return true;
+	snprintf(why, len, "arguments differ: compiled for (%s), this kernel has (%s)", alt->signature, here);
+	return false;
+}
+
 bool ut_target_exists(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_t len)
 {
 	char a[256], b[256];
@@ -120,12 +132,13 @@ bool ut_target_exists(struct ut_kernel *k, const struct ut_alt *alt, char *why, 
 				snprintf(why, len, "no kernel BTF");
 			return !needs_btf;
 		}
-		if (btf_target_id(k, alt->kind, alt->target))
-			return true;
-		snprintf(why, len, alt->kind == UT_PROBE_TP_BTF || alt->kind == UT_PROBE_RAW_TP
-					   ? "no such tracepoint in kernel BTF"
-					   : "no such function in kernel BTF");
-		return false;
+		if (!btf_target_id(k, alt->kind, alt->target)) {
+			snprintf(why, len, alt->kind == UT_PROBE_TP_BTF || alt->kind == UT_PROBE_RAW_TP
+						   ? "no such tracepoint in kernel BTF"
+						   : "no such function in kernel BTF");
+			return false;
+		}
+		return same_signature(k, alt, why, len);
 	case UT_PROBE_UPROBE:
 	case UT_PROBE_URETPROBE:
 		if (!split_last(alt->target, ':', a, sizeof(a), b, sizeof(b))) {

@@ -15,14 +15,14 @@
 
 /* A probe of each kind on a target every kernel has, for the trials. */
 static const struct ut_alt trial_alts[] = {
-	{UT_PROBE_TRACEPOINT, "syscalls/sys_enter_getpid", NULL},
-	{UT_PROBE_RAW_TP, "sched_switch", NULL},
-	{UT_PROBE_TP_BTF, "sched_switch", NULL},
-	{UT_PROBE_KPROBE, "vfs_read", NULL},
-	{UT_PROBE_KRETPROBE, "vfs_read", NULL},
-	{UT_PROBE_FENTRY, "vfs_read", NULL},
-	{UT_PROBE_FEXIT, "vfs_read", NULL},
-	{UT_PROBE_UPROBE, "/bin/sh:main", NULL},
+	{UT_PROBE_TRACEPOINT, "syscalls/sys_enter_getpid", NULL, NULL},
+	{UT_PROBE_RAW_TP, "sched_switch", NULL, NULL},
+	{UT_PROBE_TP_BTF, "sched_switch", NULL, NULL},
+	{UT_PROBE_KPROBE, "vfs_read", NULL, NULL},
+	{UT_PROBE_KRETPROBE, "vfs_read", NULL, NULL},
+	{UT_PROBE_FENTRY, "vfs_read", NULL, NULL},
+	{UT_PROBE_FEXIT, "vfs_read", NULL, NULL},
+	{UT_PROBE_UPROBE, "/bin/sh:main", NULL, NULL},
 };
 
 static void read_line(const char *path, char *buf, size_t len)

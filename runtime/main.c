@@ -192,7 +192,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	argc = kept;
 	argv[argc] = NULL;
 	int ch;
-	while ((ch = getopt_long(argc, argv, "+he:o:p:c:d:l::I:D:vq", longs, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+he:o:p:c:d:lI:D:vq", longs, NULL)) != -1) {
 		switch (ch) {
 		case 'h': printf(ut_usage_text); exit(0);
 		case OPT_VERSION: printf("uring-trace %s\n", UT_VERSION); exit(0);
@@ -272,7 +272,36 @@ static bool lists_functions(enum ut_probe_kind k)
 	return k == UT_PROBE_KPROBE || k == UT_PROBE_KRETPROBE || k == UT_PROBE_FENTRY || k == UT_PROBE_FEXIT;
 }
 
-static int list_probes(const char *pattern)
+/* -l -v: the arguments a probe's body can read, as "    type name". */
+static void list_arguments(struct ut_kernel *k, const struct probe_kind_def *def, const char *name)
+{
+	char buf[256];
+	if (def->kind == UT_PROBE_TRACEPOINT) {
+		const char *colon = strchr(name, ':');
+		char cat[128];
+		snprintf(cat, sizeof(cat), "%.*s", colon ? (int)(colon - name) : 0, name);
+		const struct ut_tracepoint *tp = colon ? ut_kernel_tracepoint(k, cat, colon + 1) : NULL;
+		for (unsigned i = 0; tp && i < tp->nfields; i++)
+			printf("    %s %s\n", tp->fields[i].c_type, tp->fields[i].name);
+		return;
+	}
+	struct ut_param *params = NULL;
+	unsigned n = 0;
+	int32_t ret = -1;
+	const char *colon = strchr(name, ':');
+	int rc = lists_functions(def->kind) ? ut_kernel_func_params(k, name, &params, &n, &ret)
+					    : ut_kernel_tp_btf_params(k, colon ? colon + 1 : name, &params, &n);
+	for (unsigned i = 0; rc == 0 && i < n; i++) {
+		const char *type = ut_kernel_type_c(k, params[i].type, buf, sizeof(buf));
+		printf("    %s%s%s\n", type, type[0] && type[strlen(type) - 1] == '*' ? "" : " ",
+		       params[i].name[0] ? params[i].name : "?");
+	}
+	if (rc == 0 && ret >= 0 && (def->kind == UT_PROBE_KRETPROBE || def->kind == UT_PROBE_FEXIT))
+		printf("    %s retval\n", ut_kernel_type_c(k, ret, buf, sizeof(buf)));
+	free(params);
+}
+
+static int list_probes(const char *pattern, bool with_arguments)
 {
 	struct ut_kernel *k = ut_kernel_open();
 	const char *p = pattern && *pattern ? pattern : "tracepoint:*";
@@ -297,8 +326,11 @@ static int list_probes(const char *pattern)
 		ut_kernel_close(k);
 		return 1;
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		printf("%s:%s\n", def->name, names[i]);
+		if (with_arguments)
+			list_arguments(k, def, names[i]);
+	}
 	ut_strv_free(names, n);
 	ut_kernel_close(k);
 	return n > 0 ? 0 : 1;
@@ -627,7 +659,7 @@ int main(int argc, char **argv)
 	if (o.compile_only && strcmp(o.output, "trace.fxt") == 0)
 		die_usage("--compile needs -o FILE.uto", NULL);
 	if (o.list_given)
-		return list_probes(o.list);
+		return list_probes(o.list, o.verbose);
 	char stdlib[PATH_MAX], scripts[PATH_MAX], deflt[PATH_MAX + 16];
 	const char *stdlib_dir = data_dir("stdlib", stdlib, sizeof(stdlib));
 	if (!o.script && !o.program) {
@@ -647,7 +679,7 @@ int main(int argc, char **argv)
 	size_t image_len = 0;
 	char err[8192];
 	if (o.script && ut_read_file(o.script, &image, &image_len) == 0 && image_len >= 4 &&
-	    memcmp(image, "UTO1", 4) == 0) {
+	    memcmp(image, UT_PROGRAM_MAGIC, 3) == 0) {
 		const void *obj;
 		size_t obj_len;
 		struct ut_program *prog = ut_program_load(image, image_len, &obj, &obj_len, err, sizeof(err));
