@@ -24,4 +24,16 @@ static inline void *ut_xrealloc(void *p, size_t size)
 	return ut_xalloc_check(realloc(p, size ? size : 1));
 }
 
+/* Grows *array (of elem-sized items) to hold at least need items. */
+static inline void ut_grow_array(void **array, size_t *capacity, size_t need, size_t elem)
+{
+	if (need <= *capacity)
+		return;
+	size_t cap = *capacity ? *capacity : 16;
+	while (cap < need)
+		cap *= 2;
+	*array = ut_xrealloc(*array, cap * elem);
+	*capacity = cap;
+}
+
 #endif

@@ -108,18 +108,6 @@ static char *copy_string(const char *s)
 	return memcpy(ut_xcalloc(n, 1), s, n);
 }
 
-/* Grows *array (of elem-sized items) to hold at least need items. */
-static void grow_array(void **array, size_t *capacity, size_t need, size_t elem)
-{
-	if (need <= *capacity)
-		return;
-	size_t cap = *capacity ? *capacity : 16;
-	while (cap < need)
-		cap *= 2;
-	*array = ut_xrealloc(*array, cap * elem);
-	*capacity = cap;
-}
-
 static void note_ts(struct ut_engine *e, uint64_t ts)
 {
 	if (ts > e->max_ts)
@@ -203,7 +191,7 @@ static uint32_t real_koid(uint32_t id, uint32_t zero_koid)
 
 static uint32_t new_track(struct ut_engine *e, uint32_t pid, uint32_t tid)
 {
-	grow_array((void **)&e->tracks, &e->tracks_capacity, e->ntracks + 1, sizeof(*e->tracks));
+	ut_grow_array((void **)&e->tracks, &e->tracks_capacity, e->ntracks + 1, sizeof(*e->tracks));
 	struct track *t = &e->tracks[e->ntracks];
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
@@ -241,7 +229,7 @@ static void real_process(struct ut_engine *e, uint32_t pid, const char *name)
 	uint64_t *pos = hmap_insert(&e->real_processes, koid, 0, &created);
 	char fallback[32];
 	if (created) {
-		grow_array((void **)&e->processes, &e->processes_capacity, e->nprocesses + 1,
+		ut_grow_array((void **)&e->processes, &e->processes_capacity, e->nprocesses + 1,
 			   sizeof(*e->processes));
 		*pos = e->nprocesses;
 		e->processes[e->nprocesses++] = (struct process){ koid, NULL };
@@ -284,7 +272,7 @@ static uint32_t kind_id(struct ut_engine *e, const char *kind)
 	for (size_t i = 0; i < e->nkinds; i++)
 		if (e->kinds[i] == kind || strcmp(e->kinds[i], kind) == 0)
 			return (uint32_t)i;
-	grow_array((void **)&e->kinds, &e->kinds_capacity, e->nkinds + 1, sizeof(*e->kinds));
+	ut_grow_array((void **)&e->kinds, &e->kinds_capacity, e->nkinds + 1, sizeof(*e->kinds));
 	e->kinds[e->nkinds] = copy_string(kind);
 	return (uint32_t)e->nkinds++;
 }
@@ -319,7 +307,7 @@ static uint32_t group_for(struct ut_engine *e, const char *kind, uint64_t key,
 		return (uint32_t)*pos;
 	uint32_t gi = (uint32_t)e->ngroups;
 	*pos = gi;
-	grow_array((void **)&e->groups, &e->groups_capacity, e->ngroups + 1, sizeof(*e->groups));
+	ut_grow_array((void **)&e->groups, &e->groups_capacity, e->ngroups + 1, sizeof(*e->groups));
 	e->ngroups++;
 	struct group *g = &e->groups[gi];
 	memset(g, 0, sizeof(*g));
@@ -349,7 +337,7 @@ static uint32_t track_of(struct ut_engine *e, const struct ut_track *t)
 
 static void arena_reserve(struct track *t, size_t more)
 {
-	grow_array((void **)&t->arena, &t->arena_capacity, t->arena_used + more, 1);
+	ut_grow_array((void **)&t->arena, &t->arena_capacity, t->arena_used + more, 1);
 }
 
 /* Forgets the outermost open slice of t (it stays unterminated in the
@@ -386,7 +374,7 @@ static void push_slice(struct ut_engine *e, uint32_t ti, uint64_t ts, const char
 	}
 	size_t clen = strlen(category) + 1, nlen = strlen(name) + 1;
 	arena_reserve(t, clen + nlen);
-	grow_array((void **)&t->frames, &t->frames_capacity, t->depth + 1, sizeof(*t->frames));
+	ut_grow_array((void **)&t->frames, &t->frames_capacity, t->depth + 1, sizeof(*t->frames));
 	struct slice_frame *f = &t->frames[t->depth++];
 	f->category_at = (uint32_t)t->arena_used;
 	memcpy(t->arena + t->arena_used, category, clen);
