@@ -15,7 +15,7 @@ enum node_kind {
 	N_TABLE_ENTRY,  /* num: key, str: name */
 	N_FN,           /* str: name, a: params (N_IDENT list), b: body (expr or N_BLOCK) */
 	N_ALIAS,        /* str: name, a: N_PROBE_ALTS */
-	N_PROBE_BLOCK,  /* a: list of N_PROBE_ALTS, b: predicate or NULL, c: N_BLOCK */
+	N_PROBE_BLOCK,  /* a: list of N_PROBE_ALTS, b: predicate or NULL, c: N_BLOCK; num: 1 = unfiltered */
 	N_PROBE_ALTS,   /* a: list of N_PROBE_SPEC, num: 1 if optional ("?") */
 	N_PROBE_SPEC,   /* str: "tracepoint:io_uring:io_uring_submit_req" or alias/BEGIN/END */
 
@@ -46,7 +46,7 @@ enum node_kind {
 	N_LOCAL,        /* str: "$x" */
 	N_ARGS,         /* the probe's arguments */
 	N_FIELD,        /* a: base, str: member */
-	N_INDEX,        /* a: table name (N_IDENT), b: key: table lookup */
+	N_INDEX,        /* a: table name (N_IDENT): lookup of key b; else a typed pointer, b: index */
 	N_MAP_REF,      /* str: "@name", a: key list (may be NULL) */
 	N_CALL,         /* str: function, a: args */
 	N_BINOP,        /* op, a, b */

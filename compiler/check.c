@@ -756,8 +756,45 @@ static char *call_expr(struct compiler *c, struct node *n)
 	return def->fn(c, n, args, nargs);
 }
 
+/* p[i] on a typed pointer: element i, as C reads it.  No bound is known,
+ * so the script checks its index (fd < fdt.max_fds); a bad address reads
+ * as 0.  Elements are pointers or integers (struct sizes are not
+ * relocated). */
+static char *pointer_index(struct compiler *c, struct node *n)
+{
+	char *base = expr(c, n->a), *i = expr(c, n->b);
+	const struct type *bt = &n->a->type;
+	struct ut_ktype el;
+	char *r = xstrdup("0");
+	if (!is_int(&n->b->type)) {
+		ERR(n->b, "an index is an integer, not %s", a_type(&n->b->type));
+	} else if (bt->kind != T_PTR) {
+		if (bt->kind != T_NONE)
+			ERR(n, "'[...]' indexes a typed pointer (or names a table), but this is %s", a_type(bt));
+	} else if (bt->btf <= 0 || ut_kernel_type(c->k, bt->btf, &el) < 0 ||
+		   !(el.kind == UT_KT_PTR || el.kind == UT_KT_INT || el.kind == UT_KT_ENUM || el.kind == UT_KT_BOOL)) {
+		char buf[160];
+		ERR(n, "'[...]' reads pointers or integers, but this points to %s",
+		    bt->btf > 0 && ut_kernel_type_c(c->k, bt->btf, buf, sizeof(buf))[0] ? buf : "an unknown type");
+	} else if (btf_value_type(c, bt->btf, &n->type) == 0) {
+		free(r);
+		r = new_tmp(c);
+		if (n->type.kind == T_PTR)
+			emit(c, "void *%s = 0;", r);
+		else
+			emit(c, "__%c%u %s = 0;", n->type.is_signed ? 's' : 'u', n->type.size * 8u, r);
+		emit(c, "bpf_probe_read_%s(&%s, sizeof(%s), (const char *)(%s) + (__u64)(%s) * sizeof(%s));",
+		     bt->user ? "user" : "kernel", r, r, base, i, r);
+	}
+	free(base);
+	free(i);
+	return r;
+}
+
 static char *index_expr(struct compiler *c, struct node *n)
 {
+	if (n->a->kind != N_IDENT)
+		return pointer_index(c, n);
 	int t = table_index(c, n->a->str);
 	char *k = expr(c, n->b);
 	if (t < 0) {
@@ -856,10 +893,23 @@ static char *expr_inner(struct compiler *c, struct node *n)
 		char *a = expr(c, n->a), *b = expr(c, n->b), *e = expr(c, n->c);
 		if (!is_cond(&n->a->type))
 			ERR(n->a, "the condition must be an integer or a pointer, not %s", a_type(&n->a->type));
-		if (!is_int(&n->b->type) || !is_int(&n->c->type))
-			ERR(n, "both branches of ?: must be integers");
-		n->type = t_int(8, n->b->type.is_signed || n->c->type.is_signed);
-		char *r = xasprintf("((%s) ? (__s64)(%s) : (__s64)(%s))", a, b, e);
+		const struct type *tb = &n->b->type, *tc = &n->c->type;
+		char *r;
+		if (is_int(tb) && is_int(tc)) {
+			n->type = t_int(8, tb->is_signed || tc->is_signed);
+			r = xasprintf("((%s) ? (__s64)(%s) : (__s64)(%s))", a, b, e);
+		} else if (is_cond(tb) && is_cond(tc)) {
+			/* a pointer either way (an integer branch is an address, 0 is NULL),
+			 * typed when the pointer branches agree */
+			const struct type *p = tb->kind == T_PTR ? tb : tc, *q = tc->kind == T_PTR ? tc : tb;
+			n->type = *p;
+			if (q->kind == T_PTR && (p->btf != q->btf || p->user != q->user))
+				n->type = t_ptr(0);
+			r = xasprintf("((%s) ? (void *)(%s) : (void *)(%s))", a, b, e);
+		} else {
+			ERR(n, "both branches of ?: must be integers or pointers");
+			r = xstrdup("0");
+		}
 		free(a); free(b); free(e);
 		return r;
 	}
