@@ -267,7 +267,7 @@ static void compile_alternative(struct compiler *c, struct ut_probe *p, unsigned
 	struct strbuf fn = {0};
 	sb_printf(&fn, "/* %s:%d:%d %s */\n", s->loc.file, s->loc.line, s->loc.col, s->text);
 	def->header(c, &a, &fn);
-	if (def->kind != UT_PROBE_BEGIN && def->kind != UT_PROBE_END && def->kind != UT_PROBE_INTERVAL)
+	if (def->kind != UT_PROBE_BEGIN && def->kind != UT_PROBE_END && def->kind != UT_PROBE_INTERVAL && !block->num)
 		sb_puts(&fn, "\tif (!ut_pass_filter())\n\t\treturn 0;\n");
 	c->out = &fn;
 	check_probe_body(c, block->c, block->b);

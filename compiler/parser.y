@@ -75,7 +75,7 @@ static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allo
 
 %token <num> INT
 %token <str> STRING IDENT LOCAL MAPNAME PROBE_SPEC TYPE
-%token IMPORT CONST TABLE FN PROBE IF ELSE RETURN SLICE INSTANT COUNTER FLOW SPAN TRACK ON WITH STRUCT
+%token IMPORT CONST TABLE FN PROBE UNFILTERED IF ELSE RETURN SLICE INSTANT COUNTER FLOW SPAN TRACK ON WITH STRUCT
 %token EQ NE LE GE AND OR SHL SHR DEFAULT_OP INC ADD_ASSIGN SUB_ASSIGN PRED_OPEN PRED_CLOSE
 
 %type <node> spec_fields spec_field items item table_entries table_entry params probe_list probe_alts alt_specs spec
@@ -122,6 +122,10 @@ item: IMPORT STRING ';'                { $$ = mk(N_IMPORT, @2, ctx); $$->str = $
     | FN IDENT '(' params ')' block    { $$ = mk(N_FN, @2, ctx); $$->str = $2; $$->a = $4; $$->b = $6; }
     | PROBE IDENT '=' probe_alts ';'   { $$ = mk(N_ALIAS, @2, ctx); $$->str = $2; $$->a = $4; }
     | probe_list predicate block       { $$ = mk(N_PROBE_BLOCK, @1, ctx); $$->a = $1; $$->b = $2; $$->c = $3; }
+    /* runs for every task: -p, -c and --comm do not filter it */
+    | UNFILTERED probe_list predicate block {
+		$$ = mk(N_PROBE_BLOCK, @2, ctx); $$->a = $2; $$->b = $3; $$->c = $4; $$->num = 1;
+	}
     ;
 
 table_entries: table_entry                     { $$ = $1; }
