@@ -184,8 +184,11 @@ add_row() {  # LABEL RELEASE OUTPUT_FILE FAILS_BEFORE SECONDS
   done
   local checks=pass
   [ "$failures" -gt "$fails_before" ] && checks="FAIL($((failures - fails_before)))"
+  # the default script's probes by the kind of alternative each attached
+  local used
+  used=$(awk '/^USED / { n[$2]++ } END { for (k in n) printf "%s%s:%d", (s++ ? "," : ""), k, n[k] }' "$f")
   table_rows+=("$(table_line "$label" "$release" "$(summary_value "$f" submit_tracepoint)" \
-    "${cells[@]}" "$checks" "$seconds")")
+    "${cells[@]}" "$checks" "$seconds" "${used:--}")")
 }
 
 # fd 3: nothing in the loop may eat the list from stdin.
@@ -240,7 +243,7 @@ fi
 {
   echo
   # shellcheck disable=SC2086  # KINDS is a list of words
-  table_line kernel release "submit tracepoint" $KINDS checks time
+  table_line kernel release "submit tracepoint" $KINDS checks time "io_uring.ut used"
   printf '%s\n' "${table_rows[@]}"
 } | tee "$OUT/table.txt"
 [ "$failures" -eq 0 ]

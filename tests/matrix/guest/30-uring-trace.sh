@@ -13,7 +13,8 @@ if [ $rc -ne 0 ]; then
 	exit 0
 fi
 echo "PASS uring-trace/io_uring_runs"
-sed -n 's/^uring-trace: .*attached tracepoint:io_uring\/\(io_uring_submit_[a-z]*\).*/ALT submit=\1/p' /tmp/ut.err
+# which alternative each probe of the script attached, for the report table
+sed -n 's/^uring-trace: .*: attached \([a-z_]*\):\(.*\)/USED \1 \2/p' /tmp/ut.err
 $UT stats /tmp/ut.fxt >/tmp/ut.stats 2>&1
 check() {   # name, command...
 	name=$1; shift
