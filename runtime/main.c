@@ -22,6 +22,7 @@
 #include "compiler/program_io.h"
 #include "engine/engine.h"
 #include "engine/fxt.h"
+#include "engine/svg_render.h"
 #include "runtime/attach.h"
 #include "runtime/cache.h"
 #include "runtime/consumer.h"
@@ -643,6 +644,86 @@ out:
 	return rc;
 }
 
+/* A time in milliseconds for render's window options. */
+static double parse_render_ms(const char *option, const char *text)
+{
+	char *end;
+	double ms = strtod(text, &end);
+	if (end == text || *end || !(ms >= 0 && ms < 1e12)) {
+		char msg[96];
+		snprintf(msg, sizeof(msg), "%s takes milliseconds after the trace's first event, like 2.5", option);
+		die_usage(msg, text);
+	}
+	return ms;
+}
+
+/* `uring-trace render [options] TRACE.fxt`: the trace as an SVG picture. */
+static int render_command(int argc, char **argv)
+{
+	enum { RENDER_FROM = 256, RENDER_TO, RENDER_BUSIEST, RENDER_WIDTH, RENDER_ONLY };
+	static const struct option longs[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"from", required_argument, NULL, RENDER_FROM},
+		{"to", required_argument, NULL, RENDER_TO},
+		{"busiest", required_argument, NULL, RENDER_BUSIEST},
+		{"width", required_argument, NULL, RENDER_WIDTH},
+		{"only", required_argument, NULL, RENDER_ONLY},
+		{NULL, 0, NULL, 0},
+	};
+	struct svg_render_options ro = {0};
+	const char **only = calloc((size_t)argc, sizeof(*only));
+	if (!only)
+		return 1;
+	int c;
+	char *end;
+	while ((c = getopt_long(argc, argv, "o:", longs, NULL)) != -1) {
+		switch (c) {
+		case 'o': ro.output = optarg; break;
+		case RENDER_FROM: ro.from_ms = parse_render_ms("--from", optarg); ro.has_from = true; break;
+		case RENDER_TO: ro.to_ms = parse_render_ms("--to", optarg); ro.has_to = true; break;
+		case RENDER_BUSIEST:
+			ro.busiest_ms = parse_render_ms("--busiest", optarg);
+			if (ro.busiest_ms <= 0)
+				die_usage("--busiest takes the window's length in milliseconds, above 0", optarg);
+			break;
+		case RENDER_WIDTH: {
+			unsigned long w = strtoul(optarg, &end, 10);
+			if (*end || w < SVG_MIN_WIDTH || w > SVG_MAX_WIDTH)
+				die_usage("--width takes pixels from 600 to 20000", optarg);
+			ro.width = (unsigned)w;
+			break;
+		}
+		case RENDER_ONLY: only[ro.nonly++] = optarg; break;
+		default: die_usage("usage: uring-trace render [-o FILE.svg] [--from MS] [--to MS] [--busiest MS] [--width PX] [--only NAME] TRACE.fxt", NULL);
+		}
+	}
+	if (optind != argc - 1)
+		die_usage("usage: uring-trace render [-o FILE.svg] [--from MS] [--to MS] [--busiest MS] [--width PX] [--only NAME] TRACE.fxt", NULL);
+	if (ro.busiest_ms > 0 && (ro.has_from || ro.has_to))
+		die_usage("give --busiest or --from/--to, not both", NULL);
+	ro.input = argv[optind];
+	/* trace.fxt and trace.fxt.gz draw to trace.svg */
+	char output[PATH_MAX];
+	if (!ro.output) {
+		size_t len = strlen(ro.input);
+		for (const char *ext = ".fxt.gz\0.fxt\0"; *ext; ext += strlen(ext) + 1) {
+			size_t n = strlen(ext);
+			if (len > n && strcmp(ro.input + len - n, ext) == 0) {
+				len -= n;
+				break;
+			}
+		}
+		snprintf(output, sizeof(output), "%.*s.svg", (int)len, ro.input);
+		ro.output = output;
+	}
+	ro.only = only;
+	int rc = svg_render(&ro, stderr);
+	if (rc == 0 && strcmp(ro.output, "-") != 0)
+		fprintf(stderr, "uring-trace: wrote %s\n", ro.output);
+	free(only);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "--info") == 0)
@@ -654,6 +735,8 @@ int main(int argc, char **argv)
 		const char *file = argv[argc - 1];
 		return argv[1][0] == 'd' ? fxt_dump(file, stdout) : fxt_stats(file, stdout, json);
 	}
+	if (argc >= 2 && strcmp(argv[1], "render") == 0)
+		return render_command(argc - 1, argv + 1);
 	struct options o = {.output = "trace.fxt"};
 	parse_options(argc, argv, &o);
 	if (o.compile_only && strcmp(o.output, "trace.fxt") == 0)
