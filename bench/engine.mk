@@ -4,7 +4,7 @@ ENGINE_BENCH := $(BUILD)/bench/engine_bench
 
 $(ENGINE_BENCH): bench/engine_bench.c $(wildcard engine/*.c engine/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g -I. -o $@ bench/engine_bench.c $(wildcard engine/*.c) -lz
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g -I. -o $@ bench/engine_bench.c $(wildcard engine/*.c) -lz -lm
 
 .PHONY: bench-engine
 bench-engine: $(ENGINE_BENCH)

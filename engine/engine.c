@@ -21,12 +21,24 @@
 #define DEFAULT_MAX_OPEN_FLOWS (1u << 20)
 #define DEFAULT_MAX_OPEN_SLICES 256u
 #define DEFAULT_MAX_OPEN_SPANS (1u << 20)
+#define DEFAULT_MAX_THREADS (1u << 16)
+/* Counter series whose last value a track remembers; more series than
+ * this on one track are still written, some of them unchanged. */
+#define MAX_COUNTER_SERIES 16u
 #define LOST_GROUP_KIND "uring-trace"
 
 /* An open slice; its category and name are copied into the track's arena
  * (slices close in stack order, so the arena is a stack too). */
 struct slice_frame {
 	uint32_t category_at, name_at;
+};
+
+/* The last value written for a counter series (counter name, arg name). */
+struct counter_series {
+	char *names; /* counter name, NUL, arg name */
+	uint32_t arg_at;
+	enum ut_arg_kind kind;
+	uint64_t bits;
 };
 
 struct track {
@@ -37,11 +49,20 @@ struct track {
 	size_t frames_capacity;
 	char *arena;
 	size_t arena_used, arena_capacity;
+	struct counter_series *series; /* MAX_COUNTER_SERIES, from the first counter */
+	uint32_t nseries, next_replaced;
 };
 
 struct process {
 	uint32_t koid;
+	uint32_t threads; /* real-thread tracks of it that are kept */
 	char *name;
+};
+
+/* Indices of freed entries of an array, reused before it grows. */
+struct free_slots {
+	uint32_t *items;
+	size_t count, capacity;
 };
 
 struct group {
@@ -55,13 +76,14 @@ struct group {
 	uint32_t nlanes;
 };
 
-/* An open flow or span, linked oldest to newest so the oldest can be
- * evicted when too many are open. */
+/* An open flow or span, or a real thread, linked least to most recently
+ * used so the oldest can be evicted when there are too many. */
 struct open_item {
 	uint64_t a, b; /* key */
 	uint32_t older, newer;
 	uint64_t correlation_id; /* flows */
-	uint32_t group, lane;    /* spans */
+	uint32_t index;          /* spans: the group; threads: the track */
+	uint32_t lane;           /* spans */
 	bool phase_open;         /* spans */
 };
 
@@ -82,10 +104,12 @@ struct ut_engine {
 
 	struct track *tracks;
 	size_t ntracks, tracks_capacity;
-	struct hmap real_tracks; /* (pid koid, tid koid) -> track */
+	struct free_slots free_tracks;
+	struct open_set threads; /* (pid koid, tid koid) -> real-thread track */
 
 	struct process *processes;
 	size_t nprocesses, processes_capacity;
+	struct free_slots free_processes;
 	struct hmap real_processes; /* pid koid -> process */
 
 	struct group *groups;
@@ -108,6 +132,24 @@ static char *copy_string(const char *s)
 	return memcpy(ut_xcalloc(n, 1), s, n);
 }
 
+/* A free index of an array of elem-sized items: a freed one, or a new one
+ * at its end (which may move the array). */
+static uint32_t take_slot(void **array, size_t *count, size_t *capacity, size_t elem,
+			  struct free_slots *free_slots)
+{
+	if (free_slots->count)
+		return free_slots->items[--free_slots->count];
+	ut_grow_array(array, capacity, *count + 1, elem);
+	return (uint32_t)(*count)++;
+}
+
+static void give_slot(struct free_slots *free_slots, uint32_t i)
+{
+	ut_grow_array((void **)&free_slots->items, &free_slots->capacity, free_slots->count + 1,
+		      sizeof(*free_slots->items));
+	free_slots->items[free_slots->count++] = i;
+}
+
 static void note_ts(struct ut_engine *e, uint64_t ts)
 {
 	if (ts > e->max_ts)
@@ -120,6 +162,41 @@ static struct open_item *open_find(struct open_set *s, uint64_t a, uint64_t b)
 {
 	uint64_t *pos = hmap_find(&s->index, a, b);
 	return pos ? &s->items[*pos] : NULL;
+}
+
+static void open_link_newest(struct open_set *s, uint32_t i)
+{
+	struct open_item *it = &s->items[i];
+	it->older = s->newest;
+	it->newer = NONE;
+	if (s->newest != NONE)
+		s->items[s->newest].newer = i;
+	else
+		s->oldest = i;
+	s->newest = i;
+}
+
+static void open_unlink(struct open_set *s, uint32_t i)
+{
+	struct open_item *it = &s->items[i];
+	if (it->older != NONE)
+		s->items[it->older].newer = it->newer;
+	else
+		s->oldest = it->newer;
+	if (it->newer != NONE)
+		s->items[it->newer].older = it->older;
+	else
+		s->newest = it->older;
+}
+
+/* Marks it the most recently used. */
+static void open_touch(struct open_set *s, struct open_item *it)
+{
+	uint32_t i = (uint32_t)(it - s->items);
+	if (s->newest == i)
+		return;
+	open_unlink(s, i);
+	open_link_newest(s, i);
 }
 
 static struct open_item *open_add(struct open_set *s, uint64_t a, uint64_t b)
@@ -139,13 +216,7 @@ static struct open_item *open_add(struct open_set *s, uint64_t a, uint64_t b)
 	memset(it, 0, sizeof(*it));
 	it->a = a;
 	it->b = b;
-	it->older = s->newest;
-	it->newer = NONE;
-	if (s->newest != NONE)
-		s->items[s->newest].newer = i;
-	else
-		s->oldest = i;
-	s->newest = i;
+	open_link_newest(s, i);
 	bool created;
 	*hmap_insert(&s->index, a, b, &created) = i;
 	s->open++;
@@ -155,14 +226,7 @@ static struct open_item *open_add(struct open_set *s, uint64_t a, uint64_t b)
 static void open_remove(struct open_set *s, struct open_item *it)
 {
 	uint32_t i = (uint32_t)(it - s->items);
-	if (it->older != NONE)
-		s->items[it->older].newer = it->newer;
-	else
-		s->oldest = it->newer;
-	if (it->newer != NONE)
-		s->items[it->newer].older = it->older;
-	else
-		s->newest = it->older;
+	open_unlink(s, i);
 	hmap_remove(&s->index, it->a, it->b);
 	it->newer = s->free_list;
 	s->free_list = i;
@@ -189,14 +253,28 @@ static uint32_t real_koid(uint32_t id, uint32_t zero_koid)
 	return id ? id : zero_koid;
 }
 
+/* A new track (may move e->tracks). */
 static uint32_t new_track(struct ut_engine *e, uint32_t pid, uint32_t tid)
 {
-	ut_grow_array((void **)&e->tracks, &e->tracks_capacity, e->ntracks + 1, sizeof(*e->tracks));
-	struct track *t = &e->tracks[e->ntracks];
+	uint32_t ti = take_slot((void **)&e->tracks, &e->ntracks, &e->tracks_capacity,
+				sizeof(*e->tracks), &e->free_tracks);
+	struct track *t = &e->tracks[ti];
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->tid = tid;
-	return (uint32_t)e->ntracks++;
+	return ti;
+}
+
+/* Frees what t holds and zeroes it (a freed slot holds nothing). */
+static void free_track_state(struct track *t)
+{
+	free(t->name);
+	free(t->frames);
+	free(t->arena);
+	for (uint32_t i = 0; i < t->nseries; i++)
+		free(t->series[i].names);
+	free(t->series);
+	memset(t, 0, sizeof(*t));
 }
 
 /* Writes the thread's kernel-object record when its name changes. */
@@ -218,51 +296,6 @@ static void name_process_koid(struct ut_engine *e, char **stored, uint32_t koid,
 	free(*stored);
 	*stored = copy_string(name);
 	fxt_write_kernel_object(e->w, FXT_OBJ_PROCESS, koid, name, NULL, 0);
-}
-
-/* The real process pid, created (and named, by default "process <pid>")
- * on first sight; name, when not NULL, renames it. */
-static void real_process(struct ut_engine *e, uint32_t pid, const char *name)
-{
-	uint32_t koid = real_koid(pid, ZERO_PID_KOID);
-	bool created;
-	uint64_t *pos = hmap_insert(&e->real_processes, koid, 0, &created);
-	char fallback[32];
-	if (created) {
-		ut_grow_array((void **)&e->processes, &e->processes_capacity, e->nprocesses + 1,
-			   sizeof(*e->processes));
-		*pos = e->nprocesses;
-		e->processes[e->nprocesses++] = (struct process){ koid, NULL };
-		if (!name) {
-			snprintf(fallback, sizeof(fallback), "process %" PRIu32, pid);
-			name = fallback;
-		}
-	}
-	if (name)
-		name_process_koid(e, &e->processes[*pos].name, koid, name);
-}
-
-/* The track of real thread (pid, tid); name as for real_process. */
-static uint32_t real_thread(struct ut_engine *e, uint32_t pid, uint32_t tid, const char *name)
-{
-	uint32_t pid_koid = real_koid(pid, ZERO_PID_KOID), tid_koid = real_koid(tid, ZERO_TID_KOID);
-	uint64_t *pos = hmap_find(&e->real_tracks, pid_koid, tid_koid);
-	if (pos) {
-		if (name)
-			name_track(e, (uint32_t)*pos, name);
-		return (uint32_t)*pos;
-	}
-	real_process(e, pid, NULL);
-	uint32_t ti = new_track(e, pid_koid, tid_koid);
-	bool created;
-	*hmap_insert(&e->real_tracks, pid_koid, tid_koid, &created) = ti;
-	char fallback[32];
-	if (!name) {
-		snprintf(fallback, sizeof(fallback), "thread %" PRIu32, tid);
-		name = fallback;
-	}
-	name_track(e, ti, name);
-	return ti;
 }
 
 static uint32_t kind_id(struct ut_engine *e, const char *kind)
@@ -322,15 +355,6 @@ static uint32_t group_for(struct ut_engine *e, const char *kind, uint64_t key,
 	}
 	name_group(e, gi, default_name);
 	return gi;
-}
-
-static uint32_t track_of(struct ut_engine *e, const struct ut_track *t)
-{
-	if (t->kind == UT_TRACK_GROUP) {
-		uint32_t gi = group_for(e, t->group, t->key, NULL); /* may move e->groups */
-		return e->groups[gi].main_track;
-	}
-	return real_thread(e, t->pid, t->tid, NULL);
 }
 
 /* ---- slices ---- */
@@ -399,6 +423,95 @@ static bool pop_slice(struct ut_engine *e, uint32_t ti, uint64_t ts, const char 
 	return true;
 }
 
+/* ---- real threads and processes ---- */
+
+/* The real process pid, created (and named, by default "process <pid>")
+ * on first sight; name, when not NULL, renames it.  Returns its index. */
+static uint32_t real_process(struct ut_engine *e, uint32_t pid, const char *name)
+{
+	uint32_t koid = real_koid(pid, ZERO_PID_KOID);
+	bool created;
+	uint64_t *pos = hmap_insert(&e->real_processes, koid, 0, &created);
+	char fallback[32];
+	if (created) {
+		uint32_t pi = take_slot((void **)&e->processes, &e->nprocesses,
+					&e->processes_capacity, sizeof(*e->processes),
+					&e->free_processes);
+		*pos = pi;
+		e->processes[pi] = (struct process){ koid, 0, NULL };
+		if (!name) {
+			snprintf(fallback, sizeof(fallback), "process %" PRIu32, pid);
+			name = fallback;
+		}
+	}
+	uint32_t pi = (uint32_t)*pos;
+	if (name)
+		name_process_koid(e, &e->processes[pi].name, koid, name);
+	return pi;
+}
+
+/* Forgets the least recently used real thread: its open slices end now,
+ * marked evicted, and its process goes with its last kept thread. */
+static void evict_oldest_thread(struct ut_engine *e)
+{
+	struct open_item *it = &e->threads.items[e->threads.oldest];
+	uint32_t ti = it->index;
+	struct ut_arg evicted = { .name = "evicted", .kind = UT_ARG_BOOL, .b = true };
+	while (pop_slice(e, ti, e->max_ts, NULL, &evicted, 1))
+		;
+	uint32_t pid_koid = e->tracks[ti].pid;
+	free_track_state(&e->tracks[ti]);
+	give_slot(&e->free_tracks, ti);
+	open_remove(&e->threads, it);
+	e->stats.threads_evicted++;
+
+	uint64_t *pos = hmap_find(&e->real_processes, pid_koid, 0);
+	struct process *p = &e->processes[*pos];
+	if (--p->threads == 0) {
+		free(p->name);
+		p->name = NULL;
+		give_slot(&e->free_processes, (uint32_t)*pos);
+		hmap_remove(&e->real_processes, pid_koid, 0);
+		e->stats.processes_evicted++;
+	}
+}
+
+/* The track of real thread (pid, tid); name as for real_process. */
+static uint32_t real_thread(struct ut_engine *e, uint32_t pid, uint32_t tid, const char *name)
+{
+	uint32_t pid_koid = real_koid(pid, ZERO_PID_KOID), tid_koid = real_koid(tid, ZERO_TID_KOID);
+	struct open_item *it = open_find(&e->threads, pid_koid, tid_koid);
+	if (it) {
+		open_touch(&e->threads, it);
+		if (name)
+			name_track(e, it->index, name);
+		return it->index;
+	}
+	/* the process first: evicting its last other thread must not forget it */
+	uint32_t pi = real_process(e, pid, NULL); /* may move e->processes */
+	e->processes[pi].threads++;
+	if (e->threads.open >= e->limits.max_threads)
+		evict_oldest_thread(e);
+	uint32_t ti = new_track(e, pid_koid, tid_koid);
+	open_add(&e->threads, pid_koid, tid_koid)->index = ti;
+	char fallback[32];
+	if (!name) {
+		snprintf(fallback, sizeof(fallback), "thread %" PRIu32, tid);
+		name = fallback;
+	}
+	name_track(e, ti, name);
+	return ti;
+}
+
+static uint32_t track_of(struct ut_engine *e, const struct ut_track *t)
+{
+	if (t->kind == UT_TRACK_GROUP) {
+		uint32_t gi = group_for(e, t->group, t->key, NULL); /* may move e->groups */
+		return e->groups[gi].main_track;
+	}
+	return real_thread(e, t->pid, t->tid, NULL);
+}
+
 /* ---- spans and lanes ---- */
 
 static uint32_t take_lowest_free_lane(struct ut_engine *e, uint32_t gi)
@@ -435,7 +548,7 @@ static uint32_t take_lowest_free_lane(struct ut_engine *e, uint32_t gi)
 static void end_span(struct ut_engine *e, uint64_t ts, struct open_item *s, const char *rename,
 		     const struct ut_arg *args, unsigned nargs)
 {
-	struct group *g = &e->groups[s->group];
+	struct group *g = &e->groups[s->index];
 	uint32_t ti = g->lane_tracks[s->lane];
 	if (s->phase_open)
 		pop_slice(e, ti, ts, NULL, NULL, 0);
@@ -458,8 +571,11 @@ struct ut_engine *ut_engine_new(struct fxt_writer *w, const struct ut_engine_lim
 		e->limits.max_open_slices = DEFAULT_MAX_OPEN_SLICES;
 	if (!e->limits.max_open_spans)
 		e->limits.max_open_spans = DEFAULT_MAX_OPEN_SPANS;
+	if (!e->limits.max_threads)
+		e->limits.max_threads = DEFAULT_MAX_THREADS;
 	open_set_init(&e->flows);
 	open_set_init(&e->spans);
+	open_set_init(&e->threads);
 	return e;
 }
 
@@ -513,15 +629,84 @@ void ut_instant(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 	e->stats.events++;
 }
 
+/* The value's bits, for comparing with the last one of its series. */
+static uint64_t counter_bits(const struct ut_arg *v)
+{
+	switch (v->kind) {
+	case UT_ARG_DOUBLE: {
+		uint64_t bits;
+		memcpy(&bits, &v->d, sizeof(bits));
+		return bits;
+	}
+	case UT_ARG_BOOL:
+		return v->b;
+	default:
+		return v->u;
+	}
+}
+
+/* True when v differs from the last value written for (name, v->name) on
+ * t, which then remembers v.  Strings are not numbers Perfetto draws, and
+ * are always written. */
+static bool counter_changed(struct track *t, const char *name, const struct ut_arg *v)
+{
+	if (v->kind == UT_ARG_STR)
+		return true;
+	const char *arg = v->name ? v->name : "";
+	uint64_t bits = counter_bits(v);
+	for (uint32_t i = 0; i < t->nseries; i++) {
+		struct counter_series *s = &t->series[i];
+		if (strcmp(s->names, name) != 0 || strcmp(s->names + s->arg_at, arg) != 0)
+			continue;
+		bool changed = s->kind != v->kind || s->bits != bits;
+		s->kind = v->kind;
+		s->bits = bits;
+		return changed;
+	}
+	if (!t->series)
+		t->series = ut_xcalloc(MAX_COUNTER_SERIES, sizeof(*t->series));
+	uint32_t i = t->nseries;
+	if (i < MAX_COUNTER_SERIES) {
+		t->nseries++;
+	} else { /* full: take turns replacing one */
+		i = t->next_replaced;
+		t->next_replaced = (t->next_replaced + 1) % MAX_COUNTER_SERIES;
+		free(t->series[i].names);
+	}
+	size_t name_len = strlen(name), arg_len = strlen(arg);
+	struct counter_series *s = &t->series[i];
+	s->names = ut_xcalloc(name_len + arg_len + 2, 1);
+	memcpy(s->names, name, name_len);
+	memcpy(s->names + name_len + 1, arg, arg_len);
+	s->arg_at = (uint32_t)(name_len + 1);
+	s->kind = v->kind;
+	s->bits = bits;
+	return true;
+}
+
 void ut_counter(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		const char *name, const struct ut_arg *values, unsigned nvalues)
 {
 	note_ts(e, ts);
 	uint32_t ti = track_of(e, t); /* may move e->tracks */
 	struct track *tr = &e->tracks[ti];
+	if (!name)
+		name = "";
+	if (nvalues > FXT_MAX_ARGS)
+		nvalues = FXT_MAX_ARGS;
+	struct ut_arg changed[FXT_MAX_ARGS];
+	unsigned nchanged = 0;
+	for (unsigned i = 0; i < nvalues; i++) {
+		if (counter_changed(tr, name, &values[i]))
+			changed[nchanged++] = values[i];
+		else
+			e->stats.counters_unchanged++;
+	}
+	if (!nchanged)
+		return;
 	/* Perfetto keys counters by (process, name, arg, counter id): the
 	 * thread's koid as id gives each thread its own counter tracks */
-	fxt_write_event(e->w, FXT_EV_COUNTER, ts, tr->pid, tr->tid, "", name, values, nvalues,
+	fxt_write_event(e->w, FXT_EV_COUNTER, ts, tr->pid, tr->tid, "", name, changed, nchanged,
 			tr->tid);
 	e->stats.events++;
 }
@@ -557,12 +742,14 @@ void ut_flow(struct ut_engine *e, uint64_t ts, uint32_t pid, uint32_t tid,
 	if (phase == UT_FLOW_END)
 		open_remove(&e->flows, f);
 
-	/* the point must sit strictly inside a slice on its own thread */
+	/* Perfetto binds a flow record to the innermost slice on the thread's
+	 * stack.  An instant is a zero-length slice that stays on that stack
+	 * until the thread's next slice event, so the flow record right after
+	 * it binds to it (2 words and the args, where a begin/end pair around
+	 * the flow record took 4). */
 	struct track *t = &e->tracks[ti];
-	fxt_write_event(e->w, FXT_EV_DURATION_BEGIN, ts, t->pid, t->tid, category, name, args, nargs,
-			0);
+	fxt_write_event(e->w, FXT_EV_INSTANT, ts, t->pid, t->tid, category, name, args, nargs, 0);
 	fxt_write_event(e->w, record, ts, t->pid, t->tid, category, name, NULL, 0, id);
-	fxt_write_event(e->w, FXT_EV_DURATION_END, ts, t->pid, t->tid, category, name, NULL, 0, 0);
 	e->stats.events++;
 }
 
@@ -583,7 +770,7 @@ void ut_span_begin(struct ut_engine *e, uint64_t ts, const char *group, uint64_t
 	uint32_t lane = take_lowest_free_lane(e, gi);
 	push_slice(e, e->groups[gi].lane_tracks[lane], ts, category, name, args, nargs);
 	s = open_add(&e->spans, gi, span_key);
-	s->group = gi;
+	s->index = gi;
 	s->lane = lane;
 	e->stats.spans_begun++;
 	e->stats.events++;
@@ -679,16 +866,15 @@ void ut_engine_free(struct ut_engine *e)
 {
 	if (!e)
 		return;
-	for (size_t i = 0; i < e->ntracks; i++) {
-		free(e->tracks[i].name);
-		free(e->tracks[i].frames);
-		free(e->tracks[i].arena);
-	}
-	free(e->tracks);
-	hmap_free(&e->real_tracks);
+	for (size_t i = 0; i < e->ntracks; i++)
+		free_track_state(&e->tracks[i]);
 	for (size_t i = 0; i < e->nprocesses; i++)
 		free(e->processes[i].name);
+	free(e->tracks);
+	free(e->free_tracks.items);
+	open_set_free(&e->threads);
 	free(e->processes);
+	free(e->free_processes.items);
 	hmap_free(&e->real_processes);
 	for (size_t i = 0; i < e->ngroups; i++) {
 		free(e->groups[i].name);

@@ -56,6 +56,12 @@ struct ut_engine_limits {
 	size_t max_open_flows;   /* 0 = default (1M) */
 	size_t max_open_slices;  /* per track; 0 = default (256) */
 	size_t max_open_spans;   /* 0 = default (1M) */
+	/* Real threads kept (name, open slices, counter values); past this
+	 * the least recently used is forgotten, and a process when its last
+	 * thread is.  0 = default (65536: four times the BPF side's table of
+	 * threads already named, so a thread forgotten here is named again
+	 * before its next event). */
+	size_t max_threads;
 };
 
 struct ut_engine_stats {
@@ -65,6 +71,9 @@ struct ut_engine_stats {
 	uint64_t flows_begun, flows_ended, flows_without_begin, flows_evicted;
 	uint64_t spans_begun, spans_ended, spans_without_begin, spans_evicted;
 	uint64_t slices_evicted;
+	uint64_t threads_evicted;    /* their open slices are ended, marked evicted */
+	uint64_t processes_evicted;
+	uint64_t counters_unchanged; /* counter values not written: same as the last one */
 	uint64_t lost_markers;
 };
 
@@ -95,13 +104,16 @@ void ut_slice_end(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 void ut_instant(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		const char *category, const char *name,
 		const struct ut_arg *args, unsigned nargs);
-/* One counter track per (track, name, arg name). */
+/* One counter track per (track, name, arg name).  A value equal to the
+ * last one written for its series is not written again (a counter is drawn
+ * as steps, so the trace shows the same). */
 void ut_counter(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		const char *name, const struct ut_arg *values, unsigned nvalues);
 
 /* Flows follow one object across threads and processes, keyed by
- * (flow kind, key).  Each point is drawn on thread (pid, tid) strictly
- * inside a slice named `name` on that thread, so Perfetto binds it.  A key
+ * (flow kind, key).  Each point is an instant `name` with the args on
+ * thread (pid, tid), followed by the flow record: Perfetto binds the flow
+ * record to the innermost slice on the thread, which is that instant.  A key
  * reused after its end starts a new flow; a step or end without a begin
  * starts the flow there. */
 enum ut_flow_phase { UT_FLOW_BEGIN, UT_FLOW_STEP, UT_FLOW_END };

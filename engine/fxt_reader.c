@@ -606,6 +606,23 @@ struct object_set {
 /* FLOW_ORPHAN: seen first at a step, so it cannot be complete. */
 enum flow_state { FLOW_OPEN = 1, FLOW_ORPHAN = 2 };
 
+/* Perfetto's slice stack of one thread, to tell whether it binds a flow
+ * record (to the innermost slice on the stack) or drops it.  Scoped slices
+ * (instants, complete events) leave the stack only at the thread's next
+ * slice event that starts after them, so a flow record right after an
+ * instant binds to it.  Records are taken in file order: Perfetto sorts
+ * them by time, and a trace written in time order per thread reads the
+ * same. */
+#define SLICE_OPEN UINT64_MAX /* end of a begun slice not yet ended */
+struct stacked_slice {
+	uint64_t start, end;
+};
+
+struct slice_stack {
+	struct stacked_slice *items;
+	size_t depth, capacity;
+};
+
 struct stats {
 	uint64_t by_record_type[16];
 	uint64_t by_event_type[FXT_EV_FLOW_END + 1];
@@ -615,8 +632,91 @@ struct stats {
 	struct hmap open_flows; /* correlation id -> enum flow_state */
 	uint64_t flows_complete;
 	uint64_t flows_incomplete; /* closed ones; those still open are added at the end */
+	uint64_t flow_points_unbound; /* no slice on their thread to bind to */
+	struct slice_stack *stacks;
+	size_t nstacks, stacks_capacity;
+	struct hmap stack_index; /* (pid, tid) -> stack */
 	struct object_set processes, threads;
 };
+
+static struct slice_stack *stack_of(struct stats *s, uint64_t pid, uint64_t tid)
+{
+	bool created;
+	uint64_t *pos = hmap_insert(&s->stack_index, pid, tid, &created);
+	if (created) {
+		ut_grow_array((void **)&s->stacks, &s->stacks_capacity, s->nstacks + 1,
+			      sizeof(*s->stacks));
+		*pos = s->nstacks;
+		s->stacks[s->nstacks++] = (struct slice_stack){ NULL, 0, 0 };
+	}
+	return &s->stacks[*pos];
+}
+
+/* Pops what a slice event at ts takes off the stack, as Perfetto's
+ * SliceTracker::MaybeCloseStack: scoped slices that ended before ts, or at
+ * ts unless both are zero-length (instants at one time stack up); a slice
+ * ended while others begun inside it were open goes with them once ts is
+ * past its end. */
+static void close_stack(struct slice_stack *st, uint64_t ts, bool zero_length)
+{
+	bool open_above = false;
+	for (size_t i = st->depth; i-- > 0;) {
+		const struct stacked_slice *sl = &st->items[i];
+		if (sl->end == SLICE_OPEN) {
+			open_above = true;
+		} else if (open_above) {
+			if (ts > sl->end) {
+				st->depth = i;
+				open_above = false;
+			}
+		} else if (sl->end < ts || (sl->end == ts && !(sl->start == sl->end && zero_length))) {
+			st->depth = i;
+		}
+	}
+}
+
+static void push_slice(struct slice_stack *st, uint64_t start, uint64_t end)
+{
+	ut_grow_array((void **)&st->items, &st->capacity, st->depth + 1, sizeof(*st->items));
+	st->items[st->depth++] = (struct stacked_slice){ start, end };
+}
+
+static void track_slices(struct stats *s, const struct fxt_record_view *v)
+{
+	struct slice_stack *st = stack_of(s, v->pid, v->tid);
+	switch (v->subtype) {
+	case FXT_EV_INSTANT:
+		close_stack(st, v->ts, true);
+		push_slice(st, v->ts, v->ts);
+		break;
+	case FXT_EV_DURATION_COMPLETE:
+		close_stack(st, v->ts, v->value == v->ts);
+		push_slice(st, v->ts, v->value < v->ts ? v->ts : v->value);
+		break;
+	case FXT_EV_DURATION_BEGIN:
+		close_stack(st, v->ts, false);
+		push_slice(st, v->ts, SLICE_OPEN);
+		break;
+	case FXT_EV_DURATION_END:
+		close_stack(st, v->ts, false);
+		for (size_t i = st->depth; i-- > 0;) {
+			if (st->items[i].end != SLICE_OPEN)
+				continue;
+			st->items[i].end = v->ts;
+			if (i == st->depth - 1)
+				st->depth--;
+			break;
+		}
+		break;
+	case FXT_EV_FLOW_BEGIN: case FXT_EV_FLOW_STEP: case FXT_EV_FLOW_END:
+		if (!st->depth)
+			s->flow_points_unbound++;
+		break;
+	default:
+		break;
+	}
+}
+
 
 static struct object_entry *object_get(struct object_set *set, uint64_t koid)
 {
@@ -725,6 +825,7 @@ static void count_record(struct stats *s, const struct fxt_record_view *v)
 		count_name(s, v->subtype, v->category, v->name);
 		if (v->subtype >= FXT_EV_FLOW_BEGIN)
 			count_flow(s, v->subtype, v->value);
+		track_slices(s, v);
 	}
 }
 
@@ -767,8 +868,9 @@ static void print_stats_text(FILE *out, const struct stats *s, const struct fxt_
 		print_quoted(out, n->name);
 		fprintf(out, ": %" PRIu64 "\n", n->count);
 	}
-	fprintf(out, "flows: %" PRIu64 " complete, %" PRIu64 " incomplete\n", s->flows_complete,
-		flows_incomplete(s));
+	fprintf(out, "flows: %" PRIu64 " complete, %" PRIu64 " incomplete, %" PRIu64
+		" points outside any slice\n", s->flows_complete, flows_incomplete(s),
+		s->flow_points_unbound);
 	fprintf(out, "processes: %zu\n", s->processes.count);
 	for (size_t i = 0; i < s->processes.count; i++) {
 		const struct object_entry *o = &s->processes.items[i];
@@ -826,8 +928,9 @@ static void print_stats_json(FILE *out, const struct stats *s, const struct fxt_
 		print_json_string(out, n->name);
 		fprintf(out, ", \"count\": %" PRIu64 "}", n->count);
 	}
-	fprintf(out, "], \"flows\": {\"complete\": %" PRIu64 ", \"incomplete\": %" PRIu64 "}",
-		s->flows_complete, flows_incomplete(s));
+	fprintf(out, "], \"flows\": {\"complete\": %" PRIu64 ", \"incomplete\": %" PRIu64
+		", \"points_outside_slices\": %" PRIu64 "}",
+		s->flows_complete, flows_incomplete(s), s->flow_points_unbound);
 	fputs(", \"processes\": [", out);
 	print_objects_json(out, &s->processes, false);
 	fputs("], \"threads\": [", out);
@@ -872,6 +975,10 @@ int fxt_stats(const char *path, FILE *out, bool json)
 	free(s.names);
 	hmap_free(&s.name_index);
 	hmap_free(&s.open_flows);
+	for (size_t i = 0; i < s.nstacks; i++)
+		free(s.stacks[i].items);
+	free(s.stacks);
+	hmap_free(&s.stack_index);
 	object_set_free(&s.processes);
 	object_set_free(&s.threads);
 	fxt_reader_close(r);

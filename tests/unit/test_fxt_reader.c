@@ -60,7 +60,7 @@ static void test_round_trip(const char *p, const char *label)
 	snprintf(name, sizeof(name), "%s: stats succeeds", label);
 	CHECK(name, rc == 0);
 	snprintf(name, sizeof(name), "%s: 500 flows complete, 500 incomplete", label);
-	CHECK(name, strstr(stats, "flows: 500 complete, 500 incomplete\n") != NULL);
+	CHECK(name, strstr(stats, "flows: 500 complete, 500 incomplete, 0 points outside any slice\n") != NULL);
 	snprintf(name, sizeof(name), "%s: counts by name", label);
 	CHECK(name, strstr(stats, "duration_begin \"io\" \"read\": 1000\n") &&
 		    strstr(stats, "flow_end \"io\" \"done\": 500\n"));
@@ -73,7 +73,8 @@ static void test_round_trip(const char *p, const char *label)
 	char *json = capture(fxt_stats, p, true, &rc);
 	snprintf(name, sizeof(name), "%s: json stats", label);
 	CHECK(name, rc == 0 && json[0] == '{' &&
-		    strstr(json, "\"flows\": {\"complete\": 500, \"incomplete\": 500}") &&
+		    strstr(json, "\"flows\": {\"complete\": 500, \"incomplete\": 500, "
+				 "\"points_outside_slices\": 0}") &&
 		    strstr(json, "\"errors\": 0"));
 	free(json);
 
@@ -113,6 +114,41 @@ static int dump_quiet(const char *p)
 	rc |= fxt_stats(p, out, true) << 1;
 	fclose(out);
 	return rc;
+}
+
+/* Stats count the flow records Perfetto would drop: those with no slice on
+ * their thread's stack (see track_slices in engine/fxt_reader.c). */
+static void test_flow_binding(void)
+{
+	char err[256];
+	struct fxt_writer *w = fxt_writer_open(work, err, sizeof(err));
+	/* nothing on the stack: dropped */
+	fxt_write_event(w, FXT_EV_FLOW_BEGIN, 10, 1, 2, "c", "alone", NULL, 0, 1);
+	/* right after an instant: bound to it */
+	fxt_write_event(w, FXT_EV_INSTANT, 20, 1, 2, "c", "point", NULL, 0, 0);
+	fxt_write_event(w, FXT_EV_FLOW_BEGIN, 20, 1, 2, "c", "point", NULL, 0, 2);
+	/* a begin at the instant's time takes it off; inside the begun slice: bound */
+	fxt_write_event(w, FXT_EV_DURATION_BEGIN, 20, 1, 2, "c", "outer", NULL, 0, 0);
+	fxt_write_event(w, FXT_EV_FLOW_STEP, 30, 1, 2, "c", "inside", NULL, 0, 2);
+	fxt_write_event(w, FXT_EV_DURATION_END, 40, 1, 2, "c", "outer", NULL, 0, 0);
+	/* after the end: dropped; on another thread of the process: dropped */
+	fxt_write_event(w, FXT_EV_FLOW_STEP, 50, 1, 2, "c", "after", NULL, 0, 2);
+	fxt_write_event(w, FXT_EV_FLOW_STEP, 50, 1, 3, "c", "elsewhere", NULL, 0, 2);
+	/* a complete event stays on the stack until the next slice event */
+	fxt_write_event(w, FXT_EV_DURATION_COMPLETE, 60, 1, 2, "c", "whole", NULL, 0, 70);
+	fxt_write_event(w, FXT_EV_FLOW_END, 65, 1, 2, "c", "whole", NULL, 0, 2);
+	/* two instants at one time stack up; a later begin pops both */
+	fxt_write_event(w, FXT_EV_INSTANT, 80, 1, 2, "c", "a", NULL, 0, 0);
+	fxt_write_event(w, FXT_EV_INSTANT, 80, 1, 2, "c", "b", NULL, 0, 0);
+	fxt_write_event(w, FXT_EV_DURATION_BEGIN, 90, 1, 2, "c", "next", NULL, 0, 0);
+	fxt_write_event(w, FXT_EV_DURATION_END, 90, 1, 2, "c", "next", NULL, 0, 0);
+	fxt_write_event(w, FXT_EV_FLOW_BEGIN, 95, 1, 2, "c", "late", NULL, 0, 3);
+	fxt_writer_close(w, err, sizeof(err));
+	int rc;
+	char *stats = capture(fxt_stats, work, false, &rc);
+	CHECK("flow binding: 4 points outside any slice, as Perfetto would drop them",
+	      rc == 0 && strstr(stats, ", 4 points outside any slice\n") != NULL);
+	free(stats);
 }
 
 static void test_cuts(const unsigned char *data, size_t n)
@@ -257,6 +293,7 @@ int main(void)
 							 strstr(err, "/dev/full"));
 	}
 
+	test_flow_binding();
 	test_cuts(data, n_plain);
 	test_corruption(data, n_plain);
 	test_garbage(data, n_plain);
