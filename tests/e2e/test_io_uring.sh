@@ -36,6 +36,7 @@ check("no_lost_events", m["lost"] == 0, f'{m["lost"]} lost')
 links = 2 * total("link") // 3 + total("faillink") // 2
 check("every_request_is_a_complete_flow", s["flows"]["complete"] == requests + links and s["flows"]["incomplete"] == 0,
       f'flows {s["flows"]}, requests {requests}, links {links}')
+check("every_flow_point_bound_to_a_slice", s["flows"]["points_outside_slices"] == 0, str(s["flows"]))
 
 req = {tuple(e["key"]): e["value"] for e in m["maps"]["@requests"]}
 def count(op, path):
@@ -59,8 +60,8 @@ names = {(e["type"], e["name"]): e["count"] for e in s["names"]}
 for c in ("in flight", "SQ pending", "CQ ready"):
     check("counter " + c, names.get(("counter", c), 0) > 0, "no counter")
 check("enter_slices", names.get(("duration_begin", "io_uring_enter"), 0) > 0, "no io_uring_enter slices")
-check("async_points", names.get(("duration_begin", "queue_async_work"), 0) == total("async"), "")
-check("link_points", names.get(("duration_begin", "link"), 0) == 2 * total("link") // 3 + total("faillink") // 2, "")
+check("async_points", names.get(("instant", "queue_async_work"), 0) == total("async"), "")
+check("link_points", names.get(("instant", "link"), 0) == 2 * total("link") // 3 + total("faillink") // 2, "")
 PY
 
 # --sample keeps whole flows: every kept request is still a complete flow.
