@@ -337,6 +337,8 @@ static const struct builtin builtins[] = {
 	{"cgroup", {.kind = T_INT, .size = 8}, "bpf_get_current_cgroup_id()", 0},
 	{"curtask", {.kind = T_PTR, .size = 8}, "((void *)bpf_get_current_task())", 0},
 	{"comm", {.kind = T_STR, .size = 16}, NULL, 0},
+	/* 1 when the current task passes -p/-c/--comm (always without them) */
+	{"traced", {.kind = T_INT, .size = 1}, "ut_pass_filter()", 0},
 };
 
 static char *const_value(struct compiler *c, struct node *n, struct node *decl)
