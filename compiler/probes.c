@@ -171,8 +171,15 @@ static int resolve_tracepoint(struct compiler *c, struct alt_ctx *a, const char 
 	}
 	a->target = xasprintf("%s/%s", cat, name);
 	/* Our own copy of the record struct: with preserve_access_index, libbpf
-	 * relocates every field to where the running kernel has it. */
-	snprintf(a->record_struct, sizeof(a->record_struct), "%s___ut%u", raw ? raw : "ut_tp_record", a->probe_index);
+	 * relocates every field to where the running kernel has it.  Named per
+	 * probe, and per alternative after the first (alternatives may share
+	 * a record struct name). */
+	unsigned alt_index = (unsigned)(a->alt - a->probe->alts);
+	char suffix[32] = "";
+	if (alt_index)
+		snprintf(suffix, sizeof(suffix), "_a%u", alt_index);
+	snprintf(a->record_struct, sizeof(a->record_struct), "%s___ut%u%s", raw ? raw : "ut_tp_record", a->probe_index,
+		 suffix);
 	sb_printf(&a->prelude, "struct %s {\n", a->record_struct);
 	uint32_t at = 0;
 	for (unsigned i = 0; i < tp->nfields; i++) {

@@ -9,7 +9,7 @@ struct ut_mk_0 {
 	__u64 k1;
 };
 
-struct trace_event_raw_io_uring_complete___ut0 {
+struct trace_event_raw_io_uring_complete___ut0_a1 {
 	char __pad0[8];
 	void *ctx;
 	void *req;
@@ -52,7 +52,7 @@ int ut_p0_a0(__u64 *ctx)
 SEC("tracepoint/io_uring/io_uring_complete")
 int ut_p0_a1(void *ctx)
 {
-	struct trace_event_raw_io_uring_complete___ut0 *tp = ctx;
+	struct trace_event_raw_io_uring_complete___ut0_a1 *tp = ctx;
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
