@@ -129,6 +129,10 @@ static __always_inline void *ut_record(__u32 size, __u32 event, __u32 probe)
 	return ut_reserve(size, event, probe);
 }
 
+/* What a string map reads as where its key is absent (string values are
+ * at most 255 bytes, 256 with padding). */
+const volatile char ut_empty_str[256] __attribute__((aligned(8))) = {};
+
 static __always_inline int ut_streq(const char *a, const char *b, int n)
 {
 	for (int i = 0; i < n; i++) {

@@ -835,13 +835,19 @@ static char *map_read_expr(struct compiler *c, struct node *n)
 		m->value_show = (struct ut_value){.kind = UT_VAL_FIELD};
 	}
 	n->type = m->value_type;
-	if (n->type.kind == T_STR) {
-		ERR(n, "string maps cannot be read in probes");
-		return xstrdup("0");
-	}
 	int idx = (int)(m - c->maps);
 	char *k = map_key(c, m, n);
 	char *t = new_tmp(c);
+	if (n->type.kind == T_STR) {
+		/* the string where the map holds it (a path would not fit twice on
+		 * the 512-byte stack), or "" when the key is absent */
+		emit(c, "struct ut_mv_%d *%s = (void *)ut_empty_str;", idx, t);
+		emit(c, "{ struct ut_mv_%d *v = bpf_map_lookup_elem(&m_%d, &%s); if (v) %s = v; }", idx, idx, k, t);
+		free(k);
+		char *r = xasprintf("(%s->s)", t);
+		free(t);
+		return r;
+	}
 	emit(c, "__u64 %s = 0;", t);
 	emit(c, "{ __u64 *v = bpf_map_lookup_elem(&m_%d, &%s); if (v) %s = *v; }", idx, k, t);
 	free(k);

@@ -43,7 +43,14 @@ static void gen_map(struct compiler *c, unsigned i)
 	out->nkeys = m->nkeys;
 	out->keys = xcalloc(m->nkeys + 1, sizeof(*out->keys));
 	out->key_show = xcalloc(m->nkeys + 1, sizeof(*out->key_show));
-	sb_printf(&c->c_types, "struct ut_mk_%u {\n", i);
+	/* Strings are copied into keys and out of string values in 8-byte
+	 * words only when both sides are 8-byte aligned: byte-wise copies from
+	 * map memory spill past the 512-byte stack.  Keys with an integer are
+	 * aligned already. */
+	bool strings_only = !hist;
+	for (unsigned k = 0; k < m->nkeys; k++)
+		strings_only &= m->key_types[k].kind == T_STR;
+	sb_printf(&c->c_types, "struct %sut_mk_%u {\n", strings_only && m->nkeys ? "__attribute__((aligned(8))) " : "", i);
 	uint32_t off = 0;
 	for (unsigned k = 0; k < m->nkeys; k++) {
 		const struct type *t = &m->key_types[k];
@@ -75,7 +82,7 @@ static void gen_map(struct compiler *c, unsigned i)
 		out->value_size = 16;
 	} else if (m->kind == MAP_VALUE && m->value_type.kind == T_STR) {
 		uint32_t size = ((uint32_t)m->value_type.size + 7) & ~7u;
-		sb_printf(&c->c_types, "struct ut_mv_%u { char s[%u]; };\n", i, size);
+		sb_printf(&c->c_types, "struct __attribute__((aligned(8))) ut_mv_%u { char s[%u]; };\n", i, size);
 		out->value_size = size;
 		out->value_show = (struct ut_value){.kind = UT_VAL_FIELD};
 		char *v = xasprintf("struct ut_mv_%u", i);

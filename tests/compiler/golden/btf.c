@@ -46,7 +46,7 @@ struct ut_mk_9 {
 	__u64 k1;
 };
 
-struct ut_mk_10 {
+struct __attribute__((aligned(8))) ut_mk_10 {
 	char k0[16];
 };
 

@@ -4,7 +4,7 @@
 #define UT_NPROBES 4
 #include "ut.h"
 
-struct ut_mk_0 {
+struct __attribute__((aligned(8))) ut_mk_0 {
 	char k0[16];
 };
 

@@ -10,14 +10,14 @@ struct ut_mk_0 {
 	__u64 k2;
 };
 
-struct ut_mk_1 {
+struct __attribute__((aligned(8))) ut_mk_1 {
 	char k0[64];
 };
 
 struct ut_mk_2 {
 	__u64 k0;
 };
-struct ut_mv_2 { char s[64]; };
+struct __attribute__((aligned(8))) ut_mv_2 { char s[64]; };
 
 struct ut_mk_3 {
 	__u64 k0;
