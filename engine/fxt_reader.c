@@ -606,23 +606,6 @@ struct object_set {
 /* FLOW_ORPHAN: seen first at a step, so it cannot be complete. */
 enum flow_state { FLOW_OPEN = 1, FLOW_ORPHAN = 2 };
 
-/* Perfetto's slice stack of one thread, to tell whether it binds a flow
- * record (to the innermost slice on the stack) or drops it.  Scoped slices
- * (instants, complete events) leave the stack only at the thread's next
- * slice event that starts after them, so a flow record right after an
- * instant binds to it.  Records are taken in file order: Perfetto sorts
- * them by time, and a trace written in time order per thread reads the
- * same. */
-#define SLICE_OPEN UINT64_MAX /* end of a begun slice not yet ended */
-struct stacked_slice {
-	uint64_t start, end;
-};
-
-struct slice_stack {
-	struct stacked_slice *items;
-	size_t depth, capacity;
-};
-
 struct stats {
 	uint64_t by_record_type[16];
 	uint64_t by_event_type[FXT_EV_FLOW_END + 1];
@@ -633,13 +616,13 @@ struct stats {
 	uint64_t flows_complete;
 	uint64_t flows_incomplete; /* closed ones; those still open are added at the end */
 	uint64_t flow_points_unbound; /* no slice on their thread to bind to */
-	struct slice_stack *stacks;
+	struct fxt_slice_stack *stacks;
 	size_t nstacks, stacks_capacity;
 	struct hmap stack_index; /* (pid, tid) -> stack */
 	struct object_set processes, threads;
 };
 
-static struct slice_stack *stack_of(struct stats *s, uint64_t pid, uint64_t tid)
+static struct fxt_slice_stack *stack_of(struct stats *s, uint64_t pid, uint64_t tid)
 {
 	bool created;
 	uint64_t *pos = hmap_insert(&s->stack_index, pid, tid, &created);
@@ -647,7 +630,7 @@ static struct slice_stack *stack_of(struct stats *s, uint64_t pid, uint64_t tid)
 		ut_grow_array((void **)&s->stacks, &s->stacks_capacity, s->nstacks + 1,
 			      sizeof(*s->stacks));
 		*pos = s->nstacks;
-		s->stacks[s->nstacks++] = (struct slice_stack){ NULL, 0, 0 };
+		s->stacks[s->nstacks++] = (struct fxt_slice_stack){ NULL, 0, 0 };
 	}
 	return &s->stacks[*pos];
 }
@@ -657,12 +640,12 @@ static struct slice_stack *stack_of(struct stats *s, uint64_t pid, uint64_t tid)
  * ts unless both are zero-length (instants at one time stack up); a slice
  * ended while others begun inside it were open goes with them once ts is
  * past its end. */
-static void close_stack(struct slice_stack *st, uint64_t ts, bool zero_length)
+static void close_stack(struct fxt_slice_stack *st, uint64_t ts, bool zero_length)
 {
 	bool open_above = false;
 	for (size_t i = st->depth; i-- > 0;) {
-		const struct stacked_slice *sl = &st->items[i];
-		if (sl->end == SLICE_OPEN) {
+		const struct fxt_stacked_slice *sl = &st->items[i];
+		if (sl->end == FXT_SLICE_OPEN) {
 			open_above = true;
 		} else if (open_above) {
 			if (ts > sl->end) {
@@ -675,46 +658,54 @@ static void close_stack(struct slice_stack *st, uint64_t ts, bool zero_length)
 	}
 }
 
-static void push_slice(struct slice_stack *st, uint64_t start, uint64_t end)
+static const struct fxt_stacked_slice *push_slice(struct fxt_slice_stack *st, uint64_t start,
+						  uint64_t end, uint32_t tag, size_t *level)
 {
 	ut_grow_array((void **)&st->items, &st->capacity, st->depth + 1, sizeof(*st->items));
-	st->items[st->depth++] = (struct stacked_slice){ start, end };
+	*level = st->depth;
+	st->items[st->depth] = (struct fxt_stacked_slice){ start, end, tag };
+	return &st->items[st->depth++];
+}
+
+const struct fxt_stacked_slice *fxt_slice_stack_apply(struct fxt_slice_stack *st,
+						      const struct fxt_record_view *v, uint32_t tag,
+						      size_t *level)
+{
+	switch (v->subtype) {
+	case FXT_EV_INSTANT:
+		close_stack(st, v->ts, true);
+		return push_slice(st, v->ts, v->ts, tag, level);
+	case FXT_EV_DURATION_COMPLETE:
+		close_stack(st, v->ts, v->value == v->ts);
+		return push_slice(st, v->ts, v->value < v->ts ? v->ts : v->value, tag, level);
+	case FXT_EV_DURATION_BEGIN:
+		close_stack(st, v->ts, false);
+		push_slice(st, v->ts, FXT_SLICE_OPEN, tag, level);
+		return NULL;
+	case FXT_EV_DURATION_END:
+		close_stack(st, v->ts, false);
+		for (size_t i = st->depth; i-- > 0;) {
+			if (st->items[i].end != FXT_SLICE_OPEN)
+				continue;
+			st->items[i].end = v->ts;
+			*level = i;
+			if (i == st->depth - 1)
+				st->depth--;
+			return &st->items[i];
+		}
+		return NULL;
+	default:
+		return NULL;
+	}
 }
 
 static void track_slices(struct stats *s, const struct fxt_record_view *v)
 {
-	struct slice_stack *st = stack_of(s, v->pid, v->tid);
-	switch (v->subtype) {
-	case FXT_EV_INSTANT:
-		close_stack(st, v->ts, true);
-		push_slice(st, v->ts, v->ts);
-		break;
-	case FXT_EV_DURATION_COMPLETE:
-		close_stack(st, v->ts, v->value == v->ts);
-		push_slice(st, v->ts, v->value < v->ts ? v->ts : v->value);
-		break;
-	case FXT_EV_DURATION_BEGIN:
-		close_stack(st, v->ts, false);
-		push_slice(st, v->ts, SLICE_OPEN);
-		break;
-	case FXT_EV_DURATION_END:
-		close_stack(st, v->ts, false);
-		for (size_t i = st->depth; i-- > 0;) {
-			if (st->items[i].end != SLICE_OPEN)
-				continue;
-			st->items[i].end = v->ts;
-			if (i == st->depth - 1)
-				st->depth--;
-			break;
-		}
-		break;
-	case FXT_EV_FLOW_BEGIN: case FXT_EV_FLOW_STEP: case FXT_EV_FLOW_END:
-		if (!st->depth)
-			s->flow_points_unbound++;
-		break;
-	default:
-		break;
-	}
+	struct fxt_slice_stack *st = stack_of(s, v->pid, v->tid);
+	size_t level;
+	if (v->subtype >= FXT_EV_FLOW_BEGIN && !st->depth)
+		s->flow_points_unbound++;
+	fxt_slice_stack_apply(st, v, 0, &level);
 }
 
 

@@ -49,4 +49,32 @@ uint64_t fxt_reader_error_count(const struct fxt_reader *r);
 const char *fxt_reader_error(const struct fxt_reader *r, uint64_t i);
 void fxt_reader_close(struct fxt_reader *r);
 
+/* Perfetto's slice stack of one thread, for readers that bind flow
+ * records as Perfetto does (to the innermost slice on the stack) or drop
+ * them (no slice).  Scoped slices (instants, complete events) leave the
+ * stack only at the thread's next slice event that starts after them, so
+ * a flow record right after an instant binds to it.  Records are taken in
+ * file order: Perfetto sorts them by time, and a trace written in time
+ * order per thread reads the same.  Zero-initialised is empty. */
+#define FXT_SLICE_OPEN UINT64_MAX /* end of a begun slice not yet ended */
+struct fxt_stacked_slice {
+	uint64_t start, end;
+	uint32_t tag; /* the caller's, e.g. its id for the slice's name */
+};
+
+struct fxt_slice_stack {
+	struct fxt_stacked_slice *items;
+	size_t depth, capacity;
+};
+
+/* Applies slice event v (begin, end, instant, complete; others are
+ * ignored) to st.  Returns the slice that is complete now, with its stack
+ * level in *level: the scoped slice an instant or complete event pushed,
+ * or the slice an end closed (the innermost one begun and not ended).
+ * NULL for a begin or an end with nothing to close.  Valid until the next
+ * call. */
+const struct fxt_stacked_slice *fxt_slice_stack_apply(struct fxt_slice_stack *st,
+						      const struct fxt_record_view *v, uint32_t tag,
+						      size_t *level);
+
 #endif
