@@ -10,7 +10,7 @@
 enum node_kind {
 	/* top level */
 	N_IMPORT,       /* str: module name */
-	N_CONST,        /* str: name, a: value */
+	N_CONST,        /* str: name, a: value, b: the values it may take (N_INT/N_STR list) or NULL */
 	N_TABLE,        /* str: name, a: list of N_TABLE_ENTRY */
 	N_TABLE_ENTRY,  /* num: key, str: name */
 	N_FN,           /* str: name, a: params (N_IDENT list), b: body (expr or N_BLOCK) */

@@ -379,6 +379,39 @@ static void compile_probe(struct compiler *c, struct node *alts, struct node *bl
 	}
 }
 
+static bool same_literal(const struct node *a, const struct node *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	return a->kind == N_INT ? a->num == b->num : a->kind == N_STR && strcmp(a->str, b->str) == 0;
+}
+
+/* A constant declared with the values it may take (const unit: "ns" | "us"
+ * = "us";) must hold one of them, from its declaration or from -D. */
+static void check_choices(struct compiler *c, const struct node *k, const char *define)
+{
+	if (!k->b)
+		return;
+	for (const struct node *ch = k->b; ch; ch = ch->next)
+		if (same_literal(k->a, ch))
+			return;
+	struct strbuf list = {0};
+	for (const struct node *ch = k->b; ch; ch = ch->next) {
+		const char *sep = ch == k->b ? "" : ch->next ? ", " : " or ";
+		if (ch->kind == N_INT)
+			sb_printf(&list, "%s%lld", sep, (long long)ch->num);
+		else
+			sb_printf(&list, "%s\"%s\"", sep, ch->str);
+	}
+	if (define) {
+		diag_error(c->d, (struct ut_loc){0}, "-D %s: '%s' is one of %s", define, k->str, list.s);
+		diag_note(c->d, "'%s' is declared at %s:%d:%d", k->str, k->loc.file, k->loc.line, k->loc.col);
+	} else {
+		diag_error(c->d, k->a->loc, "the default of '%s' must be one of its values: %s", k->str, list.s);
+	}
+	sb_free(&list);
+}
+
 /* -D NAME=VALUE replaces the value of `const NAME`: scripts declare their
  * options as constants with defaults. */
 static void apply_defines(struct compiler *c)
@@ -406,7 +439,12 @@ static void apply_defines(struct compiler *c)
 			n->str = xstrdup(value);
 		node_free(k->a);
 		k->a = n;
+		k->num = 1;
+		check_choices(c, k, def);
 	}
+	for (unsigned j = 0; j < c->nconsts; j++)
+		if (!c->consts[j]->num)
+			check_choices(c, c->consts[j], NULL);
 }
 
 /* Does a flow (or a span on a track kind) of this name begin anywhere

@@ -78,7 +78,7 @@ static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allo
 %token IMPORT CONST TABLE FN PROBE UNFILTERED IF ELSE RETURN SLICE INSTANT COUNTER FLOW SPAN TRACK ON WITH STRUCT
 %token EQ NE LE GE AND OR SHL SHR DEFAULT_OP INC ADD_ASSIGN SUB_ASSIGN PRED_OPEN PRED_CLOSE
 
-%type <node> spec_fields spec_field items item table_entries table_entry params probe_list probe_alts alt_specs spec
+%type <node> spec_fields spec_field items item choices choice table_entries table_entry params probe_list probe_alts alt_specs spec
 %type <node> predicate block stmts stmt if_stmt else_part expr exprs opt_exprs map_ref keyref track with with_list with_item opt_name cast_type
 %type <num> opt_optional stars
 
@@ -116,6 +116,8 @@ items: %empty                          { $$ = NULL; }
 
 item: IMPORT STRING ';'                { $$ = mk(N_IMPORT, @2, ctx); $$->str = $2; }
     | CONST IDENT '=' expr ';'         { $$ = mk(N_CONST, @2, ctx); $$->str = $2; $$->a = $4; }
+    /* an option with a fixed set of values: const unit: "ns" | "us" | "ms" = "us"; */
+    | CONST IDENT ':' choices '=' expr ';' { $$ = mk(N_CONST, @2, ctx); $$->str = $2; $$->a = $6; $$->b = $4; }
     | TABLE IDENT '=' '{' table_entries '}' { $$ = mk(N_TABLE, @2, ctx); $$->str = $2; $$->a = $5; }
     | TABLE IDENT '=' '{' table_entries ',' '}' { $$ = mk(N_TABLE, @2, ctx); $$->str = $2; $$->a = $5; }
     | FN IDENT '(' params ')' '=' expr ';' { $$ = mk(N_FN, @2, ctx); $$->str = $2; $$->a = $4; $$->b = $7; }
@@ -128,6 +130,13 @@ item: IMPORT STRING ';'                { $$ = mk(N_IMPORT, @2, ctx); $$->str = $
 	}
     ;
 
+choices: choice                        { $$ = $1; }
+       | choices '|' choice            { $$ = node_list_append($1, $3); }
+       ;
+choice: INT                            { $$ = mk(N_INT, @1, ctx); $$->num = $1; }
+      | '-' INT                        { $$ = mk(N_INT, @1, ctx); $$->num = (int64_t)(0 - (uint64_t)$2); }
+      | STRING                         { $$ = mk(N_STR, @1, ctx); $$->str = $1; }
+      ;
 table_entries: table_entry                     { $$ = $1; }
              | table_entries ',' table_entry   { $$ = node_list_append($1, $3); }
              ;
