@@ -241,6 +241,111 @@ static __always_inline __u64 ut_lin_bucket(__s64 v, __s64 min, __s64 max, __s64 
 	return 1 + (v - min) / step;
 }
 
+/* ---- path(): the path of a file, built by walking its dentries ---- */
+
+#ifdef UT_PATH_SLOTS   /* path() calls in the busiest probe: defined only when used */
+#define UT_PATH_MAX 256     /* bytes of a path value, with its NUL */
+#define UT_PATH_DEPTH 32    /* names walked (dentries and mount points) */
+
+struct ut_path_buf {
+	char s[UT_PATH_MAX];
+} __attribute__((aligned(8)));
+
+/* Per CPU: the names are written backwards from the end of the first half
+ * of work (the second half only lets the verifier see every write fit),
+ * then the result is copied to the calling path()'s own slot. */
+struct ut_path_scratch {
+	char work[2 * UT_PATH_MAX];
+	struct ut_path_buf out[UT_PATH_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ut_path_scratch);
+} ut_path_scratch SEC(".maps");
+
+/* The path of p as the current task sees it: names up to the task's root,
+ * crossing mount points (bpf_d_path is only for fentry/LSM programs).  A
+ * path that would not fit, or is deeper than UT_PATH_DEPTH names, keeps
+ * its last names after "...".  A file outside the task's root (a pipe, a
+ * socket, an anonymous inode, another mount namespace) is named by its
+ * filesystem type and its path there: "pipefs:", "anon_inodefs:[eventfd]".
+ * NULL or unreadable gives "". */
+static __always_inline struct ut_path_buf *ut_path(__u32 slot, const struct path *p)
+{
+	__u32 zero = 0;
+	struct ut_path_scratch *s = bpf_map_lookup_elem(&ut_path_scratch, &zero);
+	if (!s || slot >= UT_PATH_SLOTS)
+		return (void *)ut_empty_str;
+	struct ut_path_buf *out = &s->out[slot];
+	__builtin_memset(out->s, 0, sizeof(out->s));
+	struct dentry *d = BPF_CORE_READ(p, dentry);
+	struct vfsmount *vmnt = BPF_CORE_READ(p, mnt);
+	if (!d || !vmnt)
+		return out;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct dentry *root_dentry = BPF_CORE_READ(task, fs, root.dentry);
+	struct vfsmount *root_mnt = BPF_CORE_READ(task, fs, root.mnt);
+	struct mount *m = (struct mount *)((char *)vmnt - bpf_core_field_offset(struct mount, mnt));
+	int pos = UT_PATH_MAX - 1;   /* work[pos..] is the path so far */
+	int ended = 0, outside = 0;
+	s->work[pos] = 0;
+	/* unrolled: each copy's start is a point where the verifier prunes
+	 * (a loop counter would keep its states apart) */
+#pragma unroll
+	for (int i = 0; i < UT_PATH_DEPTH; i++) {
+		if (d == root_dentry && vmnt == root_mnt) {
+			ended = 1;
+			break;
+		}
+		struct dentry *parent = BPF_CORE_READ(d, d_parent);
+		if (d == BPF_CORE_READ(vmnt, mnt_root) || d == parent) {
+			struct mount *up = BPF_CORE_READ(m, mnt_parent);
+			if (up == m || !up) {
+				/* the top of a mount tree the task's root is not in */
+				ended = outside = 1;
+				break;
+			}
+			d = BPF_CORE_READ(m, mnt_mountpoint);
+			m = up;
+			vmnt = (struct vfsmount *)((char *)up + bpf_core_field_offset(struct mount, mnt));
+			continue;
+		}
+		__u32 len = BPF_CORE_READ(d, d_name.len);
+		/* room for '/', the name, and "..." in front if a later one does not fit */
+		if (len + 4 > (__u32)pos)
+			break;
+		pos -= len;
+		bpf_probe_read_kernel(&s->work[pos & (UT_PATH_MAX - 1)], len & (UT_PATH_MAX - 1),
+				      BPF_CORE_READ(d, d_name.name));
+		pos -= 1;
+		s->work[pos & (UT_PATH_MAX - 1)] = '/';
+		d = parent;
+	}
+	if (!ended) {
+		pos -= 3;
+		__builtin_memcpy(&s->work[pos & (UT_PATH_MAX - 1)], "...", 3);
+	} else if (pos == UT_PATH_MAX - 1) {
+		pos -= 1;   /* the root itself */
+		s->work[pos & (UT_PATH_MAX - 1)] = '/';
+	}
+	if (outside) {
+		const char *fstype = BPF_CORE_READ(d, d_sb, s_type, name);
+		long n = bpf_probe_read_kernel_str(out->s, 32, fstype);
+		if (n < 1)
+			n = 1;
+		out->s[(n - 1) & 31] = ':';
+		/* relative to that filesystem: "pipefs:", not "pipefs:/" */
+		bpf_probe_read_kernel_str(&out->s[n & 31], UT_PATH_MAX - 32, &s->work[(pos + 1) & (UT_PATH_MAX - 1)]);
+	} else {
+		bpf_probe_read_kernel_str(out->s, UT_PATH_MAX, &s->work[pos & (UT_PATH_MAX - 1)]);
+	}
+	return out;
+}
+#endif
+
 /* ---- flow sampling (--sample): whole flows are kept or dropped ---- */
 
 struct ut_flow_id {

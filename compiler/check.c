@@ -576,6 +576,50 @@ static char *call_str(struct compiler *c, struct node *n, struct node **args, in
 	return t;
 }
 
+/* path(file or path): the full path, built in BPF (ut.h's ut_path) into a
+ * per-CPU buffer of its own, so it takes no stack. */
+#define PATH_SLOTS_MAX 8
+static char *call_path(struct compiler *c, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	char *p = expr(c, args[0]);
+	const struct type *t = &args[0]->type;
+	n->type = t_str(255);
+	const char *pointee = NULL;
+	struct ut_ktype kt;
+	if (t->kind == T_PTR && !t->user && t->btf > 0 && ut_kernel_type(c->k, t->btf, &kt) == 0 &&
+	    kt.kind == UT_KT_STRUCT && (strcmp(kt.name, "file") == 0 || strcmp(kt.name, "path") == 0))
+		pointee = kt.name;
+	if (!pointee) {
+		char buf[160] = "";
+		if (t->kind == T_PTR && t->btf > 0 && ut_kernel_type_c(c->k, t->btf, buf, sizeof(buf))[0])
+			strncat(buf, " *", sizeof(buf) - strlen(buf) - 1);
+		if (t->kind != T_NONE)
+			ERR(args[0], "path() takes a struct file * or a struct path *, not %s; cast a pointer first, e.g. path((struct file *)p)",
+			    t->kind == T_PTR && t->user ? "a user-space pointer" : buf[0] ? buf : a_type(t));
+		free(p);
+		return xstrdup("\"\"");
+	}
+	if (c->path_calls == PATH_SLOTS_MAX) {
+		ERR(n, "at most %d path() calls in one probe; keep a path in a map (@path[tid] = path(f)) and read it back",
+		    PATH_SLOTS_MAX);
+		free(p);
+		return xstrdup("\"\"");
+	}
+	unsigned slot = c->path_calls++;
+	if (c->path_calls > c->path_slots)
+		c->path_slots = c->path_calls;
+	char *tmp = new_tmp(c);
+	if (strcmp(pointee, "file") == 0)
+		emit(c, "struct ut_path_buf *%s = ut_path(%u, (void *)&((struct file *)(%s))->f_path);", tmp, slot, p);
+	else
+		emit(c, "struct ut_path_buf *%s = ut_path(%u, (void *)(%s));", tmp, slot, p);
+	free(p);
+	char *r = xasprintf("(%s->s)", tmp);
+	free(tmp);
+	return r;
+}
+
 static char *call_exists(struct compiler *c, struct node *n, struct node **args, int nargs)
 {
 	(void)nargs;
@@ -616,6 +660,7 @@ static const struct call_def calls[] = {
 	{"fmt", 1, 16, call_fmt},
 	{"str", 1, 2, call_str},
 	{"ustr", 1, 2, call_str},
+	{"path", 1, 1, call_path},
 	{"exists", 1, 1, call_exists},
 	{"count", 0, 0, call_aggregation},
 	{"sum", 1, 1, call_aggregation},
@@ -1654,6 +1699,7 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 	c->out = &body;
 	c->indent = 1;
 	c->nlocals = 0;
+	c->path_calls = 0;
 	if (pred) {
 		emit(c, "{");
 		c->indent++;

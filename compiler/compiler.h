@@ -128,6 +128,8 @@ struct compiler {
 	unsigned long macro_nodes;  /* nodes made by macro expansion (bounded) */
 	bool generating;            /* second pass: emit C */
 	int tmp;                    /* temporaries counter */
+	unsigned path_calls;        /* path() calls in the probe body being checked */
+	unsigned path_slots;        /* the most in one body: ut.h's UT_PATH_SLOTS */
 	struct strbuf *out;         /* the function body being written */
 	int indent;
 	/* the whole generated C */
