@@ -78,6 +78,10 @@ $(BUILD)/%.o: %.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -fPIC -c -o $@ $<
 
+# Cached objects are keyed by the clang they were built with: known here, so
+# a cache hit need not load the compiler library to ask it.
+$(BUILD)/runtime/cache.o: CFLAGS += -DUT_CLANG_VERSION='"$(shell $(LLVM_CONFIG) --version 2>/dev/null)"'
+
 $(BPFCC): $(LIB_CXX:%.cc=$(BUILD)/%.o)
 	$(CXX) -shared $(LDFLAGS) -o $@ $^ $(BPFCC_LIBS)
 

@@ -42,6 +42,8 @@ struct ut_kernel {
 
 	bool btf_tried;
 	struct btf *btf;
+	int32_t *by_name;            /* open-addressing index of named types: ids, 0 = empty */
+	size_t by_name_mask;
 	struct enum_entry *enums;
 	size_t nenums;
 	bool enums_built;
@@ -91,6 +93,7 @@ void ut_kernel_close(struct ut_kernel *k)
 		tracepoint_free(k->tracepoints[i]);
 	free(k->tracepoints);
 	btf__free(k->btf);
+	free(k->by_name);
 	free(k->enums);
 	free(k);
 }
@@ -580,6 +583,53 @@ const struct btf *ut_kernel_btf(struct ut_kernel *k)
 	return k->btf;
 }
 
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* libbpf's btf__find_by_name_kind() walks every type (~150k in vmlinux);
+ * resolving a script's probes and their alternatives asks it hundreds of
+ * times, so named types are indexed once. */
+static bool build_name_index(struct ut_kernel *k)
+{
+	uint32_t n = btf__type_cnt(k->btf);
+	size_t cap = 1;
+	while (cap < (size_t)n * 2)
+		cap <<= 1;
+	k->by_name = calloc(cap, sizeof(*k->by_name));
+	if (!k->by_name)
+		return false;
+	k->by_name_mask = cap - 1;
+	for (uint32_t id = 1; id < n; id++) {
+		const char *name = btf__name_by_offset(k->btf, btf__type_by_id(k->btf, id)->name_off);
+		if (!name || !*name)
+			continue;
+		size_t i = name_hash(name) & k->by_name_mask;
+		while (k->by_name[i])
+			i = (i + 1) & k->by_name_mask;
+		k->by_name[i] = (int32_t)id;
+	}
+	return true;
+}
+
+int32_t ut_kernel_find(struct ut_kernel *k, const char *name, int kind)
+{
+	if (!ut_kernel_btf(k))
+		return -1;
+	if (!k->by_name && !build_name_index(k))
+		return btf__find_by_name_kind(k->btf, name, (uint32_t)kind);
+	for (size_t i = name_hash(name) & k->by_name_mask; k->by_name[i]; i = (i + 1) & k->by_name_mask) {
+		const struct btf_type *t = btf__type_by_id(k->btf, (uint32_t)k->by_name[i]);
+		if (btf_kind(t) == kind && strcmp(btf__name_by_offset(k->btf, t->name_off), name) == 0)
+			return k->by_name[i];
+	}
+	return -1;
+}
+
 /* The type with id, or NULL when BTF is missing or id is out of range. */
 static const struct btf_type *type_by_id(struct ut_kernel *k, int32_t id)
 {
@@ -782,12 +832,9 @@ const char *ut_kernel_type_c(struct ut_kernel *k, int32_t id, char *buf, size_t 
 
 int32_t ut_kernel_struct(struct ut_kernel *k, const char *name)
 {
-	const struct btf *btf = ut_kernel_btf(k);
-	if (!btf)
-		return -1;
-	int32_t id = btf__find_by_name_kind(btf, name, BTF_KIND_STRUCT);
+	int32_t id = ut_kernel_find(k, name, BTF_KIND_STRUCT);
 	if (id <= 0)
-		id = btf__find_by_name_kind(btf, name, BTF_KIND_UNION);
+		id = ut_kernel_find(k, name, BTF_KIND_UNION);
 	if (id <= 0) {
 		set_error(k, "no struct %s in kernel BTF", name);
 		return -1;
@@ -877,7 +924,7 @@ static const struct btf_type *func_proto(struct ut_kernel *k, const char *name)
 {
 	if (!ut_kernel_btf(k))
 		return NULL;
-	int32_t id = btf__find_by_name_kind(k->btf, name, BTF_KIND_FUNC);
+	int32_t id = ut_kernel_find(k, name, BTF_KIND_FUNC);
 	const struct btf_type *t = id > 0 ? type_by_id(k, id) : NULL;
 	t = t ? type_by_id(k, (int32_t)t->type) : NULL;
 	return t && btf_is_func_proto(t) ? t : NULL;
@@ -921,7 +968,7 @@ int ut_kernel_tp_btf_params(struct ut_kernel *k, const char *tp_name,
 		return -1;
 	char name[256];
 	snprintf(name, sizeof(name), "btf_trace_%s", tp_name);
-	int32_t id = btf__find_by_name_kind(k->btf, name, BTF_KIND_TYPEDEF);
+	int32_t id = ut_kernel_find(k, name, BTF_KIND_TYPEDEF);
 	const struct btf_type *t = id > 0 ? type_by_id(k, id) : NULL;
 	t = t ? type_by_id(k, (int32_t)t->type) : NULL;
 	t = t && btf_is_ptr(t) ? type_by_id(k, (int32_t)t->type) : NULL;

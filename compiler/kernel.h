@@ -81,6 +81,8 @@ int ut_kernel_type(struct ut_kernel *k, int32_t id, struct ut_ktype *out);
  * or arrays are "void *"; arrays are "char[16]".  "" when the type cannot
  * be spelled (an anonymous struct/union by value, a bad id, no BTF). */
 const char *ut_kernel_type_c(struct ut_kernel *k, int32_t id, char *buf, size_t len);
+/* id of the type named name of BTF kind (BTF_KIND_TYPEDEF, ...), or -1. */
+int32_t ut_kernel_find(struct ut_kernel *k, const char *name, int kind);
 /* id of `struct NAME` (or union), or -1. */
 int32_t ut_kernel_struct(struct ut_kernel *k, const char *name);
 

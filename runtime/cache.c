@@ -242,10 +242,6 @@ int ut_build_object(const char *c_src, void **obj, size_t *len, bool *cached, ch
 	    ut_bpf_root(root, sizeof(root), err, errlen) != 0 ||
 	    ut_vmlinux_btf_hash(&btf_hash, err, errlen) != 0)
 		return -1;
-	const struct ut_bpfcc *cc = ut_bpfcc_get(err, errlen);
-	if (!cc)
-		return -1;
-
 	char path[PATH_MAX];
 	path_fmt(path, sizeof(path), "%s/bpf/ut.h", root);
 	void *ut_h;
@@ -254,9 +250,8 @@ int ut_build_object(const char *c_src, void **obj, size_t *len, bool *cached, ch
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
 		return -1;
 	}
-	const char *version = cc->version();
 	uint64_t key = ut_hash_bytes(UT_HASH_INIT, c_src, strlen(c_src) + 1);
-	key = ut_hash_bytes(key, version, strlen(version) + 1);
+	key = ut_hash_bytes(key, UT_CLANG_VERSION, sizeof(UT_CLANG_VERSION));
 	key = ut_hash_bytes(key, &btf_hash, sizeof(btf_hash));
 	key = ut_hash_bytes(key, ut_h, ut_h_len);
 	free(ut_h);
@@ -269,6 +264,11 @@ int ut_build_object(const char *c_src, void **obj, size_t *len, bool *cached, ch
 		return 0;
 	}
 
+	const struct ut_bpfcc *cc = ut_bpfcc_get(err, errlen);
+	if (!cc)
+		return -1;
+	/* a precompiled header only works with the very clang that made it */
+	const char *version = cc->version();
 	char btf_dir[PATH_MAX], header[PATH_MAX], pch[PATH_MAX], bpf_dir[PATH_MAX];
 	path_fmt(btf_dir, sizeof(btf_dir), "%s/btf-%016llx", cache, (unsigned long long)btf_hash);
 	path_fmt(header, sizeof(header), "%s/vmlinux.h", btf_dir);
