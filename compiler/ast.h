@@ -14,7 +14,7 @@ enum node_kind {
 	N_TABLE,        /* str: name, a: list of N_TABLE_ENTRY */
 	N_TABLE_ENTRY,  /* num: key, str: name */
 	N_FN,           /* str: name, a: params (N_IDENT list), b: body (expr or N_BLOCK) */
-	N_ALIAS,        /* str: name, a: N_PROBE_ALTS */
+	N_ALIAS,        /* str: name, a: list of N_PROBE_ALTS (a list alias when more than one) */
 	N_PROBE_BLOCK,  /* a: list of N_PROBE_ALTS, b: predicate or NULL, c: N_BLOCK; num: 1 = unfiltered */
 	N_PROBE_ALTS,   /* a: list of N_PROBE_SPEC, num: 1 if optional ("?") */
 	N_PROBE_SPEC,   /* str: "tracepoint:io_uring:io_uring_submit_req" or alias/BEGIN/END */

@@ -184,6 +184,11 @@ static unsigned expand_specs(struct compiler *c, struct node *alts, struct spec_
 				diag_error(c->d, s->loc, "probe alias '%s' refers to itself", s->str);
 				continue;
 			}
+			if (al->a->next) {
+				diag_error(c->d, s->loc, "probe alias '%s' is a list of %u probes; it cannot be one of a probe's alternatives",
+					   s->str, node_list_len(al->a));
+				continue;
+			}
 			n += expand_specs(c, al->a, out + n, max - n, optional, depth + 1);
 			continue;
 		}
@@ -305,10 +310,9 @@ static struct ut_probe *new_probe(struct compiler *c, const char *spec, struct u
 
 static bool has_wildcard(const char *s) { return strpbrk(s, "*?[") != NULL; }
 
-static void compile_probe(struct compiler *c, struct node *alts, struct node *block)
+static void compile_probe(struct compiler *c, struct node *alts, struct node *block, bool optional)
 {
 	struct spec_ref specs[16];
-	bool optional = false;
 	unsigned n = expand_specs(c, alts, specs, 16, &optional, 0);
 	if (n == 0)
 		return;
@@ -410,6 +414,37 @@ static void check_choices(struct compiler *c, const struct node *k, const char *
 		diag_error(c->d, k->a->loc, "the default of '%s' must be one of its values: %s", k->str, list.s);
 	}
 	sb_free(&list);
+}
+
+/* The probes of an alias that stands for a list of them (probe reads =
+ * A, B;), when alts is just its name (or the name of an alias of it);
+ * else NULL. */
+static struct node *alias_list(struct compiler *c, const struct node *alts, int depth)
+{
+	const struct node *s = alts->a;
+	if (!s || s->next || strchr(s->str, ':') || depth > 8)
+		return NULL;
+	for (unsigned i = 0; i < c->naliases; i++)
+		if (strcmp(c->aliases[i]->str, s->str) == 0)
+			return c->aliases[i]->a->next ? c->aliases[i]->a : alias_list(c, c->aliases[i]->a, depth + 1);
+	return NULL;
+}
+
+/* One probe of a probe list, or each probe of a list alias; a '?' after
+ * the alias makes every one of them optional. */
+static void compile_probes(struct compiler *c, struct node *alts, struct node *block, bool optional, int depth)
+{
+	struct node *list = alias_list(c, alts, 0);
+	if (!list) {
+		compile_probe(c, alts, block, optional);
+		return;
+	}
+	if (depth > 8) {
+		diag_error(c->d, alts->loc, "probe alias '%s' refers to itself", alts->a->str);
+		return;
+	}
+	for (struct node *p = list; p; p = p->next)
+		compile_probes(c, p, block, optional || alts->num, depth + 1);
 }
 
 /* -D NAME=VALUE replaces the value of `const NAME`: scripts declare their
@@ -522,7 +557,7 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 			continue;
 		blocks++;
 		for (struct node *alts = n->a; alts; alts = alts->next)
-			compile_probe(c, alts, n);
+			compile_probes(c, alts, n, false, 0);
 	}
 	if (blocks == 0 && d->errors == 0)
 		diag_error(d, (struct ut_loc){intern(c, o->file ? o->file : "-e"), 1, 1},

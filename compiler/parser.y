@@ -122,7 +122,7 @@ item: IMPORT STRING ';'                { $$ = mk(N_IMPORT, @2, ctx); $$->str = $
     | TABLE IDENT '=' '{' table_entries ',' '}' { $$ = mk(N_TABLE, @2, ctx); $$->str = $2; $$->a = $5; }
     | FN IDENT '(' params ')' '=' expr ';' { $$ = mk(N_FN, @2, ctx); $$->str = $2; $$->a = $4; $$->b = $7; }
     | FN IDENT '(' params ')' block    { $$ = mk(N_FN, @2, ctx); $$->str = $2; $$->a = $4; $$->b = $6; }
-    | PROBE IDENT '=' probe_alts ';'   { $$ = mk(N_ALIAS, @2, ctx); $$->str = $2; $$->a = $4; }
+    | PROBE IDENT '=' probe_list ';'   { $$ = mk(N_ALIAS, @2, ctx); $$->str = $2; $$->a = $4; }
     | probe_list predicate block       { $$ = mk(N_PROBE_BLOCK, @1, ctx); $$->a = $1; $$->b = $2; $$->c = $3; }
     /* runs for every task: -p, -c and --comm do not filter it */
     | UNFILTERED probe_list predicate block {
