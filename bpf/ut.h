@@ -241,9 +241,12 @@ static __always_inline __u64 ut_lin_bucket(__s64 v, __s64 min, __s64 max, __s64 
 	return 1 + (v - min) / step;
 }
 
-/* ---- path(): the path of a file, built by walking its dentries ---- */
+/* ---- per-CPU string buffers: path() results, string map values ---- */
 
-#ifdef UT_PATH_SLOTS   /* path() calls in the busiest probe: defined only when used */
+/* Defined (to the path() calls of the busiest probe) when the script
+ * builds paths or assigns string map values; strings this long do not fit
+ * the 512-byte stack twice. */
+#ifdef UT_PATH_SLOTS
 #define UT_PATH_MAX 256     /* bytes of a path value, with its NUL */
 #define UT_PATH_DEPTH 32    /* names walked (dentries and mount points) */
 
@@ -251,11 +254,13 @@ struct ut_path_buf {
 	char s[UT_PATH_MAX];
 } __attribute__((aligned(8)));
 
-/* Per CPU: the names are written backwards from the end of the first half
- * of work (the second half only lets the verifier see every write fit),
- * then the result is copied to the calling path()'s own slot. */
+/* Per CPU: for path(), the names are written backwards from the end of the
+ * first half of work (the second half only lets the verifier see every
+ * write fit), then the result is copied to the calling path()'s own slot.
+ * value stages a string on its way into a map. */
 struct ut_path_scratch {
 	char work[2 * UT_PATH_MAX];
+	struct ut_path_buf value;
 	struct ut_path_buf out[UT_PATH_SLOTS];
 };
 
@@ -272,8 +277,9 @@ struct {
  * its last names after "...".  A file outside the task's root (a pipe, a
  * socket, an anonymous inode, another mount namespace) is named by its
  * filesystem type and its path there: "pipefs:", "anon_inodefs:[eventfd]".
- * NULL or unreadable gives "". */
-static __always_inline struct ut_path_buf *ut_path(__u32 slot, const struct path *p)
+ * NULL or unreadable gives "".  Not inlined: its stack frame (the walk's
+ * spilled pointers) is not added to the calling probe's. */
+static __noinline struct ut_path_buf *ut_path(__u32 slot, const struct path *p)
 {
 	__u32 zero = 0;
 	struct ut_path_scratch *s = bpf_map_lookup_elem(&ut_path_scratch, &zero);
@@ -333,7 +339,7 @@ static __always_inline struct ut_path_buf *ut_path(__u32 slot, const struct path
 	}
 	if (outside) {
 		const char *fstype = BPF_CORE_READ(d, d_sb, s_type, name);
-		long n = bpf_probe_read_kernel_str(out->s, 32, fstype);
+		long n = bpf_probe_read_kernel_str(out->s, 31, fstype);
 		if (n < 1)
 			n = 1;
 		out->s[(n - 1) & 31] = ':';
@@ -343,6 +349,18 @@ static __always_inline struct ut_path_buf *ut_path(__u32 slot, const struct path
 		bpf_probe_read_kernel_str(out->s, UT_PATH_MAX, &s->work[pos & (UT_PATH_MAX - 1)]);
 	}
 	return out;
+}
+
+/* A zeroed buffer for a string map value (map values are at most
+ * UT_PATH_MAX bytes), or NULL. */
+static __always_inline struct ut_path_buf *ut_value_buf(void)
+{
+	__u32 zero = 0;
+	struct ut_path_scratch *s = bpf_map_lookup_elem(&ut_path_scratch, &zero);
+	if (!s)
+		return 0;
+	__builtin_memset(s->value.s, 0, sizeof(s->value.s));
+	return &s->value;
 }
 #endif
 

@@ -576,6 +576,14 @@ static char *call_str(struct compiler *c, struct node *n, struct node **args, in
 	return t;
 }
 
+/* A call of the builtin path(), directly or through script functions. */
+static bool is_path_call(struct compiler *c, struct node *n)
+{
+	while (n->kind == N_CALL && n->resolved)
+		n = n->resolved;
+	return n->kind == N_CALL && strcmp(n->str, "path") == 0 && !find_decl(c->fns, c->nfns, "path");
+}
+
 /* path(file or path): the full path, built in BPF (ut.h's ut_path) into a
  * per-CPU buffer of its own, so it takes no stack. */
 #define PATH_SLOTS_MAX 8
@@ -607,6 +615,7 @@ static char *call_path(struct compiler *c, struct node *n, struct node **args, i
 		return xstrdup("\"\"");
 	}
 	unsigned slot = c->path_calls++;
+	c->uses_scratch = true;
 	if (c->path_calls > c->path_slots)
 		c->path_slots = c->path_calls;
 	char *tmp = new_tmp(c);
@@ -1252,10 +1261,16 @@ static void map_assign(struct compiler *c, struct node *n)
 						  .table = t->table};
 	m->kind = MAP_VALUE;
 	char *k = map_key(c, m, n->a);
-	if (t->kind == T_STR) {
-		emit(c, "{ struct ut_mv_%d val = {}; __builtin_memcpy(val.s, %s, sizeof(val.s) < sizeof(%s) ? sizeof(val.s) : sizeof(%s));",
-		     idx, v, v, v);
-		emit(c, "  bpf_map_update_elem(&m_%d, &%s, &val, BPF_ANY); }", idx, k);
+	if (t->kind == T_STR && is_path_call(c, n->b)) {
+		/* its 256-byte buffer is map memory, as large as any string value */
+		emit(c, "bpf_map_update_elem(&m_%d, &%s, %s, BPF_ANY);", idx, k, v);
+	} else if (t->kind == T_STR) {
+		/* staged in a per-CPU buffer: a second copy of the string on the
+		 * stack is what overflows it */
+		c->uses_scratch = true;
+		emit(c, "{ struct ut_path_buf *val = ut_value_buf();");
+		emit(c, "  if (val) { __builtin_memcpy(val->s, %s, sizeof(val->s) < sizeof(%s) ? sizeof(val->s) : sizeof(%s));", v, v, v);
+		emit(c, "    bpf_map_update_elem(&m_%d, &%s, val, BPF_ANY); } }", idx, k);
 	} else if (n->op == '=') {
 		emit(c, "{ __u64 val = (__u64)(%s); bpf_map_update_elem(&m_%d, &%s, &val, BPF_ANY); }", v, idx, k);
 	} else {

@@ -130,6 +130,7 @@ struct compiler {
 	int tmp;                    /* temporaries counter */
 	unsigned path_calls;        /* path() calls in the probe body being checked */
 	unsigned path_slots;        /* the most in one body: ut.h's UT_PATH_SLOTS */
+	bool uses_scratch;          /* path() or string map values: ut.h's per-CPU buffers */
 	struct strbuf *out;         /* the function body being written */
 	int indent;
 	/* the whole generated C */

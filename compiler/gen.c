@@ -128,7 +128,7 @@ char *gen_finish(struct compiler *c)
 		  p->nprobes == 1 ? "" : "s");
 	sb_printf(&out, "#define __TARGET_ARCH_%s 1\n#include \"vmlinux.h\"\n#define UT_NPROBES %u\n",
 		  target_arch(), p->nprobes ? p->nprobes : 1);
-	if (c->path_slots)
+	if (c->uses_scratch)
 		sb_printf(&out, "#define UT_PATH_SLOTS %u\n", c->path_slots);
 	sb_puts(&out, "#include \"ut.h\"\n\n");
 	sb_puts(&out, c->c_types.s ? c->c_types.s : "");

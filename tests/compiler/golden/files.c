@@ -108,8 +108,7 @@ int ut_p0_a0(void *ctx)
 		struct ut_mk_0 t5;
 		__builtin_memset(&t5, 0, sizeof(t5));
 		t5.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		{ struct ut_mv_0 val = {}; __builtin_memcpy(val.s, (t4->s), sizeof(val.s) < sizeof((t4->s)) ? sizeof(val.s) : sizeof((t4->s)));
-		  bpf_map_update_elem(&m_0, &t5, &val, BPF_ANY); }
+		bpf_map_update_elem(&m_0, &t5, (t4->s), BPF_ANY);
 	}
 	{
 		void *t7 = (void *)&((struct file *)(l_f))->f_path;

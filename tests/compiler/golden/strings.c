@@ -2,6 +2,7 @@
 #define __TARGET_ARCH_x86 1
 #include "vmlinux.h"
 #define UT_NPROBES 1
+#define UT_PATH_SLOTS 0
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -181,8 +182,9 @@ int ut_p0_a0(void *ctx)
 		struct ut_mk_2 t4;
 		__builtin_memset(&t4, 0, sizeof(t4));
 		t4.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		{ struct ut_mv_2 val = {}; __builtin_memcpy(val.s, l_f, sizeof(val.s) < sizeof(l_f) ? sizeof(val.s) : sizeof(l_f));
-		  bpf_map_update_elem(&m_2, &t4, &val, BPF_ANY); }
+		{ struct ut_path_buf *val = ut_value_buf();
+		  if (val) { __builtin_memcpy(val->s, l_f, sizeof(val->s) < sizeof(l_f) ? sizeof(val->s) : sizeof(l_f));
+		    bpf_map_update_elem(&m_2, &t4, val, BPF_ANY); } }
 	}
 	{
 		struct ut_mk_3 t5;
