@@ -34,6 +34,16 @@ struct {
 	__type(value, __u8);
 } ut_seen_threads SEC(".maps");
 
+/* The thread each CPU named last: while it keeps running, its records skip
+ * the look-up in ut_seen_threads (an LRU hash, the costliest part of a
+ * record at nop rates). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} ut_last_thread SEC(".maps");
+
 /* Set by the runtime before load (read-only data, so the verifier prunes
  * what is switched off). */
 const volatile __u32 ut_filter_tgid = 0;      /* -p / -c: 0 = any */
@@ -109,6 +119,12 @@ static __always_inline void ut_submit(void *rec, __u32 size, __u32 probe)
 static __always_inline void ut_note_thread(void)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 zero = 0;
+	__u32 *last = bpf_map_lookup_elem(&ut_last_thread, &zero);
+	if (last && *last == tid && tid)
+		return;
+	if (last)
+		*last = tid;
 	__u8 one = 1;
 	if (bpf_map_lookup_elem(&ut_seen_threads, &tid))
 		return;

@@ -14,6 +14,7 @@ if [ $rc -ne 0 ]; then
 fi
 pass io_uring/runs
 "$UT" stats --json "$TMP/trace.fxt" >"$TMP/stats.json" || fail io_uring/stats "uring-trace stats failed"
+"$UT" dump "$TMP/trace.fxt" >"$TMP/dump.txt" || fail io_uring/dump "uring-trace dump failed"
 
 python3 - "$TMP" <<'PY'
 import json, sys, re
@@ -57,8 +58,11 @@ check("process_named", procs.get(pid) == "uring_paths", str(procs.get(pid)))
 workers = [t for t in s["threads"] if t["pid"] == pid and t["name"] == f"iou-wrk-{pid}"]
 check("worker_thread_named", len(workers) >= 1, str([t for t in s["threads"] if t["pid"] == pid]))
 names = {(e["type"], e["name"]): e["count"] for e in s["names"]}
-for c in ("in flight", "SQ pending", "CQ ready"):
-    check("counter " + c, names.get(("counter", c), 0) > 0, "no counter")
+check("ring_counter", names.get(("counter", "ring"), 0) > 0, "no ring counter")
+dump = open(f"{d}/dump.txt").read()
+for series in ("in_flight", "sq_pending", "cq_ready"):
+    check("counter_series_" + series, re.search(r'name="ring" args=\{[^}]*' + series + ": ", dump) is not None,
+          "no " + series + " value in any ring counter")
 check("enter_slices", names.get(("duration_begin", "io_uring_enter"), 0) > 0, "no io_uring_enter slices")
 check("async_points", names.get(("instant", "queue_async_work"), 0) == total("async"), "")
 check("link_points", names.get(("instant", "link"), 0) == 2 * total("link") // 3 + total("faillink") // 2, "")
