@@ -2,7 +2,7 @@
  * fileio: a known file IO pattern for the IO-stack tests.
  *
  *   fileio --file PATH [--engine uring|sync] [--reads N] [--writes N]
- *          [--wait-fifo FIFO] [--no-direct]
+ *          [--wait-fifo FIFO] [--no-direct] [--bad-fd-read]
  *
  * Pattern mode (default), in this order, one request at a time (queue depth 1):
  *   0. prepare: if PATH is shorter than the read area (reads * 8 KiB), fill it
@@ -16,6 +16,10 @@
  * stderr, block until a byte can be read from FIFO (created if missing), then
  * do the reads of step 1 on the already-open fd and close it.  It stands for
  * "a file opened before the trace started".
+ *
+ * --bad-fd-read: at the end, one more read (pread, or an io_uring read) on
+ * the fd just closed, which must fail with EBADF; it is in "ops" with its
+ * res (-9) and does not make the run fail.
  *
  * With --engine uring (default) reads, writes and fsync are io_uring requests
  * (IORING_OP_READ/WRITE/FSYNC, user_data = index of the op in "ops"); with
@@ -101,7 +105,8 @@ static struct io_uring_sqe *get_sqe(void)
 	return sqe;
 }
 
-static void do_read(int fd, void *buffer, long long offset)
+/* Runs one read; returns its res. */
+static long long read_once(int fd, void *buffer, long long offset)
 {
 	struct op_record *op = add_op(OP_READ, fd, offset, IO_SIZE);
 	if (use_uring) {
@@ -112,7 +117,12 @@ static void do_read(int fd, void *buffer, long long offset)
 		ssize_t n = pread(fd, buffer, IO_SIZE, offset);
 		op->res = n < 0 ? -errno : n;
 	}
-	all_ok &= op->res == IO_SIZE;
+	return op->res;
+}
+
+static void do_read(int fd, void *buffer, long long offset)
+{
+	all_ok &= read_once(fd, buffer, offset) == IO_SIZE;
 }
 
 static void do_write(int fd, const void *buffer, long long offset)
@@ -257,7 +267,7 @@ static int parse_count(const char *name, const char *text)
 static void usage(void)
 {
 	fprintf(stderr, "usage: fileio --file PATH [--engine uring|sync] [--reads N] [--writes N]\n"
-			"              [--wait-fifo FIFO] [--no-direct] [--json]\n");
+			"              [--wait-fifo FIFO] [--no-direct] [--bad-fd-read] [--json]\n");
 	exit(2);
 }
 
@@ -265,7 +275,7 @@ int main(int argc, char **argv)
 {
 	const char *path = NULL, *fifo = NULL;
 	int reads = 64, writes = 16;
-	bool want_direct = true;
+	bool want_direct = true, bad_fd_read = false;
 	static const struct option long_options[] = {
 		{"file", required_argument, 0, 'f'},
 		{"engine", required_argument, 0, 'e'},
@@ -273,6 +283,7 @@ int main(int argc, char **argv)
 		{"writes", required_argument, 0, 'w'},
 		{"wait-fifo", required_argument, 0, 'W'},
 		{"no-direct", no_argument, 0, 'n'},
+		{"bad-fd-read", no_argument, 0, 'b'},
 		{"json", no_argument, 0, 'j'},
 		{0, 0, 0, 0},
 	};
@@ -292,6 +303,7 @@ int main(int argc, char **argv)
 		case 'w': writes = parse_count("writes", optarg); break;
 		case 'W': fifo = optarg; break;
 		case 'n': want_direct = false; break;
+		case 'b': bad_fd_read = true; break;
 		case 'j': break; /* JSON is the only output format */
 		default: usage();
 		}
@@ -334,6 +346,8 @@ int main(int argc, char **argv)
 		do_fsync(fd);
 		do_close(fd);
 	}
+	if (bad_fd_read)
+		all_ok &= read_once(fd, buffer, 0) == -EBADF;   /* fd is closed */
 
 	if (use_uring)
 		io_uring_queue_exit(&ring);

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# scripts/fileio.ut traces the fileio workload (tests/workloads/README.md,
+# --engine sync) on ext4 on the root disk ($TMP) and on a loop device:
+#  - pattern mode under -c, with --bad-fd-read: the summary and the trace
+#    name the workload's file by its exact path, with the workload's counts:
+#    64 pread64 of 4 KiB (262144 bytes read), 16 pwrite64 (65536 bytes
+#    written), 1 fsync, its opens and closes plus the open and close of its
+#    prepare step (the file is prepared by an untraced run first, so that
+#    step writes nothing); every call a slice with the file's path, opens
+#    ending with the path passed and the path opened; the read on the
+#    closed fd ends with EBADF and is counted under "" (no file);
+#  - wait mode under -p: the file was opened before tracing began, yet its
+#    64 pread64 and its close carry its path, and no open of it is seen;
+#  - a failed open is summarized under the name the program passed, an
+#    open through a symlink names the file it reached, a pipe is "pipefs:".
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/loopdev.sh"
+need_root_bpf fileio || exit 0
+SCRIPT=$UT_ROOT/scripts/fileio.ut
+FILEIO=$UT_WORKLOADS/fileio
+PY=/usr/bin/python3
+
+# wait_for FILE REGEX: until FILE has a line matching REGEX (the process
+# writing it may die: give up after 30 s rather than hang the suite).
+wait_for() {
+	local i
+	for i in $(seq 300); do
+		grep -Eq "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# check NAME DIR MODE FILE: compares DIR's summary.json and trace dump with
+# the workload's workload.json.
+check() {
+	"$PY" - "$@" <<'PY'
+import json, re, sys
+name, d, mode, path = sys.argv[1:5]
+def check(what, cond, why=""):
+    print(("PASS " if cond else "FAIL ") + f"fileio/{name}/{what}" + ("" if cond else ": " + why))
+
+w = json.load(open(f"{d}/workload.json"))
+m = json.load(open(f"{d}/summary.json"))
+maps = m["maps"]
+def table(map_name):
+    return {tuple(e["key"]) if len(e["key"]) > 1 else e["key"][0]: e["value"] for e in maps.get(map_name, [])}
+calls, errors = table("@calls"), table("@errors")
+read_bytes, written_bytes = table("@bytes_read"), table("@bytes_written")
+
+# the trace: every slice of the workload's thread, begin and end paired
+events = []
+arg_re = re.compile(r'(\w+): \w+ ("(?:[^"\\]|\\.)*"|[^,}]*)')
+for line in open(f"{d}/dump.txt"):
+    e = re.search(r'event (duration_begin|duration_end) ts=\d+ pid=(\d+) tid=\d+ cat="[^"]*" name="([^"]*)" args=\{(.*)\}$', line)
+    if e and int(e.group(2)) == w["pid"]:
+        args = {k: v[1:-1] if v.startswith('"') else v for k, v in arg_re.findall(e.group(4))}
+        events.append((e.group(1), e.group(3), args))
+slices, stack = [], []
+for kind, call, args in events:
+    if kind == "duration_begin":
+        stack.append((call, args))
+    elif stack:
+        begin_call, begin_args = stack.pop()
+        slices.append((begin_call, begin_args, args))
+check("slices_paired", not stack and len(slices) == len(events) // 2, f"{len(stack)} slices left open")
+def slices_of(call, file):
+    return [s for s in slices if s[0] == call and (s[1].get("file") == file or s[2].get("file") == file)]
+
+check("workload_ok", w["ok"], "the workload saw unexpected results")
+check("no_lost_events", m["lost"] == 0, f'{m["lost"]} lost')
+ops = w["ops"]
+reads = [o for o in ops if o["op"] == "read" and o["res"] == w["io_size"]]
+writes = [o for o in ops if o["op"] == "write"]
+n = lambda op: sum(1 for o in ops if o["op"] == op)
+check("file_path", w["path"] == path, f'the workload used {w["path"]}')
+check("preads", calls.get((path, "pread64"), 0) == len(reads), f'{calls.get((path, "pread64"))} vs {len(reads)}')
+check("bytes_read", read_bytes.get(path, 0) == sum(o["res"] for o in reads), f"{read_bytes}")
+check("pread_slices", len(slices_of("pread64", path)) == len(reads)
+      and all(s[1].get("count") == str(w["io_size"]) and s[2].get("ret") == str(w["io_size"]) for s in slices_of("pread64", path))
+      and sorted(int(s[1]["offset"]) for s in slices_of("pread64", path)) == sorted(o["offset"] for o in reads),
+      f'{len(slices_of("pread64", path))} slices, first {slices_of("pread64", path)[:1]}')
+check("closes", calls.get((path, "close"), 0) == n("close") + (mode == "pattern"), f"{calls.get((path, 'close'))}")
+check("close_slices", len(slices_of("close", path)) == calls.get((path, "close"), -1), "")
+if mode == "wait":
+    check("opened_before_trace", calls.get((path, "openat"), 0) == 0 and w["mode"] == "wait", f"{calls.get((path, 'openat'))}")
+else:
+    check("prepared_before", w["prepare"]["bytes_written"] == 0, "the traced run had to prepare its file")
+    check("pwrites", calls.get((path, "pwrite64"), 0) == len(writes), f"{calls.get((path, 'pwrite64'))} vs {len(writes)}")
+    check("bytes_written", written_bytes.get(path, 0) == sum(o["res"] for o in writes), f"{written_bytes}")
+    check("fsync", calls.get((path, "fsync"), 0) == n("fsync") == 1, f"{calls.get((path, 'fsync'))}")
+    # the prepare step opens the file once more
+    check("opens", calls.get((path, "openat"), 0) == n("open") + 1, f"{calls.get((path, 'openat'))}")
+    opens = slices_of("openat", path)
+    check("open_slices", len(opens) == n("open") + 1 and all(s[2].get("filename") == path for s in opens),
+          f"{opens[:2]}")
+    bad = [o for o in ops if o["op"] == "read" and o["res"] == -9]
+    check("ebadf_counted", len(bad) == 1 and errors.get(("", "pread64", "-EBADF"), 0) == 1, f"{errors}")
+    ebadf = [s for s in slices if s[0] == "pread64" and s[2].get("ret") == "-EBADF"]
+    check("ebadf_slice", len(ebadf) == 1 and ebadf[0][1].get("file") == "" and ebadf[0][1].get("fd") == str(bad[0]["fd"]),
+          f"{ebadf}")
+PY
+}
+
+# pattern NAME FILE: pattern mode traced with -c.
+pattern() {
+	local name=$1 file=$2 out=$TMP/$1
+	mkdir -p "$out"
+	"$FILEIO" --file "$file" --engine sync --reads 64 --writes 16 >/dev/null   # prepare the file untraced
+	"$UT" -q --json "$out/summary.json" -o "$out/trace.fxt" \
+		-c "$FILEIO --file $file --engine sync --reads 64 --writes 16 --bad-fd-read > $out/workload.json" "$SCRIPT" \
+		>"$out/out.txt" 2>"$out/err.txt"
+	local rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "fileio/$name/runs" "exit status $rc: $(head -c 400 "$out/err.txt")"
+		return
+	fi
+	pass "fileio/$name/runs"
+	"$UT" dump "$out/trace.fxt" >"$out/dump.txt"
+	check "$name" "$out" pattern "$file"
+}
+
+# wait_mode NAME FILE: wait mode traced with -p, started after the open.
+wait_mode() {
+	local name=$1 file=$2 out=$TMP/$1
+	mkdir -p "$out"
+	"$FILEIO" --file "$file" --engine sync --wait-fifo "$out/fifo" >"$out/workload.json" 2>"$out/workload.err" &
+	local wpid=$!
+	if ! wait_for "$out/workload.err" 'waiting for a byte'; then
+		fail "fileio/$name/workload" "fileio did not open its file: $(head -c 300 "$out/workload.err")"
+		kill "$wpid" 2>/dev/null
+		return
+	fi
+	"$UT" --json "$out/summary.json" -o "$out/trace.fxt" -p "$wpid" "$SCRIPT" >"$out/out.txt" 2>"$out/err.txt" &
+	local tpid=$!
+	if ! wait_for "$out/err.txt" '^uring-trace: tracing'; then
+		fail "fileio/$name/runs" "uring-trace did not start: $(head -c 400 "$out/err.txt")"
+		kill "$wpid" "$tpid" 2>/dev/null
+		return
+	fi
+	echo go >"$out/fifo"
+	wait "$wpid"
+	kill -INT "$tpid"
+	if ! wait "$tpid"; then
+		fail "fileio/$name/runs" "uring-trace failed: $(head -c 400 "$out/err.txt")"
+		return
+	fi
+	pass "fileio/$name/runs"
+	"$UT" dump "$out/trace.fxt" >"$out/dump.txt"
+	check "$name" "$out" wait "$file"
+}
+
+pattern root "$TMP/data"
+wait_mode root_opened_before "$TMP/data"
+
+if loopdev_create 64; then
+	pattern loop "$LOOPDEV_MNT/data"
+	wait_mode loop_opened_before "$LOOPDEV_MNT/data"
+else
+	skip fileio/loop "$LOOPDEV_ERROR"
+fi
+
+# Names: a failed open under the name passed (relative, as given), an open
+# through a symlink under the file reached, head's standard input a pipe
+# (head reads with read(); cat may copy with copy_file_range, not traced).
+ln -s data "$TMP/link"
+(cd "$TMP" && echo piped | "$UT" -q --json "$TMP/names.json" --summary-only -c "head -c 100 link missing-file -" "$SCRIPT" \
+	>"$TMP/names.out" 2>"$TMP/names.err")
+"$PY" - "$TMP" <<'PY'
+import json, sys
+d = sys.argv[1]
+m = json.load(open(f"{d}/names.json"))
+table = lambda name: {tuple(e["key"]): e["value"] for e in m["maps"].get(name, [])}
+calls, errors = table("@calls"), table("@errors")
+def check(what, cond, why=""):
+    print(("PASS " if cond else "FAIL ") + "fileio/names/" + what + ("" if cond else ": " + why))
+check("failed_open_by_name_passed", errors.get(("missing-file", "openat", "-ENOENT")) == 1, str(errors))
+check("symlink_to_file_reached", calls.get((f"{d}/data", "openat")) == 1 and calls.get((f"{d}/data", "read"), 0) >= 1
+      and not any(k[0].endswith("/link") for k in calls), str([k for k in calls if d in k[0]]))
+check("pipe_named_by_filesystem", calls.get(("pipefs:", "read"), 0) >= 1, str([k for k in calls if "pipe" in k[0]]))
+PY
