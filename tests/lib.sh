@@ -9,5 +9,15 @@ need_root_bpf() {
   if [ "$(id -u)" -ne 0 ]; then skip "$1" "needs root"; return 1; fi
   return 0
 }
+# wait_for FILE REGEX: until FILE has a line matching REGEX; status 1 after
+# 30 s (the process writing it may have died: fail rather than hang).
+wait_for() {
+  local i
+  for i in $(seq 300); do
+    grep -Eq "$2" "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
 TMP=$(mktemp -d /tmp/ut-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
