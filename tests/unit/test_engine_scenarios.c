@@ -263,6 +263,39 @@ static void test_limits(void)
 		      strstr(dump, "args={evicted: bool true}"));
 }
 
+static void test_thread_limit(void)
+{
+	struct ut_engine_limits lim = { .max_threads = 2 };
+	struct ut_engine *e = start(&lim);
+	const struct ut_track a = { .kind = UT_TRACK_THREAD, .pid = 100, .tid = 101 };
+	const struct ut_track b = { .kind = UT_TRACK_THREAD, .pid = 200, .tid = 201 };
+	const struct ut_track c = { .kind = UT_TRACK_THREAD, .pid = 200, .tid = 202 };
+	const struct ut_track d = { .kind = UT_TRACK_THREAD, .pid = 300, .tid = 301 };
+	const struct ut_arg v = { .name = "v", .kind = UT_ARG_UINT, .u = 1 };
+	ut_engine_thread_name(e, 100, 101, "a");
+	ut_slice_begin(e, 10, &a, "c", "open in a", NULL, 0);
+	ut_engine_thread_name(e, 200, 201, "b");
+	ut_instant(e, 20, &a, "c", "a again", NULL, 0);    /* a is now more recent than b */
+	ut_slice_begin(e, 30, &c, "c", "in c", NULL, 0);   /* evicts b */
+	ut_slice_end(e, 40, &a, NULL, 0);                  /* a was kept */
+	ut_slice_begin(e, 50, &b, "c", "b back", NULL, 0); /* evicts c, its slice open */
+	ut_counter(e, 60, &d, "n", &v, 1);                 /* evicts a, the last of process 100 */
+	ut_instant(e, 70, &a, "c", "a back", NULL, 0);     /* evicts b, the last of process 200 */
+	struct ut_engine_stats st = finish(e, 80);
+	CHECK("thread limit: least recently used evicted (b, c, a, b)",
+	      st.threads_evicted == 4 && st.slices_unmatched_end == 0 &&
+		      at("duration_end ts=40 pid=100 tid=101 cat=\"c\" name=\"open in a\"\n") >= 0);
+	CHECK("thread limit: an evicted thread's open slices end at eviction, marked",
+	      at("duration_end ts=50 pid=200 tid=202 cat=\"c\" name=\"in c\" args={evicted: bool true}") >= 0 &&
+		      at("duration_end ts=70 pid=200 tid=201 cat=\"c\" name=\"b back\" args={evicted: bool true}") >= 0);
+	CHECK("thread limit: a process goes with its last kept thread, and is named again on return",
+	      st.processes_evicted == 2 && count("kernel_object process koid=200 ") == 1 &&
+		      count("kernel_object process koid=100 ") == 2);
+	CHECK("thread limit: trace valid, every slice ended",
+	      dump_rc == 0 && stats_rc == 0 && st.slices_unfinished == 0 &&
+		      count("duration_begin") == count("duration_end"));
+}
+
 static void test_many_threads_and_strings(void)
 {
 	struct ut_engine *e = start(NULL);
@@ -310,6 +343,7 @@ int main(void)
 	test_span_lanes();
 	test_counters_instants_lost();
 	test_limits();
+	test_thread_limit();
 	test_many_threads_and_strings();
 	free(dump);
 	free(stats);
