@@ -295,6 +295,7 @@ struct {
  * filesystem type and its path there: "pipefs:", "anon_inodefs:[eventfd]".
  * NULL or unreadable gives "".  Not inlined: its stack frame (the walk's
  * spilled pointers) is not added to the calling probe's. */
+#if UT_PATH_SLOTS > 0
 static __noinline struct ut_path_buf *ut_path(__u32 slot, const struct path *p)
 {
 	__u32 zero = 0;
@@ -366,6 +367,7 @@ static __noinline struct ut_path_buf *ut_path(__u32 slot, const struct path *p)
 	}
 	return out;
 }
+#endif
 
 /* A zeroed buffer for a string map value (map values are at most
  * UT_PATH_MAX bytes), or NULL. */
