@@ -198,6 +198,51 @@ static void test_kernel_objects(void)
 	check_after_tables("kernel-object records", want, sizeof(want) / 8);
 }
 
+/* The engine's records for a flow point (an instant, then the flow record
+ * Perfetto binds to it) and for counters (a value equal to its series'
+ * last one is not written). */
+static void test_engine_flow_points_and_counters(void)
+{
+	struct fxt_writer *w = open_writer();
+	struct ut_engine *e = ut_engine_new(w, NULL);
+	const struct ut_track thread = { .kind = UT_TRACK_THREAD, .pid = 1, .tid = 2 };
+	struct ut_arg a3 = { .name = "a", .kind = UT_ARG_UINT, .u = 3 };
+	struct ut_arg a4 = { .name = "a", .kind = UT_ARG_UINT, .u = 4 };
+	ut_engine_process_name(e, 1, "p");
+	ut_engine_thread_name(e, 1, 2, "t");
+	ut_flow(e, 0x10, 1, 2, UT_FLOW_BEGIN, "req", 7, "cat", "name", &a3, 1);
+	ut_flow(e, 0x20, 1, 2, UT_FLOW_END, "req", 7, "cat", "name", NULL, 0);
+	ut_counter(e, 0x30, &thread, "name", &a3, 1);
+	ut_counter(e, 0x40, &thread, "name", &a3, 1); /* unchanged: not written */
+	ut_counter(e, 0x50, &thread, "name", &a4, 1);
+	ut_engine_finish(e, 0x60);
+	CHECK("engine counts the unchanged counter value", ut_engine_stats(e)->counters_unchanged == 1);
+	ut_engine_free(e);
+	close_writer(w);
+	const uint64_t want[] = {
+		0x0000000100010022ull, 0x0000000000000070ull, /* string 1 "p" */
+		0x0000000001010027ull, 0x1ull,                /* kobj process 1 named "p" */
+		0x0000000100020022ull, 0x0000000000000074ull, /* string 2 "t" */
+		0x0000000700030022ull, 0x00737365636f7270ull, /* string 3 "process" */
+		0x0000010002020047ull, 0x2ull,                /* kobj thread 2 named "t", 1 arg */
+		0x0000000000030028ull, 0x1ull,                /* process: koid 1 */
+		0x0000000000010033ull, 0x1ull, 0x2ull,        /* thread 1 = (1, 2) */
+		0x0000000300040022ull, 0x0000000000746163ull, /* string 4 "cat" */
+		0x0000000400050022ull, 0x00000000656d616eull, /* string 5 "name" */
+		0x0000000100060022ull, 0x0000000000000061ull, /* string 6 "a" */
+		/* instant, 3 words, 1 arg, thread 1, cat 4, name 5; uint32 a = 3 */
+		0x0005000401100034ull, 0x10ull, 0x0000000300060012ull,
+		0x0005000401080034ull, 0x10ull, 0x1ull,       /* flow begin, id 1 */
+		0x0005000401000024ull, 0x20ull,               /* instant, no args */
+		0x00050004010a0034ull, 0x20ull, 0x1ull,       /* flow end, id 1 */
+		/* counter, 4 words, 1 arg, empty category; counter id = tid 2 */
+		0x0005000001110044ull, 0x30ull, 0x0000000300060012ull, 0x2ull,
+		0x0005000001110044ull, 0x50ull, 0x0000000400060012ull, 0x2ull,
+	};
+	check_words("engine: flow points as instant + flow record, unchanged counters skipped", want,
+		    sizeof(want) / 8);
+}
+
 static void test_limits(void)
 {
 	struct fxt_writer *w = open_writer();
@@ -233,6 +278,7 @@ int main(void)
 	test_every_argument_type();
 	test_every_event_type();
 	test_kernel_objects();
+	test_engine_flow_points_and_counters();
 	test_limits();
 	unlink(path);
 	CHECK_DONE();
