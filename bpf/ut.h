@@ -287,27 +287,30 @@ struct {
 	__type(value, struct ut_path_scratch);
 } ut_path_scratch SEC(".maps");
 
-/* The path of p as the current task sees it: names up to the task's root,
- * crossing mount points (bpf_d_path is only for fentry/LSM programs).  A
- * path that would not fit, or is deeper than UT_PATH_DEPTH names, keeps
- * its last names after "...".  A file outside the task's root (a pipe, a
- * socket, an anonymous inode, another mount namespace) is named by its
- * filesystem type and its path there: "pipefs:", "anon_inodefs:[eventfd]".
- * NULL or unreadable gives "".  Not inlined: its stack frame (the walk's
+/* Writes into slot the path of path_ptr (a struct path *) as the current
+ * task sees it: names up to the task's root, crossing mount points
+ * (bpf_d_path is only for fentry/LSM programs).  A path that would not
+ * fit, or is deeper than UT_PATH_DEPTH names, keeps its last names after
+ * "...".  A file outside the task's root (a pipe, a socket, an anonymous
+ * inode, another mount namespace) is named by its filesystem type and its
+ * path there: "pipefs:", "anon_inodefs:[eventfd]".  NULL or unreadable
+ * gives "".  A global function: the verifier checks it once per program,
+ * not once per call and caller's state, and its stack frame (the walk's
  * spilled pointers) is not added to the calling probe's. */
 #if UT_PATH_SLOTS > 0
-static __noinline struct ut_path_buf *ut_path(__u32 slot, const struct path *p)
+__noinline int ut_path_build(__u32 slot, __u64 path_ptr)
 {
 	__u32 zero = 0;
 	struct ut_path_scratch *s = bpf_map_lookup_elem(&ut_path_scratch, &zero);
 	if (!s || slot >= UT_PATH_SLOTS)
-		return (void *)ut_empty_str;
+		return 0;
 	struct ut_path_buf *out = &s->out[slot];
 	__builtin_memset(out->s, 0, sizeof(out->s));
+	const struct path *p = (const struct path *)path_ptr;
 	struct dentry *d = BPF_CORE_READ(p, dentry);
 	struct vfsmount *vmnt = BPF_CORE_READ(p, mnt);
 	if (!d || !vmnt)
-		return out;
+		return 0;
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct dentry *root_dentry = BPF_CORE_READ(task, fs, root.dentry);
 	struct vfsmount *root_mnt = BPF_CORE_READ(task, fs, root.mnt);
@@ -365,7 +368,18 @@ static __noinline struct ut_path_buf *ut_path(__u32 slot, const struct path *p)
 	} else {
 		bpf_probe_read_kernel_str(out->s, UT_PATH_MAX, &s->work[pos & (UT_PATH_MAX - 1)]);
 	}
-	return out;
+	return 0;
+}
+
+/* path(): the slot, filled with p's path ("" if the buffer is missing). */
+static __always_inline struct ut_path_buf *ut_path(__u32 slot, const struct path *p)
+{
+	__u32 zero = 0;
+	ut_path_build(slot, (__u64)p);
+	struct ut_path_scratch *s = bpf_map_lookup_elem(&ut_path_scratch, &zero);
+	if (!s || slot >= UT_PATH_SLOTS)
+		return (void *)ut_empty_str;
+	return &s->out[slot];
 }
 #endif
 
