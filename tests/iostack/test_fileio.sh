@@ -20,17 +20,6 @@ SCRIPT=$UT_ROOT/scripts/fileio.ut
 FILEIO=$UT_WORKLOADS/fileio
 PY=/usr/bin/python3
 
-# wait_for FILE REGEX: until FILE has a line matching REGEX (the process
-# writing it may die: give up after 30 s rather than hang the suite).
-wait_for() {
-	local i
-	for i in $(seq 300); do
-		grep -Eq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # check NAME DIR MODE FILE: compares DIR's summary.json and trace dump with
 # the workload's workload.json.
 check() {
