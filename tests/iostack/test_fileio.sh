@@ -15,6 +15,7 @@
 #    open through a symlink names the file it reached, a pipe is "pipefs:".
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/loopdev.sh"
+source "$(dirname "$0")/fileio_wait.sh"
 need_root_bpf fileio || exit 0
 SCRIPT=$UT_ROOT/scripts/fileio.ut
 FILEIO=$UT_WORKLOADS/fileio
@@ -96,12 +97,10 @@ pattern() {
 	local name=$1 file=$2 out=$TMP/$1
 	mkdir -p "$out"
 	"$FILEIO" --file "$file" --engine sync --reads 64 --writes 16 >/dev/null   # prepare the file untraced
-	"$UT" -q --json "$out/summary.json" -o "$out/trace.fxt" \
+	if ! "$UT" -q --json "$out/summary.json" -o "$out/trace.fxt" \
 		-c "$FILEIO --file $file --engine sync --reads 64 --writes 16 --bad-fd-read > $out/workload.json" "$SCRIPT" \
-		>"$out/out.txt" 2>"$out/err.txt"
-	local rc=$?
-	if [ $rc -ne 0 ]; then
-		fail "fileio/$name/runs" "exit status $rc: $(head -c 400 "$out/err.txt")"
+		>"$out/out.txt" 2>"$out/err.txt"; then
+		fail "fileio/$name/runs" "$(head -c 400 "$out/err.txt")"
 		return
 	fi
 	pass "fileio/$name/runs"
@@ -111,32 +110,10 @@ pattern() {
 
 # wait_mode NAME FILE: wait mode traced with -p, started after the open.
 wait_mode() {
-	local name=$1 file=$2 out=$TMP/$1
-	mkdir -p "$out"
-	"$FILEIO" --file "$file" --engine sync --wait-fifo "$out/fifo" >"$out/workload.json" 2>"$out/workload.err" &
-	local wpid=$!
-	if ! wait_for "$out/workload.err" 'waiting for a byte'; then
-		fail "fileio/$name/workload" "fileio did not open its file: $(head -c 300 "$out/workload.err")"
-		kill "$wpid" 2>/dev/null
-		return
-	fi
-	"$UT" --json "$out/summary.json" -o "$out/trace.fxt" -p "$wpid" "$SCRIPT" >"$out/out.txt" 2>"$out/err.txt" &
-	local tpid=$!
-	if ! wait_for "$out/err.txt" '^uring-trace: tracing'; then
-		fail "fileio/$name/runs" "uring-trace did not start: $(head -c 400 "$out/err.txt")"
-		kill "$wpid" "$tpid" 2>/dev/null
-		return
-	fi
-	echo go >"$out/fifo"
-	wait "$wpid"
-	kill -INT "$tpid"
-	if ! wait "$tpid"; then
-		fail "fileio/$name/runs" "uring-trace failed: $(head -c 400 "$out/err.txt")"
-		return
-	fi
-	pass "fileio/$name/runs"
+	local out=$TMP/$1
+	trace_fileio_waiting "fileio/$1" "$out" "$2" "$SCRIPT" || return
 	"$UT" dump "$out/trace.fxt" >"$out/dump.txt"
-	check "$name" "$out" wait "$file"
+	check "$1" "$out" wait "$2"
 }
 
 pattern root "$TMP/data"
