@@ -17,15 +17,27 @@ uint64_t hmap_hash(uint64_t a, uint64_t b)
 	return x;
 }
 
+/* Eight bytes a step (the writer hashes every name and category of every
+ * record it interns; byte-wise FNV-1a took a fifth of the engine's time),
+ * each word mixed by a multiply, the whole finalised with the length. */
 uint64_t hmap_hash_bytes(const void *data, size_t len)
 {
 	const unsigned char *p = data;
 	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 32;
 	}
-	return h;
+	if (i < len) { /* the last bytes, without a variable-length memcpy call */
+		uint64_t w = 0;
+		for (unsigned shift = 0; i < len; i++, shift += 8)
+			w |= (uint64_t)p[i] << shift;
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+	}
+	return hmap_hash(h, len);
 }
 
 static size_t home_of(const struct hmap *m, uint64_t a, uint64_t b)
