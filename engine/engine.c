@@ -584,6 +584,20 @@ const struct ut_engine_stats *ut_engine_stats(const struct ut_engine *e)
 	return &e->stats;
 }
 
+void ut_engine_report_limits(const struct ut_engine *e, FILE *out)
+{
+	const struct ut_engine_stats *st = &e->stats;
+	if (!st->flows_evicted && !st->spans_evicted && !st->slices_evicted && !st->threads_evicted)
+		return;
+	fprintf(out,
+		"uring-trace: trace limits reached, the oldest were dropped: %" PRIu64
+		" open flows (of %zu), %" PRIu64 " open spans (of %zu), %" PRIu64
+		" slices nested deeper than %zu, %" PRIu64 " threads (of %zu kept)\n",
+		st->flows_evicted, e->limits.max_open_flows, st->spans_evicted,
+		e->limits.max_open_spans, st->slices_evicted, e->limits.max_open_slices,
+		st->threads_evicted, e->limits.max_threads);
+}
+
 void ut_engine_process_name(struct ut_engine *e, uint32_t pid, const char *name)
 {
 	real_process(e, pid, name ? name : "");

@@ -86,6 +86,8 @@ struct ut_engine *ut_engine_new(struct fxt_writer *w, const struct ut_engine_lim
 void ut_engine_finish(struct ut_engine *e, uint64_t last_ts);
 void ut_engine_free(struct ut_engine *e);
 const struct ut_engine_stats *ut_engine_stats(const struct ut_engine *e);
+/* Prints one line to out naming what the limits evicted, if anything. */
+void ut_engine_report_limits(const struct ut_engine *e, FILE *out);
 
 /* Names.  May be called at any time, any number of times; the newest name
  * wins for records written afterwards. */

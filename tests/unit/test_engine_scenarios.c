@@ -68,6 +68,13 @@ static void test_nested_slices(void)
 	struct ut_arg res = { .name = "res", .kind = UT_ARG_INT, .i = -11 };
 	ut_slice_end(e, 30, &main_thread, &res, 1);
 	ut_slice_end(e, 40, &main_thread, NULL, 0);
+	char *report = NULL;
+	size_t len;
+	FILE *out = open_memstream(&report, &len);
+	ut_engine_report_limits(e, out);
+	fclose(out);
+	CHECK("nested slices: no limit reached, nothing reported", len == 0);
+	free(report);
 	struct ut_engine_stats st = finish(e, 50);
 	long b1 = at("duration_begin ts=10 pid=100 tid=100 cat=\"c\" name=\"outer\"");
 	long b2 = at("duration_begin ts=20 pid=100 tid=100 cat=\"c\" name=\"inner\"");
@@ -281,6 +288,15 @@ static void test_thread_limit(void)
 	ut_slice_begin(e, 50, &b, "c", "b back", NULL, 0); /* evicts c, its slice open */
 	ut_counter(e, 60, &d, "n", &v, 1);                 /* evicts a, the last of process 100 */
 	ut_instant(e, 70, &a, "c", "a back", NULL, 0);     /* evicts b, the last of process 200 */
+	char *report = NULL;
+	size_t len;
+	FILE *out = open_memstream(&report, &len);
+	ut_engine_report_limits(e, out);
+	fclose(out);
+	CHECK("thread limit: reported with the other limits",
+	      strstr(report, "limits reached") && strstr(report, " 0 open flows (of 1048576)") &&
+		      strstr(report, " 4 threads (of 2 kept)\n"));
+	free(report);
 	struct ut_engine_stats st = finish(e, 80);
 	CHECK("thread limit: least recently used evicted (b, c, a, b)",
 	      st.threads_evicted == 4 && st.slices_unmatched_end == 0 &&
