@@ -484,50 +484,7 @@ static void status_line(struct session *s, double started, uint64_t *last_record
 	*last_t = t;
 }
 
-/* k: the kernel the script was compiled against (its BTF already parsed),
- * or NULL to open it here. */
-/* Without -v: one line when the script runs degraded on this kernel, naming
- * the probe kinds it does not run (fentry, kprobe, ...) that alternatives
- * were passed over for, and counting the optional probes left out. */
-static void note_degraded(const struct ut_program *prog, const struct ut_loaded *l, struct ut_kernel *k)
-{
-	bool named[UT_PROBE_KIND_COUNT] = {false};
-	const char *kinds[UT_PROBE_KIND_COUNT];
-	unsigned nkinds = 0, fallbacks = 0, left_out = 0;
-	for (unsigned i = 0; i < prog->nprobes; i++) {
-		const struct ut_probe *p = &prog->probes[i];
-		if (!p->nalts || !ut_kind_is_bpf(p->alts[0].kind))
-			continue;
-		int a = ut_loaded_alt(l, i);
-		if (a < 0)
-			left_out++;
-		else if (a > 0)
-			fallbacks++;
-		unsigned passed_over = a < 0 ? p->nalts : (unsigned)a;
-		for (unsigned j = 0; j < passed_over; j++) {
-			const struct ut_alt *alt = &p->alts[j];
-			char why[256];
-			if (!named[alt->kind] && !ut_kind_available(k, alt, why, sizeof(why))) {
-				named[alt->kind] = true;
-				kinds[nkinds++] = ut_kind_name(alt->kind);
-			}
-		}
-	}
-	if (nkinds == 0 && left_out == 0)
-		return;
-	fprintf(stderr, "uring-trace: note: ");
-	if (nkinds) {
-		fprintf(stderr, "this kernel runs no ");
-		for (unsigned i = 0; i < nkinds; i++)
-			fprintf(stderr, "%s%s", i == 0 ? "" : i + 1 < nkinds ? ", " : " or ", kinds[i]);
-		fprintf(stderr, " programs: %u probes use another alternative, %u are left out", fallbacks, left_out);
-	} else {
-		fprintf(stderr, "%u optional probes are not on this kernel and are left out", left_out);
-	}
-	fprintf(stderr, " (-v lists them)\n");
-}
-
-static int trace(struct options *o, struct ut_program *prog, const void *obj, size_t obj_len, struct ut_kernel *k)
+static int trace(struct options *o, struct ut_program *prog, const void *obj, size_t obj_len)
 {
 	struct session s = {.o = o, .prog = prog};
 	char err[4096];
@@ -551,13 +508,11 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	}
 	struct ut_load_opts lo = {
 		.obj = obj, .obj_len = obj_len, .probes = prog->probes, .nprobes = prog->nprobes,
-		.disks = prog->disks, .ndisks = prog->ndisks,
 		.ringbuf_bytes = o->buffer_bytes,
 		.filter_tgid = child ? (uint32_t)child : (uint32_t)o->pid,
 		.filter_comm = o->comm,
 		.sample_permyriad = o->sample_pct > 0 ? (uint32_t)(o->sample_pct * 100 + 0.5) : 0,
 		.verbose = o->verbose,
-		.kernel = k,
 	};
 	s.loaded = ut_load(&lo, err, sizeof(err));
 	if (!s.loaded) {
@@ -592,8 +547,6 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 				 prog->probes[i].alts[0].kind != UT_PROBE_END)
 				fprintf(stderr, "uring-trace: %s: not attached (%s)\n", prog->probes[i].spec, skipped);
 		}
-	else if (!o->quiet)
-		note_degraded(prog, s.loaded, k);
 	if (s.engine)
 		mark_start(s.engine);
 	run_once_probes(&s, UT_PROBE_BEGIN);
@@ -820,7 +773,7 @@ int main(int argc, char **argv)
 			free(image);
 			return 1;
 		}
-		int rc = o.emit_c || o.dump_ast || o.compile_only ? 2 : trace(&o, prog, obj, obj_len, NULL);
+		int rc = o.emit_c || o.dump_ast || o.compile_only ? 2 : trace(&o, prog, obj, obj_len);
 		if (rc == 2)
 			fprintf(stderr, "uring-trace: %s is already compiled: --emit-c, --dump and --compile need the .ut source\n",
 				o.script);
@@ -876,7 +829,9 @@ int main(int argc, char **argv)
 		free(obj);
 		goto done;
 	}
-	rc = trace(&o, prog, obj, obj_len, k);
+	ut_kernel_close(k);
+	k = NULL;
+	rc = trace(&o, prog, obj, obj_len);
 	free(obj);
 done:
 	for (unsigned i = 0; i < o.ndefines; i++)
