@@ -790,17 +790,25 @@ void ut_span_begin(struct ut_engine *e, uint64_t ts, const char *group, uint64_t
 	e->stats.events++;
 }
 
+/* The open span (group, group_key, span_key), or NULL (counted). */
+static struct open_item *find_open_span(struct ut_engine *e, const char *group, uint64_t group_key,
+					uint64_t span_key)
+{
+	uint32_t gi = find_group(e, group, group_key);
+	struct open_item *s = gi == NONE ? NULL : open_find(&e->spans, gi, span_key);
+	if (!s)
+		e->stats.spans_without_begin++;
+	return s;
+}
+
 void ut_span_end(struct ut_engine *e, uint64_t ts, const char *group, uint64_t group_key,
 		 uint64_t span_key, const char *name,
 		 const struct ut_arg *args, unsigned nargs)
 {
 	note_ts(e, ts);
-	uint32_t gi = find_group(e, group, group_key);
-	struct open_item *s = gi == NONE ? NULL : open_find(&e->spans, gi, span_key);
-	if (!s) {
-		e->stats.spans_without_begin++;
+	struct open_item *s = find_open_span(e, group, group_key, span_key);
+	if (!s)
 		return;
-	}
 	end_span(e, ts, s, name, args, nargs);
 	e->stats.spans_ended++;
 	e->stats.events++;
@@ -811,13 +819,10 @@ void ut_span_phase(struct ut_engine *e, uint64_t ts, const char *group, uint64_t
 		   const struct ut_arg *args, unsigned nargs)
 {
 	note_ts(e, ts);
-	uint32_t gi = find_group(e, group, group_key);
-	struct open_item *s = gi == NONE ? NULL : open_find(&e->spans, gi, span_key);
-	if (!s) {
-		e->stats.spans_without_begin++;
+	struct open_item *s = find_open_span(e, group, group_key, span_key);
+	if (!s)
 		return;
-	}
-	uint32_t ti = e->groups[gi].lane_tracks[s->lane];
+	uint32_t ti = e->groups[s->index].lane_tracks[s->lane];
 	if (s->phase_open)
 		pop_slice(e, ti, ts, NULL, NULL, 0);
 	struct track *t = &e->tracks[ti];
