@@ -1,5 +1,7 @@
 /* The flow-tracking engine: keeps what is open (slices per track, flows,
- * spans and their lanes) and turns each call into FXT records.
+ * spans and their lanes) and the real threads it has seen (the least
+ * recently used forgotten past a limit), and turns each call into FXT
+ * records.
  *
  * Every track is a thread in the trace.  Real threads keep their pid/tid;
  * groups are synthetic processes whose pid and thread ids are taken from
