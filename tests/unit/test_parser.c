@@ -167,6 +167,19 @@ static void test_statements(void)
 	CHECK("cast: field of args", s && s->a->a->kind == N_FIELD && strcmp(s->a->a->str, "req") == 0);
 	CHECK_STR("cast: integer", s && s->next ? s->next->a->str : NULL, "u32");
 	parsed_free(&p);
+
+	parse(&p, "BEGIN { $f = curtask.files.fdt.fd[3]; $n = names[1]; $m = -$p[2]; $v = @m[1]; }");
+	s = p.items ? p.items->c->a : NULL;
+	CHECK("index: of a field chain", p.d.errors == 0 && s && s->a->kind == N_INDEX && s->a->a->kind == N_FIELD &&
+	      strcmp(s->a->a->str, "fd") == 0 && s->a->b->kind == N_INT);
+	s = s ? s->next : NULL;
+	CHECK("index: a name is a table lookup", s && s->a->kind == N_INDEX && s->a->a->kind == N_IDENT &&
+	      strcmp(s->a->a->str, "names") == 0);
+	s = s ? s->next : NULL;
+	CHECK("index: binds tighter than unary minus", s && s->a->kind == N_UNOP && s->a->a->kind == N_INDEX);
+	s = s ? s->next : NULL;
+	CHECK("index: @m[k] is the map's entry", s && s->a->kind == N_MAP_REF && node_list_len(s->a->a) == 1);
+	parsed_free(&p);
 }
 
 static void test_strings(void)
