@@ -138,11 +138,39 @@ static __always_inline void ut_note_thread(void)
 	ut_submit(r, sizeof(*r), UT_NPROBES);
 }
 
-/* A record for the trace: names its thread on first sight, then reserves. */
-static __always_inline void *ut_record(__u32 size, __u32 event, __u32 probe)
+/* The records of one probe hit share one ring buffer sample of `cap`
+ * bytes (a constant: the most the body can write), reserved up front and
+ * filled in order; the reader walks it record by record (runtime/decode.c)
+ * and stops at a UT_EVENT_END header or where no header fits.  One
+ * reservation per hit instead of per record halves a record's cost. */
+static __always_inline char *ut_batch_reserve(__u32 cap, __u32 probe)
 {
 	ut_note_thread();
-	return ut_reserve(size, event, probe);
+	char *b = bpf_ringbuf_reserve(&ut_events, cap, 0);
+	if (!b)
+		ut_count(probe, 1);
+	return b;
+}
+
+static __always_inline void ut_batch_header(struct ut_rec_hdr *h, __u32 event, __u64 now)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	h->ts = now;
+	h->event = event;
+	h->pid = id >> 32;
+	h->tid = (__u32)id;
+	h->cpu = bpf_get_smp_processor_id();
+}
+
+static __always_inline void ut_batch_submit(char *b, __u32 used, __u32 cap, __u32 probe)
+{
+	if (!used) {
+		bpf_ringbuf_discard(b, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	if (used <= cap - sizeof(struct ut_rec_hdr))
+		((struct ut_rec_hdr *)(b + used))->event = UT_EVENT_END;
+	ut_submit(b, cap, probe);
 }
 
 /* What a string map reads as where its key is absent (string values are

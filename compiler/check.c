@@ -1405,24 +1405,28 @@ static void record_args(struct compiler *c, struct record *r, struct node *with)
 	}
 }
 
-/* Writes the record's struct and the code that fills and submits it. */
+/* Writes the record's struct and the code that fills it.  Records of one
+ * probe hit go into one ring buffer sample, reserved at the start of the
+ * body for all the records it may write (check_probe_body): one
+ * reservation per hit, not per record.  Sizes are multiples of 8, so the
+ * records of a sample stay aligned. */
 static void record_end(struct compiler *c, struct record *r, const char *guard)
 {
+	r->size = (r->size + 7) & ~7u;
 	r->ev->size = r->size;
-	sb_printf(&c->c_types, "struct ut_rec_%d {\n\tstruct ut_rec_hdr h;\n%s};\n", r->index, r->fields.s ? r->fields.s : "");
+	c->batch_bytes += r->size;
+	sb_printf(&c->c_types, "struct ut_rec_%d {\n\tstruct ut_rec_hdr h;\n%s} __attribute__((aligned(8)));\n", r->index,
+		  r->fields.s ? r->fields.s : "");
 	sb_printf(&c->c_types, "_Static_assert(sizeof(struct ut_rec_%d) == %u, \"record layout\");\n\n", r->index, r->size);
-	emit(c, "%s{", guard ? guard : "");
+	emit(c, "%sif (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_%d)) {", guard ? guard : "", r->index);
 	c->indent++;
-	emit(c, "struct ut_rec_%d *r = ut_record(sizeof(*r), %d, %u);", r->index, r->index, c->alt->probe_index);
-	emit(c, "if (r) {");
-	c->indent++;
+	emit(c, "struct ut_rec_%d *r = (void *)(ut_batch + ut_off);", r->index);
+	emit(c, "ut_batch_header(&r->h, %d, ut_now);", r->index);
 	for (char *line = r->assigns.s, *nl; line && *line; line = nl + 1) {
 		nl = strchr(line, '\n');
 		emit(c, "%.*s", (int)(nl - line), line);
 	}
-	emit(c, "ut_submit(r, sizeof(*r), %u);", c->alt->probe_index);
-	c->indent--;
-	emit(c, "}");
+	emit(c, "ut_off += sizeof(*r);");
 	c->indent--;
 	emit(c, "}");
 	sb_free(&r->fields);
@@ -1693,7 +1697,7 @@ static void stmt(struct compiler *c, struct node *n)
 		return;
 	}
 	case N_RETURN:
-		emit(c, "return 0;");
+		emit(c, "goto ut_done;");   /* the records so far still go out */
 		return;
 	case N_SLICE: case N_INSTANT: case N_COUNTER: case N_FLOW: case N_SPAN: case N_TRACK_NAME:
 		emit(c, "{");
@@ -1715,6 +1719,7 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 	c->indent = 1;
 	c->nlocals = 0;
 	c->path_calls = 0;
+	c->batch_bytes = 0;
 	if (pred) {
 		emit(c, "{");
 		c->indent++;
@@ -1727,8 +1732,30 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 		c->indent--;
 		emit(c, "}");
 	}
+	size_t before_body = body.len;
 	stmt_list(c, block->a);
 	c->out = saved;
+	if (c->batch_bytes) {
+		/* after the predicate: a hit it rejects reserves nothing.  When
+		 * the ring is full (ut_batch NULL) the body still runs: its
+		 * maps and aggregations stay exact, only its records are lost */
+		struct strbuf prologue = {0};
+		sb_printf(&prologue, "\tconst __u32 ut_batch_cap = %u;\n"
+			  "\tchar *ut_batch = ut_batch_reserve(ut_batch_cap, %u);\n"
+			  "\t__u32 ut_off = 0;\n"
+			  "\tconst __u64 ut_now = bpf_ktime_get_ns();\n",
+			  c->batch_bytes, c->alt->probe_index);
+		struct strbuf joined = {0};
+		sb_printf(&joined, "%.*s%s%s", (int)before_body, body.s ? body.s : "", prologue.s,
+			  body.s ? body.s + before_body : "");
+		sb_printf(&joined, "ut_done: __attribute__((unused));\n"
+			  "\tif (ut_batch)\n\t\tut_batch_submit(ut_batch, ut_off, ut_batch_cap, %u);\n", c->alt->probe_index);
+		sb_free(&prologue);
+		sb_free(&body);
+		body = joined;
+	} else if (body.s && strstr(body.s, "goto ut_done;")) {
+		sb_puts(&body, "ut_done: __attribute__((unused));\n");
+	}
 	for (unsigned i = 0; i < c->nlocals; i++) {
 		char *name = xasprintf("l_%s", c->locals[i].name + 1);
 		char *d = c_decl(c, &c->locals[i].type, name);

@@ -230,13 +230,9 @@ static void thread_record(struct ut_decoder *d, const struct ut_rec_hdr *h, cons
 	ut_engine_process_name(d->engine, h->pid, pcomm);
 }
 
-void ut_decode_record(struct ut_decoder *d, const void *rec, size_t size)
+static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 {
 	const struct ut_rec_hdr *h = rec;
-	if (size < sizeof(*h)) {
-		d->malformed++;
-		return;
-	}
 	d->records++;
 	if (!d->first_ts || h->ts < d->first_ts)
 		d->first_ts = h->ts;
@@ -246,7 +242,7 @@ void ut_decode_record(struct ut_decoder *d, const void *rec, size_t size)
 		thread_record(d, h, rec, size);
 		return;
 	}
-	if (h->event >= d->prog->nevents || size < d->prog->events[h->event].size) {
+	if (h->event >= d->prog->nevents) {
 		d->malformed++;
 		return;
 	}
@@ -323,5 +319,35 @@ void ut_decode_record(struct ut_decoder *d, const void *rec, size_t size)
 		break;
 	default:
 		break;
+	}
+}
+
+/* A sample holds the records of one probe hit, one after another, each as
+ * long as its event's layout says (bpf/ut.h, ut_batch_reserve). */
+void ut_decode_record(struct ut_decoder *d, const void *sample, size_t size)
+{
+	const unsigned char *p = sample;
+	if (size < sizeof(struct ut_rec_hdr)) {
+		d->malformed++;
+		return;
+	}
+	while (size >= sizeof(struct ut_rec_hdr)) {
+		const struct ut_rec_hdr *h = (const void *)p;
+		size_t len;
+		if (h->event == UT_EVENT_END)
+			return;
+		if (h->event == UT_EVENT_THREAD)
+			len = sizeof(struct ut_thread_rec);
+		else if (h->event < d->prog->nevents)
+			len = d->prog->events[h->event].size;
+		else
+			len = 0;
+		if (len < sizeof(*h) || len > size) {
+			d->malformed++;
+			return;
+		}
+		decode_one(d, p, len);
+		p += len;
+		size -= len;
 	}
 }

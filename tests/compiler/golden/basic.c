@@ -14,14 +14,14 @@ struct ut_mk_1 {
 
 struct ut_rec_0 {
 	struct ut_rec_hdr h;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_0) == 24, "record layout");
 
 struct ut_rec_1 {
 	struct ut_rec_hdr h;
 	char f0[16];
 	char f1[64];
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_1) == 104, "record layout");
 
 struct ut_tp_record___ut1 {
@@ -36,7 +36,7 @@ struct ut_tp_record___ut1 {
 
 struct ut_rec_2 {
 	struct ut_rec_hdr h;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_2) == 24, "record layout");
 
 struct {
@@ -59,14 +59,20 @@ struct {
 SEC("raw_tp")
 int ut_p0_a0(void *ctx)
 {
+	const __u32 ut_batch_cap = 24;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 0);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
-		{
-			struct ut_rec_0 *r = ut_record(sizeof(*r), 0, 0);
-			if (r) {
-				ut_submit(r, sizeof(*r), 0);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
+			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 0, ut_now);
+			ut_off += sizeof(*r);
 		}
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 0);
 	return 0;
 }
 
@@ -82,6 +88,10 @@ int ut_p1_a0(void *ctx)
 		if (!(((__u64)((bpf_get_current_pid_tgid() >> 32)) != (__u64)(0LL))))
 			return 0;
 	}
+	const __u32 ut_batch_cap = 104;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 1);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		char t1[16];
 		bpf_get_current_comm(t1, sizeof(t1));
@@ -100,15 +110,17 @@ int ut_p1_a0(void *ctx)
 		bpf_get_current_comm(t3, sizeof(t3));
 		char t4[64] = {};
 		bpf_probe_read_kernel_str(t4, sizeof(t4), (const void *)(((void *)tp->filename)));
-		{
-			struct ut_rec_1 *r = ut_record(sizeof(*r), 1, 1);
-			if (r) {
-				__builtin_memcpy(r->f0, t3, sizeof(t3) < 16 ? sizeof(t3) : 16);
-				__builtin_memcpy(r->f1, t4, sizeof(t4) < 64 ? sizeof(t4) : 64);
-				ut_submit(r, sizeof(*r), 1);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
+			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 1, ut_now);
+			__builtin_memcpy(r->f0, t3, sizeof(t3) < 16 ? sizeof(t3) : 16);
+			__builtin_memcpy(r->f1, t4, sizeof(t4) < 64 ? sizeof(t4) : 64);
+			ut_off += sizeof(*r);
 		}
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 1);
 	return 0;
 }
 
@@ -116,14 +128,20 @@ int ut_p1_a0(void *ctx)
 SEC("raw_tp")
 int ut_p2_a0(void *ctx)
 {
+	const __u32 ut_batch_cap = 24;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 2);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
-		{
-			struct ut_rec_2 *r = ut_record(sizeof(*r), 2, 2);
-			if (r) {
-				ut_submit(r, sizeof(*r), 2);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
+			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 2, ut_now);
+			ut_off += sizeof(*r);
 		}
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 2);
 	return 0;
 }
 

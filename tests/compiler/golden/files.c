@@ -27,7 +27,7 @@ struct ut_rec_0 {
 	struct ut_rec_hdr h;
 	char f0[256];
 	char f1[256];
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_0) == 536, "record layout");
 
 struct ut_tp_record___ut0 {
@@ -40,7 +40,7 @@ struct ut_tp_record___ut0 {
 struct ut_rec_1 {
 	struct ut_rec_hdr h;
 	char f0[256];
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_1) == 280, "record layout");
 
 struct ut_tp_record___ut1 {
@@ -92,6 +92,10 @@ int ut_p0_a0(void *ctx)
 		return 0;
 	struct fdtable *l_fdt = 0;
 	struct file *l_f = 0;
+	const __u32 ut_batch_cap = 536;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 0);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		void *t0 = (void *)BPF_CORE_READ(((struct task_struct *)(((void *)bpf_get_current_task()))), files);
 		void *t1 = (void *)BPF_CORE_READ(((struct files_struct *)(t0)), fdt);
@@ -136,15 +140,17 @@ int ut_p0_a0(void *ctx)
 		void *t16 = (void *)BPF_CORE_READ(((struct task_struct *)(((void *)bpf_get_current_task()))), fs);
 		void *t17 = (void *)&((struct fs_struct *)(t16))->pwd;
 		struct ut_path_buf *t18 = ut_path(2, (void *)(t17));
-		{
-			struct ut_rec_0 *r = ut_record(sizeof(*r), 0, 0);
-			if (r) {
-				__builtin_memcpy(r->f0, (t15->s), sizeof((t15->s)) < 256 ? sizeof((t15->s)) : 256);
-				__builtin_memcpy(r->f1, (t18->s), sizeof((t18->s)) < 256 ? sizeof((t18->s)) : 256);
-				ut_submit(r, sizeof(*r), 0);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
+			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 0, ut_now);
+			__builtin_memcpy(r->f0, (t15->s), sizeof((t15->s)) < 256 ? sizeof((t15->s)) : 256);
+			__builtin_memcpy(r->f1, (t18->s), sizeof((t18->s)) < 256 ? sizeof((t18->s)) : 256);
+			ut_off += sizeof(*r);
 		}
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 0);
 	return 0;
 }
 
@@ -166,6 +172,10 @@ int ut_p1_a0(void *ctx)
 		if (!((!ut_streq((t20->s), t21, 1))))
 			return 0;
 	}
+	const __u32 ut_batch_cap = 280;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 1);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		struct ut_mk_0 t23;
 		__builtin_memset(&t23, 0, sizeof(t23));
@@ -184,12 +194,11 @@ int ut_p1_a0(void *ctx)
 		t25.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
 		struct ut_mv_0 *t26 = (void *)ut_empty_str;
 		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t25); if (v) t26 = v; }
-		{
-			struct ut_rec_1 *r = ut_record(sizeof(*r), 1, 1);
-			if (r) {
-				__builtin_memcpy(r->f0, (t26->s), sizeof((t26->s)) < 256 ? sizeof((t26->s)) : 256);
-				ut_submit(r, sizeof(*r), 1);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
+			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 1, ut_now);
+			__builtin_memcpy(r->f0, (t26->s), sizeof((t26->s)) < 256 ? sizeof((t26->s)) : 256);
+			ut_off += sizeof(*r);
 		}
 	}
 	{
@@ -198,6 +207,9 @@ int ut_p1_a0(void *ctx)
 		t27.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
 		bpf_map_delete_elem(&m_0, &t27);
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 1);
 	return 0;
 }
 

@@ -19,7 +19,7 @@ struct ut_mk_2 {
 struct ut_rec_0 {
 	struct ut_rec_hdr h;
 	__s64 f0;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_0) == 32, "record layout");
 
 struct trace_event_raw_sched_process_exec___ut0 {
@@ -72,6 +72,10 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	const __u32 ut_batch_cap = 32;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 0);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		char t1[128] = {};
 		bpf_probe_read_kernel_str(t1, sizeof(t1), (char *)ctx + (tp->__data_loc_filename & 0xffff));
@@ -83,16 +87,18 @@ int ut_p0_a0(void *ctx)
 	{
 		{
 			{
-				{
-					struct ut_rec_0 *r = ut_record(sizeof(*r), 0, 0);
-					if (r) {
-						r->f0 = (__s64)(((__s64)tp->pid));
-						ut_submit(r, sizeof(*r), 0);
-					}
+				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
+					struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
+					ut_batch_header(&r->h, 0, ut_now);
+					r->f0 = (__s64)(((__s64)tp->pid));
+					ut_off += sizeof(*r);
 				}
 			}
 		}
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 0);
 	return 0;
 }
 

@@ -20,19 +20,19 @@ struct ut_mk_2 {
 struct ut_rec_0 {
 	struct ut_rec_hdr h;
 	__u64 f0;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_0) == 32, "record layout");
 
 struct ut_rec_1 {
 	struct ut_rec_hdr h;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_1) == 24, "record layout");
 
 struct ut_rec_2 {
 	struct ut_rec_hdr h;
 	__u64 f0;
 	__u64 f1;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_2) == 40, "record layout");
 
 struct ut_rec_3 {
@@ -41,27 +41,27 @@ struct ut_rec_3 {
 	__u64 f1;
 	__u64 f2;
 	__u64 f3;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_3) == 56, "record layout");
 
 struct ut_rec_4 {
 	struct ut_rec_hdr h;
 	__u64 f0;
 	__u64 f1;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_4) == 40, "record layout");
 
 struct ut_rec_5 {
 	struct ut_rec_hdr h;
 	__u64 f0;
 	__u64 f1;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_5) == 40, "record layout");
 
 struct ut_rec_6 {
 	struct ut_rec_hdr h;
 	__u64 f0;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_6) == 32, "record layout");
 
 struct trace_event_raw_io_uring_submit_req___ut0 {
@@ -82,20 +82,20 @@ struct ut_rec_7 {
 	__u64 f0;
 	__s64 f1;
 	__s64 f2;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_7) == 48, "record layout");
 
 struct ut_rec_8 {
 	struct ut_rec_hdr h;
 	__u64 f0;
 	__u64 f1;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_8) == 40, "record layout");
 
 struct ut_rec_9 {
 	struct ut_rec_hdr h;
 	__s64 f0;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_9) == 32, "record layout");
 
 struct trace_event_raw_io_uring_complete___ut1 {
@@ -146,6 +146,10 @@ int ut_p0_a0(void *ctx)
 		if (!(((__u64)((bpf_get_current_pid_tgid() >> 32)) < (__u64)(4194304LL))))
 			return 0;
 	}
+	const __u32 ut_batch_cap = 264;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 0);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		l_x = (void *)(((void *)tp->req));
 	}
@@ -173,12 +177,11 @@ int ut_p0_a0(void *ctx)
 		if (((__u64)(l_x) != (__u64)(0LL)))
 		{
 			{
-				{
-					struct ut_rec_0 *r = ut_record(sizeof(*r), 0, 0);
-					if (r) {
-						r->f0 = (__u64)(((__u64)(1LL) * (__u64)(2LL)));
-						ut_submit(r, sizeof(*r), 0);
-					}
+				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
+					struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
+					ut_batch_header(&r->h, 0, ut_now);
+					r->f0 = (__u64)(((__u64)(1LL) * (__u64)(2LL)));
+					ut_off += sizeof(*r);
 				}
 			}
 		}
@@ -187,11 +190,10 @@ int ut_p0_a0(void *ctx)
 			if (((__u64)((bpf_get_current_pid_tgid() >> 32)) > (__u64)(1LL)))
 			{
 				{
-					{
-						struct ut_rec_1 *r = ut_record(sizeof(*r), 1, 0);
-						if (r) {
-							ut_submit(r, sizeof(*r), 0);
-						}
+					if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
+						struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
+						ut_batch_header(&r->h, 1, ut_now);
+						ut_off += sizeof(*r);
 					}
 				}
 			}
@@ -199,26 +201,24 @@ int ut_p0_a0(void *ctx)
 	}
 	{
 		__u64 t4 = (__u64)(((void *)tp->req));
-		if (ut_flow_sampled(0, t4, 1)) {
-			struct ut_rec_2 *r = ut_record(sizeof(*r), 2, 0);
-			if (r) {
-				r->f0 = (__u64)(t4);
-				r->f1 = (__u64)(((__u64)tp->opcode));
-				ut_submit(r, sizeof(*r), 0);
-			}
+		if (ut_flow_sampled(0, t4, 1)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
+			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 2, ut_now);
+			r->f0 = (__u64)(t4);
+			r->f1 = (__u64)(((__u64)tp->opcode));
+			ut_off += sizeof(*r);
 		}
 	}
 	{
 		__u64 t5 = (__u64)(((void *)tp->req));
-		if (ut_flow_sampled(0, t5, 0)) {
-			struct ut_rec_3 *r = ut_record(sizeof(*r), 3, 0);
-			if (r) {
-				r->f0 = (__u64)(((void *)tp->ctx));
-				r->f1 = (__u64)(t5);
-				r->f2 = (__u64)(((__u64)tp->opcode));
-				r->f3 = (__u64)(((__u64)tp->user_data));
-				ut_submit(r, sizeof(*r), 0);
-			}
+		if (ut_flow_sampled(0, t5, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_3)) {
+			struct ut_rec_3 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 3, ut_now);
+			r->f0 = (__u64)(((void *)tp->ctx));
+			r->f1 = (__u64)(t5);
+			r->f2 = (__u64)(((__u64)tp->opcode));
+			r->f3 = (__u64)(((__u64)tp->user_data));
+			ut_off += sizeof(*r);
 		}
 	}
 	{
@@ -226,38 +226,38 @@ int ut_p0_a0(void *ctx)
 		__builtin_memset(&t6, 0, sizeof(t6));
 		__u64 t7 = 0;
 		{ __u64 *v = bpf_map_lookup_elem(&m_1, &t6); if (v) t7 = *v; }
-		{
-			struct ut_rec_4 *r = ut_record(sizeof(*r), 4, 0);
-			if (r) {
-				r->f0 = (__u64)(((void *)tp->ctx));
-				r->f1 = (__u64)(t7);
-				ut_submit(r, sizeof(*r), 0);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
+			struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 4, ut_now);
+			r->f0 = (__u64)(((void *)tp->ctx));
+			r->f1 = (__u64)(t7);
+			ut_off += sizeof(*r);
 		}
 	}
 	{
-		{
-			struct ut_rec_5 *r = ut_record(sizeof(*r), 5, 0);
-			if (r) {
-				r->f0 = (__u64)(((void *)tp->ctx));
-				r->f1 = (__u64)(((void *)tp->ctx));
-				ut_submit(r, sizeof(*r), 0);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_5)) {
+			struct ut_rec_5 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 5, ut_now);
+			r->f0 = (__u64)(((void *)tp->ctx));
+			r->f1 = (__u64)(((void *)tp->ctx));
+			ut_off += sizeof(*r);
 		}
 	}
 	{
 		{
 			{
-				{
-					struct ut_rec_6 *r = ut_record(sizeof(*r), 6, 0);
-					if (r) {
-						r->f0 = (__u64)(3LL);
-						ut_submit(r, sizeof(*r), 0);
-					}
+				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_6)) {
+					struct ut_rec_6 *r = (void *)(ut_batch + ut_off);
+					ut_batch_header(&r->h, 6, ut_now);
+					r->f0 = (__u64)(3LL);
+					ut_off += sizeof(*r);
 				}
 			}
 		}
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 0);
 	return 0;
 }
 
@@ -269,6 +269,10 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	const __u32 ut_batch_cap = 120;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 1);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		struct ut_mk_1 t8;
 		__builtin_memset(&t8, 0, sizeof(t8));
@@ -276,36 +280,36 @@ int ut_p1_a0(void *ctx)
 	}
 	{
 		__u64 t9 = (__u64)(((void *)tp->req));
-		if (ut_flow_sampled(0, t9, 0)) {
-			struct ut_rec_7 *r = ut_record(sizeof(*r), 7, 1);
-			if (r) {
-				r->f0 = (__u64)(t9);
-				r->f1 = (__s64)(((__s64)tp->res));
-				r->f2 = (__s64)(((__s64)tp->res));
-				ut_submit(r, sizeof(*r), 1);
-			}
+		if (ut_flow_sampled(0, t9, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
+			struct ut_rec_7 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 7, ut_now);
+			r->f0 = (__u64)(t9);
+			r->f1 = (__s64)(((__s64)tp->res));
+			r->f2 = (__s64)(((__s64)tp->res));
+			ut_off += sizeof(*r);
 		}
 	}
 	{
 		__u64 t10 = (__u64)(((void *)tp->req));
-		if (ut_flow_sampled(0, t10, 0)) {
-			struct ut_rec_8 *r = ut_record(sizeof(*r), 8, 1);
-			if (r) {
-				r->f0 = (__u64)(((void *)tp->ctx));
-				r->f1 = (__u64)(t10);
-				ut_submit(r, sizeof(*r), 1);
-			}
+		if (ut_flow_sampled(0, t10, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_8)) {
+			struct ut_rec_8 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 8, ut_now);
+			r->f0 = (__u64)(((void *)tp->ctx));
+			r->f1 = (__u64)(t10);
+			ut_off += sizeof(*r);
 		}
 	}
 	{
-		{
-			struct ut_rec_9 *r = ut_record(sizeof(*r), 9, 1);
-			if (r) {
-				r->f0 = (__s64)(((__s64)tp->res));
-				ut_submit(r, sizeof(*r), 1);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_9)) {
+			struct ut_rec_9 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 9, ut_now);
+			r->f0 = (__s64)(((__s64)tp->res));
+			ut_off += sizeof(*r);
 		}
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 1);
 	return 0;
 }
 

@@ -52,7 +52,7 @@ struct ut_rec_0 {
 	struct ut_rec_hdr h;
 	__u64 f0;
 	__u64 f1;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_0) == 40, "record layout");
 
 struct trace_event_raw_io_uring_cqe_overflow___ut3 {
@@ -68,7 +68,7 @@ struct ut_rec_1 {
 	struct ut_rec_hdr h;
 	__u64 f0;
 	__u64 f1;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_1) == 40, "record layout");
 
 struct trace_event_raw_io_uring_task_work_run___ut4 {
@@ -192,6 +192,10 @@ int ut_p3_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	const __u32 ut_batch_cap = 40;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 3);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		struct ut_mk_3 t3;
 		__builtin_memset(&t3, 0, sizeof(t3));
@@ -199,15 +203,17 @@ int ut_p3_a0(void *ctx)
 		ut_agg_add(&m_3, &t3, (__s64)(1));
 	}
 	{
-		{
-			struct ut_rec_0 *r = ut_record(sizeof(*r), 0, 3);
-			if (r) {
-				r->f0 = (__u64)(3U);
-				r->f1 = (__u64)(bpf_get_smp_processor_id());
-				ut_submit(r, sizeof(*r), 3);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
+			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 0, ut_now);
+			r->f0 = (__u64)(3U);
+			r->f1 = (__u64)(bpf_get_smp_processor_id());
+			ut_off += sizeof(*r);
 		}
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 3);
 	return 0;
 }
 
@@ -219,6 +225,10 @@ int ut_p4_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	const __u32 ut_batch_cap = 40;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 4);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		struct ut_mk_3 t4;
 		__builtin_memset(&t4, 0, sizeof(t4));
@@ -226,15 +236,17 @@ int ut_p4_a0(void *ctx)
 		ut_agg_add(&m_3, &t4, (__s64)(1));
 	}
 	{
-		{
-			struct ut_rec_1 *r = ut_record(sizeof(*r), 1, 4);
-			if (r) {
-				r->f0 = (__u64)(4U);
-				r->f1 = (__u64)(bpf_get_smp_processor_id());
-				ut_submit(r, sizeof(*r), 4);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
+			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 1, ut_now);
+			r->f0 = (__u64)(4U);
+			r->f1 = (__u64)(bpf_get_smp_processor_id());
+			ut_off += sizeof(*r);
 		}
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 4);
 	return 0;
 }
 

@@ -62,7 +62,7 @@ struct ut_rec_0 {
 	__s64 f1;
 	__u64 f2;
 	__u64 f3;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_0) == 64, "record layout");
 
 struct trace_event_raw_sched_wakeup_template___ut1 {
@@ -75,12 +75,12 @@ struct trace_event_raw_sched_wakeup_template___ut1 {
 
 struct ut_rec_1 {
 	struct ut_rec_hdr h;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_1) == 24, "record layout");
 
 struct ut_rec_2 {
 	struct ut_rec_hdr h;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_2) == 24, "record layout");
 
 struct {
@@ -276,6 +276,10 @@ int ut_p1_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	__u64 l_since = 0;
+	const __u32 ut_batch_cap = 64;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 1);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		struct ut_mk_6 t19;
 		__builtin_memset(&t19, 0, sizeof(t19));
@@ -290,15 +294,14 @@ int ut_p1_a0(void *ctx)
 			{
 				char t21[16] = {};
 				bpf_probe_read_kernel_str(t21, sizeof(t21), tp->comm);
-				{
-					struct ut_rec_0 *r = ut_record(sizeof(*r), 0, 1);
-					if (r) {
-						__builtin_memcpy(r->f0, t21, sizeof(t21) < 16 ? sizeof(t21) : 16);
-						r->f1 = (__s64)(((__s64)tp->pid));
-						r->f2 = (__u64)(bpf_get_smp_processor_id());
-						r->f3 = (__u64)(l_since);
-						ut_submit(r, sizeof(*r), 1);
-					}
+				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
+					struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
+					ut_batch_header(&r->h, 0, ut_now);
+					__builtin_memcpy(r->f0, t21, sizeof(t21) < 16 ? sizeof(t21) : 16);
+					r->f1 = (__s64)(((__s64)tp->pid));
+					r->f2 = (__u64)(bpf_get_smp_processor_id());
+					r->f3 = (__u64)(l_since);
+					ut_off += sizeof(*r);
 				}
 			}
 		}
@@ -309,6 +312,9 @@ int ut_p1_a0(void *ctx)
 		t22.k0 = (__u64)(bpf_get_smp_processor_id());
 		bpf_map_delete_elem(&m_6, &t22);
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 1);
 	return 0;
 }
 
@@ -316,14 +322,20 @@ int ut_p1_a0(void *ctx)
 SEC("perf_event")
 int ut_p2_a0(void *ctx)
 {
+	const __u32 ut_batch_cap = 24;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 2);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
-		{
-			struct ut_rec_1 *r = ut_record(sizeof(*r), 1, 2);
-			if (r) {
-				ut_submit(r, sizeof(*r), 2);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
+			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 1, ut_now);
+			ut_off += sizeof(*r);
 		}
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 2);
 	return 0;
 }
 
@@ -331,14 +343,20 @@ int ut_p2_a0(void *ctx)
 SEC("raw_tp")
 int ut_p3_a0(void *ctx)
 {
+	const __u32 ut_batch_cap = 24;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 3);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
-		{
-			struct ut_rec_2 *r = ut_record(sizeof(*r), 2, 3);
-			if (r) {
-				ut_submit(r, sizeof(*r), 3);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
+			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 2, ut_now);
+			ut_off += sizeof(*r);
 		}
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 3);
 	return 0;
 }
 

@@ -50,14 +50,14 @@ struct ut_rec_0 {
 	__u64 f13;
 	__u64 f14;
 	__u64 f15;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_0) == 152, "record layout");
 
 struct ut_rec_1 {
 	struct ut_rec_hdr h;
 	__u64 f0;
 	__u64 f1;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_1) == 40, "record layout");
 
 struct ut_rec_2 {
@@ -66,7 +66,7 @@ struct ut_rec_2 {
 	char f1[16];
 	__u64 f2;
 	char f3[64];
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_2) == 176, "record layout");
 
 struct ut_rec_3 {
@@ -74,14 +74,14 @@ struct ut_rec_3 {
 	__u64 f0;
 	__u64 f1;
 	char f2[16];
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_3) == 56, "record layout");
 
 struct ut_rec_4 {
 	struct ut_rec_hdr h;
 	__u64 f0;
 	__s64 f1;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_4) == 40, "record layout");
 
 struct ut_tp_record___ut0 {
@@ -154,6 +154,10 @@ int ut_p0_a0(void *ctx)
 	char l_u[64] = {};
 	__u64 l_twice = 0;
 	__u64 l_p = 0;
+	const __u32 ut_batch_cap = 464;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 0);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		char t0[64] = {};
 		bpf_probe_read_kernel_str(t0, sizeof(t0), (const void *)(((void *)tp->filename)));
@@ -208,31 +212,30 @@ int ut_p0_a0(void *ctx)
 		char t10[4] = "cat";
 		if (((__u64)((ut_streq(l_f, t8, 12))) || (__u64)((!ut_streq(t9, t10, 4)))))
 		{
-			return 0;
+			goto ut_done;
 		}
 	}
 	{
-		{
-			struct ut_rec_0 *r = ut_record(sizeof(*r), 0, 0);
-			if (r) {
-				r->f0 = (__u64)(1LL);
-				r->f1 = (__u64)(2LL);
-				r->f2 = (__u64)(3LL);
-				r->f3 = (__u64)(4LL);
-				r->f4 = (__u64)(5LL);
-				r->f5 = (__u64)(6LL);
-				r->f6 = (__u64)(7LL);
-				r->f7 = (__u64)(8LL);
-				r->f8 = (__u64)(9LL);
-				r->f9 = (__u64)(10LL);
-				r->f10 = (__u64)(11LL);
-				r->f11 = (__u64)(12LL);
-				r->f12 = (__u64)(13LL);
-				r->f13 = (__u64)(14LL);
-				r->f14 = (__u64)(15LL);
-				r->f15 = (__u64)(16LL);
-				ut_submit(r, sizeof(*r), 0);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
+			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 0, ut_now);
+			r->f0 = (__u64)(1LL);
+			r->f1 = (__u64)(2LL);
+			r->f2 = (__u64)(3LL);
+			r->f3 = (__u64)(4LL);
+			r->f4 = (__u64)(5LL);
+			r->f5 = (__u64)(6LL);
+			r->f6 = (__u64)(7LL);
+			r->f7 = (__u64)(8LL);
+			r->f8 = (__u64)(9LL);
+			r->f9 = (__u64)(10LL);
+			r->f10 = (__u64)(11LL);
+			r->f11 = (__u64)(12LL);
+			r->f12 = (__u64)(13LL);
+			r->f13 = (__u64)(14LL);
+			r->f14 = (__u64)(15LL);
+			r->f15 = (__u64)(16LL);
+			ut_off += sizeof(*r);
 		}
 	}
 	{
@@ -241,13 +244,12 @@ int ut_p0_a0(void *ctx)
 				l_twice = ((__u64)(((__u64)tp->flags)) * (__u64)(2LL));
 			}
 			{
-				{
-					struct ut_rec_1 *r = ut_record(sizeof(*r), 1, 0);
-					if (r) {
-						r->f0 = (__u64)(((__u64)tp->flags));
-						r->f1 = (__u64)(l_twice);
-						ut_submit(r, sizeof(*r), 0);
-					}
+				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
+					struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
+					ut_batch_header(&r->h, 1, ut_now);
+					r->f0 = (__u64)(((__u64)tp->flags));
+					r->f1 = (__u64)(l_twice);
+					ut_off += sizeof(*r);
 				}
 			}
 		}
@@ -255,28 +257,26 @@ int ut_p0_a0(void *ctx)
 	{
 		char t11[16];
 		bpf_get_current_comm(t11, sizeof(t11));
-		{
-			struct ut_rec_2 *r = ut_record(sizeof(*r), 2, 0);
-			if (r) {
-				__builtin_memcpy(r->f0, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
-				__builtin_memcpy(r->f1, t11, sizeof(t11) < 16 ? sizeof(t11) : 16);
-				r->f2 = (__u64)(((__u64)tp->flags));
-				__builtin_memcpy(r->f3, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
-				ut_submit(r, sizeof(*r), 0);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
+			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 2, ut_now);
+			__builtin_memcpy(r->f0, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
+			__builtin_memcpy(r->f1, t11, sizeof(t11) < 16 ? sizeof(t11) : 16);
+			r->f2 = (__u64)(((__u64)tp->flags));
+			__builtin_memcpy(r->f3, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
+			ut_off += sizeof(*r);
 		}
 	}
 	{
 		char t12[16];
 		bpf_get_current_comm(t12, sizeof(t12));
-		{
-			struct ut_rec_3 *r = ut_record(sizeof(*r), 3, 0);
-			if (r) {
-				r->f0 = (__u64)(((__u64)tp->dfd));
-				r->f1 = (__u64)(((__u64)tp->dfd));
-				__builtin_memcpy(r->f2, t12, sizeof(t12) < 16 ? sizeof(t12) : 16);
-				ut_submit(r, sizeof(*r), 0);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_3)) {
+			struct ut_rec_3 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 3, ut_now);
+			r->f0 = (__u64)(((__u64)tp->dfd));
+			r->f1 = (__u64)(((__u64)tp->dfd));
+			__builtin_memcpy(r->f2, t12, sizeof(t12) < 16 ? sizeof(t12) : 16);
+			ut_off += sizeof(*r);
 		}
 	}
 	{
@@ -284,13 +284,12 @@ int ut_p0_a0(void *ctx)
 		__builtin_memset(&t13, 0, sizeof(t13));
 		__u64 t14 = 0;
 		{ __u64 *v = bpf_map_lookup_elem(&m_4, &t13); if (v) t14 = *v; }
-		{
-			struct ut_rec_4 *r = ut_record(sizeof(*r), 4, 0);
-			if (r) {
-				r->f0 = (__u64)(((__u64)tp->dfd));
-				r->f1 = (__s64)(t14);
-				ut_submit(r, sizeof(*r), 0);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
+			struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 4, ut_now);
+			r->f0 = (__u64)(((__u64)tp->dfd));
+			r->f1 = (__s64)(t14);
+			ut_off += sizeof(*r);
 		}
 	}
 	{
@@ -307,6 +306,9 @@ int ut_p0_a0(void *ctx)
 		t16.bucket = ut_log2_bucket((__s64)(((((__u64)(l_p) > (__u64)(0LL))) ? (__s64)(l_p) : (__s64)(0LL))));
 		ut_agg_add(&m_5, &t16, 1);
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 0);
 	return 0;
 }
 

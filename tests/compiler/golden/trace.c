@@ -13,13 +13,13 @@ struct ut_rec_0 {
 	__u64 f0;
 	__u64 f1;
 	__u64 f2;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_0) == 48, "record layout");
 
 struct ut_rec_1 {
 	struct ut_rec_hdr h;
 	__u64 f0;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_1) == 32, "record layout");
 
 struct ut_tp_record___ut0 {
@@ -37,7 +37,7 @@ struct ut_tp_record___ut0 {
 struct ut_rec_2 {
 	struct ut_rec_hdr h;
 	__s64 f0;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_2) == 32, "record layout");
 
 struct ut_tp_record___ut1 {
@@ -52,7 +52,7 @@ struct ut_rec_3 {
 	__u64 f0;
 	__u64 f1;
 	char f2[16];
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_3) == 56, "record layout");
 
 struct ut_rec_4 {
@@ -60,7 +60,7 @@ struct ut_rec_4 {
 	__u64 f0;
 	__u64 f1;
 	__u64 f2;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_4) == 48, "record layout");
 
 struct ut_rec_5 {
@@ -68,21 +68,21 @@ struct ut_rec_5 {
 	__u64 f0;
 	__u64 f1;
 	__u64 f2;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_5) == 48, "record layout");
 
 struct ut_rec_6 {
 	struct ut_rec_hdr h;
 	__u64 f0;
 	__u64 f1;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_6) == 40, "record layout");
 
 struct ut_rec_7 {
 	struct ut_rec_hdr h;
 	__u64 f0;
 	__u64 f1;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_7) == 40, "record layout");
 
 struct trace_event_raw_io_uring_submit_req___ut2 {
@@ -101,20 +101,20 @@ struct trace_event_raw_io_uring_submit_req___ut2 {
 struct ut_rec_8 {
 	struct ut_rec_hdr h;
 	__u64 f0;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_8) == 32, "record layout");
 
 struct ut_rec_9 {
 	struct ut_rec_hdr h;
 	__u64 f0;
 	__u64 f1;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_9) == 40, "record layout");
 
 struct ut_rec_10 {
 	struct ut_rec_hdr h;
 	__s64 f0;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_10) == 32, "record layout");
 
 struct trace_event_raw_io_uring_queue_async_work___ut3 {
@@ -134,27 +134,27 @@ struct ut_rec_11 {
 	struct ut_rec_hdr h;
 	__u64 f0;
 	__s64 f1;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_11) == 40, "record layout");
 
 struct ut_rec_12 {
 	struct ut_rec_hdr h;
 	__u64 f0;
 	__u64 f1;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_12) == 40, "record layout");
 
 struct ut_rec_13 {
 	struct ut_rec_hdr h;
 	__u64 f0;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_13) == 32, "record layout");
 
 struct ut_rec_14 {
 	struct ut_rec_hdr h;
 	__s64 f0;
 	__u64 f1;
-};
+} __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_14) == 40, "record layout");
 
 struct trace_event_raw_io_uring_complete___ut4 {
@@ -184,15 +184,18 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	const __u32 ut_batch_cap = 80;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 0);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
-		{
-			struct ut_rec_0 *r = ut_record(sizeof(*r), 0, 0);
-			if (r) {
-				r->f0 = (__u64)(((__u64)tp->fd));
-				r->f1 = (__u64)(((__u64)tp->to_submit));
-				r->f2 = (__u64)(((__u64)tp->min_complete));
-				ut_submit(r, sizeof(*r), 0);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
+			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 0, ut_now);
+			r->f0 = (__u64)(((__u64)tp->fd));
+			r->f1 = (__u64)(((__u64)tp->to_submit));
+			r->f2 = (__u64)(((__u64)tp->min_complete));
+			ut_off += sizeof(*r);
 		}
 	}
 	{
@@ -202,14 +205,16 @@ int ut_p0_a0(void *ctx)
 		ut_shared_add(&m_0, &t0, (__s64)(((__u64)tp->to_submit)));
 	}
 	{
-		{
-			struct ut_rec_1 *r = ut_record(sizeof(*r), 1, 0);
-			if (r) {
-				r->f0 = (__u64)(((__u64)tp->to_submit));
-				ut_submit(r, sizeof(*r), 0);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
+			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 1, ut_now);
+			r->f0 = (__u64)(((__u64)tp->to_submit));
+			ut_off += sizeof(*r);
 		}
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 0);
 	return 0;
 }
 
@@ -221,13 +226,16 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	const __u32 ut_batch_cap = 32;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 1);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
-		{
-			struct ut_rec_2 *r = ut_record(sizeof(*r), 2, 1);
-			if (r) {
-				r->f0 = (__s64)(((__s64)tp->ret));
-				ut_submit(r, sizeof(*r), 1);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
+			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 2, ut_now);
+			r->f0 = (__s64)(((__s64)tp->ret));
+			ut_off += sizeof(*r);
 		}
 	}
 	{
@@ -236,6 +244,9 @@ int ut_p1_a0(void *ctx)
 		t1.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		ut_shared_add(&m_0, &t1, -(__s64)(1LL));
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 1);
 	return 0;
 }
 
@@ -247,51 +258,51 @@ int ut_p2_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	const __u32 ut_batch_cap = 232;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 2);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		char t2[16];
 		bpf_get_current_comm(t2, sizeof(t2));
-		{
-			struct ut_rec_3 *r = ut_record(sizeof(*r), 3, 2);
-			if (r) {
-				r->f0 = (__u64)(((void *)tp->ctx));
-				r->f1 = (__u64)(((void *)tp->ctx));
-				__builtin_memcpy(r->f2, t2, sizeof(t2) < 16 ? sizeof(t2) : 16);
-				ut_submit(r, sizeof(*r), 2);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_3)) {
+			struct ut_rec_3 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 3, ut_now);
+			r->f0 = (__u64)(((void *)tp->ctx));
+			r->f1 = (__u64)(((void *)tp->ctx));
+			__builtin_memcpy(r->f2, t2, sizeof(t2) < 16 ? sizeof(t2) : 16);
+			ut_off += sizeof(*r);
 		}
 	}
 	{
 		__u64 t3 = (__u64)(((void *)tp->req));
-		if (ut_flow_sampled(0, t3, 1)) {
-			struct ut_rec_4 *r = ut_record(sizeof(*r), 4, 2);
-			if (r) {
-				r->f0 = (__u64)(t3);
-				r->f1 = (__u64)(((__u64)tp->opcode));
-				r->f2 = (__u64)(((__u64)tp->user_data));
-				ut_submit(r, sizeof(*r), 2);
-			}
+		if (ut_flow_sampled(0, t3, 1)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
+			struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 4, ut_now);
+			r->f0 = (__u64)(t3);
+			r->f1 = (__u64)(((__u64)tp->opcode));
+			r->f2 = (__u64)(((__u64)tp->user_data));
+			ut_off += sizeof(*r);
 		}
 	}
 	{
 		__u64 t4 = (__u64)(((void *)tp->req));
-		if (ut_flow_sampled(0, t4, 0)) {
-			struct ut_rec_5 *r = ut_record(sizeof(*r), 5, 2);
-			if (r) {
-				r->f0 = (__u64)(((void *)tp->ctx));
-				r->f1 = (__u64)(t4);
-				r->f2 = (__u64)(((__u64)tp->opcode));
-				ut_submit(r, sizeof(*r), 2);
-			}
+		if (ut_flow_sampled(0, t4, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_5)) {
+			struct ut_rec_5 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 5, ut_now);
+			r->f0 = (__u64)(((void *)tp->ctx));
+			r->f1 = (__u64)(t4);
+			r->f2 = (__u64)(((__u64)tp->opcode));
+			ut_off += sizeof(*r);
 		}
 	}
 	{
-		{
-			struct ut_rec_6 *r = ut_record(sizeof(*r), 6, 2);
-			if (r) {
-				r->f0 = (__u64)(((__u64)tp->opcode));
-				r->f1 = (__u64)(((void *)tp->ctx));
-				ut_submit(r, sizeof(*r), 2);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_6)) {
+			struct ut_rec_6 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 6, ut_now);
+			r->f0 = (__u64)(((__u64)tp->opcode));
+			r->f1 = (__u64)(((void *)tp->ctx));
+			ut_off += sizeof(*r);
 		}
 	}
 	{
@@ -300,15 +311,17 @@ int ut_p2_a0(void *ctx)
 		t5.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		__u64 t6 = 0;
 		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t5); if (v) t6 = *v; }
-		{
-			struct ut_rec_7 *r = ut_record(sizeof(*r), 7, 2);
-			if (r) {
-				r->f0 = (__u64)(((void *)tp->ctx));
-				r->f1 = (__u64)(t6);
-				ut_submit(r, sizeof(*r), 2);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
+			struct ut_rec_7 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 7, ut_now);
+			r->f0 = (__u64)(((void *)tp->ctx));
+			r->f1 = (__u64)(t6);
+			ut_off += sizeof(*r);
 		}
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 2);
 	return 0;
 }
 
@@ -320,36 +333,40 @@ int ut_p3_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	const __u32 ut_batch_cap = 104;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 3);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		__u64 t7 = (__u64)(((void *)tp->req));
-		if (ut_flow_sampled(0, t7, 0)) {
-			struct ut_rec_8 *r = ut_record(sizeof(*r), 8, 3);
-			if (r) {
-				r->f0 = (__u64)(t7);
-				ut_submit(r, sizeof(*r), 3);
-			}
+		if (ut_flow_sampled(0, t7, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_8)) {
+			struct ut_rec_8 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 8, ut_now);
+			r->f0 = (__u64)(t7);
+			ut_off += sizeof(*r);
 		}
 	}
 	{
 		__u64 t8 = (__u64)(((void *)tp->req));
-		if (ut_flow_sampled(0, t8, 0)) {
-			struct ut_rec_9 *r = ut_record(sizeof(*r), 9, 3);
-			if (r) {
-				r->f0 = (__u64)(((void *)tp->ctx));
-				r->f1 = (__u64)(t8);
-				ut_submit(r, sizeof(*r), 3);
-			}
+		if (ut_flow_sampled(0, t8, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_9)) {
+			struct ut_rec_9 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 9, ut_now);
+			r->f0 = (__u64)(((void *)tp->ctx));
+			r->f1 = (__u64)(t8);
+			ut_off += sizeof(*r);
 		}
 	}
 	{
-		{
-			struct ut_rec_10 *r = ut_record(sizeof(*r), 10, 3);
-			if (r) {
-				r->f0 = (__s64)(((__s64)tp->rw));
-				ut_submit(r, sizeof(*r), 3);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_10)) {
+			struct ut_rec_10 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 10, ut_now);
+			r->f0 = (__s64)(((__s64)tp->rw));
+			ut_off += sizeof(*r);
 		}
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 3);
 	return 0;
 }
 
@@ -361,47 +378,50 @@ int ut_p4_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	const __u32 ut_batch_cap = 152;
+	char *ut_batch = ut_batch_reserve(ut_batch_cap, 4);
+	__u32 ut_off = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		__u64 t9 = (__u64)(((void *)tp->req));
-		if (ut_flow_sampled(0, t9, 0)) {
-			struct ut_rec_11 *r = ut_record(sizeof(*r), 11, 4);
-			if (r) {
-				r->f0 = (__u64)(t9);
-				r->f1 = (__s64)(((__s64)tp->res));
-				ut_submit(r, sizeof(*r), 4);
-			}
+		if (ut_flow_sampled(0, t9, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_11)) {
+			struct ut_rec_11 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 11, ut_now);
+			r->f0 = (__u64)(t9);
+			r->f1 = (__s64)(((__s64)tp->res));
+			ut_off += sizeof(*r);
 		}
 	}
 	{
 		__u64 t10 = (__u64)(((void *)tp->req));
-		if (ut_flow_sampled(0, t10, 0)) {
-			struct ut_rec_12 *r = ut_record(sizeof(*r), 12, 4);
-			if (r) {
-				r->f0 = (__u64)(((void *)tp->ctx));
-				r->f1 = (__u64)(t10);
-				ut_submit(r, sizeof(*r), 4);
-			}
+		if (ut_flow_sampled(0, t10, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_12)) {
+			struct ut_rec_12 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 12, ut_now);
+			r->f0 = (__u64)(((void *)tp->ctx));
+			r->f1 = (__u64)(t10);
+			ut_off += sizeof(*r);
 		}
 	}
 	{
-		{
-			struct ut_rec_13 *r = ut_record(sizeof(*r), 13, 4);
-			if (r) {
-				r->f0 = (__u64)(((void *)tp->ctx));
-				ut_submit(r, sizeof(*r), 4);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_13)) {
+			struct ut_rec_13 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 13, ut_now);
+			r->f0 = (__u64)(((void *)tp->ctx));
+			ut_off += sizeof(*r);
 		}
 	}
 	{
-		{
-			struct ut_rec_14 *r = ut_record(sizeof(*r), 14, 4);
-			if (r) {
-				r->f0 = (__s64)(((__s64)tp->res));
-				r->f1 = (__u64)(((void *)tp->ctx));
-				ut_submit(r, sizeof(*r), 4);
-			}
+		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_14)) {
+			struct ut_rec_14 *r = (void *)(ut_batch + ut_off);
+			ut_batch_header(&r->h, 14, ut_now);
+			r->f0 = (__s64)(((__s64)tp->res));
+			r->f1 = (__u64)(((void *)tp->ctx));
+			ut_off += sizeof(*r);
 		}
 	}
+ut_done: __attribute__((unused));
+	if (ut_batch)
+		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 4);
 	return 0;
 }
 

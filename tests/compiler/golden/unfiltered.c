@@ -8,7 +8,7 @@ struct ut_mk_0 {
 	__u64 k0;
 };
 
-struct ut_mk_1 {
+struct __attribute__((aligned(8))) ut_mk_1 {
 	char k0[16];
 };
 
