@@ -250,6 +250,11 @@ bool ut_kind_available(struct ut_kernel *k, const struct ut_alt *alt, char *why,
 	return false;
 }
 
+bool ut_kind_refused(enum ut_probe_kind kind)
+{
+	return kind_verdict[kind] == UNAVAILABLE;
+}
+
 int ut_prepare_program(struct bpf_program *prog, const struct ut_alt *alt)
 {
 	if (kinds[alt->kind].prog_type != BPF_PROG_TYPE_TRACING)

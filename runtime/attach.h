@@ -29,6 +29,10 @@ bool ut_target_exists(struct ut_kernel *k, const struct ut_alt *alt, char *why, 
  * target.  false with why. */
 bool ut_kind_available(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_t len);
 
+/* true when a trial in this process found that the kernel does not run
+ * the kind (no trial is made here): for notes once the probes are loaded. */
+bool ut_kind_refused(enum ut_probe_kind kind);
+
 /* Before load: point the program at alt's target where the kernel needs
  * it at load time (tp_btf, fentry, fexit).  0 or negative errno. */
 int ut_prepare_program(struct bpf_program *prog, const struct ut_alt *alt);

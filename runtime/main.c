@@ -484,6 +484,46 @@ static void status_line(struct session *s, double started, uint64_t *last_record
 	*last_t = t;
 }
 
+/* Without -v: one line when the script runs degraded on this kernel, naming
+ * the probe kinds it does not run (fentry, kprobe, ...) that alternatives
+ * were passed over for, and counting the optional probes left out. */
+static void note_degraded(const struct ut_program *prog, const struct ut_loaded *l)
+{
+	bool named[UT_PROBE_KIND_COUNT] = {false};
+	const char *kinds[UT_PROBE_KIND_COUNT];
+	unsigned nkinds = 0, fallbacks = 0, left_out = 0;
+	for (unsigned i = 0; i < prog->nprobes; i++) {
+		const struct ut_probe *p = &prog->probes[i];
+		if (!p->nalts || !ut_kind_is_bpf(p->alts[0].kind))
+			continue;
+		int a = ut_loaded_alt(l, i);
+		if (a < 0)
+			left_out++;
+		else if (a > 0)
+			fallbacks++;
+		unsigned passed_over = a < 0 ? p->nalts : (unsigned)a;
+		for (unsigned j = 0; j < passed_over; j++) {
+			enum ut_probe_kind kind = p->alts[j].kind;
+			if (!named[kind] && ut_kind_refused(kind)) {
+				named[kind] = true;
+				kinds[nkinds++] = ut_kind_name(kind);
+			}
+		}
+	}
+	if (nkinds == 0 && left_out == 0)
+		return;
+	fprintf(stderr, "uring-trace: note: ");
+	if (nkinds) {
+		fprintf(stderr, "this kernel runs no ");
+		for (unsigned i = 0; i < nkinds; i++)
+			fprintf(stderr, "%s%s", i == 0 ? "" : i + 1 < nkinds ? ", " : " or ", kinds[i]);
+		fprintf(stderr, " programs: %u probes use another alternative, %u are left out", fallbacks, left_out);
+	} else {
+		fprintf(stderr, "%u optional probes are not on this kernel and are left out", left_out);
+	}
+	fprintf(stderr, " (-v lists them)\n");
+}
+
 static int trace(struct options *o, struct ut_program *prog, const void *obj, size_t obj_len)
 {
 	struct session s = {.o = o, .prog = prog};
@@ -547,6 +587,8 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 				 prog->probes[i].alts[0].kind != UT_PROBE_END)
 				fprintf(stderr, "uring-trace: %s: not attached (%s)\n", prog->probes[i].spec, skipped);
 		}
+	else if (!o->quiet)
+		note_degraded(prog, s.loaded);
 	if (s.engine)
 		mark_start(s.engine);
 	run_once_probes(&s, UT_PROBE_BEGIN);
@@ -795,8 +837,8 @@ int main(int argc, char **argv)
 	int rc = 0;
 	if (!prog) {
 		fprintf(stderr, "uring-trace: %d error%s; nothing was traced\n", d.errors, d.errors == 1 ? "" : "s");
-		ut_kernel_close(k);
-		return 1;
+		rc = 1;
+		goto done;
 	}
 	if (o.emit_c || o.dump_ast) {
 		if (o.emit_c)
