@@ -102,14 +102,17 @@ static __always_inline void *ut_reserve(__u32 size, __u32 event, __u32 probe)
 	return h;
 }
 
-/* Wake the reader once, when pending data crosses ut_wakeup_bytes: a
- * wake-up per record costs an interrupt each (a VM exit under a
- * hypervisor).  The reader also polls with a timeout, so nothing waits
- * long.  Pending data includes this record (reserved, not yet submitted). */
+/* Wake the reader each time pending data crosses a multiple of
+ * ut_wakeup_bytes: a wake-up per record costs an interrupt each (a VM exit
+ * under a hypervisor).  Every multiple, not only the first: a reader that
+ * stops early (at a record another CPU has not committed yet) and sleeps
+ * is woken again 256 KiB later instead of at its 100 ms timeout, by which
+ * time a busy ring has overflowed.  Pending data includes this record
+ * (reserved, not yet submitted). */
 static __always_inline void ut_submit(void *rec, __u32 size, __u32 probe)
 {
 	__u64 pending = bpf_ringbuf_query(&ut_events, BPF_RB_AVAIL_DATA);
-	__u64 flags = pending >= ut_wakeup_bytes && pending - size < ut_wakeup_bytes
+	__u64 flags = pending >= size && pending / ut_wakeup_bytes != (pending - size) / ut_wakeup_bytes
 			      ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	bpf_ringbuf_submit(rec, flags);
 	ut_count(probe, 0);
