@@ -20,12 +20,18 @@ MATRIX_LDLIBS = $(if $(MATRIX_MISSING_STATIC),-lbpf -lelf -lz -luring,-static -l
 
 .PHONY: kernel-matrix matrix-payload
 matrix-payload: $(MATRIX_DIR)/kprobe_probe $(MATRIX_DIR)/kprobe_probe.bpf.o $(MATRIX_DIR)/io_uring.uto $(MATRIX_DIR)/kinds.uto \
-	build/uring-trace build/workloads/uring_paths
+	$(MATRIX_DIR)/fileio.uto build/uring-trace build/workloads/uring_paths build/workloads/fileio
 
 # The default script compiled on the host: guests run it without clang.
 $(MATRIX_DIR)/io_uring.uto: build/uring-trace scripts/io_uring.ut stdlib/io_uring.ut bpf/ut.h bpf/records.h
 	@mkdir -p $(dir $@)
 	build/uring-trace -q --compile -o $@ scripts/io_uring.ut
+
+# fileio.ut compiled on the host: its raw syscall tracepoints, typed
+# pt_regs arguments and path walk (a global BPF function) on each kernel.
+$(MATRIX_DIR)/fileio.uto: build/uring-trace scripts/fileio.ut stdlib/files.ut stdlib/syscalls.ut bpf/ut.h bpf/records.h
+	@mkdir -p $(dir $@)
+	build/uring-trace -q --compile -o $@ scripts/fileio.ut
 
 $(MATRIX_DIR)/kinds.uto: build/uring-trace tests/matrix/kinds.ut bpf/ut.h bpf/records.h
 	@mkdir -p $(dir $@)
