@@ -40,7 +40,6 @@
 
 /* Bounds that keep big traces readable and their pictures small. */
 #define MAX_LEVELS 12u     /* slice depths drawn per thread */
-#define MAX_OPEN 256u      /* open slices followed per thread */
 #define MERGE_PX 1.0       /* a slice narrower than this merges with a neighbour this close */
 #define MAX_ROWS 400u      /* thread and counter rows */
 #define MAX_SERIES 2000u   /* counter series followed */
@@ -108,23 +107,21 @@ struct mark {
 	uint32_t count;
 };
 
-struct frame {
-	uint64_t begin;
-	uint32_t name;
+struct mark_row {
+	struct mark *items;
+	size_t count, capacity;
 };
 
 /* A thread track: a real thread, or a group's track or lane. */
 struct track {
 	uint64_t pid, tid;
 	bool shown; /* passes --only */
-	struct frame *stack;
-	size_t depth, stack_capacity;
-	uint64_t too_deep; /* begins past MAX_OPEN, not followed: their ends are skipped */
+	struct fxt_slice_stack stack; /* as Perfetto keeps it, to bind flow points */
 	struct box_row levels[MAX_LEVELS];
-	unsigned nlevels; /* levels holding boxes */
-	struct mark *marks;
-	size_t nmarks, marks_capacity;
+	struct mark_row marks[MAX_LEVELS];
+	unsigned nlevels; /* levels holding boxes or marks */
 	uint32_t first_series, last_series; /* its counters, in order of appearance */
+	bool arrow_end; /* an arrow in the window starts or ends here */
 	double y; /* top of its slice row; < 0 when not drawn */
 };
 
@@ -444,44 +441,30 @@ static void add_box(struct render *r, struct track *t, unsigned level, uint64_t 
 		t->nlevels = level + 1;
 }
 
-static void push_slice(struct track *t, uint64_t ts, uint32_t name)
-{
-	if (t->depth >= MAX_OPEN) {
-		t->too_deep++;
-		return;
-	}
-	ut_grow_array((void **)&t->stack, &t->stack_capacity, t->depth + 1, sizeof(*t->stack));
-	t->stack[t->depth++] = (struct frame){ ts, name };
-}
-
-/* An end closes the innermost open slice, whatever its name. */
-static void pop_slice(struct render *r, struct track *t, uint64_t ts)
-{
-	if (t->too_deep) {
-		t->too_deep--;
-		return;
-	}
-	if (!t->depth)
-		return;
-	struct frame f = t->stack[--t->depth];
-	add_box(r, t, (unsigned)t->depth, f.begin, ts < f.begin ? f.begin : ts, f.name);
-}
-
-static void add_mark(struct render *r, struct track *t, uint64_t ts, uint32_t name)
+/* An instant is a zero-length slice on its thread's stack (flow points
+ * bind to it), drawn as a marker at its level. */
+static void add_mark(struct render *r, struct track *t, unsigned level, uint64_t ts, uint32_t name)
 {
 	if (!t->shown || ts < r->w0 || ts > r->w1)
 		return;
+	if (level >= MAX_LEVELS) {
+		r->slices_too_deep++;
+		return;
+	}
 	r->instants_drawn++;
 	double x = x_in_plot(r, ts);
-	struct mark *last = t->nmarks ? &t->marks[t->nmarks - 1] : NULL;
+	struct mark_row *row = &t->marks[level];
+	struct mark *last = row->count ? &row->items[row->count - 1] : NULL;
 	if (last && x - last->x < MERGE_PX) {
 		if (last->name != name)
 			last->name = NONE;
 		last->count++;
 		return;
 	}
-	ut_grow_array((void **)&t->marks, &t->marks_capacity, t->nmarks + 1, sizeof(*t->marks));
-	t->marks[t->nmarks++] = (struct mark){ x, name, 1 };
+	ut_grow_array((void **)&row->items, &row->capacity, row->count + 1, sizeof(*row->items));
+	row->items[row->count++] = (struct mark){ x, name, 1 };
+	if (level + 1 > t->nlevels)
+		t->nlevels = level + 1;
 }
 
 /* ---- counters ---- */
@@ -606,6 +589,7 @@ static void add_arrow(struct render *r, const struct flow_point *from, const str
 	}
 	ut_grow_array((void **)&r->arrows, &r->arrows_capacity, r->narrows + 1, sizeof(*r->arrows));
 	r->arrows[r->narrows++] = a;
+	r->tracks[a.from].arrow_end = r->tracks[a.to].arrow_end = true;
 }
 
 static void forget_flow(struct render *r, uint64_t id)
@@ -625,17 +609,17 @@ static void forget_flow(struct render *r, uint64_t id)
  * point. */
 static void add_flow_point(struct render *r, uint32_t track, const struct fxt_record_view *v)
 {
-	struct track *t = &r->tracks[track];
+	const struct fxt_slice_stack *st = &r->tracks[track].stack;
 	uint64_t id = v->value;
 	if (v->subtype == FXT_EV_FLOW_BEGIN)
 		forget_flow(r, id);
-	if (!t->depth) {
+	if (!st->depth) {
 		r->points_unbound++;
 		if (v->subtype == FXT_EV_FLOW_END)
 			forget_flow(r, id);
 		return;
 	}
-	struct flow_point here = { track, (unsigned)t->depth - 1, v->ts };
+	struct flow_point here = { track, (unsigned)st->depth - 1, v->ts };
 	uint64_t *at = hmap_find(&r->open_flows, id, 0);
 	if (at)
 		add_arrow(r, &r->points[*at], &here);
@@ -666,19 +650,23 @@ static void draw_record(struct render *r, const struct fxt_record_view *v)
 		return;
 	uint32_t ti = track_for(r, v->pid, v->tid);
 	struct track *t = &r->tracks[ti];
+	const struct fxt_stacked_slice *done;
+	size_t level;
 	switch ((enum fxt_event_type)v->subtype) {
 	case FXT_EV_DURATION_BEGIN:
-		push_slice(t, v->ts, intern(&r->strings, v->name));
-		break;
 	case FXT_EV_DURATION_END:
-		pop_slice(r, t, v->ts);
-		break;
 	case FXT_EV_DURATION_COMPLETE:
-		add_box(r, t, (unsigned)t->depth, v->ts, v->value < v->ts ? v->ts : v->value,
-			intern(&r->strings, v->name));
+		/* an end's name does not matter: it closes the innermost slice */
+		done = fxt_slice_stack_apply(&t->stack, v,
+					     v->subtype == FXT_EV_DURATION_END ? 0 : intern(&r->strings, v->name),
+					     &level);
+		if (done)
+			add_box(r, t, (unsigned)level, done->start,
+				done->end < done->start ? done->start : done->end, done->tag);
 		break;
 	case FXT_EV_INSTANT:
-		add_mark(r, t, v->ts, intern(&r->strings, v->name));
+		done = fxt_slice_stack_apply(&t->stack, v, intern(&r->strings, v->name), &level);
+		add_mark(r, t, (unsigned)level, done->start, done->tag);
 		break;
 	case FXT_EV_COUNTER:
 		add_counter(r, ti, v);
@@ -701,9 +689,12 @@ static void close_open_slices(struct render *r)
 {
 	for (size_t i = 0; i < r->ntracks; i++) {
 		struct track *t = &r->tracks[i];
-		t->too_deep = 0;
-		while (t->depth)
-			pop_slice(r, t, r->last_ts);
+		for (size_t level = 0; level < t->stack.depth; level++) {
+			const struct fxt_stacked_slice *sl = &t->stack.items[level];
+			if (sl->end == FXT_SLICE_OPEN)
+				add_box(r, t, (unsigned)level, sl->start,
+					r->last_ts < sl->start ? sl->start : r->last_ts, sl->tag);
+		}
 	}
 }
 
@@ -712,7 +703,7 @@ static void close_open_slices(struct render *r)
 static int compare_widths_descending(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? 1 : x > y;
+	return x < y ? 1 : x > y ? -1 : 0;
 }
 
 static double box_width(const struct box *b)
@@ -772,7 +763,7 @@ static bool is_group(uint64_t koid)
 
 static bool track_visible(const struct track *t)
 {
-	return t->shown && (t->nlevels || t->nmarks || t->first_series != NONE);
+	return t->shown && (t->nlevels || t->first_series != NONE || t->arrow_end);
 }
 
 static const struct track *sort_tracks;
@@ -820,7 +811,8 @@ static uint32_t *layout(struct render *r)
 	const struct track *previous = NULL;
 	for (size_t i = 0; i < n; i++) {
 		struct track *t = &r->tracks[order[i]];
-		unsigned own_rows = (t->nlevels || t->nmarks) ? 1 : 0;
+		bool slice_row = t->nlevels || t->arrow_end;
+		unsigned own_rows = slice_row ? 1 : 0;
 		for (uint32_t s = t->first_series; s != NONE; s = r->series[s].next)
 			own_rows += series_visible(&r->series[s]);
 		if (rows + own_rows > MAX_ROWS) {
@@ -832,7 +824,7 @@ static uint32_t *layout(struct render *r)
 			y += PROCESS_H;
 		previous = t;
 		t->y = y;
-		if (t->nlevels || t->nmarks)
+		if (slice_row)
 			y += slice_row_height(t);
 		for (uint32_t s = t->first_series; s != NONE; s = r->series[s].next) {
 			if (series_visible(&r->series[s])) {
@@ -979,7 +971,7 @@ static void write_head(const struct render *r, FILE *out, double width)
 	      ".thin{stroke:none}\n"
 	      ".merged{fill:#9aa0a6}\n"
 	      ".label{fill:#202124}\n"
-	      ".instant{fill:#e8710a;stroke:#ffffff;stroke-width:0.5}\n"
+	      ".instant{stroke:#ffffff;stroke-width:0.5}\n"
 	      ".counter{fill-opacity:0.35;stroke-width:1}\n"
 	      ".flow{fill:none;stroke:#1a237e;stroke-width:1;stroke-opacity:0.65}\n"
 	      ".note{fill:#5f6368}\n"
@@ -1003,7 +995,7 @@ static void write_title(const struct render *r, FILE *out, size_t visible_tracks
 	put_text(out, r->o->input, 160);
 	fputs("</text>\n", out);
 	fprintf(out, "<text class=\"note\" x=\"%.0f\" y=\"33\">window %s to %s of %s after the first event; "
-		"%zu tracks, %" PRIu64 " slices, %zu arrows, %" PRIu64 " instants</text>\n",
+		"tracks %zu, slices %" PRIu64 ", arrows %zu, instants %" PRIu64 "</text>\n",
 		MARGIN, window_from, window_to, total, visible_tracks, r->slices_drawn, r->narrows,
 		r->instants_drawn);
 }
@@ -1109,7 +1101,11 @@ static void write_box(const struct render *r, FILE *out, const struct box *b, do
 
 static void write_mark(const struct render *r, FILE *out, const struct mark *m, double y)
 {
-	fprintf(out, "<path class=\"instant\" d=\"M%.1f,%.1f l-4,-7 h8 z\"><title>", m->x, y + 8);
+	char color[8] = "#5f6368";
+	if (m->name != NONE)
+		name_color(string_at(r, m->name), 0.45, color);
+	fprintf(out, "<path class=\"instant\" fill=\"%s\" d=\"M%.1f,%.1f l-4,-8 h8 z\"><title>", color,
+		m->x, y + 10);
 	if (m->name == NONE)
 		fprintf(out, "%" PRIu32 " instants", m->count);
 	else
@@ -1120,7 +1116,7 @@ static void write_mark(const struct render *r, FILE *out, const struct mark *m, 
 static void write_track(const struct render *r, FILE *out, const struct track *t, bool stripe,
 			double width)
 {
-	if (!t->nlevels && !t->nmarks)
+	if (!t->nlevels && !t->arrow_end)
 		return;
 	double h = slice_row_height(t);
 	if (stripe)
@@ -1130,8 +1126,9 @@ static void write_track(const struct render *r, FILE *out, const struct track *t
 	for (unsigned l = 0; l < t->nlevels; l++)
 		for (size_t k = 0; k < t->levels[l].count; k++)
 			write_box(r, out, &t->levels[l].items[k], t->y + 1 + l * LEVEL_H);
-	for (size_t k = 0; k < t->nmarks; k++)
-		write_mark(r, out, &t->marks[k], t->y);
+	for (unsigned l = 0; l < t->nlevels; l++)
+		for (size_t k = 0; k < t->marks[l].count; k++)
+			write_mark(r, out, &t->marks[l].items[k], t->y + 1 + l * LEVEL_H);
 }
 
 /* A counter as a filled step plot: each pixel column rises to its
@@ -1232,16 +1229,18 @@ static void write_legend(const struct render *r, FILE *out)
 	double y = r->height - LEGEND_H + 16;
 	char color[8];
 	name_color("slice", 0.72, color);
-	fprintf(out, "<rect class=\"slice\" x=\"%.0f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\"/>"
+	/* legend items carry the class "legend" too, so that counting a
+	 * class counts only what the trace holds */
+	fprintf(out, "<rect class=\"slice legend\" x=\"%.0f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\"/>"
 		"<text class=\"note\" x=\"%.0f\" y=\"%.1f\">slice (colour by name)</text>\n",
 		MARGIN, y - 9, color, MARGIN + 18, y);
-	fprintf(out, "<rect class=\"merged\" x=\"%.0f\" y=\"%.1f\" width=\"14\" height=\"10\"/>"
+	fprintf(out, "<rect class=\"merged legend\" x=\"%.0f\" y=\"%.1f\" width=\"14\" height=\"10\"/>"
 		"<text class=\"note\" x=\"%.0f\" y=\"%.1f\">slices narrower than a pixel, merged</text>\n",
 		MARGIN + 180, y - 9, MARGIN + 198, y);
-	fprintf(out, "<path class=\"flow\" marker-end=\"url(#arrowhead)\" d=\"M%.0f,%.1f h22\"/>"
+	fprintf(out, "<path class=\"flow legend\" marker-end=\"url(#arrowhead)\" d=\"M%.0f,%.1f h22\"/>"
 		"<text class=\"note\" x=\"%.0f\" y=\"%.1f\">flow</text>\n",
 		MARGIN + 440, y - 4, MARGIN + 470, y);
-	fprintf(out, "<path class=\"instant\" d=\"M%.0f,%.1f l-4,-7 h8 z\"/>"
+	fprintf(out, "<path class=\"instant legend\" fill=\"#5f6368\" d=\"M%.0f,%.1f l-4,-8 h8 z\"/>"
 		"<text class=\"note\" x=\"%.0f\" y=\"%.1f\">instant</text>\n",
 		MARGIN + 515, y, MARGIN + 525, y);
 	fprintf(out, "<text class=\"note\" x=\"%.0f\" y=\"%.1f\">counters: filled steps, their maximum in the label</text>\n",
@@ -1331,10 +1330,11 @@ static void render_free(struct render *r)
 	hmap_free(&r->thread_names);
 	for (size_t i = 0; i < r->ntracks; i++) {
 		struct track *t = &r->tracks[i];
-		free(t->stack);
-		for (unsigned l = 0; l < MAX_LEVELS; l++)
+		free(t->stack.items);
+		for (unsigned l = 0; l < MAX_LEVELS; l++) {
 			free(t->levels[l].items);
-		free(t->marks);
+			free(t->marks[l].items);
+		}
 	}
 	free(r->tracks);
 	hmap_free(&r->track_index);
