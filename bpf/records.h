@@ -17,8 +17,6 @@ struct ut_rec_hdr {
 /* Emitted the first time a thread is seen, so the trace can name it even
  * when it exits before user space looks. */
 #define UT_EVENT_THREAD 0xffffffffu
-/* Ends the records of a sample before its reserved size. */
-#define UT_EVENT_END 0xfffffffeu
 struct ut_thread_rec {
 	struct ut_rec_hdr h;
 	char comm[16];

@@ -141,18 +141,51 @@ static __always_inline void ut_note_thread(void)
 	ut_submit(r, sizeof(*r), UT_NPROBES);
 }
 
-/* The records of one probe hit share one ring buffer sample of `cap`
- * bytes (a constant: the most the body can write), reserved up front and
- * filled in order; the reader walks it record by record (runtime/decode.c)
- * and stops at a UT_EVENT_END header or where no header fits.  One
- * reservation per hit instead of per record halves a record's cost. */
-static __always_inline char *ut_batch_reserve(__u32 cap, __u32 probe)
+/* The records of one probe hit are staged in a per-CPU buffer and written
+ * to the ring buffer as one sample (bpf_ringbuf_output); the reader walks
+ * it record by record (runtime/decode.c).  One ring buffer operation per
+ * hit instead of per record.  Staging, not a reservation held across the
+ * body: the 6.1 verifier loses track of a reserved pointer the compiler
+ * tests for NULL twice.  A program interrupted by another on the same CPU
+ * (a tracepoint in an interrupt) nests: each level has its own slot. */
+#ifdef UT_BATCH_BYTES
+#define UT_BATCH_DEPTH 4
+struct ut_batch_buf {
+	char data[UT_BATCH_BYTES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UT_BATCH_DEPTH);
+	__type(key, __u32);
+	__type(value, struct ut_batch_buf);
+} ut_batches SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} ut_batch_depth SEC(".maps");
+
+/* NULL when nested too deep: the hit's records are then lost (counted). */
+static __always_inline char *ut_batch_begin(__u32 probe)
 {
 	ut_note_thread();
-	char *b = bpf_ringbuf_reserve(&ut_events, cap, 0);
-	if (!b)
+	__u32 zero = 0;
+	__u32 *depth = bpf_map_lookup_elem(&ut_batch_depth, &zero);
+	if (!depth || *depth >= UT_BATCH_DEPTH) {
 		ut_count(probe, 1);
-	return b;
+		return 0;
+	}
+	__u32 slot = *depth;
+	struct ut_batch_buf *b = bpf_map_lookup_elem(&ut_batches, &slot);
+	if (!b) {
+		ut_count(probe, 1);
+		return 0;
+	}
+	*depth = slot + 1;
+	return b->data;
 }
 
 static __always_inline void ut_batch_header(struct ut_rec_hdr *h, __u32 event, __u64 now)
@@ -165,16 +198,25 @@ static __always_inline void ut_batch_header(struct ut_rec_hdr *h, __u32 event, _
 	h->cpu = bpf_get_smp_processor_id();
 }
 
-static __always_inline void ut_batch_submit(char *b, __u32 used, __u32 cap, __u32 probe)
+/* Wakes the reader as ut_submit does. */
+static __always_inline void ut_batch_end(char *b, __u32 used, __u32 probe)
 {
-	if (!used) {
-		bpf_ringbuf_discard(b, BPF_RB_NO_WAKEUP);
+	if (!b)
 		return;
-	}
-	if (used <= cap - sizeof(struct ut_rec_hdr))
-		((struct ut_rec_hdr *)(b + used))->event = UT_EVENT_END;
-	ut_submit(b, cap, probe);
+	__u32 zero = 0;
+	__u32 *depth = bpf_map_lookup_elem(&ut_batch_depth, &zero);
+	if (depth && *depth)
+		*depth -= 1;
+	if (!used)
+		return;
+	if (used > UT_BATCH_BYTES)
+		used = UT_BATCH_BYTES;
+	__u64 pending = bpf_ringbuf_query(&ut_events, BPF_RB_AVAIL_DATA) + used;
+	__u64 flags = pending / ut_wakeup_bytes != (pending - used) / ut_wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+										 : BPF_RB_NO_WAKEUP;
+	ut_count(probe, bpf_ringbuf_output(&ut_events, b, used, flags) != 0);
 }
+#endif
 
 /* What a string map reads as where its key is absent (string values are
  * at most 255 bytes, 256 with padding). */

@@ -1406,10 +1406,9 @@ static void record_args(struct compiler *c, struct record *r, struct node *with)
 }
 
 /* Writes the record's struct and the code that fills it.  Records of one
- * probe hit go into one ring buffer sample, reserved at the start of the
- * body for all the records it may write (check_probe_body): one
- * reservation per hit, not per record.  Sizes are multiples of 8, so the
- * records of a sample stay aligned. */
+ * probe hit are staged and go out as one ring buffer sample (bpf/ut.h,
+ * ut_batch_begin); check_probe_body sizes the stage.  Sizes are multiples
+ * of 8, so the records of a sample stay aligned. */
 static void record_end(struct compiler *c, struct record *r, const char *guard)
 {
 	r->size = (r->size + 7) & ~7u;
@@ -1736,12 +1735,14 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 	stmt_list(c, block->a);
 	c->out = saved;
 	if (c->batch_bytes) {
-		/* after the predicate: a hit it rejects reserves nothing.  When
-		 * the ring is full (ut_batch NULL) the body still runs: its
-		 * maps and aggregations stay exact, only its records are lost */
+		/* after the predicate: a hit it rejects stages nothing.  Without
+		 * a buffer (nested too deep) the body still runs: its maps and
+		 * aggregations stay exact, only its records are lost */
 		struct strbuf prologue = {0};
+		if (c->batch_bytes > c->max_batch_bytes)
+			c->max_batch_bytes = c->batch_bytes;
 		sb_printf(&prologue, "\tconst __u32 ut_batch_cap = %u;\n"
-			  "\tchar *ut_batch = ut_batch_reserve(ut_batch_cap, %u);\n"
+			  "\tchar *ut_batch = ut_batch_begin(%u);\n"
 			  "\t__u32 ut_off = 0;\n"
 			  "\tconst __u64 ut_now = bpf_ktime_get_ns();\n",
 			  c->batch_bytes, c->alt->probe_index);
@@ -1749,7 +1750,7 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 		sb_printf(&joined, "%.*s%s%s", (int)before_body, body.s ? body.s : "", prologue.s,
 			  body.s ? body.s + before_body : "");
 		sb_printf(&joined, "ut_done: __attribute__((unused));\n"
-			  "\tif (ut_batch)\n\t\tut_batch_submit(ut_batch, ut_off, ut_batch_cap, %u);\n", c->alt->probe_index);
+			  "\tut_batch_end(ut_batch, ut_off, %u);\n", c->alt->probe_index);
 		sb_free(&prologue);
 		sb_free(&body);
 		body = joined;

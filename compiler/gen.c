@@ -130,6 +130,8 @@ char *gen_finish(struct compiler *c)
 		  target_arch(), p->nprobes ? p->nprobes : 1);
 	if (c->uses_scratch)
 		sb_printf(&out, "#define UT_PATH_SLOTS %u\n", c->path_slots);
+	if (c->max_batch_bytes)
+		sb_printf(&out, "#define UT_BATCH_BYTES %u\n", c->max_batch_bytes);
 	sb_puts(&out, "#include \"ut.h\"\n\n");
 	sb_puts(&out, c->c_types.s ? c->c_types.s : "");
 	sb_puts(&out, types.s ? types.s : "");

@@ -323,7 +323,7 @@ static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 }
 
 /* A sample holds the records of one probe hit, one after another, each as
- * long as its event's layout says (bpf/ut.h, ut_batch_reserve). */
+ * long as its event's layout says (bpf/ut.h, ut_batch_begin). */
 void ut_decode_record(struct ut_decoder *d, const void *sample, size_t size)
 {
 	const unsigned char *p = sample;
@@ -334,8 +334,6 @@ void ut_decode_record(struct ut_decoder *d, const void *sample, size_t size)
 	while (size >= sizeof(struct ut_rec_hdr)) {
 		const struct ut_rec_hdr *h = (const void *)p;
 		size_t len;
-		if (h->event == UT_EVENT_END)
-			return;
 		if (h->event == UT_EVENT_THREAD)
 			len = sizeof(struct ut_thread_rec);
 		else if (h->event < d->prog->nevents)

@@ -2,6 +2,7 @@
 #define __TARGET_ARCH_x86 1
 #include "vmlinux.h"
 #define UT_NPROBES 3
+#define UT_BATCH_BYTES 104
 #include "ut.h"
 
 struct __attribute__((aligned(8))) ut_mk_0 {
@@ -60,7 +61,7 @@ SEC("raw_tp")
 int ut_p0_a0(void *ctx)
 {
 	const __u32 ut_batch_cap = 24;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 0);
+	char *ut_batch = ut_batch_begin(0);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -71,8 +72,7 @@ int ut_p0_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 0);
+	ut_batch_end(ut_batch, ut_off, 0);
 	return 0;
 }
 
@@ -89,7 +89,7 @@ int ut_p1_a0(void *ctx)
 			return 0;
 	}
 	const __u32 ut_batch_cap = 104;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 1);
+	char *ut_batch = ut_batch_begin(1);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -119,8 +119,7 @@ int ut_p1_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 1);
+	ut_batch_end(ut_batch, ut_off, 1);
 	return 0;
 }
 
@@ -129,7 +128,7 @@ SEC("raw_tp")
 int ut_p2_a0(void *ctx)
 {
 	const __u32 ut_batch_cap = 24;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 2);
+	char *ut_batch = ut_batch_begin(2);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -140,8 +139,7 @@ int ut_p2_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 2);
+	ut_batch_end(ut_batch, ut_off, 2);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
 #include "vmlinux.h"
 #define UT_NPROBES 2
 #define UT_PATH_SLOTS 3
+#define UT_BATCH_BYTES 536
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -93,7 +94,7 @@ int ut_p0_a0(void *ctx)
 	struct fdtable *l_fdt = 0;
 	struct file *l_f = 0;
 	const __u32 ut_batch_cap = 536;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 0);
+	char *ut_batch = ut_batch_begin(0);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -149,8 +150,7 @@ int ut_p0_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 0);
+	ut_batch_end(ut_batch, ut_off, 0);
 	return 0;
 }
 
@@ -173,7 +173,7 @@ int ut_p1_a0(void *ctx)
 			return 0;
 	}
 	const __u32 ut_batch_cap = 280;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 1);
+	char *ut_batch = ut_batch_begin(1);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -208,8 +208,7 @@ int ut_p1_a0(void *ctx)
 		bpf_map_delete_elem(&m_0, &t27);
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 1);
+	ut_batch_end(ut_batch, ut_off, 1);
 	return 0;
 }
 

@@ -2,6 +2,7 @@
 #define __TARGET_ARCH_x86 1
 #include "vmlinux.h"
 #define UT_NPROBES 2
+#define UT_BATCH_BYTES 264
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -147,7 +148,7 @@ int ut_p0_a0(void *ctx)
 			return 0;
 	}
 	const __u32 ut_batch_cap = 264;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 0);
+	char *ut_batch = ut_batch_begin(0);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -256,8 +257,7 @@ int ut_p0_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 0);
+	ut_batch_end(ut_batch, ut_off, 0);
 	return 0;
 }
 
@@ -270,7 +270,7 @@ int ut_p1_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u32 ut_batch_cap = 120;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 1);
+	char *ut_batch = ut_batch_begin(1);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -308,8 +308,7 @@ int ut_p1_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 1);
+	ut_batch_end(ut_batch, ut_off, 1);
 	return 0;
 }
 

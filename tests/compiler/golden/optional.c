@@ -2,6 +2,7 @@
 #define __TARGET_ARCH_x86 1
 #include "vmlinux.h"
 #define UT_NPROBES 6
+#define UT_BATCH_BYTES 40
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -193,7 +194,7 @@ int ut_p3_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u32 ut_batch_cap = 40;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 3);
+	char *ut_batch = ut_batch_begin(3);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -212,8 +213,7 @@ int ut_p3_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 3);
+	ut_batch_end(ut_batch, ut_off, 3);
 	return 0;
 }
 
@@ -226,7 +226,7 @@ int ut_p4_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u32 ut_batch_cap = 40;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 4);
+	char *ut_batch = ut_batch_begin(4);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -245,8 +245,7 @@ int ut_p4_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 4);
+	ut_batch_end(ut_batch, ut_off, 4);
 	return 0;
 }
 

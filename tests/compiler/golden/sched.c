@@ -2,6 +2,7 @@
 #define __TARGET_ARCH_x86 1
 #include "vmlinux.h"
 #define UT_NPROBES 4
+#define UT_BATCH_BYTES 64
 #include "ut.h"
 
 struct __attribute__((aligned(8))) ut_mk_0 {
@@ -277,7 +278,7 @@ int ut_p1_a0(void *ctx)
 		return 0;
 	__u64 l_since = 0;
 	const __u32 ut_batch_cap = 64;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 1);
+	char *ut_batch = ut_batch_begin(1);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -313,8 +314,7 @@ int ut_p1_a0(void *ctx)
 		bpf_map_delete_elem(&m_6, &t22);
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 1);
+	ut_batch_end(ut_batch, ut_off, 1);
 	return 0;
 }
 
@@ -323,7 +323,7 @@ SEC("perf_event")
 int ut_p2_a0(void *ctx)
 {
 	const __u32 ut_batch_cap = 24;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 2);
+	char *ut_batch = ut_batch_begin(2);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -334,8 +334,7 @@ int ut_p2_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 2);
+	ut_batch_end(ut_batch, ut_off, 2);
 	return 0;
 }
 
@@ -344,7 +343,7 @@ SEC("raw_tp")
 int ut_p3_a0(void *ctx)
 {
 	const __u32 ut_batch_cap = 24;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 3);
+	char *ut_batch = ut_batch_begin(3);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -355,8 +354,7 @@ int ut_p3_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 3);
+	ut_batch_end(ut_batch, ut_off, 3);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
 #include "vmlinux.h"
 #define UT_NPROBES 1
 #define UT_PATH_SLOTS 0
+#define UT_BATCH_BYTES 464
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -155,7 +156,7 @@ int ut_p0_a0(void *ctx)
 	__u64 l_twice = 0;
 	__u64 l_p = 0;
 	const __u32 ut_batch_cap = 464;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 0);
+	char *ut_batch = ut_batch_begin(0);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -307,8 +308,7 @@ int ut_p0_a0(void *ctx)
 		ut_agg_add(&m_5, &t16, 1);
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 0);
+	ut_batch_end(ut_batch, ut_off, 0);
 	return 0;
 }
 

@@ -2,6 +2,7 @@
 #define __TARGET_ARCH_x86 1
 #include "vmlinux.h"
 #define UT_NPROBES 5
+#define UT_BATCH_BYTES 232
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -185,7 +186,7 @@ int ut_p0_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u32 ut_batch_cap = 80;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 0);
+	char *ut_batch = ut_batch_begin(0);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -213,8 +214,7 @@ int ut_p0_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 0);
+	ut_batch_end(ut_batch, ut_off, 0);
 	return 0;
 }
 
@@ -227,7 +227,7 @@ int ut_p1_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u32 ut_batch_cap = 32;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 1);
+	char *ut_batch = ut_batch_begin(1);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -245,8 +245,7 @@ int ut_p1_a0(void *ctx)
 		ut_shared_add(&m_0, &t1, -(__s64)(1LL));
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 1);
+	ut_batch_end(ut_batch, ut_off, 1);
 	return 0;
 }
 
@@ -259,7 +258,7 @@ int ut_p2_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u32 ut_batch_cap = 232;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 2);
+	char *ut_batch = ut_batch_begin(2);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -320,8 +319,7 @@ int ut_p2_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 2);
+	ut_batch_end(ut_batch, ut_off, 2);
 	return 0;
 }
 
@@ -334,7 +332,7 @@ int ut_p3_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u32 ut_batch_cap = 104;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 3);
+	char *ut_batch = ut_batch_begin(3);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -365,8 +363,7 @@ int ut_p3_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 3);
+	ut_batch_end(ut_batch, ut_off, 3);
 	return 0;
 }
 
@@ -379,7 +376,7 @@ int ut_p4_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u32 ut_batch_cap = 152;
-	char *ut_batch = ut_batch_reserve(ut_batch_cap, 4);
+	char *ut_batch = ut_batch_begin(4);
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
@@ -420,8 +417,7 @@ int ut_p4_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
-	if (ut_batch)
-		ut_batch_submit(ut_batch, ut_off, ut_batch_cap, 4);
+	ut_batch_end(ut_batch, ut_off, 4);
 	return 0;
 }
 
