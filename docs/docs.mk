@@ -3,6 +3,7 @@
 #   --help text  $(GEN_DIR)/usage.c, generated from docs/usage.txt
 #   man page     $(BUILD)/uring-trace.1, generated from the same file
 #   make install / make uninstall   (PREFIX, DESTDIR)
+#   make docs-picture   docs/images/demo.svg, the README's picture
 #
 # docs/usage.txt is the one source of the options list: edit it, never the
 # generated files.
@@ -44,6 +45,13 @@ $(BUILD)/gen/prefix.txt: ut-prefix-check
 
 .PHONY: ut-prefix-check
 ut-prefix-check:
+
+# ---- the README's picture: the demo trace's busiest 0.8 ms, rendered ----
+# Needs root (it traces the demo workload, as `make demo`).
+.PHONY: docs-picture
+docs-picture: all
+	DEMO_TRACE=demo.fxt tests/demo.sh >/dev/null
+	$(BIN) render --busiest 0.8 -o docs/images/demo.svg demo.fxt
 
 # ---- install ----
 install: $(BIN) $(BPFCC) $(MAN)

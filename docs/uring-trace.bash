@@ -8,13 +8,21 @@ _uring_trace()
 	local opts="-e -o -p -c -d -l -I -D -v -q -h --comm --sample --buffer --emit-c --dump
 		--summary-only --json --verbose --quiet --version --help --all-rings"
 	if [ "$COMP_CWORD" -eq 1 ] && [[ $cur != -* ]]; then
-		COMPREPLY=($(compgen -W "dump stats" -- "$cur") $(compgen -f -X '!*.ut' -- "$cur") \
+		COMPREPLY=($(compgen -W "dump stats render" -- "$cur") $(compgen -f -X '!*.ut' -- "$cur") \
 			   $(compgen -d -- "$cur"))
 		return
 	fi
 	case ${COMP_WORDS[1]} in
 	dump|stats)
 		COMPREPLY=($(compgen -W "--json" -- "$cur") $(compgen -f -X '!*.fxt*' -- "$cur") $(compgen -d -- "$cur"))
+		return ;;
+	render)
+		case $prev in
+		-o) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+		--from|--to|--busiest|--width|--only) return ;;
+		esac
+		COMPREPLY=($(compgen -W "-o --from --to --busiest --width --only" -- "$cur") \
+			   $(compgen -f -X '!*.fxt*' -- "$cur") $(compgen -d -- "$cur"))
 		return ;;
 	esac
 	case $prev in
