@@ -972,7 +972,7 @@ static void write_head(const struct render *r, FILE *out, double width)
 	      ".merged{fill:#9aa0a6}\n"
 	      ".label{fill:#202124}\n"
 	      ".instant{stroke:#ffffff;stroke-width:0.5}\n"
-	      ".counter{fill-opacity:0.35;stroke-width:1}\n"
+	      ".counter{fill-opacity:0.25;stroke-width:1}\n"
 	      ".flow{fill:none;stroke:#1a237e;stroke-width:1;stroke-opacity:0.65}\n"
 	      ".note{fill:#5f6368}\n"
 	      "</style>\n",
@@ -1132,9 +1132,14 @@ static void write_track(const struct render *r, FILE *out, const struct track *t
 }
 
 /* A counter as a filled step plot: each pixel column rises to its
- * highest sample, falls to its lowest and settles on its last. */
-static void write_series(const struct render *r, FILE *out, const struct series *s)
+ * highest sample, falls to its lowest and settles on its last.  The
+ * counters of one track take distinct colours by their position. */
+static void write_series(const struct render *r, FILE *out, const struct series *s,
+			 unsigned position)
 {
+	static const char *const palette[] = { "#1a73e8", "#188038", "#e37400",
+						"#9334e6", "#129eaf", "#d93025" };
+	const char *color = palette[position % (sizeof(palette) / sizeof(palette[0]))];
 	double lo = s->any && s->min < 0 ? s->min : 0, hi = s->any ? s->max : 0;
 	if (!isnan(s->before)) {
 		lo = s->before < lo ? s->before : lo;
@@ -1144,9 +1149,7 @@ static void write_series(const struct render *r, FILE *out, const struct series 
 		hi = lo + 1;
 	double base = s->y + COUNTER_H - 3, scale = (COUNTER_H - 8) / (hi - lo);
 	const char *label = string_at(r, s->label);
-	char color[8], stroke[8], max_text[40];
-	name_color(label, 0.55, color);
-	name_color(label, 0.35, stroke);
+	char max_text[40];
 	format_value(max_text, sizeof(max_text), hi);
 	char text[600];
 	snprintf(text, sizeof(text), "%s (max %s)", label, max_text);
@@ -1154,7 +1157,7 @@ static void write_series(const struct render *r, FILE *out, const struct series 
 	put_text(out, text, chars_in(LABEL_COLUMN - 16));
 	fprintf(out, "</text>\n<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
 		r->plot_x, base, r->plot_x + r->plot_w, base);
-	fprintf(out, "<path class=\"counter\" fill=\"%s\" stroke=\"%s\" d=\"", color, stroke);
+	fprintf(out, "<path class=\"counter\" fill=\"%s\" stroke=\"%s\" d=\"", color, color);
 	bool started = false;
 	if (!isnan(s->before)) {
 		fprintf(out, "M%.1f,%.1fV%.1f", r->plot_x, base, base - (s->before - lo) * scale);
@@ -1303,9 +1306,10 @@ static int write_svg(struct render *r)
 		previous = t;
 		write_track(r, out, t, stripe, width);
 		stripe = !stripe;
+		unsigned position = 0;
 		for (uint32_t s = t->first_series; s != NONE; s = r->series[s].next)
 			if (r->series[s].y >= 0)
-				write_series(r, out, &r->series[s]);
+				write_series(r, out, &r->series[s], position++);
 	}
 	write_arrows(r, out);
 	write_legend(r, out);
