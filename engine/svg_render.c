@@ -1,8 +1,10 @@
 /* SVG renderer for FXT traces.
  *
  * Pass 1 reads names (processes, threads), the tick rate and the time
- * range.  Pass 2 replays each thread's slice stack and reduces what falls
- * in the window to pixels as it goes: slices narrower than a pixel merge
+ * range (--busiest adds a pass counting events over time).  Pass 2 replays
+ * each thread's slice stack as Perfetto keeps it (engine/fxt_reader.h), so
+ * flow points bind to the same slices, and reduces what falls in the
+ * window to pixels as it goes: slices narrower than a pixel merge
  * with their neighbours, instants and counter samples are kept per pixel
  * column, identical arrows once.  Memory and output therefore grow with
  * the picture's width and the number of threads, not with the trace.
@@ -411,17 +413,40 @@ static uint32_t track_for(struct render *r, uint64_t pid, uint64_t tid)
 	return (uint32_t)r->ntracks++;
 }
 
+/* Whether [begin, end] at level of t is drawn; counts what is too deep. */
+static bool in_view(struct render *r, const struct track *t, unsigned level, uint64_t begin,
+		    uint64_t end)
+{
+	if (!t->shown || end < r->w0 || begin > r->w1)
+		return false;
+	if (level >= MAX_LEVELS) {
+		r->slices_too_deep++;
+		return false;
+	}
+	return true;
+}
+
+/* Joins one more slice or instant called name to a merged box or mark. */
+static void merge_into(uint32_t *name, uint32_t *count, uint32_t joining)
+{
+	if (*name != joining)
+		*name = NONE;
+	(*count)++;
+}
+
+static void use_level(struct track *t, unsigned level)
+{
+	if (level + 1 > t->nlevels)
+		t->nlevels = level + 1;
+}
+
 /* Adds slice [begin, end] at level; a slice narrower than a pixel joins
  * the previous narrow box of its level when it is that close. */
 static void add_box(struct render *r, struct track *t, unsigned level, uint64_t begin,
 		    uint64_t end, uint32_t name)
 {
-	if (!t->shown || end < r->w0 || begin > r->w1)
+	if (!in_view(r, t, level, begin, end))
 		return;
-	if (level >= MAX_LEVELS) {
-		r->slices_too_deep++;
-		return;
-	}
 	r->slices_drawn++;
 	double x0 = x_in_plot(r, begin), x1 = x_in_plot(r, end);
 	struct box_row *row = &t->levels[level];
@@ -430,41 +455,31 @@ static void add_box(struct render *r, struct track *t, unsigned level, uint64_t 
 	if (narrow && last && last->narrow && x0 - last->x1 < MERGE_PX) {
 		if (x1 > last->x1)
 			last->x1 = x1;
-		if (last->name != name)
-			last->name = NONE;
-		last->count++;
+		merge_into(&last->name, &last->count, name);
 		return;
 	}
 	ut_grow_array((void **)&row->items, &row->capacity, row->count + 1, sizeof(*row->items));
 	row->items[row->count++] = (struct box){ x0, x1, name, 1, end - begin, narrow, false };
-	if (level + 1 > t->nlevels)
-		t->nlevels = level + 1;
+	use_level(t, level);
 }
 
 /* An instant is a zero-length slice on its thread's stack (flow points
  * bind to it), drawn as a marker at its level. */
 static void add_mark(struct render *r, struct track *t, unsigned level, uint64_t ts, uint32_t name)
 {
-	if (!t->shown || ts < r->w0 || ts > r->w1)
+	if (!in_view(r, t, level, ts, ts))
 		return;
-	if (level >= MAX_LEVELS) {
-		r->slices_too_deep++;
-		return;
-	}
 	r->instants_drawn++;
 	double x = x_in_plot(r, ts);
 	struct mark_row *row = &t->marks[level];
 	struct mark *last = row->count ? &row->items[row->count - 1] : NULL;
 	if (last && x - last->x < MERGE_PX) {
-		if (last->name != name)
-			last->name = NONE;
-		last->count++;
+		merge_into(&last->name, &last->count, name);
 		return;
 	}
 	ut_grow_array((void **)&row->items, &row->capacity, row->count + 1, sizeof(*row->items));
 	row->items[row->count++] = (struct mark){ x, name, 1 };
-	if (level + 1 > t->nlevels)
-		t->nlevels = level + 1;
+	use_level(t, level);
 }
 
 /* ---- counters ---- */
@@ -906,17 +921,29 @@ static size_t chars_in(double px)
 
 /* ---- SVG numbers and colours ---- */
 
-static void format_duration(char *buf, size_t len, double ns)
+struct time_unit {
+	double ns;
+	const char *name;
+};
+
+/* The largest unit that ns holds at least once (ns for less). */
+static const struct time_unit *unit_for(double ns)
 {
-	static const struct { double scale; const char *unit; } units[] = {
+	static const struct time_unit units[] = {
 		{ 1e9, "s" }, { 1e6, "ms" }, { 1e3, "\u00b5s" }, { 1, "ns" },
 	};
 	size_t u = 0;
-	while (u < 3 && ns < units[u].scale)
+	while (u < 3 && ns < units[u].ns)
 		u++;
-	double v = ns / units[u].scale;
-	int decimals = u == 3 ? 0 : v < 10 ? 2 : v < 100 ? 1 : 0;
-	snprintf(buf, len, "%.*f %s", decimals, v, units[u].unit);
+	return &units[u];
+}
+
+static void format_duration(char *buf, size_t len, double ns)
+{
+	const struct time_unit *unit = unit_for(ns);
+	double v = ns / unit->ns;
+	int decimals = unit->ns == 1 ? 0 : v < 10 ? 2 : v < 100 ? 1 : 0;
+	snprintf(buf, len, "%.*f %s", decimals, v, unit->name);
 }
 
 static void format_value(char *buf, size_t len, double v)
@@ -1009,13 +1036,8 @@ static void write_axis(const struct render *r, FILE *out)
 	double raw = (to_ns - from_ns) * 100 / r->plot_w;
 	double step = pow(10, floor(log10(raw)));
 	step *= raw <= step ? 1 : raw <= 2 * step ? 2 : raw <= 5 * step ? 5 : 10;
-	static const struct { double scale; const char *unit; } units[] = {
-		{ 1e9, "s" }, { 1e6, "ms" }, { 1e3, "\u00b5s" }, { 1, "ns" },
-	};
-	size_t u = 0;
-	while (u < 3 && to_ns < units[u].scale)
-		u++;
-	double in_unit = step / units[u].scale;
+	const struct time_unit *unit = unit_for(to_ns);
+	double in_unit = step / unit->ns;
 	int decimals = in_unit >= 1 ? 0 : (int)ceil(-log10(in_unit) - 1e-9);
 	if (decimals > 9)
 		decimals = 9;
@@ -1027,7 +1049,7 @@ static void write_axis(const struct render *r, FILE *out)
 		fprintf(out, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", x,
 			HEADER_H - 6, x, grid_bottom);
 		char label[48];
-		snprintf(label, sizeof(label), "%.*f %s", decimals, t / units[u].scale, units[u].unit);
+		snprintf(label, sizeof(label), "%.*f %s", decimals, t / unit->ns, unit->name);
 		/* the last label ends at the plot's edge instead of crossing it */
 		bool at_edge = x + count_chars(label) * CHAR_PX / 2 > r->plot_x + r->plot_w + MARGIN;
 		fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>\n",
