@@ -511,6 +511,39 @@ static char *call_errname(struct compiler *c, struct node *n, struct node **a, i
 	return r;
 }
 
+static char *call_diskname(struct compiler *c, struct node *n, struct node **a, int na)
+{
+	return call_show(c, n, a, na, UT_SHOW_DISK);
+}
+
+/* diskdev("vda"): the disk's device number, which the runtime looks up when
+ * the script is loaded (on the machine that runs it) and sets in the
+ * read-only variable ut_disk_<index>.  "" is 0: no disk. */
+static char *call_diskdev(struct compiler *c, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	struct node *arg = args[0];
+	struct node *k = arg->kind == N_IDENT ? find_decl(c->consts, c->nconsts, arg->str) : NULL;
+	const char *name = arg->kind == N_STR ? arg->str : k && k->a->kind == N_STR ? k->a->str : NULL;
+	n->type = t_int(4, false);
+	n->type.show = UT_SHOW_DISK;
+	if (!name) {
+		ERR(arg, "diskdev() takes a disk name as a string or a string constant: diskdev(\"vda\")");
+		return xstrdup("0");
+	}
+	if (!name[0])
+		return xstrdup("0U");
+	struct ut_program *p = c->prog;
+	unsigned i = 0;
+	while (i < p->ndisks && strcmp(p->disks[i].name, name) != 0)
+		i++;
+	if (i == p->ndisks) {
+		p->disks = xrealloc_array(p->disks, p->ndisks + 1, sizeof(*p->disks));
+		p->disks[p->ndisks++] = (struct ut_disk_ref){.name = xstrdup(name), .loc = arg->loc};
+	}
+	return xasprintf("((__u32)ut_disk_%u)", i);
+}
+
 static void check_format(struct compiler *c, struct node *fmtn, struct node **args, int nargs)
 {
 	if (fmtn->kind != N_STR) {
@@ -671,6 +704,8 @@ static const struct call_def calls[] = {
 	{"ustr", 1, 2, call_str},
 	{"path", 1, 1, call_path},
 	{"exists", 1, 1, call_exists},
+	{"diskname", 1, 1, call_diskname},
+	{"diskdev", 1, 1, call_diskdev},
 	{"count", 0, 0, call_aggregation},
 	{"sum", 1, 1, call_aggregation},
 	{"avg", 1, 1, call_aggregation},
@@ -1029,7 +1064,16 @@ static char *expr_inner(struct compiler *c, struct node *n)
 		} else {
 			int bits = strcmp(n->str, "bool") == 0 ? 1 : atoi(n->str + 1);
 			bool sgn = n->str[0] == 's';
-			if (n->a->type.kind != T_PTR && !is_int(&n->a->type))
+			if (n->a->type.kind == T_STR && bits > 1) {
+				/* its first bytes, little-endian: decodes short codes
+				 * such as the block layer's rwbs ("WS") */
+				char *t = new_tmp(c);
+				int nbytes = n->a->type.size < bits / 8 ? n->a->type.size : bits / 8;
+				emit(c, "__u64 %s = 0;", t);
+				emit(c, "__builtin_memcpy(&%s, %s, %d);", t, a, nbytes);
+				free(a);
+				a = t;
+			} else if (n->a->type.kind != T_PTR && !is_int(&n->a->type))
 				ERR(n, "cannot cast %s to %s", a_type(&n->a->type), n->str);
 			n->type = t_int(bits == 1 ? 1 : bits / 8, sgn);
 			if (bits == 1)

@@ -135,6 +135,8 @@ char *gen_finish(struct compiler *c)
 	sb_puts(&out, "#include \"ut.h\"\n\n");
 	sb_puts(&out, c->c_types.s ? c->c_types.s : "");
 	sb_puts(&out, types.s ? types.s : "");
+	for (unsigned i = 0; i < p->ndisks; i++)
+		sb_printf(&out, "const volatile __u64 ut_disk_%u = 0;   /* a diskdev(), set at load */\n", i);
 	sb_puts(&out, c->c_maps.s ? c->c_maps.s : "");
 	sb_puts(&out, c->c_funcs.s ? c->c_funcs.s : "");
 	sb_free(&types);

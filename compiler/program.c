@@ -67,5 +67,8 @@ void ut_program_free(struct ut_program *p)
 	for (unsigned i = 0; i < p->nstrings; i++)
 		free(p->strings[i]);
 	free(p->strings);
+	for (unsigned i = 0; i < p->ndisks; i++)
+		free(p->disks[i].name);
+	free(p->disks);
 	free(p);
 }

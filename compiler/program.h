@@ -79,6 +79,7 @@ enum ut_display {
 	UT_SHOW_KOID,      /* a pid or tid */
 	UT_SHOW_ERRNO,     /* negative values as "-EAGAIN" */
 	UT_SHOW_TABLE,     /* integer looked up in a script table */
+	UT_SHOW_DISK,      /* a block device number (major << 20 | minor) as its name */
 };
 
 enum ut_value_kind { UT_VAL_NONE, UT_VAL_FIELD, UT_VAL_FORMAT, UT_VAL_TEXT };
@@ -152,6 +153,14 @@ struct ut_map {
 	struct ut_value value_show; /* plain assignments: how the value is shown */
 };
 
+/* A disk the script names with diskdev("vda"): its device number is looked
+ * up when the script is loaded, on the machine that runs it, and set in the
+ * BPF object's read-only variable ut_disk_<index>. */
+struct ut_disk_ref {
+	char *name;
+	struct ut_loc loc;
+};
+
 struct ut_program {
 	char *bpf_c;                /* generated BPF C */
 	unsigned nprobes;
@@ -168,6 +177,8 @@ struct ut_program {
 	struct ut_map *maps;
 	char **strings;             /* interned strings (file names) */
 	unsigned nstrings;
+	unsigned ndisks;
+	struct ut_disk_ref *disks;
 };
 
 void ut_program_free(struct ut_program *p);

@@ -155,6 +155,11 @@ int ut_program_save(const struct ut_program *p, const void *obj, size_t obj_len,
 		w_u32(&w, m->value_size);
 		w_value(&w, &m->value_show);
 	}
+	w_u32(&w, p->ndisks);
+	for (unsigned i = 0; i < p->ndisks; i++) {
+		w_str(&w, p->disks[i].name);
+		w_loc(&w, p->disks[i].loc);
+	}
 	w_u64(&w, obj_len);
 	w_bytes(&w, obj, obj_len);
 	if (w.failed) {
@@ -262,7 +267,7 @@ static void r_value(struct reader *r, struct ut_value *v, int depth)
 	v->table = (int)r_u32(r);
 	v->text = r_str(r);
 	v->nfmt = r_count(r, 24);
-	if (depth > 4 || v->kind > UT_VAL_TEXT || v->display > UT_SHOW_TABLE)
+	if (depth > 4 || v->kind > UT_VAL_TEXT || v->display > UT_SHOW_DISK)
 		r->bad = true;
 	if (r->bad) {
 		v->nfmt = 0;
@@ -441,6 +446,14 @@ struct ut_program *ut_program_load(const void *data, size_t len, const void **ob
 		m->value_size = r_u32(&r);
 		r_value(&r, &m->value_show, 0);
 		if (m->lhist_step <= 0 && m->agg == UT_AGG_LHIST)
+			r.bad = true;
+	}
+	p->ndisks = r_count(&r, 16);
+	p->disks = r_array(&r, p->ndisks, sizeof(*p->disks));
+	for (unsigned i = 0; i < p->ndisks && !r.bad; i++) {
+		p->disks[i].name = r_str(&r);
+		p->disks[i].loc = r_loc(&r);
+		if (!p->disks[i].name)
 			r.bad = true;
 	}
 	uint64_t n = r_u64(&r);

@@ -7,6 +7,7 @@
 
 #include "bpf/records.h"
 #include "engine/engine.h"
+#include "runtime/disks.h"
 
 const char *ut_errno_name(int e)
 {
@@ -144,6 +145,9 @@ void ut_value_text(const struct ut_program *prog, const struct ut_field *fields,
 	}
 	case UT_SHOW_HEX:
 		snprintf(buf, len, "0x%" PRIx64, raw);
+		return;
+	case UT_SHOW_DISK:
+		ut_disk_name(raw, buf, len);
 		return;
 	default:
 		if (f->type == UT_F_PTR)

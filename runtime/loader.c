@@ -1,4 +1,5 @@
 #include "runtime/loader.h"
+#include "runtime/disks.h"
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -32,6 +33,7 @@ struct ut_loaded {
 	unsigned nprobes;
 	struct probe_choice *choice;
 	struct bpf_link **links;  /* per probe; NULL when not attached */
+	uint32_t *disk_devs;      /* the script's diskdev() disks, looked up */
 	bool detached;
 };
 
@@ -205,9 +207,9 @@ static void set_rodata_var(void *data, size_t size, const struct btf_var_secinfo
 		memcpy((char *)data + v->offset, value, value_size);
 }
 
-/* The filters are read-only data: set them in the object before load so
- * the verifier can prune what they switch off. */
-static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o)
+/* The filters and the script's disks are read-only data: set them in the
+ * object before load so the verifier can prune what they switch off. */
+static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, const uint32_t *disk_devs)
 {
 	struct bpf_map *map = NULL, *m;
 	bpf_object__for_each_map(m, obj) {
@@ -234,6 +236,7 @@ static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o)
 	const struct btf_type *t = btf__type_by_id(btf, (unsigned)sec);
 	const struct btf_var_secinfo *v = btf_var_secinfos(t);
 	for (unsigned i = 0; i < btf_vlen(t); i++, v++) {
+		unsigned disk;
 		const char *name = btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off);
 		if (strcmp(name, "ut_filter_tgid") == 0)
 			set_rodata_var(data, size, v, &o->filter_tgid, sizeof(o->filter_tgid));
@@ -243,6 +246,10 @@ static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o)
 			set_rodata_var(data, size, v, &o->sample_permyriad, sizeof(o->sample_permyriad));
 		else if (strcmp(name, "ut_wakeup_bytes") == 0 && o->wakeup_bytes)
 			set_rodata_var(data, size, v, &o->wakeup_bytes, sizeof(o->wakeup_bytes));
+		else if (sscanf(name, "ut_disk_%u", &disk) == 1 && disk < o->ndisks) {
+			uint64_t dev = disk_devs[disk];
+			set_rodata_var(data, size, v, &dev, sizeof(dev));
+		}
 	}
 	int rc = bpf_map__set_initial_value(map, data, size);
 	free(data);
@@ -274,7 +281,7 @@ static bool find_program(const struct ut_load_opts *o, const char *name, unsigne
 	return false;
 }
 
-static struct bpf_object *open_object(const struct ut_load_opts *o, const struct probe_choice *c,
+static struct bpf_object *open_object(const struct ut_load_opts *o, const struct ut_loaded *l,
 				      char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .object_name = "uring_trace");
@@ -288,7 +295,7 @@ static struct bpf_object *open_object(const struct ut_load_opts *o, const struct
 	if (events && o->ringbuf_bytes)
 		rc = bpf_map__set_max_entries(events, ringbuf_size(o->ringbuf_bytes));
 	if (rc == 0)
-		rc = set_rodata(obj, o);
+		rc = set_rodata(obj, o, l->disk_devs);
 	struct bpf_program *prog;
 	bpf_object__for_each_program(prog, obj) {
 		/* Only the chosen alternatives load; a program no probe names
@@ -298,7 +305,7 @@ static struct bpf_object *open_object(const struct ut_load_opts *o, const struct
 		if (rc != 0)
 			break;
 		bool found = find_program(o, bpf_program__name(prog), &i, &j);
-		bool chosen = found && (c[i].alt == (int)j || !ut_kind_is_bpf(o->probes[i].alts[j].kind));
+		bool chosen = found && (l->choice[i].alt == (int)j || !ut_kind_is_bpf(o->probes[i].alts[j].kind));
 		rc = bpf_program__set_autoload(prog, chosen);
 		if (rc == 0 && chosen && ut_kind_is_bpf(o->probes[i].alts[j].kind))
 			rc = ut_prepare_program(prog, &o->probes[i].alts[j]);
@@ -312,6 +319,17 @@ static struct bpf_object *open_object(const struct ut_load_opts *o, const struct
 }
 
 /* ---- load and attach --------------------------------------------------- */
+
+/* A disk the script names must exist here (it may differ from the machine
+ * that compiled the script). */
+static bool look_up_disk(const struct ut_disk_ref *d, uint32_t *dev, char *err, size_t errlen)
+{
+	char why[1024];
+	if (ut_disk_lookup(d->name, dev, why, sizeof(why)) == 0)
+		return true;
+	snprintf(err, errlen, "%s:%d:%d: %s", d->loc.file ? d->loc.file : "?", d->loc.line, d->loc.col, why);
+	return false;
+}
 
 enum step { STEP_DONE, STEP_RETRY, STEP_FAIL };
 
@@ -408,8 +426,11 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 	l->nprobes = o->nprobes;
 	l->choice = calloc(o->nprobes ? o->nprobes : 1, sizeof(*l->choice));
 	l->links = calloc(o->nprobes ? o->nprobes : 1, sizeof(*l->links));
+	l->disk_devs = calloc(o->ndisks + 1, sizeof(*l->disk_devs));
 	libbpf_print_fn_t previous_print = libbpf_set_print(capture_print);
-	bool ok = l->choice && l->links;
+	bool ok = l->choice && l->links && l->disk_devs;
+	for (unsigned i = 0; ok && i < o->ndisks; i++)
+		ok = look_up_disk(&o->disks[i], &l->disk_devs[i], err, errlen);
 	for (unsigned i = 0; ok && i < o->nprobes; i++) {
 		l->choice[i].alt = -1;
 		const struct ut_probe *p = &o->probes[i];
@@ -419,7 +440,7 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 	/* Every retry moves one probe past an alternative, so this ends. */
 	enum step step = ok ? STEP_RETRY : STEP_FAIL;
 	while (step == STEP_RETRY) {
-		l->obj = open_object(o, l->choice, err, errlen);
+		l->obj = open_object(o, l, err, errlen);
 		if (!l->obj) {
 			step = STEP_FAIL;
 			break;
@@ -434,7 +455,7 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 	if (k != o->kernel)
 		ut_kernel_close(k);
 	if (step == STEP_FAIL) {
-		if (!l->choice || !l->links)
+		if (!l->choice || !l->links || !l->disk_devs)
 			snprintf(err, errlen, "out of memory");
 		ut_unload(l);
 		return NULL;
@@ -528,5 +549,6 @@ void ut_unload(struct ut_loaded *l)
 		bpf_object__close(l->obj);
 	free(l->choice);
 	free(l->links);
+	free(l->disk_devs);
 	free(l);
 }
