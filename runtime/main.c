@@ -548,6 +548,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	}
 	struct ut_load_opts lo = {
 		.obj = obj, .obj_len = obj_len, .probes = prog->probes, .nprobes = prog->nprobes,
+		.disks = prog->disks, .ndisks = prog->ndisks,
 		.ringbuf_bytes = o->buffer_bytes,
 		.filter_tgid = child ? (uint32_t)child : (uint32_t)o->pid,
 		.filter_comm = o->comm,
