@@ -20,7 +20,7 @@ MATRIX_LDLIBS = $(if $(MATRIX_MISSING_STATIC),-lbpf -lelf -lz -luring,-static -l
 
 .PHONY: kernel-matrix matrix-payload
 matrix-payload: $(MATRIX_DIR)/kprobe_probe $(MATRIX_DIR)/kprobe_probe.bpf.o $(MATRIX_DIR)/io_uring.uto $(MATRIX_DIR)/kinds.uto \
-	$(MATRIX_DIR)/fileio.uto build/uring-trace build/workloads/uring_paths build/workloads/fileio
+	$(MATRIX_DIR)/iostack.uto $(MATRIX_DIR)/fileio.uto build/uring-trace build/workloads/uring_paths build/workloads/fileio
 
 # The default script compiled on the host: guests run it without clang.
 $(MATRIX_DIR)/io_uring.uto: build/uring-trace scripts/io_uring.ut stdlib/io_uring.ut bpf/ut.h bpf/records.h
@@ -32,6 +32,12 @@ $(MATRIX_DIR)/io_uring.uto: build/uring-trace scripts/io_uring.ut stdlib/io_urin
 $(MATRIX_DIR)/fileio.uto: build/uring-trace scripts/fileio.ut stdlib/files.ut stdlib/syscalls.ut bpf/ut.h bpf/records.h
 	@mkdir -p $(dir $@)
 	build/uring-trace -q --compile -o $@ scripts/fileio.ut
+
+# Compiled where fentry and kprobes do not run: the guests choose them.
+$(MATRIX_DIR)/iostack.uto: build/uring-trace scripts/iostack.ut stdlib/syscalls.ut stdlib/files.ut stdlib/fs.ut stdlib/block.ut \
+	bpf/ut.h bpf/records.h
+	@mkdir -p $(dir $@)
+	build/uring-trace -q --compile -o $@ scripts/iostack.ut
 
 $(MATRIX_DIR)/kinds.uto: build/uring-trace tests/matrix/kinds.ut bpf/ut.h bpf/records.h
 	@mkdir -p $(dir $@)

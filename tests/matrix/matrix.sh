@@ -46,6 +46,7 @@ payload_args() {
   echo "-f $MATRIX_DIR/io_uring.uto:/matrix/io_uring.uto"
   echo "-f $MATRIX_DIR/kinds.uto:/matrix/kinds.uto"
   echo "-b build/workloads/fileio:/matrix/fileio"
+  echo "-f $MATRIX_DIR/iostack.uto:/matrix/iostack.uto"
   echo "-f $MATRIX_DIR/fileio.uto:/matrix/fileio.uto"
   echo "${UT_MATRIX_EXTRA:-}"
 }
@@ -174,6 +175,10 @@ relay_guest_results() {
 table_rows=()
 KINDS="tracepoint raw_tp tp_btf kprobe kretprobe fentry fexit"
 table_line() { { printf '%-6s %-28s %-20s' "$1" "$2" "$3"; shift 3; printf ' %-10s' "$@"; printf '\n'; } | sed 's/ *$//'; }
+# kinds_used TAG FILE: "fentry:4,tp_btf:2" from the guest's "TAG kind target" lines.
+kinds_used() {
+  awk -v tag="$1" '$1 == tag { n[$2]++ } END { for (k in n) printf "%s%s:%d", (s++ ? "," : ""), k, n[k] }' "$2"
+}
 add_row() {  # LABEL RELEASE OUTPUT_FILE FAILS_BEFORE SECONDS
   local label=$1 release=$2 f=$3 fails_before=$4 seconds=$5 kind value cells=()
   for kind in $KINDS; do
@@ -187,10 +192,12 @@ add_row() {  # LABEL RELEASE OUTPUT_FILE FAILS_BEFORE SECONDS
   local checks=pass
   [ "$failures" -gt "$fails_before" ] && checks="FAIL($((failures - fails_before)))"
   # the default script's probes by the kind of alternative each attached
-  local used
-  used=$(awk '/^USED / { n[$2]++ } END { for (k in n) printf "%s%s:%d", (s++ ? "," : ""), k, n[k] }' "$f")
+  local used fs_used
+  used=$(kinds_used USED "$f")
+  # and iostack.ut's filesystem-layer probes (60-iostack.sh)
+  fs_used=$(kinds_used FSALT "$f")
   table_rows+=("$(table_line "$label" "$release" "$(summary_value "$f" submit_tracepoint)" \
-    "${cells[@]}" "$checks" "$seconds" "${used:--}")")
+    "${cells[@]}" "$checks" "$seconds" "${used:--}" "${fs_used:--}")")
 }
 
 # fd 3: nothing in the loop may eat the list from stdin.
@@ -245,7 +252,7 @@ fi
 {
   echo
   # shellcheck disable=SC2086  # KINDS is a list of words
-  table_line kernel release "submit tracepoint" $KINDS checks time "io_uring.ut used"
+  table_line kernel release "submit tracepoint" $KINDS checks time "io_uring.ut used" "iostack.ut fs layer"
   printf '%s\n' "${table_rows[@]}"
 } | tee "$OUT/table.txt"
 [ "$failures" -eq 0 ]
