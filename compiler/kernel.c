@@ -832,6 +832,8 @@ const char *ut_kernel_type_c(struct ut_kernel *k, int32_t id, char *buf, size_t 
 
 int32_t ut_kernel_struct(struct ut_kernel *k, const char *name)
 {
+	if (!ut_kernel_btf(k))
+		return -1;   /* keeps the error saying why BTF is missing */
 	int32_t id = ut_kernel_find(k, name, BTF_KIND_STRUCT);
 	if (id <= 0)
 		id = ut_kernel_find(k, name, BTF_KIND_UNION);
