@@ -200,7 +200,17 @@ static char *field_of_ptr(struct compiler *c, struct node *n, const struct type 
 		ut_strv_free(names, nn);
 		return xstrdup("0");
 	}
+	/* clang refuses a CO-RE read nested inside another: a base that reads a
+	 * field itself (fd_file(fd), a ?: whose condition reads the table's
+	 * size) goes through a temporary */
+	char *base_tmp = NULL;
+	if (strstr(bexpr, "BPF_CORE_READ")) {
+		base_tmp = new_tmp(c);
+		emit(c, "void *%s = (void *)(%s);", base_tmp, bexpr);
+		bexpr = base_tmp;
+	}
 	char *p = typed_ptr(c, base->btf, bexpr);
+	free(base_tmp);
 	struct type ft;
 	if (btf_value_type(c, m.type, &ft) < 0) {
 		char buf[160];
