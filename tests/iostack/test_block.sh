@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# scripts/block.ut on the fileio workload (64 O_DIRECT reads of 4 KiB at
+# offsets i * 8 KiB, 16 buffered writes of 4 KiB, fsync), on the root disk
+# and on ext4 on a loop device, with both engines: the summary and the trace
+# show exactly the workload's reads (count, 4096 bytes, operation, the
+# sectors of the file's blocks from filefrag), and nothing of another
+# process reading the same disk at the same time, although completions run
+# in interrupts.  Also: --disk for a missing disk is an error, --unit, and
+# the classic tracepoints' rwbs decodes like the BTF tracepoints' flags.
+source "$(dirname "$0")/../lib.sh"
+need_root_bpf block || exit 0
+source "$(dirname "$0")/loopdev.sh"
+SCRIPT="$UT_ROOT/scripts/block.ut"
+for tool in filefrag dd; do
+	command -v $tool >/dev/null || { skip block "$tool is not installed"; exit 0; }
+done
+
+# The disk holding a directory, as /sys/block names it (the test needs a
+# filesystem right on a disk, not on a partition or a device-mapper target).
+disk_of() {
+	local numbers name
+	numbers=$(mountpoint -d "$(df --output=target "$1" | tail -1)")
+	name=$(basename "$(readlink "/sys/dev/block/$numbers")")
+	[ -e "/sys/block/$name" ] && echo "$name"
+}
+
+# check NAME DIR DISK ENGINE [uring-trace options...]
+check() {
+	local name=$1 dir=$2 disk=$3 engine=$4
+	shift 4
+	local out="$TMP/$name" file="$dir/fileio.dat"
+	mkdir -p "$out"
+	# prepare the file untraced, so the traced run only reads and writes
+	"$UT_WORKLOADS/fileio" --engine "$engine" --file "$file" >/dev/null || { fail "$name/prepare" "fileio failed"; return; }
+	filefrag -v "$file" >"$out/filefrag.txt" || { fail "$name/filefrag" "filefrag failed"; return; }
+	# another process reads the same disk with O_DIRECT meanwhile
+	dd if=/dev/zero of="$dir/other.dat" bs=1M count=4 oflag=direct status=none
+	(while :; do dd if="$dir/other.dat" of=/dev/null bs=4k iflag=direct status=none; done) &
+	local noise=$!
+	"$UT" -q "$@" -o "$out/trace.fxt" --json "$out/summary.json" \
+		-c "$UT_WORKLOADS/fileio --engine $engine --file $file >$out/workload.json" "$SCRIPT" >"$out/summary.txt" 2>"$out/err.txt"
+	local rc=$?
+	kill $noise; wait $noise 2>/dev/null
+	if [ $rc -ne 0 ]; then
+		fail "$name/runs" "exit status $rc: $(head -3 "$out/err.txt")"
+		return
+	fi
+	pass "$name/runs"
+	"$UT" stats --json "$out/trace.fxt" >"$out/stats.json" && "$UT" dump "$out/trace.fxt" >"$out/dump.txt" ||
+		{ fail "$name/read_trace" "stats or dump failed"; return; }
+	python3 - "$out" "$name" "$disk" <<'PY'
+import json, re, sys
+out, name, disk = sys.argv[1:4]
+def check(what, cond, why=""):
+    print(("PASS " if cond else "FAIL ") + name + "/" + what + ("" if cond else ": " + why))
+
+w = json.load(open(f"{out}/workload.json"))
+m = json.load(open(f"{out}/summary.json"))["maps"]
+stats = json.load(open(f"{out}/stats.json"))
+pid = w["pid"]
+reads = [op for op in w["ops"] if op["op"] == "read"]
+writes = [op for op in w["ops"] if op["op"] == "write"]
+check("workload_ok", w["ok"] and w["direct"], "the workload failed or had no O_DIRECT")
+
+# Expected sectors: the physical block of each read's offset (filefrag -v).
+text = open(f"{out}/filefrag.txt").read()
+block = int(re.search(r"blocks of (\d+) bytes", text).group(1))
+extents = [tuple(int(x) for x in e) for e in
+           re.findall(r"^\s*\d+:\s+(\d+)\.\.\s*(\d+):\s+(\d+)\.\.\s*\d+:", text, re.M)]
+def sector(offset):
+    logical = offset // block
+    for first, last, physical in extents:
+        if first <= logical <= last:
+            return (physical + logical - first) * (block // 512) + offset % block // 512
+    return None
+expected = sorted(sector(op["offset"]) for op in reads)
+
+def value(map_name, key):
+    return sum(e["value"] for e in m[map_name] if e["key"] == key)
+def hist_counts(map_name, key):
+    return {e["bucket"]: e["count"] for e in m[map_name] if e["key"] == key and e["count"]}
+
+check("summary_requests", value("@requests", [disk, "read"]) == len(reads),
+      f'{value("@requests", [disk, "read"])} read requests, the workload made {len(reads)}')
+check("summary_bytes", value("@bytes", [disk, "read"]) == 4096 * len(reads), str(m["@bytes"]))
+check("summary_size_histogram", hist_counts("@size", [disk, "read"]) == {"[4K, 8K)": len(reads)}, str(m["@size"]))
+for phase in ("queue", "service"):
+    counts = hist_counts(f"@{phase}_us", [disk, "read"])
+    check(f"summary_{phase}_histogram", sum(counts.values()) == len(reads), str(counts))
+check("summary_only_this_disk", all(e["key"][0] == disk for e in m["@requests"]), str(m["@requests"]))
+
+# The trace: request spans on the disk's group, with the submitter's pid.
+groups = {int(g): n for g, n in re.findall(r'kernel_object process koid=(\d+) name="([^"]*)"', open(f"{out}/dump.txt").read())}
+spans = []
+for line in open(f"{out}/dump.txt"):
+    e = re.search(r'event duration_begin .* pid=(\d+) tid=\d+ cat="[^"]*" name="(\w+)" args=\{sector: uint\d+ (\d+), '
+                  r'bytes: uint\d+ (\d+), flags: string "([^"]*)", pid: koid (\d+)', line)
+    if e and groups.get(int(e.group(1))) == disk:
+        spans.append((e.group(2), int(e.group(3)), int(e.group(4)), e.group(5), int(e.group(6))))
+read_spans = [s for s in spans if s[0] == "read"]
+check("trace_reads", len(read_spans) == len(reads), f"{len(read_spans)} read spans")
+check("trace_read_sizes", all(s[2] == 4096 for s in read_spans), str(read_spans[:3]))
+check("trace_read_flags", all("sync" in s[3] for s in read_spans), str(read_spans[:3]))
+check("trace_read_sectors", sorted(s[1] for s in read_spans) == expected,
+      f"traced {sorted(s[1] for s in read_spans)[:4]}..., filefrag says {expected[:4]}...")
+# Buffered writes reach the disk at fsync, merged or not: the data writes
+# (not metadata, not the empty flushes) cover exactly the written blocks.
+data_writes = [s for s in spans if s[0] == "write" and s[2] and "meta" not in s[3]]
+written = sorted(sec + i * 8 for _, sec, size, _, _ in data_writes for i in range(size // 4096))
+check("trace_write_sectors", written == sorted(sector(op["offset"]) for op in writes),
+      f"data writes {data_writes}, expected sectors {sorted(sector(op['offset']) for op in writes)[:3]}...")
+check("summary_write_bytes", value("@bytes", [disk, "write"]) == sum(s[2] for s in spans if s[0] == "write"),
+      f'{m["@bytes"]} but the trace has {[s for s in spans if s[0] == "write"]}')
+check("trace_only_the_workload", all(s[4] == pid for s in spans), str([s for s in spans if s[4] != pid][:3]))
+check("trace_flows_complete", stats["flows"]["complete"] == len(spans) and stats["flows"]["incomplete"] == 0,
+      f'{stats["flows"]} for {len(spans)} requests')
+check("trace_flow_points_in_slices", stats["flows"]["points_outside_slices"] == 0, str(stats["flows"]))
+PY
+	[ $? -eq 0 ] || fail "$name/checks" "the checker failed (files in $out)"
+}
+
+root_dir=$(mktemp -d /var/tmp/ut-block.XXXXXX)
+trap 'rm -rf "$root_dir"; loopdev_remove; rm -rf "$TMP"' EXIT
+root_disk=$(disk_of "$root_dir")
+if [ -z "$root_disk" ]; then
+	skip block/root_disk "/var/tmp is not on a whole disk"
+else
+	check root_sync "$root_dir" "$root_disk" sync
+	check root_uring "$root_dir" "$root_disk" uring
+fi
+
+if loopdev_create 64; then
+	check loop_sync "$LOOPDEV_MNT" "$LOOPDEV_NAME" sync --disk="$LOOPDEV_NAME"
+	check loop_uring "$LOOPDEV_MNT" "$LOOPDEV_NAME" uring --disk="$LOOPDEV_NAME" --unit=us
+else
+	skip block/loop "$LOOPDEV_ERROR"
+fi
+
+# A disk that does not exist stops the script before anything runs.
+"$UT" -q --disk=nosuchdisk0 -c true "$SCRIPT" >"$TMP/nodisk.out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q "block.ut:[0-9]*:[0-9]*: there is no disk 'nosuchdisk0' on this machine; its disks are: .*$root_disk" "$TMP/nodisk.out"; then
+	pass block/missing_disk_is_an_error
+else
+	fail block/missing_disk_is_an_error "exit $rc: $(cat "$TMP/nodisk.out")"
+fi
+"$UT" -q --unit=s -c true "$SCRIPT" >"$TMP/unit.out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q "unit" "$TMP/unit.out"; then
+	pass block/bad_unit_is_an_error
+else
+	fail block/bad_unit_is_an_error "exit $rc: $(cat "$TMP/unit.out")"
+fi
+
+# --unit=ns: the histograms are in nanoseconds.
+if [ -n "$root_disk" ]; then
+	"$UT" -q --summary-only --unit=ns --json "$TMP/ns.json" \
+		-c "$UT_WORKLOADS/fileio --engine sync --file $root_dir/fileio.dat" "$SCRIPT" >/dev/null 2>"$TMP/ns.err"
+	python3 - "$TMP/ns.json" "$root_disk" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["maps"]
+n = sum(e["count"] for e in m["@service_ns"] if e["key"] == [sys.argv[2], "read"])
+ok = n == 64 and not m["@service_us"]
+print(("PASS " if ok else "FAIL ") + "block/unit_ns" + ("" if ok else f": {n} reads in @service_ns, @service_us {m['@service_us']}"))
+PY
+	[ $? -eq 0 ] || fail block/unit_ns "the checker failed: $(head -3 "$TMP/ns.err")"
+fi
+
+# The classic tracepoints' fallback decodes rwbs into the same operations
+# and flags as the BTF tracepoints' cmd_flags, request by request.
+cat >"$TMP/decode.ut" <<'EOF'
+import "block";
+tp_btf:block_rq_issue {
+	$opf = (u64)args.rq.cmd_flags;
+	@btf[args.rq.__sector, block_op[block_op_of($opf)], block_flags[block_flags_of($opf)]] = count();
+}
+tracepoint:block:block_rq_issue {
+	$opf = (u64)args.rwbs | BLOCK_OPF_RWBS;
+	@classic[args.sector, block_op[block_op_of($opf)], block_flags[block_flags_of($opf)]] = count();
+}
+EOF
+if [ -n "$root_disk" ]; then
+	"$UT" -q --summary-only --json "$TMP/decode.json" \
+		-c "$UT_WORKLOADS/fileio --engine sync --file $root_dir/fileio.dat" "$TMP/decode.ut" >/dev/null 2>"$TMP/decode.err"
+	python3 - "$TMP/decode.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["maps"]
+btf = sorted((tuple(e["key"]), e["value"]) for e in m["@btf"])
+classic = sorted((tuple(e["key"]), e["value"]) for e in m["@classic"])
+ok = btf == classic and len(btf) > 0
+print(("PASS " if ok else "FAIL ") + "block/classic_decodes_like_btf" + ("" if ok else f": btf {btf} classic {classic}"))
+PY
+	[ $? -eq 0 ] || fail block/classic_decodes_like_btf "the checker failed: $(head -3 "$TMP/decode.err")"
+fi
