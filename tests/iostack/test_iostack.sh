@@ -11,7 +11,8 @@
 #    file as "ext4 write" slices in their pwrite64 slices, every block
 #    request a complete flow;
 #  - --disk: another disk than the file's counts none of it; a disk that does
-#    not exist and a bad --unit are errors that say what is allowed.
+#    not exist and a bad --unit are errors that say what is allowed;
+#  - on a kernel without fentry and kprobes, a note says so when tracing starts.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/loopdev.sh"
 source "$(dirname "$0")/fileio_wait.sh"
@@ -169,6 +170,20 @@ if loopdev_create 64; then
 	fi
 else
 	skip iostack/loop "$LOOPDEV_ERROR"
+fi
+
+# --- where neither fentry nor kprobes run, the filesystem layer says so ---
+if "$UT" --info 2>/dev/null | grep -Eq '^  fentry +no' && "$UT" --info 2>/dev/null | grep -Eq '^  kprobe +no'; then
+	if [ ! -f "$TMP/root_wait/err.txt" ]; then
+		skip iostack/degraded_note "no traced run on the root disk"
+	elif grep -q '^uring-trace: note: this kernel runs no .*fentry.*programs' "$TMP/root_wait/err.txt" &&
+		grep -q 'kprobe' "$TMP/root_wait/err.txt"; then
+		pass iostack/degraded_note
+	else
+		fail iostack/degraded_note "no note naming fentry and kprobe: $(head -c 300 "$TMP/root_wait/err.txt")"
+	fi
+else
+	skip iostack/degraded_note "this kernel runs fentry or kprobes: the filesystem layer is whole"
 fi
 
 # --- bad options: errors that say what is allowed ---
