@@ -524,7 +524,9 @@ static void note_degraded(const struct ut_program *prog, const struct ut_loaded 
 	fprintf(stderr, " (-v lists them)\n");
 }
 
-static int trace(struct options *o, struct ut_program *prog, const void *obj, size_t obj_len)
+/* k: the kernel the script was compiled against (its BTF already parsed),
+ * or NULL to open it here. */
+static int trace(struct options *o, struct ut_program *prog, const void *obj, size_t obj_len, struct ut_kernel *k)
 {
 	struct session s = {.o = o, .prog = prog};
 	char err[4096];
@@ -554,6 +556,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 		.filter_comm = o->comm,
 		.sample_permyriad = o->sample_pct > 0 ? (uint32_t)(o->sample_pct * 100 + 0.5) : 0,
 		.verbose = o->verbose,
+		.kernel = k,
 	};
 	s.loaded = ut_load(&lo, err, sizeof(err));
 	if (!s.loaded) {
@@ -816,7 +819,7 @@ int main(int argc, char **argv)
 			free(image);
 			return 1;
 		}
-		int rc = o.emit_c || o.dump_ast || o.compile_only ? 2 : trace(&o, prog, obj, obj_len);
+		int rc = o.emit_c || o.dump_ast || o.compile_only ? 2 : trace(&o, prog, obj, obj_len, NULL);
 		if (rc == 2)
 			fprintf(stderr, "uring-trace: %s is already compiled: --emit-c, --dump and --compile need the .ut source\n",
 				o.script);
@@ -872,9 +875,7 @@ int main(int argc, char **argv)
 		free(obj);
 		goto done;
 	}
-	ut_kernel_close(k);
-	k = NULL;
-	rc = trace(&o, prog, obj, obj_len);
+	rc = trace(&o, prog, obj, obj_len, k);
 	free(obj);
 done:
 	for (unsigned i = 0; i < o.ndefines; i++)
