@@ -48,6 +48,10 @@ payload_args() {
   echo "-b build/workloads/fileio:/matrix/fileio"
   echo "-f $MATRIX_DIR/iostack.uto:/matrix/iostack.uto"
   echo "-f $MATRIX_DIR/fileio.uto:/matrix/fileio.uto"
+  echo "-f $MATRIX_DIR/block.uto:/matrix/block.uto"
+  echo "-f $MATRIX_DIR/block-missing-disk.uto:/matrix/block-missing-disk.uto"
+  # the physical blocks of a file, for 50-block.sh
+  command -v filefrag >/dev/null && echo "-b $(command -v filefrag):/matrix/filefrag"
   echo "${UT_MATRIX_EXTRA:-}"
 }
 
