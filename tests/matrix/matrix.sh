@@ -196,12 +196,13 @@ add_row() {  # LABEL RELEASE OUTPUT_FILE FAILS_BEFORE SECONDS
   local checks=pass
   [ "$failures" -gt "$fails_before" ] && checks="FAIL($((failures - fails_before)))"
   # the default script's probes by the kind of alternative each attached
-  local used fs_used
+  local used fs_used block_used
   used=$(kinds_used USED "$f")
-  # and iostack.ut's filesystem-layer probes (60-iostack.sh)
+  # and iostack.ut's filesystem-layer probes (60-iostack.sh), block.ut's (50-block.sh)
   fs_used=$(kinds_used FSALT "$f")
+  block_used=$(kinds_used BLKALT "$f")
   table_rows+=("$(table_line "$label" "$release" "$(summary_value "$f" submit_tracepoint)" \
-    "${cells[@]}" "$checks" "$seconds" "${used:--}" "${fs_used:--}")")
+    "${cells[@]}" "$checks" "$seconds" "${used:--}" "${fs_used:--}" "${block_used:--}")")
 }
 
 # fd 3: nothing in the loop may eat the list from stdin.
@@ -256,7 +257,7 @@ fi
 {
   echo
   # shellcheck disable=SC2086  # KINDS is a list of words
-  table_line kernel release "submit tracepoint" $KINDS checks time "io_uring.ut used" "iostack.ut fs layer"
+  table_line kernel release "submit tracepoint" $KINDS checks time "io_uring.ut used" "iostack.ut fs layer" "block.ut used"
   printf '%s\n' "${table_rows[@]}"
 } | tee "$OUT/table.txt"
 [ "$failures" -eq 0 ]
