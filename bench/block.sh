@@ -42,6 +42,7 @@ LOOP_DEV=
 TRACER_PID=
 
 log() { echo "block-bench: $*" >&2; }
+source "$ROOT/bench/tracers.sh"
 
 cleanup() {
   [ -n "$TRACER_PID" ] && kill -INT "$TRACER_PID" 2>/dev/null && wait "$TRACER_PID" 2>/dev/null
@@ -99,28 +100,10 @@ start_tracer() { # NAME LOG; sets TRACER_PID; returns 1 if it did not attach
   esac
   TRACER_PID=$!
   case $1 in
-    block_ut | iostack_ut) wait_line "$2" 'tracing; Ctrl-C to stop' ;;
-    bpftrace_biolat) wait_line "$2" '^Attaching' && sleep 0.5 ;;
-    bcc_biolatency) wait_line "$2" '^Tracing block device' ;;
+    block_ut | iostack_ut) wait_line "$TRACER_PID" "$2" 'tracing; Ctrl-C to stop' ;;
+    bpftrace_biolat) wait_line "$TRACER_PID" "$2" '^Attaching' && sleep 0.5 ;;
+    bcc_biolatency) wait_line "$TRACER_PID" "$2" '^Tracing block device' ;;
   esac
-}
-
-# Wait (at most 30 s) for the tracer's "attached" line in its log.
-wait_line() { # LOG REGEX
-  for _ in $(seq 3000); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    kill -0 "$TRACER_PID" 2>/dev/null || return 1
-    sleep 0.01
-  done
-  return 1
-}
-
-stop_tracer() {
-  kill -INT "$TRACER_PID" 2>/dev/null
-  for _ in $(seq 300); do kill -0 "$TRACER_PID" 2>/dev/null || break; sleep 0.1; done
-  kill -0 "$TRACER_PID" 2>/dev/null && kill -KILL "$TRACER_PID"
-  wait "$TRACER_PID" 2>/dev/null
-  TRACER_PID=
 }
 
 # uring-trace's exit line: "N events, M lost".

@@ -46,6 +46,7 @@ LOOP_DEV=
 TRACER_PID=
 
 log() { echo "peers: $*" >&2; }
+source "$ROOT/bench/tracers.sh"
 
 cleanup() {
   [ -n "$TRACER_PID" ] && kill -INT "$TRACER_PID" 2>/dev/null && wait "$TRACER_PID" 2>/dev/null
@@ -130,24 +131,6 @@ start_tracer() { # NAME LOG; sets TRACER_PID, returns 1 if it did not attach
     uring_trace) wait_line "$TRACER_PID" "$2" 'tracing; Ctrl-C to stop' ;;
     *) wait_attached "$TRACER_PID" ;;
   esac
-}
-
-# uring-trace says when it is attached: wait (at most 30 s) for that line.
-wait_line() { # PID LOG TEXT
-  for _ in $(seq 3000); do
-    grep -q "$3" "$2" 2>/dev/null && return 0
-    kill -0 "$1" 2>/dev/null || return 1
-    sleep 0.01
-  done
-  return 1
-}
-
-stop_tracer() {
-  kill -INT "$TRACER_PID" 2>/dev/null
-  for _ in $(seq 300); do kill -0 "$TRACER_PID" 2>/dev/null || break; sleep 0.1; done
-  kill -0 "$TRACER_PID" 2>/dev/null && kill -KILL "$TRACER_PID"
-  wait "$TRACER_PID" 2>/dev/null
-  TRACER_PID=
 }
 
 cpu_ticks() { # PID: utime + stime of the whole process
