@@ -20,7 +20,7 @@ MATRIX_LDLIBS = $(if $(MATRIX_MISSING_STATIC),-lbpf -lelf -lz -luring,-static -l
 
 .PHONY: kernel-matrix matrix-payload
 matrix-payload: $(MATRIX_DIR)/kprobe_probe $(MATRIX_DIR)/kprobe_probe.bpf.o $(MATRIX_DIR)/io_uring.uto $(MATRIX_DIR)/kinds.uto \
-	$(MATRIX_DIR)/iostack.uto $(MATRIX_DIR)/fileio.uto $(MATRIX_DIR)/block.uto $(MATRIX_DIR)/block-missing-disk.uto \
+	$(MATRIX_DIR)/iostack.uto $(MATRIX_DIR)/fileio.uto $(MATRIX_DIR)/block.uto $(MATRIX_DIR)/block-missing-disk.uto $(MATRIX_DIR)/block-partition.uto \
 	build/uring-trace build/workloads/uring_paths build/workloads/fileio
 
 # The default script compiled on the host: guests run it without clang.
@@ -40,14 +40,18 @@ $(MATRIX_DIR)/iostack.uto: build/uring-trace scripts/iostack.ut stdlib/syscalls.
 	@mkdir -p $(dir $@)
 	build/uring-trace -q --compile -o $@ scripts/iostack.ut
 
-# block.ut compiled on the host; and with a disk no guest has, which the
-# guest must refuse when it loads the script (disks are looked up there).
+# block.ut compiled on the host; and with a disk no guest has and with a
+# partition, which the guest must refuse when it loads the script (disks are
+# looked up there).
 $(MATRIX_DIR)/block.uto: build/uring-trace scripts/block.ut stdlib/block.ut bpf/ut.h bpf/records.h
 	@mkdir -p $(dir $@)
 	build/uring-trace -q --compile -o $@ scripts/block.ut
 $(MATRIX_DIR)/block-missing-disk.uto: build/uring-trace scripts/block.ut stdlib/block.ut bpf/ut.h bpf/records.h
 	@mkdir -p $(dir $@)
 	build/uring-trace -q --compile -D disk=nosuchdisk0 -o $@ scripts/block.ut
+$(MATRIX_DIR)/block-partition.uto: build/uring-trace scripts/block.ut stdlib/block.ut bpf/ut.h bpf/records.h
+	@mkdir -p $(dir $@)
+	build/uring-trace -q --compile -D disk=loop7p1 -o $@ scripts/block.ut
 
 $(MATRIX_DIR)/kinds.uto: build/uring-trace tests/matrix/kinds.ut bpf/ut.h bpf/records.h
 	@mkdir -p $(dir $@)

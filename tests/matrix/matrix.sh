@@ -50,6 +50,7 @@ payload_args() {
   echo "-f $MATRIX_DIR/fileio.uto:/matrix/fileio.uto"
   echo "-f $MATRIX_DIR/block.uto:/matrix/block.uto"
   echo "-f $MATRIX_DIR/block-missing-disk.uto:/matrix/block-missing-disk.uto"
+  echo "-f $MATRIX_DIR/block-partition.uto:/matrix/block-partition.uto"
   # the physical blocks of a file, for 50-block.sh
   command -v filefrag >/dev/null && echo "-b $(command -v filefrag):/matrix/filefrag"
   echo "${UT_MATRIX_EXTRA:-}"

@@ -102,5 +102,26 @@ if [ $rc -eq 1 ] && grep -q "there is no disk 'nosuchdisk0' on this machine; its
 else
 	echo "FAIL block-script/missing_disk_is_an_error: exit $rc: $(head -c 300 /tmp/blk-missing.out)"
 fi
+# compiled with -D disk=loop7p1: a partition, refused at load (block
+# requests belong to disks).  An image with an MBR and one partition.
+if [ -e /dev/loop-control ]; then
+	[ -b /dev/loop7 ] || mknod /dev/loop7 b 7 7
+	dd if=/dev/zero of=/tmp/parted.img bs=1M count=8 2>/dev/null
+	printf '\0\0\0\0\203\0\0\0\0\010\0\0\0\070\0\0' | dd of=/tmp/parted.img bs=1 seek=446 conv=notrunc 2>/dev/null
+	printf '\125\252' | dd of=/tmp/parted.img bs=1 seek=510 conv=notrunc 2>/dev/null
+	if losetup -P /dev/loop7 /tmp/parted.img && [ -e /sys/class/block/loop7p1 ]; then
+		$UT -q -c true /matrix/block-partition.uto >/tmp/blk-partition.out 2>&1
+		rc=$?
+		if [ $rc -eq 1 ] && grep -q "'loop7p1' is a partition; block requests are counted per disk: give its disk, loop7" /tmp/blk-partition.out; then
+			echo "PASS block-script/partition_is_an_error"
+		else
+			echo "FAIL block-script/partition_is_an_error: exit $rc: $(head -c 300 /tmp/blk-partition.out)"
+		fi
+		losetup -d /dev/loop7
+	else
+		echo "FAIL block-script/partition_is_an_error: no loop7p1 after losetup -P"
+	fi
+	rm -f /tmp/parted.img
+fi
 rm -f "$FILE"
 exit 0
