@@ -86,6 +86,16 @@ static __always_inline void ut_count(__u32 probe, int lost)
 		c->emitted++;
 }
 
+static __always_inline void ut_header(struct ut_rec_hdr *h, __u32 event, __u64 ts)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	h->ts = ts;
+	h->event = event;
+	h->pid = id >> 32;
+	h->tid = (__u32)id;
+	h->cpu = bpf_get_smp_processor_id();
+}
+
 static __always_inline void *ut_reserve(__u32 size, __u32 event, __u32 probe)
 {
 	struct ut_rec_hdr *h = bpf_ringbuf_reserve(&ut_events, size, 0);
@@ -93,12 +103,7 @@ static __always_inline void *ut_reserve(__u32 size, __u32 event, __u32 probe)
 		ut_count(probe, 1);
 		return 0;
 	}
-	__u64 id = bpf_get_current_pid_tgid();
-	h->ts = bpf_ktime_get_ns();
-	h->event = event;
-	h->pid = id >> 32;
-	h->tid = (__u32)id;
-	h->cpu = bpf_get_smp_processor_id();
+	ut_header(h, event, bpf_ktime_get_ns());
 	return h;
 }
 
@@ -107,14 +112,18 @@ static __always_inline void *ut_reserve(__u32 size, __u32 event, __u32 probe)
  * under a hypervisor).  Every multiple, not only the first: a reader that
  * stops early (at a record another CPU has not committed yet) and sleeps
  * is woken again 256 KiB later instead of at its 100 ms timeout, by which
- * time a busy ring has overflowed.  Pending data includes this record
- * (reserved, not yet submitted). */
+ * time a busy ring has overflowed.  pending includes the record of size
+ * bytes being written. */
+static __always_inline __u64 ut_wakeup_flags(__u64 pending, __u32 size)
+{
+	return pending >= size && pending / ut_wakeup_bytes != (pending - size) / ut_wakeup_bytes
+		       ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+/* rec is reserved, so pending data includes it. */
 static __always_inline void ut_submit(void *rec, __u32 size, __u32 probe)
 {
-	__u64 pending = bpf_ringbuf_query(&ut_events, BPF_RB_AVAIL_DATA);
-	__u64 flags = pending >= size && pending / ut_wakeup_bytes != (pending - size) / ut_wakeup_bytes
-			      ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-	bpf_ringbuf_submit(rec, flags);
+	bpf_ringbuf_submit(rec, ut_wakeup_flags(bpf_ringbuf_query(&ut_events, BPF_RB_AVAIL_DATA), size));
 	ut_count(probe, 0);
 }
 
@@ -188,17 +197,6 @@ static __always_inline char *ut_batch_begin(__u32 probe)
 	return b->data;
 }
 
-static __always_inline void ut_batch_header(struct ut_rec_hdr *h, __u32 event, __u64 now)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	h->ts = now;
-	h->event = event;
-	h->pid = id >> 32;
-	h->tid = (__u32)id;
-	h->cpu = bpf_get_smp_processor_id();
-}
-
-/* Wakes the reader as ut_submit does. */
 static __always_inline void ut_batch_end(char *b, __u32 used, __u32 probe)
 {
 	if (!b)
@@ -211,10 +209,8 @@ static __always_inline void ut_batch_end(char *b, __u32 used, __u32 probe)
 		return;
 	if (used > UT_BATCH_BYTES)
 		used = UT_BATCH_BYTES;
-	__u64 pending = bpf_ringbuf_query(&ut_events, BPF_RB_AVAIL_DATA) + used;
-	__u64 flags = pending / ut_wakeup_bytes != (pending - used) / ut_wakeup_bytes ? BPF_RB_FORCE_WAKEUP
-										 : BPF_RB_NO_WAKEUP;
-	ut_count(probe, bpf_ringbuf_output(&ut_events, b, used, flags) != 0);
+	__u64 pending = bpf_ringbuf_query(&ut_events, BPF_RB_AVAIL_DATA) + used;   /* with this sample */
+	ut_count(probe, bpf_ringbuf_output(&ut_events, b, used, ut_wakeup_flags(pending, used)) != 0);
 }
 #endif
 

@@ -1474,7 +1474,7 @@ static void record_end(struct compiler *c, struct record *r, const char *guard)
 	emit(c, "%sif (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_%d)) {", guard ? guard : "", r->index);
 	c->indent++;
 	emit(c, "struct ut_rec_%d *r = (void *)(ut_batch + ut_off);", r->index);
-	emit(c, "ut_batch_header(&r->h, %d, ut_now);", r->index);
+	emit(c, "ut_header(&r->h, %d, ut_now);", r->index);
 	for (char *line = r->assigns.s, *nl; line && *line; line = nl + 1) {
 		nl = strchr(line, '\n');
 		emit(c, "%.*s", (int)(nl - line), line);
@@ -1751,6 +1751,7 @@ static void stmt(struct compiler *c, struct node *n)
 	}
 	case N_RETURN:
 		emit(c, "goto ut_done;");   /* the records so far still go out */
+		c->body_returns = true;
 		return;
 	case N_SLICE: case N_INSTANT: case N_COUNTER: case N_FLOW: case N_SPAN: case N_TRACK_NAME:
 		emit(c, "{");
@@ -1766,13 +1767,14 @@ static void stmt(struct compiler *c, struct node *n)
 
 void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 {
-	struct strbuf body = {0};
+	struct strbuf head = {0}, body = {0};   /* the predicate, the statements */
 	struct strbuf *saved = c->out;
-	c->out = &body;
+	c->out = &head;
 	c->indent = 1;
 	c->nlocals = 0;
 	c->path_calls = 0;
 	c->batch_bytes = 0;
+	c->body_returns = false;
 	if (pred) {
 		emit(c, "{");
 		c->indent++;
@@ -1785,32 +1787,25 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 		c->indent--;
 		emit(c, "}");
 	}
-	size_t before_body = body.len;
+	c->out = &body;
 	stmt_list(c, block->a);
 	c->out = saved;
 	if (c->batch_bytes) {
 		/* after the predicate: a hit it rejects stages nothing.  Without
 		 * a buffer (nested too deep) the body still runs: its maps and
 		 * aggregations stay exact, only its records are lost */
-		struct strbuf prologue = {0};
 		if (c->batch_bytes > c->max_batch_bytes)
 			c->max_batch_bytes = c->batch_bytes;
-		sb_printf(&prologue, "\tconst __u32 ut_batch_cap = %u;\n"
+		sb_printf(&head, "\tconst __u32 ut_batch_cap = %u;\n"
 			  "\tchar *ut_batch = ut_batch_begin(%u);\n"
 			  "\t__u32 ut_off = 0;\n"
 			  "\tconst __u64 ut_now = bpf_ktime_get_ns();\n",
 			  c->batch_bytes, c->alt->probe_index);
-		struct strbuf joined = {0};
-		sb_printf(&joined, "%.*s%s%s", (int)before_body, body.s ? body.s : "", prologue.s,
-			  body.s ? body.s + before_body : "");
-		sb_printf(&joined, "ut_done: __attribute__((unused));\n"
-			  "\tut_batch_end(ut_batch, ut_off, %u);\n", c->alt->probe_index);
-		sb_free(&prologue);
-		sb_free(&body);
-		body = joined;
-	} else if (body.s && strstr(body.s, "goto ut_done;")) {
-		sb_puts(&body, "ut_done: __attribute__((unused));\n");
 	}
+	if (c->batch_bytes || c->body_returns)
+		sb_puts(&body, "ut_done: __attribute__((unused));\n");
+	if (c->batch_bytes)
+		sb_printf(&body, "\tut_batch_end(ut_batch, ut_off, %u);\n", c->alt->probe_index);
 	for (unsigned i = 0; i < c->nlocals; i++) {
 		char *name = xasprintf("l_%s", c->locals[i].name + 1);
 		char *d = c_decl(c, &c->locals[i].type, name);
@@ -1819,7 +1814,9 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 		free(name);
 		free(c->locals[i].name);
 	}
+	sb_puts(c->out, head.s ? head.s : "");
 	sb_puts(c->out, body.s ? body.s : "");
+	sb_free(&head);
 	sb_free(&body);
 	free(c->locals);
 	c->locals = NULL;

@@ -131,6 +131,7 @@ struct compiler {
 	unsigned path_calls;        /* path() calls in the probe body being checked */
 	uint32_t batch_bytes;       /* records the body may write, in bytes (one sample) */
 	uint32_t max_batch_bytes;   /* the most of any body: ut.h's UT_BATCH_BYTES */
+	bool body_returns;          /* the body has a return: it jumps to ut_done */
 	unsigned path_slots;        /* the most in one body: ut.h's UT_PATH_SLOTS */
 	bool uses_scratch;          /* path() or string map values: ut.h's per-CPU buffers */
 	struct strbuf *out;         /* the function body being written */

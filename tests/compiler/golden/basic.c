@@ -67,7 +67,7 @@ int ut_p0_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 0, ut_now);
+			ut_header(&r->h, 0, ut_now);
 			ut_off += sizeof(*r);
 		}
 	}
@@ -112,7 +112,7 @@ int ut_p1_a0(void *ctx)
 		bpf_probe_read_kernel_str(t4, sizeof(t4), (const void *)(((void *)tp->filename)));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 1, ut_now);
+			ut_header(&r->h, 1, ut_now);
 			__builtin_memcpy(r->f0, t3, sizeof(t3) < 16 ? sizeof(t3) : 16);
 			__builtin_memcpy(r->f1, t4, sizeof(t4) < 64 ? sizeof(t4) : 64);
 			ut_off += sizeof(*r);
@@ -134,7 +134,7 @@ int ut_p2_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 2, ut_now);
+			ut_header(&r->h, 2, ut_now);
 			ut_off += sizeof(*r);
 		}
 	}

@@ -143,7 +143,7 @@ int ut_p0_a0(void *ctx)
 		struct ut_path_buf *t18 = ut_path(2, (void *)(t17));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 0, ut_now);
+			ut_header(&r->h, 0, ut_now);
 			__builtin_memcpy(r->f0, (t15->s), sizeof((t15->s)) < 256 ? sizeof((t15->s)) : 256);
 			__builtin_memcpy(r->f1, (t18->s), sizeof((t18->s)) < 256 ? sizeof((t18->s)) : 256);
 			ut_off += sizeof(*r);
@@ -196,7 +196,7 @@ int ut_p1_a0(void *ctx)
 		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t25); if (v) t26 = v; }
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 1, ut_now);
+			ut_header(&r->h, 1, ut_now);
 			__builtin_memcpy(r->f0, (t26->s), sizeof((t26->s)) < 256 ? sizeof((t26->s)) : 256);
 			ut_off += sizeof(*r);
 		}

@@ -90,7 +90,7 @@ int ut_p0_a0(void *ctx)
 			{
 				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 					struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-					ut_batch_header(&r->h, 0, ut_now);
+					ut_header(&r->h, 0, ut_now);
 					r->f0 = (__s64)(((__s64)tp->pid));
 					ut_off += sizeof(*r);
 				}

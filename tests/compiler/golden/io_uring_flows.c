@@ -180,7 +180,7 @@ int ut_p0_a0(void *ctx)
 			{
 				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 					struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-					ut_batch_header(&r->h, 0, ut_now);
+					ut_header(&r->h, 0, ut_now);
 					r->f0 = (__u64)(((__u64)(1LL) * (__u64)(2LL)));
 					ut_off += sizeof(*r);
 				}
@@ -193,7 +193,7 @@ int ut_p0_a0(void *ctx)
 				{
 					if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 						struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-						ut_batch_header(&r->h, 1, ut_now);
+						ut_header(&r->h, 1, ut_now);
 						ut_off += sizeof(*r);
 					}
 				}
@@ -204,7 +204,7 @@ int ut_p0_a0(void *ctx)
 		__u64 t4 = (__u64)(((void *)tp->req));
 		if (ut_flow_sampled(0, t4, 1)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 2, ut_now);
+			ut_header(&r->h, 2, ut_now);
 			r->f0 = (__u64)(t4);
 			r->f1 = (__u64)(((__u64)tp->opcode));
 			ut_off += sizeof(*r);
@@ -214,7 +214,7 @@ int ut_p0_a0(void *ctx)
 		__u64 t5 = (__u64)(((void *)tp->req));
 		if (ut_flow_sampled(0, t5, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_3)) {
 			struct ut_rec_3 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 3, ut_now);
+			ut_header(&r->h, 3, ut_now);
 			r->f0 = (__u64)(((void *)tp->ctx));
 			r->f1 = (__u64)(t5);
 			r->f2 = (__u64)(((__u64)tp->opcode));
@@ -229,7 +229,7 @@ int ut_p0_a0(void *ctx)
 		{ __u64 *v = bpf_map_lookup_elem(&m_1, &t6); if (v) t7 = *v; }
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
 			struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 4, ut_now);
+			ut_header(&r->h, 4, ut_now);
 			r->f0 = (__u64)(((void *)tp->ctx));
 			r->f1 = (__u64)(t7);
 			ut_off += sizeof(*r);
@@ -238,7 +238,7 @@ int ut_p0_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_5)) {
 			struct ut_rec_5 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 5, ut_now);
+			ut_header(&r->h, 5, ut_now);
 			r->f0 = (__u64)(((void *)tp->ctx));
 			r->f1 = (__u64)(((void *)tp->ctx));
 			ut_off += sizeof(*r);
@@ -249,7 +249,7 @@ int ut_p0_a0(void *ctx)
 			{
 				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_6)) {
 					struct ut_rec_6 *r = (void *)(ut_batch + ut_off);
-					ut_batch_header(&r->h, 6, ut_now);
+					ut_header(&r->h, 6, ut_now);
 					r->f0 = (__u64)(3LL);
 					ut_off += sizeof(*r);
 				}
@@ -282,7 +282,7 @@ int ut_p1_a0(void *ctx)
 		__u64 t9 = (__u64)(((void *)tp->req));
 		if (ut_flow_sampled(0, t9, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
 			struct ut_rec_7 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 7, ut_now);
+			ut_header(&r->h, 7, ut_now);
 			r->f0 = (__u64)(t9);
 			r->f1 = (__s64)(((__s64)tp->res));
 			r->f2 = (__s64)(((__s64)tp->res));
@@ -293,7 +293,7 @@ int ut_p1_a0(void *ctx)
 		__u64 t10 = (__u64)(((void *)tp->req));
 		if (ut_flow_sampled(0, t10, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_8)) {
 			struct ut_rec_8 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 8, ut_now);
+			ut_header(&r->h, 8, ut_now);
 			r->f0 = (__u64)(((void *)tp->ctx));
 			r->f1 = (__u64)(t10);
 			ut_off += sizeof(*r);
@@ -302,7 +302,7 @@ int ut_p1_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_9)) {
 			struct ut_rec_9 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 9, ut_now);
+			ut_header(&r->h, 9, ut_now);
 			r->f0 = (__s64)(((__s64)tp->res));
 			ut_off += sizeof(*r);
 		}

@@ -206,7 +206,7 @@ int ut_p3_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 0, ut_now);
+			ut_header(&r->h, 0, ut_now);
 			r->f0 = (__u64)(3U);
 			r->f1 = (__u64)(bpf_get_smp_processor_id());
 			ut_off += sizeof(*r);
@@ -238,7 +238,7 @@ int ut_p4_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 1, ut_now);
+			ut_header(&r->h, 1, ut_now);
 			r->f0 = (__u64)(4U);
 			r->f1 = (__u64)(bpf_get_smp_processor_id());
 			ut_off += sizeof(*r);

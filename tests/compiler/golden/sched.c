@@ -297,7 +297,7 @@ int ut_p1_a0(void *ctx)
 				bpf_probe_read_kernel_str(t21, sizeof(t21), tp->comm);
 				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 					struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-					ut_batch_header(&r->h, 0, ut_now);
+					ut_header(&r->h, 0, ut_now);
 					__builtin_memcpy(r->f0, t21, sizeof(t21) < 16 ? sizeof(t21) : 16);
 					r->f1 = (__s64)(((__s64)tp->pid));
 					r->f2 = (__u64)(bpf_get_smp_processor_id());
@@ -329,7 +329,7 @@ int ut_p2_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 1, ut_now);
+			ut_header(&r->h, 1, ut_now);
 			ut_off += sizeof(*r);
 		}
 	}
@@ -349,7 +349,7 @@ int ut_p3_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 2, ut_now);
+			ut_header(&r->h, 2, ut_now);
 			ut_off += sizeof(*r);
 		}
 	}

@@ -219,7 +219,7 @@ int ut_p0_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 0, ut_now);
+			ut_header(&r->h, 0, ut_now);
 			r->f0 = (__u64)(1LL);
 			r->f1 = (__u64)(2LL);
 			r->f2 = (__u64)(3LL);
@@ -247,7 +247,7 @@ int ut_p0_a0(void *ctx)
 			{
 				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 					struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-					ut_batch_header(&r->h, 1, ut_now);
+					ut_header(&r->h, 1, ut_now);
 					r->f0 = (__u64)(((__u64)tp->flags));
 					r->f1 = (__u64)(l_twice);
 					ut_off += sizeof(*r);
@@ -260,7 +260,7 @@ int ut_p0_a0(void *ctx)
 		bpf_get_current_comm(t11, sizeof(t11));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 2, ut_now);
+			ut_header(&r->h, 2, ut_now);
 			__builtin_memcpy(r->f0, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
 			__builtin_memcpy(r->f1, t11, sizeof(t11) < 16 ? sizeof(t11) : 16);
 			r->f2 = (__u64)(((__u64)tp->flags));
@@ -273,7 +273,7 @@ int ut_p0_a0(void *ctx)
 		bpf_get_current_comm(t12, sizeof(t12));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_3)) {
 			struct ut_rec_3 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 3, ut_now);
+			ut_header(&r->h, 3, ut_now);
 			r->f0 = (__u64)(((__u64)tp->dfd));
 			r->f1 = (__u64)(((__u64)tp->dfd));
 			__builtin_memcpy(r->f2, t12, sizeof(t12) < 16 ? sizeof(t12) : 16);
@@ -287,7 +287,7 @@ int ut_p0_a0(void *ctx)
 		{ __u64 *v = bpf_map_lookup_elem(&m_4, &t13); if (v) t14 = *v; }
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
 			struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 4, ut_now);
+			ut_header(&r->h, 4, ut_now);
 			r->f0 = (__u64)(((__u64)tp->dfd));
 			r->f1 = (__s64)(t14);
 			ut_off += sizeof(*r);

@@ -192,7 +192,7 @@ int ut_p0_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 0, ut_now);
+			ut_header(&r->h, 0, ut_now);
 			r->f0 = (__u64)(((__u64)tp->fd));
 			r->f1 = (__u64)(((__u64)tp->to_submit));
 			r->f2 = (__u64)(((__u64)tp->min_complete));
@@ -208,7 +208,7 @@ int ut_p0_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 1, ut_now);
+			ut_header(&r->h, 1, ut_now);
 			r->f0 = (__u64)(((__u64)tp->to_submit));
 			ut_off += sizeof(*r);
 		}
@@ -233,7 +233,7 @@ int ut_p1_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 2, ut_now);
+			ut_header(&r->h, 2, ut_now);
 			r->f0 = (__s64)(((__s64)tp->ret));
 			ut_off += sizeof(*r);
 		}
@@ -266,7 +266,7 @@ int ut_p2_a0(void *ctx)
 		bpf_get_current_comm(t2, sizeof(t2));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_3)) {
 			struct ut_rec_3 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 3, ut_now);
+			ut_header(&r->h, 3, ut_now);
 			r->f0 = (__u64)(((void *)tp->ctx));
 			r->f1 = (__u64)(((void *)tp->ctx));
 			__builtin_memcpy(r->f2, t2, sizeof(t2) < 16 ? sizeof(t2) : 16);
@@ -277,7 +277,7 @@ int ut_p2_a0(void *ctx)
 		__u64 t3 = (__u64)(((void *)tp->req));
 		if (ut_flow_sampled(0, t3, 1)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
 			struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 4, ut_now);
+			ut_header(&r->h, 4, ut_now);
 			r->f0 = (__u64)(t3);
 			r->f1 = (__u64)(((__u64)tp->opcode));
 			r->f2 = (__u64)(((__u64)tp->user_data));
@@ -288,7 +288,7 @@ int ut_p2_a0(void *ctx)
 		__u64 t4 = (__u64)(((void *)tp->req));
 		if (ut_flow_sampled(0, t4, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_5)) {
 			struct ut_rec_5 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 5, ut_now);
+			ut_header(&r->h, 5, ut_now);
 			r->f0 = (__u64)(((void *)tp->ctx));
 			r->f1 = (__u64)(t4);
 			r->f2 = (__u64)(((__u64)tp->opcode));
@@ -298,7 +298,7 @@ int ut_p2_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_6)) {
 			struct ut_rec_6 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 6, ut_now);
+			ut_header(&r->h, 6, ut_now);
 			r->f0 = (__u64)(((__u64)tp->opcode));
 			r->f1 = (__u64)(((void *)tp->ctx));
 			ut_off += sizeof(*r);
@@ -312,7 +312,7 @@ int ut_p2_a0(void *ctx)
 		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t5); if (v) t6 = *v; }
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
 			struct ut_rec_7 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 7, ut_now);
+			ut_header(&r->h, 7, ut_now);
 			r->f0 = (__u64)(((void *)tp->ctx));
 			r->f1 = (__u64)(t6);
 			ut_off += sizeof(*r);
@@ -339,7 +339,7 @@ int ut_p3_a0(void *ctx)
 		__u64 t7 = (__u64)(((void *)tp->req));
 		if (ut_flow_sampled(0, t7, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_8)) {
 			struct ut_rec_8 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 8, ut_now);
+			ut_header(&r->h, 8, ut_now);
 			r->f0 = (__u64)(t7);
 			ut_off += sizeof(*r);
 		}
@@ -348,7 +348,7 @@ int ut_p3_a0(void *ctx)
 		__u64 t8 = (__u64)(((void *)tp->req));
 		if (ut_flow_sampled(0, t8, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_9)) {
 			struct ut_rec_9 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 9, ut_now);
+			ut_header(&r->h, 9, ut_now);
 			r->f0 = (__u64)(((void *)tp->ctx));
 			r->f1 = (__u64)(t8);
 			ut_off += sizeof(*r);
@@ -357,7 +357,7 @@ int ut_p3_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_10)) {
 			struct ut_rec_10 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 10, ut_now);
+			ut_header(&r->h, 10, ut_now);
 			r->f0 = (__s64)(((__s64)tp->rw));
 			ut_off += sizeof(*r);
 		}
@@ -383,7 +383,7 @@ int ut_p4_a0(void *ctx)
 		__u64 t9 = (__u64)(((void *)tp->req));
 		if (ut_flow_sampled(0, t9, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_11)) {
 			struct ut_rec_11 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 11, ut_now);
+			ut_header(&r->h, 11, ut_now);
 			r->f0 = (__u64)(t9);
 			r->f1 = (__s64)(((__s64)tp->res));
 			ut_off += sizeof(*r);
@@ -393,7 +393,7 @@ int ut_p4_a0(void *ctx)
 		__u64 t10 = (__u64)(((void *)tp->req));
 		if (ut_flow_sampled(0, t10, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_12)) {
 			struct ut_rec_12 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 12, ut_now);
+			ut_header(&r->h, 12, ut_now);
 			r->f0 = (__u64)(((void *)tp->ctx));
 			r->f1 = (__u64)(t10);
 			ut_off += sizeof(*r);
@@ -402,7 +402,7 @@ int ut_p4_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_13)) {
 			struct ut_rec_13 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 13, ut_now);
+			ut_header(&r->h, 13, ut_now);
 			r->f0 = (__u64)(((void *)tp->ctx));
 			ut_off += sizeof(*r);
 		}
@@ -410,7 +410,7 @@ int ut_p4_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_14)) {
 			struct ut_rec_14 *r = (void *)(ut_batch + ut_off);
-			ut_batch_header(&r->h, 14, ut_now);
+			ut_header(&r->h, 14, ut_now);
 			r->f0 = (__s64)(((__s64)tp->res));
 			r->f1 = (__u64)(((void *)tp->ctx));
 			ut_off += sizeof(*r);
