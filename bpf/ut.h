@@ -34,22 +34,36 @@ struct {
 	__type(value, __u8);
 } ut_seen_threads SEC(".maps");
 
-/* The thread each CPU named last: while it keeps running, its records skip
- * the look-up in ut_seen_threads (an LRU hash, the costliest part of a
- * record at nop rates). */
+/* What each CPU keeps between hits: the thread it named last (while that
+ * thread keeps running its records skip the look-up in ut_seen_threads, an
+ * LRU hash and the costliest part of a record at nop rates), the nesting
+ * depth of staged batches, and the bytes it wrote to the ring buffer (for
+ * the wake-up rule, without reading the ring's shared positions). */
+struct ut_cpu_state {
+	__u32 last_tid;
+	__u32 batch_depth;
+	__u64 written;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u32);
-} ut_last_thread SEC(".maps");
+	__type(value, struct ut_cpu_state);
+} ut_cpu SEC(".maps");
+
+static __always_inline struct ut_cpu_state *ut_cpu_state(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&ut_cpu, &zero);
+}
 
 /* Set by the runtime before load (read-only data, so the verifier prunes
  * what is switched off). */
 const volatile __u32 ut_filter_tgid = 0;      /* -p / -c: 0 = any */
 const volatile char ut_filter_comm[16] = {};  /* --comm: "" = any */
 const volatile __u32 ut_sample_permyriad = 10000; /* --sample, per 10000 */
-const volatile __u64 ut_wakeup_bytes = 256 << 10; /* wake the reader past this */
+const volatile __u64 ut_wakeup_bytes = 256 << 10; /* wake the reader every this many bytes per CPU */
 
 static __always_inline int ut_comm_matches(void)
 {
@@ -107,23 +121,25 @@ static __always_inline void *ut_reserve(__u32 size, __u32 event, __u32 probe)
 	return h;
 }
 
-/* Wake the reader each time pending data crosses a multiple of
+/* Wake the reader each time this CPU's output crosses a multiple of
  * ut_wakeup_bytes: a wake-up per record costs an interrupt each (a VM exit
- * under a hypervisor).  Every multiple, not only the first: a reader that
- * stops early (at a record another CPU has not committed yet) and sleeps
- * is woken again 256 KiB later instead of at its 100 ms timeout, by which
- * time a busy ring has overflowed.  pending includes the record of size
- * bytes being written. */
-static __always_inline __u64 ut_wakeup_flags(__u64 pending, __u32 size)
+ * under a hypervisor), and asking the ring how much is pending reads the
+ * reader's position, a cache line the other CPU keeps writing.  The reader
+ * also polls with a timeout, so a quiet trace is drained without them. */
+static __always_inline __u64 ut_wakeup_flags(__u32 size)
 {
-	return pending >= size && pending / ut_wakeup_bytes != (pending - size) / ut_wakeup_bytes
-		       ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	struct ut_cpu_state *st = ut_cpu_state();
+	if (!st)
+		return 0;
+	__u64 before = st->written;
+	st->written = before + size;
+	return before / ut_wakeup_bytes != (before + size) / ut_wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+									     : BPF_RB_NO_WAKEUP;
 }
 
-/* rec is reserved, so pending data includes it. */
 static __always_inline void ut_submit(void *rec, __u32 size, __u32 probe)
 {
-	bpf_ringbuf_submit(rec, ut_wakeup_flags(bpf_ringbuf_query(&ut_events, BPF_RB_AVAIL_DATA), size));
+	bpf_ringbuf_submit(rec, ut_wakeup_flags(size));
 	ut_count(probe, 0);
 }
 
@@ -131,12 +147,11 @@ static __always_inline void ut_submit(void *rec, __u32 size, __u32 probe)
 static __always_inline void ut_note_thread(void)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u32 zero = 0;
-	__u32 *last = bpf_map_lookup_elem(&ut_last_thread, &zero);
-	if (last && *last == tid && tid)
+	struct ut_cpu_state *st = ut_cpu_state();
+	if (st && st->last_tid == tid && tid)
 		return;
-	if (last)
-		*last = tid;
+	if (st)
+		st->last_tid = tid;
 	__u8 one = 1;
 	if (bpf_map_lookup_elem(&ut_seen_threads, &tid))
 		return;
@@ -170,30 +185,22 @@ struct {
 	__type(value, struct ut_batch_buf);
 } ut_batches SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} ut_batch_depth SEC(".maps");
-
 /* NULL when nested too deep: the hit's records are then lost (counted). */
 static __always_inline char *ut_batch_begin(__u32 probe)
 {
 	ut_note_thread();
-	__u32 zero = 0;
-	__u32 *depth = bpf_map_lookup_elem(&ut_batch_depth, &zero);
-	if (!depth || *depth >= UT_BATCH_DEPTH) {
+	struct ut_cpu_state *st = ut_cpu_state();
+	if (!st || st->batch_depth >= UT_BATCH_DEPTH) {
 		ut_count(probe, 1);
 		return 0;
 	}
-	__u32 slot = *depth;
+	__u32 slot = st->batch_depth;
 	struct ut_batch_buf *b = bpf_map_lookup_elem(&ut_batches, &slot);
 	if (!b) {
 		ut_count(probe, 1);
 		return 0;
 	}
-	*depth = slot + 1;
+	st->batch_depth = slot + 1;
 	return b->data;
 }
 
@@ -201,16 +208,14 @@ static __always_inline void ut_batch_end(char *b, __u32 used, __u32 probe)
 {
 	if (!b)
 		return;
-	__u32 zero = 0;
-	__u32 *depth = bpf_map_lookup_elem(&ut_batch_depth, &zero);
-	if (depth && *depth)
-		*depth -= 1;
+	struct ut_cpu_state *st = ut_cpu_state();
+	if (st && st->batch_depth)
+		st->batch_depth -= 1;
 	if (!used)
 		return;
 	if (used > UT_BATCH_BYTES)
 		used = UT_BATCH_BYTES;
-	__u64 pending = bpf_ringbuf_query(&ut_events, BPF_RB_AVAIL_DATA) + used;   /* with this sample */
-	ut_count(probe, bpf_ringbuf_output(&ut_events, b, used, ut_wakeup_flags(pending, used)) != 0);
+	ut_count(probe, bpf_ringbuf_output(&ut_events, b, used, ut_wakeup_flags(used)) != 0);
 }
 #endif
 
