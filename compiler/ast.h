@@ -79,6 +79,8 @@ struct type {
 	bool is_signed;
 	int32_t btf;         /* T_PTR: pointee BTF id; T_INT from BTF: the member type id */
 	bool user;           /* T_PTR: user-space pointer */
+	bool direct;         /* T_PTR: a BTF pointer the verifier tracks (tp_btf/fentry/fexit
+	                      * arguments, fields read through them): fields are plain loads */
 	uint8_t show;        /* T_INT: enum ut_display, how user space shows it */
 	int16_t table;       /* T_INT with UT_SHOW_TABLE: the table */
 };

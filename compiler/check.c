@@ -223,13 +223,17 @@ static char *field_of_ptr(struct compiler *c, struct node *n, const struct type 
 	char *r;
 	/* Pointers go through temporaries: clang refuses a CO-RE access
 	 * nested inside another. */
+	n->type.direct = ft.kind == T_PTR && base->direct;
 	if (ft.kind == T_PTR && ft.size == 0) {
 		n->type.size = 8;
 		r = new_tmp(c);
 		emit(c, "void *%s = (void *)&%s->%s;", r, p, n->str);
 	} else if (ft.kind == T_PTR) {
 		r = new_tmp(c);
-		emit(c, "void *%s = (void *)BPF_CORE_READ(%s, %s);", r, p, n->str);
+		if (base->direct)   /* a load the verifier guards, not a helper call */
+			emit(c, "void *%s = (void *)%s->%s;", r, p, n->str);
+		else
+			emit(c, "void *%s = (void *)BPF_CORE_READ(%s, %s);", r, p, n->str);
 	} else if (ft.kind == T_STR) {
 		char *t = new_tmp(c);
 		emit(c, "char %s[%d] = {};", t, ft.size);
@@ -237,6 +241,8 @@ static char *field_of_ptr(struct compiler *c, struct node *n, const struct type 
 		r = t;
 	} else if (m.bitfield_size) {
 		r = xasprintf("((__u64)BPF_CORE_READ_BITFIELD_PROBED(%s, %s))", p, n->str);
+	} else if (base->direct) {
+		r = xasprintf("((%s)%s->%s)", ft.is_signed ? "__s64" : "__u64", p, n->str);
 	} else {
 		r = xasprintf("((%s)BPF_CORE_READ(%s, %s))", ft.is_signed ? "__s64" : "__u64", p, n->str);
 	}
@@ -377,6 +383,11 @@ static char *ident_expr(struct compiler *c, struct node *n)
 		n->type.show = b->show;
 		if (strcmp(b->name, "curtask") == 0)
 			n->type.btf = ut_kernel_struct(c->k, "task_struct");
+		if (strcmp(b->name, "nsecs") == 0 && c->in_body) {
+			/* one clock read per hit (a costly one under a hypervisor) */
+			c->body_uses_now = true;
+			return xstrdup("ut_now");
+		}
 		if (b->type.kind == T_STR) {
 			char *t = new_tmp(c);
 			emit(c, "char %s[16];", t);
@@ -1010,6 +1021,7 @@ static char *expr_inner(struct compiler *c, struct node *n)
 			 * typed when the pointer branches agree */
 			const struct type *p = tb->kind == T_PTR ? tb : tc, *q = tc->kind == T_PTR ? tc : tb;
 			n->type = *p;
+			n->type.direct = false;   /* either branch may be NULL or a plain integer */
 			if (q->kind == T_PTR && (p->btf != q->btf || p->user != q->user))
 				n->type = t_ptr(0);
 			r = xasprintf("((%s) ? (void *)(%s) : (void *)(%s))", a, b, e);
@@ -1067,6 +1079,8 @@ static char *expr_inner(struct compiler *c, struct node *n)
 				ERR(n, "cannot cast %s to a pointer", a_type(&n->a->type));
 			/* an unknown struct is reported once: its uses stay untyped */
 			n->type = id > 0 ? t_ptr(id) : (struct type){.kind = T_NONE};
+			/* to its own type: still the pointer the verifier knows */
+			n->type.direct = id > 0 && n->a->type.kind == T_PTR && n->a->type.direct && n->a->type.btf == id;
 			r = xasprintf("((void *)(%s))", a);
 		} else if (strcmp(n->str, "ptr") == 0) {
 			n->type = t_ptr(0);
@@ -1308,8 +1322,10 @@ static void map_assign(struct compiler *c, struct node *n)
 		return;
 	}
 	m->assigned = true;
-	if (m->kind == MAP_UNSET || (t->kind == T_STR && t->size > m->value_type.size))
+	if (m->kind == MAP_UNSET || (t->kind == T_STR && t->size > m->value_type.size)) {
 		m->value_type = *t;
+		m->value_type.direct = false;
+	}
 	if (m->kind == MAP_UNSET)
 		m->value_show = (struct ut_value){.kind = UT_VAL_FIELD, .display = t->kind == T_PTR ? UT_SHOW_HEX : t->show,
 						  .table = t->table};
@@ -1708,6 +1724,7 @@ static void stmt(struct compiler *c, struct node *n)
 			l = &c->locals[c->nlocals++];
 			l->name = xstrdup(n->str);
 			l->type = *t;
+			l->type.direct = false;   /* starts as 0 and may be assigned on some paths only */
 			if (t->kind == T_STR)
 				l->type.size = 64 > t->size ? 64 : t->size;
 		} else if (l->type.kind != t->kind) {
@@ -1788,7 +1805,10 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 		emit(c, "}");
 	}
 	c->out = &body;
+	c->in_body = true;
+	c->body_uses_now = false;
 	stmt_list(c, block->a);
+	c->in_body = false;
 	c->out = saved;
 	if (c->batch_bytes) {
 		/* after the predicate: a hit it rejects stages nothing.  Without
@@ -1798,10 +1818,11 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 			c->max_batch_bytes = c->batch_bytes;
 		sb_printf(&head, "\tconst __u32 ut_batch_cap = %u;\n"
 			  "\tchar *ut_batch = ut_batch_begin(%u);\n"
-			  "\t__u32 ut_off = 0;\n"
-			  "\tconst __u64 ut_now = bpf_ktime_get_ns();\n",
+			  "\t__u32 ut_off = 0;\n",
 			  c->batch_bytes, c->alt->probe_index);
 	}
+	if (c->batch_bytes || c->body_uses_now)
+		sb_puts(&head, "\tconst __u64 ut_now = bpf_ktime_get_ns();\n");
 	if (c->batch_bytes || c->body_returns)
 		sb_puts(&body, "ut_done: __attribute__((unused));\n");
 	if (c->batch_bytes)

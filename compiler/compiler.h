@@ -132,6 +132,8 @@ struct compiler {
 	uint32_t batch_bytes;       /* records the body may write, in bytes (one sample) */
 	uint32_t max_batch_bytes;   /* the most of any body: ut.h's UT_BATCH_BYTES */
 	bool body_returns;          /* the body has a return: it jumps to ut_done */
+	bool in_body;               /* checking the statements, not the predicate */
+	bool body_uses_now;         /* the statements read nsecs: the hit's ut_now */
 	unsigned path_slots;        /* the most in one body: ut.h's UT_PATH_SLOTS */
 	bool uses_scratch;          /* path() or string map values: ut.h's per-CPU buffers */
 	struct strbuf *out;         /* the function body being written */

@@ -263,6 +263,8 @@ static int typed_params(struct compiler *c, struct alt_ctx *a, struct ut_param *
 			diag_warning(c->d, loc, "argument '%s' of %s has a type scripts cannot read; it is left out", name, a->spec);
 			continue;
 		}
+		/* raw_tp arguments are plain integers to the verifier */
+		t.direct = t.kind == T_PTR && t.btf > 0 && a->alt->kind != UT_PROBE_RAW_TP;
 		if (t.kind == T_PTR)
 			add_arg(a, name, t, xasprintf("((void *)ctx[%u])", i));
 		else

@@ -35,14 +35,14 @@ int ut_p0_a0(__u64 *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		if (!(((__s64)(((__s64)BPF_CORE_READ(((struct io_uring_cqe *)(((void *)ctx[2]))), res))) < (__s64)(0LL))))
+		if (!(((__s64)(((__s64)((struct io_uring_cqe *)(((void *)ctx[2])))->res)) < (__s64)(0LL))))
 			return 0;
 	}
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
 		t0.k0 = (__u64)(((void *)ctx[0]));
-		t0.k1 = (__u64)(((__u64)BPF_CORE_READ(((struct io_uring_cqe *)(((void *)ctx[2]))), user_data)));
+		t0.k1 = (__u64)(((__u64)((struct io_uring_cqe *)(((void *)ctx[2])))->user_data));
 		ut_agg_add(&m_0, &t0, (__s64)(1));
 	}
 	return 0;

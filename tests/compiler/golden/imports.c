@@ -110,6 +110,7 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		struct ut_mk_1 t2;
 		__builtin_memset(&t2, 0, sizeof(t2));
@@ -119,7 +120,7 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_2 t3;
 		__builtin_memset(&t3, 0, sizeof(t3));
-		t3.bucket = ut_log2_bucket((__s64)(((__u64)(bpf_ktime_get_ns()) / (__u64)(1000000LL))));
+		t3.bucket = ut_log2_bucket((__s64)(((__u64)(ut_now) / (__u64)(1000000LL))));
 		ut_agg_add(&m_2, &t3, 1);
 	}
 	return 0;

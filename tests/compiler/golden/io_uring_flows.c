@@ -171,7 +171,7 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_2 t3;
 		__builtin_memset(&t3, 0, sizeof(t3));
-		t3.bucket = ut_log2_bucket((__s64)(bpf_ktime_get_ns()));
+		t3.bucket = ut_log2_bucket((__s64)(ut_now));
 		ut_agg_add(&m_2, &t3, 1);
 	}
 	{

@@ -178,6 +178,7 @@ int ut_p0_a0(void *ctx)
 		if (!(((__u64)((!(__u64)(((__s64)(((__s64)tp->prev_pid)) == (__s64)(0LL))))) && (__u64)(((__u64)(bpf_get_smp_processor_id()) < (__u64)(64LL))))))
 			return 0;
 	}
+	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		char t1[16] = {};
 		bpf_probe_read_kernel_str(t1, sizeof(t1), tp->prev_comm);
@@ -219,7 +220,7 @@ int ut_p0_a0(void *ctx)
 		struct ut_mk_6 t7;
 		__builtin_memset(&t7, 0, sizeof(t7));
 		t7.k0 = (__u64)(bpf_get_smp_processor_id());
-		{ __u64 val = (__u64)(bpf_ktime_get_ns()); bpf_map_update_elem(&m_6, &t7, &val, BPF_ANY); }
+		{ __u64 val = (__u64)(ut_now); bpf_map_update_elem(&m_6, &t7, &val, BPF_ANY); }
 	}
 	{
 		l_kind = ((((__s64)(((__s64)tp->next_pid)) == (__s64)(0LL))) ? (__s64)(1LL) : (__s64)(2LL));
@@ -287,7 +288,7 @@ int ut_p1_a0(void *ctx)
 		t19.k0 = (__u64)(bpf_get_smp_processor_id());
 		__u64 t20 = 0;
 		{ __u64 *v = bpf_map_lookup_elem(&m_6, &t19); if (v) t20 = *v; }
-		l_since = ((__u64)(bpf_ktime_get_ns()) - (__u64)(t20));
+		l_since = ((__u64)(ut_now) - (__u64)(t20));
 	}
 	{
 		if (((__u64)(l_since) > (__u64)(1000000LL)))
