@@ -17,15 +17,17 @@ struct node *node_new(enum node_kind kind, struct ut_loc loc)
 	return n;
 }
 
-struct node *node_list_append(struct node *list, struct node *item)
+void node_list_push(struct node_list *l, struct node *item)
 {
-	if (!list)
-		return item;
-	struct node *p = list;
-	while (p->next)
-		p = p->next;
-	p->next = item;
-	return list;
+	if (!item)
+		return;
+	if (l->tail)
+		l->tail->next = item;
+	else
+		l->head = item;
+	l->tail = item;
+	while (l->tail->next)   /* each node is passed once: linear overall */
+		l->tail = l->tail->next;
 }
 
 unsigned node_list_len(const struct node *list)
@@ -38,10 +40,10 @@ unsigned node_list_len(const struct node *list)
 
 static struct node *clone_list(const struct node *n)
 {
-	struct node *head = NULL;
+	struct node_list l = {0};
 	for (; n; n = n->next)
-		head = node_list_append(head, node_clone(n));
-	return head;
+		node_list_push(&l, node_clone(n));
+	return l.head;
 }
 
 /* Deep copy of one node (its `next` is not followed; children lists are). */

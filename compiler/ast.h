@@ -100,8 +100,15 @@ struct node {
 	struct node *resolved; /* an alias's, constant's or macro's expansion */
 };
 
+/* A list being built: its first and last nodes, so appending does not walk
+ * it (a probe body of 100000 statements parses in linear time). */
+struct node_list {
+	struct node *head, *tail;
+};
+
 struct node *node_new(enum node_kind kind, struct ut_loc loc);
-struct node *node_list_append(struct node *list, struct node *item);
+/* Appends item, and the nodes linked after it, to l; NULL adds nothing. */
+void node_list_push(struct node_list *l, struct node *item);
 unsigned node_list_len(const struct node *list);
 struct node *node_clone(const struct node *n);
 void node_free(struct node *n);

@@ -759,30 +759,33 @@ static int collect_args(struct node *list, struct node **out, int max)
 	return n;
 }
 
-/* Replaces macro parameters by copies of the call's arguments. */
+/* Replaces macro parameters by copies of the call's arguments.  Lists are
+ * walked, not recursed along: a body may hold many statements. */
 static struct node *substitute(struct node *body, struct node *params, struct node **actual)
 {
-	if (!body)
-		return NULL;
-	if (body->kind == N_IDENT) {
-		int i = 0;
-		for (struct node *p = params; p; p = p->next, i++)
-			if (strcmp(p->str, body->str) == 0) {
-				struct node *r = node_clone(actual[i]);
-				r->next = substitute(body->next, params, actual);
-				return r;
-			}
+	struct node_list out = {0};
+	for (; body; body = body->next) {
+		struct node *r = NULL;
+		if (body->kind == N_IDENT) {
+			int i = 0;
+			for (struct node *p = params; p && !r; p = p->next, i++)
+				if (strcmp(p->str, body->str) == 0)
+					r = node_clone(actual[i]);
+		}
+		if (!r) {
+			r = node_new(body->kind, body->loc);
+			*r = *body;
+			r->str = body->str ? xstrdup(body->str) : NULL;
+			r->a = substitute(body->a, params, actual);
+			r->b = substitute(body->b, params, actual);
+			r->c = substitute(body->c, params, actual);
+			r->d = substitute(body->d, params, actual);
+			r->resolved = NULL;
+		}
+		r->next = NULL;
+		node_list_push(&out, r);
 	}
-	struct node *r = node_new(body->kind, body->loc);
-	*r = *body;
-	r->str = body->str ? xstrdup(body->str) : NULL;
-	r->a = substitute(body->a, params, actual);
-	r->b = substitute(body->b, params, actual);
-	r->c = substitute(body->c, params, actual);
-	r->d = substitute(body->d, params, actual);
-	r->next = substitute(body->next, params, actual);
-	r->resolved = NULL;
-	return r;
+	return out.head;
 }
 
 #define MACRO_NODE_BUDGET 200000

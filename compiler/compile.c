@@ -106,18 +106,19 @@ static struct node *load_text(struct compiler *c, const char *file, char *text)
 	c->texts[c->ntexts++] = text;
 	diag_add_source(c->d, file, text);
 	struct node *items = ut_parse(file, text, c->d);
-	struct node *out = NULL, *next;
+	struct node_list out = {0};
+	struct node *next;
 	for (struct node *n = items; n; n = next) {
 		next = n->next;
 		n->next = NULL;
 		if (n->kind == N_IMPORT) {
-			out = node_list_append(out, load_import(c, n));
+			node_list_push(&out, load_import(c, n));
 			node_free(n);
 		} else {
-			out = node_list_append(out, n);
+			node_list_push(&out, n);
 		}
 	}
-	return out;
+	return out.head;
 }
 
 static void add_decl(struct compiler *c, struct node ***v, unsigned *n, struct node *item, const char *what)

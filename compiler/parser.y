@@ -37,15 +37,15 @@ static struct node *nest(struct parse_ctx *ctx, struct node *n)
 /* A spec's fields: declared record fields go to a, computed arguments to b. */
 static void split_spec_fields(struct node *spec, struct node *fields)
 {
+	struct node_list declared = {0}, computed = {0};
 	while (fields) {
 		struct node *f = fields;
 		fields = f->next;
 		f->next = NULL;
-		if (f->op == ':')
-			spec->a = node_list_append(spec->a, f);
-		else
-			spec->b = node_list_append(spec->b, f);
+		node_list_push(f->op == ':' ? &declared : &computed, f);
 	}
+	spec->a = declared.head;
+	spec->b = computed.head;
 }
 /* "begin", "end", "step", "phase" are words only inside trace statements. */
 static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allow_step, bool allow_phase)
@@ -70,6 +70,7 @@ static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allo
 	int64_t num;
 	char *str;
 	struct node *node;
+	struct node_list list;   /* lists are built left to right, appended in O(1) */
 	int op;
 }
 
@@ -78,12 +79,14 @@ static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allo
 %token IMPORT CONST TABLE FN PROBE UNFILTERED IF ELSE RETURN SLICE INSTANT COUNTER FLOW SPAN TRACK ON WITH STRUCT
 %token EQ NE LE GE AND OR SHL SHR DEFAULT_OP INC ADD_ASSIGN SUB_ASSIGN PRED_OPEN PRED_CLOSE
 
-%type <node> spec_fields spec_field items item choices choice table_entries table_entry params probe_list probe_alts alt_specs spec
-%type <node> predicate block stmts stmt if_stmt else_part expr exprs opt_exprs map_ref keyref track with with_list with_item opt_name cast_type
+%type <list> spec_fields items choices table_entries params probe_list alt_specs stmts exprs with_list
+%type <node> spec_field item choice table_entry probe_alts spec
+%type <node> predicate block stmt if_stmt else_part expr opt_exprs map_ref keyref track with with_item opt_name cast_type
 %type <num> opt_optional stars
 
 %destructor { free($$); } <str>
 %destructor { node_free($$); } <node>
+%destructor { node_free($$.head); } <list>
 
 %right '?' ':'
 %right DEFAULT_OP
@@ -104,11 +107,11 @@ static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allo
 
 %%
 
-program: items                         { ctx->items = $1; }
+program: items                         { ctx->items = $1.head; }
        ;
 
-items: %empty                          { $$ = NULL; }
-     | items item                      { $$ = node_list_append($1, $2); }
+items: %empty                          { $$ = (struct node_list){0}; }
+     | items item                      { $$ = $1; node_list_push(&$$, $2); }
      | items ';'                       { $$ = $1; }
      | items error ';'                 { $$ = $1; yyerrok; }
      | items error '}'                 { $$ = $1; yyerrok; }
@@ -117,48 +120,48 @@ items: %empty                          { $$ = NULL; }
 item: IMPORT STRING ';'                { $$ = mk(N_IMPORT, @2, ctx); $$->str = $2; }
     | CONST IDENT '=' expr ';'         { $$ = mk(N_CONST, @2, ctx); $$->str = $2; $$->a = $4; }
     /* an option with a fixed set of values: const unit: "ns" | "us" | "ms" = "us"; */
-    | CONST IDENT ':' choices '=' expr ';' { $$ = mk(N_CONST, @2, ctx); $$->str = $2; $$->a = $6; $$->b = $4; }
-    | TABLE IDENT '=' '{' table_entries '}' { $$ = mk(N_TABLE, @2, ctx); $$->str = $2; $$->a = $5; }
-    | TABLE IDENT '=' '{' table_entries ',' '}' { $$ = mk(N_TABLE, @2, ctx); $$->str = $2; $$->a = $5; }
-    | FN IDENT '(' params ')' '=' expr ';' { $$ = mk(N_FN, @2, ctx); $$->str = $2; $$->a = $4; $$->b = $7; }
-    | FN IDENT '(' params ')' block    { $$ = mk(N_FN, @2, ctx); $$->str = $2; $$->a = $4; $$->b = $6; }
-    | PROBE IDENT '=' probe_list ';'   { $$ = mk(N_ALIAS, @2, ctx); $$->str = $2; $$->a = $4; }
-    | probe_list predicate block       { $$ = mk(N_PROBE_BLOCK, @1, ctx); $$->a = $1; $$->b = $2; $$->c = $3; }
+    | CONST IDENT ':' choices '=' expr ';' { $$ = mk(N_CONST, @2, ctx); $$->str = $2; $$->a = $6; $$->b = $4.head; }
+    | TABLE IDENT '=' '{' table_entries '}' { $$ = mk(N_TABLE, @2, ctx); $$->str = $2; $$->a = $5.head; }
+    | TABLE IDENT '=' '{' table_entries ',' '}' { $$ = mk(N_TABLE, @2, ctx); $$->str = $2; $$->a = $5.head; }
+    | FN IDENT '(' params ')' '=' expr ';' { $$ = mk(N_FN, @2, ctx); $$->str = $2; $$->a = $4.head; $$->b = $7; }
+    | FN IDENT '(' params ')' block    { $$ = mk(N_FN, @2, ctx); $$->str = $2; $$->a = $4.head; $$->b = $6; }
+    | PROBE IDENT '=' probe_list ';'   { $$ = mk(N_ALIAS, @2, ctx); $$->str = $2; $$->a = $4.head; }
+    | probe_list predicate block       { $$ = mk(N_PROBE_BLOCK, @1, ctx); $$->a = $1.head; $$->b = $2; $$->c = $3; }
     /* runs for every task: -p, -c and --comm do not filter it */
     | UNFILTERED probe_list predicate block {
-		$$ = mk(N_PROBE_BLOCK, @2, ctx); $$->a = $2; $$->b = $3; $$->c = $4; $$->num = 1;
+		$$ = mk(N_PROBE_BLOCK, @2, ctx); $$->a = $2.head; $$->b = $3; $$->c = $4; $$->num = 1;
 	}
     ;
 
-choices: choice                        { $$ = $1; }
-       | choices '|' choice            { $$ = node_list_append($1, $3); }
+choices: choice                        { $$ = (struct node_list){0}; node_list_push(&$$, $1); }
+       | choices '|' choice            { $$ = $1; node_list_push(&$$, $3); }
        ;
 choice: INT                            { $$ = mk(N_INT, @1, ctx); $$->num = $1; }
       | '-' INT                        { $$ = mk(N_INT, @1, ctx); $$->num = (int64_t)(0 - (uint64_t)$2); }
       | STRING                         { $$ = mk(N_STR, @1, ctx); $$->str = $1; }
       ;
-table_entries: table_entry                     { $$ = $1; }
-             | table_entries ',' table_entry   { $$ = node_list_append($1, $3); }
+table_entries: table_entry                     { $$ = (struct node_list){0}; node_list_push(&$$, $1); }
+             | table_entries ',' table_entry   { $$ = $1; node_list_push(&$$, $3); }
              ;
 table_entry: INT ':' STRING                    { $$ = mk(N_TABLE_ENTRY, @1, ctx); $$->num = $1; $$->str = $3; }
            | '-' INT ':' STRING                { $$ = mk(N_TABLE_ENTRY, @1, ctx); $$->num = (int64_t)(0 - (uint64_t)$2); $$->str = $4; }
            ;
 
-params: %empty                         { $$ = NULL; }
-      | IDENT                          { $$ = mk(N_IDENT, @1, ctx); $$->str = $1; }
-      | params ',' IDENT               { struct node *p = mk(N_IDENT, @3, ctx); p->str = $3; $$ = node_list_append($1, p); }
+params: %empty                         { $$ = (struct node_list){0}; }
+      | IDENT                          { $$ = (struct node_list){0}; node_list_push(&$$, mk(N_IDENT, @1, ctx)); $$.head->str = $1; }
+      | params ',' IDENT               { struct node *p = mk(N_IDENT, @3, ctx); p->str = $3; $$ = $1; node_list_push(&$$, p); }
       ;
 
-probe_list: probe_alts                 { $$ = $1; }
-          | probe_list ',' probe_alts  { $$ = node_list_append($1, $3); }
+probe_list: probe_alts                 { $$ = (struct node_list){0}; node_list_push(&$$, $1); }
+          | probe_list ',' probe_alts  { $$ = $1; node_list_push(&$$, $3); }
           ;
-probe_alts: alt_specs opt_optional     { $$ = mk(N_PROBE_ALTS, @1, ctx); $$->a = $1; $$->num = $2; }
+probe_alts: alt_specs opt_optional     { $$ = mk(N_PROBE_ALTS, @1, ctx); $$->a = $1.head; $$->num = $2; }
           ;
-alt_specs: spec                        { $$ = $1; }
-         | alt_specs '|' spec          { $$ = node_list_append($1, $3); }
+alt_specs: spec                        { $$ = (struct node_list){0}; node_list_push(&$$, $1); }
+         | alt_specs '|' spec          { $$ = $1; node_list_push(&$$, $3); }
          ;
 spec: PROBE_SPEC                       { $$ = mk(N_PROBE_SPEC, @1, ctx); $$->str = $1; }
-    | PROBE_SPEC '(' spec_fields ')'   { $$ = mk(N_PROBE_SPEC, @1, ctx); $$->str = $1; split_spec_fields($$, $3); }
+    | PROBE_SPEC '(' spec_fields ')'   { $$ = mk(N_PROBE_SPEC, @1, ctx); $$->str = $1; split_spec_fields($$, $3.head); }
     | IDENT                            { $$ = mk(N_PROBE_SPEC, @1, ctx); $$->str = $1; }
     ;
 /* Record fields of a tracepoint that may be absent on the compiling kernel
@@ -166,8 +169,8 @@ spec: PROBE_SPEC                       { $$ = mk(N_PROBE_SPEC, @1, ctx); $$->str
  * arguments computed from the alternative's own (tp_btf:io_uring:
  * io_uring_file_get(ctx = args.req.ctx)), so one body reads the same
  * args.NAME from every alternative. */
-spec_fields: spec_field                   { $$ = $1; }
-           | spec_fields ',' spec_field   { $$ = node_list_append($1, $3); }
+spec_fields: spec_field                   { $$ = (struct node_list){0}; node_list_push(&$$, $1); }
+           | spec_fields ',' spec_field   { $$ = $1; node_list_push(&$$, $3); }
            ;
 spec_field: IDENT ':' TYPE                { $$ = mk(N_WITH, @1, ctx); $$->str = $1; $$->op = ':'; $$->a = mk(N_IDENT, @3, ctx); $$->a->str = $3; }
           | IDENT ':' IDENT               { $$ = mk(N_WITH, @1, ctx); $$->str = $1; $$->op = ':'; $$->a = mk(N_IDENT, @3, ctx); $$->a->str = $3; }
@@ -181,11 +184,11 @@ predicate: %empty                      { $$ = NULL; }
          | PRED_OPEN expr PRED_CLOSE   { $$ = $2; }
          ;
 
-block: '{' stmts '}'                   { $$ = mk(N_BLOCK, @1, ctx); $$->a = $2; }
+block: '{' stmts '}'                   { $$ = mk(N_BLOCK, @1, ctx); $$->a = $2.head; }
      ;
 
-stmts: %empty                          { $$ = NULL; }
-     | stmts stmt                      { $$ = $2 ? node_list_append($1, $2) : $1; }
+stmts: %empty                          { $$ = (struct node_list){0}; }
+     | stmts stmt                      { $$ = $1; node_list_push(&$$, $2); }
      | stmts error ';'                 { $$ = $1; yyerrok; }
      ;
 
@@ -210,7 +213,7 @@ stmt: ';'                              { $$ = NULL; }
 		$$ = mk(N_COUNTER, @1, ctx); $$->a = $2; $$->b = $3;
 		$$->c = mk(N_WITH, @5, ctx); $$->c->str = strdup("value"); $$->c->a = $5;
 	}
-    | COUNTER expr track WITH with_list ';' { $$ = mk(N_COUNTER, @1, ctx); $$->a = $2; $$->b = $3; $$->c = $5; }
+    | COUNTER expr track WITH with_list ';' { $$ = mk(N_COUNTER, @1, ctx); $$->a = $2; $$->b = $3; $$->c = $5.head; }
     | FLOW keyref IDENT opt_name with ';' {
 		$$ = mk(N_FLOW, @1, ctx); $$->op = phase_word(ctx, $3, @3, true, false); free($3);
 		$$->a = $2; $$->b = $4; $$->c = $5;
@@ -250,24 +253,24 @@ keyref: IDENT '[' expr ']'             { $$ = mk(N_KEYREF, @1, ctx); $$->str = $
       ;
 
 with: %empty                           { $$ = NULL; }
-    | WITH with_list                   { $$ = $2; }
+    | WITH with_list                   { $$ = $2.head; }
     ;
-with_list: with_item                   { $$ = $1; }
-         | with_list ',' with_item     { $$ = node_list_append($1, $3); }
+with_list: with_item                   { $$ = (struct node_list){0}; node_list_push(&$$, $1); }
+         | with_list ',' with_item     { $$ = $1; node_list_push(&$$, $3); }
          ;
 with_item: IDENT '=' expr              { $$ = mk(N_WITH, @1, ctx); $$->str = $1; $$->a = $3; }
          ;
 
 /* @m[k] is the map's entry, not @m indexed: the '[' is shifted */
 map_ref: MAPNAME %prec UNARY           { $$ = mk(N_MAP_REF, @1, ctx); $$->str = $1; }
-       | MAPNAME '[' exprs ']'         { $$ = mk(N_MAP_REF, @1, ctx); $$->str = $1; $$->a = $3; $$ = nest(ctx, $$); }
+       | MAPNAME '[' exprs ']'         { $$ = mk(N_MAP_REF, @1, ctx); $$->str = $1; $$->a = $3.head; $$ = nest(ctx, $$); }
        ;
 
-exprs: expr                            { $$ = $1; }
-     | exprs ',' expr                  { $$ = node_list_append($1, $3); }
+exprs: expr                            { $$ = (struct node_list){0}; node_list_push(&$$, $1); }
+     | exprs ',' expr                  { $$ = $1; node_list_push(&$$, $3); }
      ;
 opt_exprs: %empty                      { $$ = NULL; }
-         | exprs                       { $$ = $1; }
+         | exprs                       { $$ = $1.head; }
          ;
 
 cast_type: TYPE                        { $$ = mk(N_IDENT, @1, ctx); $$->str = $1; }
