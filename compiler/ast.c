@@ -139,9 +139,11 @@ void ast_dump(const struct node *n, int depth, void *file)
 		fprintf(f, "%*s%s", depth * 2, "", node_kind_name(n->kind));
 		if (n->str)
 			fprintf(f, " \"%s\"", n->str);
-		if (n->kind == N_INT || n->kind == N_TABLE_ENTRY)
+		if (n->kind == N_INT && n->op == 'u')
+			fprintf(f, " %llu", (unsigned long long)n->num);
+		else if (n->kind == N_INT || n->kind == N_TABLE_ENTRY)
 			fprintf(f, " %lld", (long long)n->num);
-		if (op_name(n->op))
+		if (op_name(n->op) && n->kind != N_INT)
 			fprintf(f, " %s", op_name(n->op));
 		type_dump(&n->type, f);
 		fprintf(f, "  @%d:%d\n", n->loc.line, n->loc.col);

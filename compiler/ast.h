@@ -40,7 +40,7 @@ enum node_kind {
 	N_KEYREF,       /* str: kind name, a: key expr ("ring[args.ctx]") */
 
 	/* expressions */
-	N_INT,          /* num */
+	N_INT,          /* num; op 'u': unsigned, a literal above INT64_MAX (num holds its bits) */
 	N_STR,          /* str */
 	N_IDENT,        /* str: builtin or constant */
 	N_LOCAL,        /* str: "$x" */

@@ -474,7 +474,10 @@ static char *binop_expr(struct compiler *c, struct node *n)
 	case OP_SHR: op = ">>"; break;
 	default: op = one;
 	}
-	bool sgn = ta->is_signed || tb->is_signed;
+	/* a literal above INT64_MAX makes the operation unsigned, as in C (small
+	 * literals, typed u64 too, leave it to the other operand) */
+	bool sgn = (ta->is_signed || tb->is_signed) && !(n->a->kind == N_INT && n->a->op == 'u') &&
+		   !(n->b->kind == N_INT && n->b->op == 'u');
 	/* not strchr("<>", op): ops from 256 on would match its NUL */
 	bool logical = n->op == '<' || n->op == '>' || n->op == OP_EQ || n->op == OP_NE || n->op == OP_LE ||
 		       n->op == OP_GE || n->op == OP_AND || n->op == OP_OR;
@@ -972,6 +975,10 @@ static char *expr_inner(struct compiler *c, struct node *n)
 	n->type = (struct type){0};
 	switch (n->kind) {
 	case N_INT:
+		if (n->op == 'u') {
+			n->type = t_int(8, false);
+			return xasprintf("%lluULL", (unsigned long long)n->num);
+		}
 		n->type = t_int(8, n->num < 0);
 		return xasprintf("%lldLL", (long long)n->num);
 	case N_STR: {

@@ -467,12 +467,22 @@ static void apply_defines(struct compiler *c)
 			continue;
 		}
 		char *end;
+		errno = 0;
 		long long v = strtoll(value, &end, 0);
+		bool above = errno == ERANGE && v == LLONG_MAX;   /* typed unsigned, as in scripts */
+		if (above) {
+			errno = 0;
+			v = (long long)strtoull(value, &end, 0);
+		}
 		struct node *n = node_new(*end || !*value ? N_STR : N_INT, k->a->loc);
-		if (n->kind == N_INT)
+		if (n->kind == N_INT && errno == ERANGE)
+			diag_error(c->d, (struct ut_loc){0}, "-D %s: the value does not fit in 64 bits", def);
+		if (n->kind == N_INT) {
 			n->num = v;
-		else
+			n->op = above ? 'u' : 0;
+		} else {
 			n->str = xstrdup(value);
+		}
 		node_free(k->a);
 		k->a = n;
 		k->num = 1;

@@ -286,7 +286,8 @@ stars: '*'                             { $$ = 1; }
      | stars '*'                       { $$ = $1 < 8 ? $1 + 1 : 8; }
      ;
 
-expr: INT                              { $$ = mk(N_INT, @1, ctx); $$->num = $1; }
+/* the lexer's INT is the literal's 64 bits: negative only above INT64_MAX */
+expr: INT                              { $$ = mk(N_INT, @1, ctx); $$->num = $1; $$->op = $1 < 0 ? 'u' : 0; }
     | STRING                           { $$ = mk(N_STR, @1, ctx); $$->str = $1; }
     | IDENT                            { $$ = mk(N_IDENT, @1, ctx); $$->str = $1; }
     | LOCAL                            { $$ = mk(N_LOCAL, @1, ctx); $$->str = $1; }

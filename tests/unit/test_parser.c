@@ -378,6 +378,29 @@ static void test_checker(void)
 	CHECK("check: -D overrides a constant", c.prog && has(c.prog->bpf_c, "77LL") && !has(c.prog->bpf_c, "5LL"));
 	compiled_free(&c);
 
+	/* 0xffffffffffffffff is 2^64-1, not -1: compared and shown unsigned */
+	if (compiles("check: literals above INT64_MAX", &c,
+		     "tracepoint:sched:sched_switch { @big[args.prev_state > 0x8000000000000000] = count(); "
+		     "@max = 0xffffffffffffffff; @small = 7; }")) {
+		CHECK("check: literal above INT64_MAX typed u64", has(c.ast, "int 9223372036854775808 : u64"));
+		CHECK("check: literal 2^64-1 typed u64", has(c.ast, "int 18446744073709551615 : u64"));
+		CHECK("check: literal in C unsigned", has(c.prog->bpf_c, "9223372036854775808ULL") &&
+						       has(c.prog->bpf_c, "18446744073709551615ULL") &&
+						       !has(c.prog->bpf_c, "-1LL"));
+		CHECK("check: compared unsigned", has(c.prog->bpf_c, "> (__u64)(9223372036854775808ULL)"));
+		CHECK("check: small literal as before", has(c.ast, "int 7 : u64"));
+	}
+	compiled_free(&c);
+	const char *big_defs[] = {"BIG=0xffffffffffffffff", "NEG=-5"};
+	compile_text(&c, "const BIG = 1;\nconst NEG = 1;\nBEGIN { printf(\"%u %d\\n\", BIG, NEG); exit(); }", big_defs, 2);
+	CHECK("check: -D above INT64_MAX is unsigned, a negative one signed",
+	      c.prog && has(c.prog->bpf_c, "18446744073709551615ULL") && has(c.prog->bpf_c, "-5LL"));
+	compiled_free(&c);
+	const char *huge_defs[] = {"BIG=0x1ffffffffffffffff"};
+	compile_text(&c, "const BIG = 1;\nBEGIN { printf(\"%u\\n\", BIG); exit(); }", huge_defs, 1);
+	CHECK("check: -D over 64 bits fails", !c.prog && has(c.msgs, "does not fit in 64 bits"));
+	compiled_free(&c);
+
 	const char *bad_defs[] = {"NOPE=1"};
 	compile_text(&c, "BEGIN { exit(); }", bad_defs, 1);
 	CHECK("check: -D of an undeclared constant fails", !c.prog && has(c.msgs, "NOPE"));
