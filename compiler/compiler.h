@@ -136,6 +136,7 @@ struct compiler {
 	bool body_uses_now;         /* the statements read nsecs: the hit's ut_now */
 	unsigned path_slots;        /* the most in one body: ut.h's UT_PATH_SLOTS */
 	bool uses_scratch;          /* path() or string map values: ut.h's per-CPU buffers */
+	bool sixth_arg_macro;       /* PT_REGS_PARM6 is defined for libbpf before 1.2 */
 	struct strbuf *out;         /* the function body being written */
 	int indent;
 	/* the whole generated C */
