@@ -372,10 +372,13 @@ static void compile_probe(struct compiler *c, struct node *alts, struct node *bl
 	}
 	p = &c->prog->probes[pi];
 	if (p->nalts == 0 && c->d->errors == errors && !optional) {
-		if (n == 1) {
+		split_spec(specs[0].text, kind, sizeof(kind), &target);
+		const struct probe_kind_def *def = probe_kind_find(kind);
+		if (n == 1 && def && (def->kind == UT_PROBE_UPROBE || def->kind == UT_PROBE_URETPROBE)) {
+			uprobe_absent(c, specs[0].loc, target);
+		} else if (n == 1) {
 			diag_error(c->d, specs[0].loc, "%s does not exist on kernel %s", specs[0].text, ut_kernel_release(c->k));
-			split_spec(specs[0].text, kind, sizeof(kind), &target);
-			not_found_note(c, probe_kind_find(kind), target);
+			not_found_note(c, def, target);
 		} else {
 			diag_error(c->d, alts->loc, "none of the %u alternatives of this probe exists on kernel %s", n,
 				   ut_kernel_release(c->k));

@@ -67,6 +67,8 @@ struct probe_kind_def {
 	void (*header)(struct compiler *c, struct alt_ctx *a, struct strbuf *out);
 };
 const struct probe_kind_def *probe_kind_find(const char *name);
+/* Why the uprobe target "/path:function" is absent: an error at loc. */
+void uprobe_absent(struct compiler *c, struct ut_loc loc, const char *target);
 const struct probe_kind_def *probe_kind_def(enum ut_probe_kind kind);
 const char *probe_kind_name(enum ut_probe_kind kind);
 

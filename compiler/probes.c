@@ -2,11 +2,14 @@
  * checks the target exists on this kernel and describes the arguments the
  * body can read; header writes the BPF program's section and signature. */
 #include <bpf/btf.h>
+#include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "compiler/compiler.h"
+#include "compiler/elfsyms.h"
 
 static struct probe_arg *add_arg(struct alt_ctx *a, const char *name, struct type t, char *cexpr)
 {
@@ -390,8 +393,15 @@ static int resolve_uprobe_common(struct compiler *c, struct alt_ctx *a, const ch
 		diag_error(c->d, loc, "uprobes are written uprobe:/path/to/binary:symbol");
 		return -1;
 	}
+	/* the function must be in the binary here (uprobe_absent says why not) */
 	char *path = xasprintf("%.*s", (int)(colon - target), target);
-	int exists = access(path, R_OK) == 0;
+	struct ut_elf_syms syms;
+	char why[128];
+	bool exists = false;
+	if (ut_elf_syms_read(path, &syms, why, sizeof(why)) == 0) {
+		exists = ut_elf_sym_named(&syms, colon + 1) != NULL;
+		ut_elf_syms_free(&syms);
+	}
 	free(path);
 	if (!exists)
 		return 1;
@@ -403,6 +413,72 @@ static int resolve_uprobe_common(struct compiler *c, struct alt_ctx *a, const ch
 	return 0;
 }
 static int resolve_uprobe(struct compiler *c, struct alt_ctx *a, const char *t, struct ut_loc l) { return resolve_uprobe_common(c, a, t, l, false); }
+
+/* The entry of directory dir closest to name, for a path with a typo. */
+static char *close_file(const char *dir, const char *name)
+{
+	DIR *d = opendir(dir[0] ? dir : "/");
+	if (!d)
+		return NULL;
+	char **names = NULL;
+	unsigned n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL && n < 100000) {
+		names = xrealloc_array(names, n + 1, sizeof(char *));
+		names[n++] = xstrdup(e->d_name);
+	}
+	closedir(d);
+	const char *s = strlen(name) <= 128 ? ut_suggest(name, names, n) : NULL;
+	char *r = s ? xasprintf("%s/%s", dir, s) : NULL;
+	for (unsigned i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return r;
+}
+
+void uprobe_absent(struct compiler *c, struct ut_loc loc, const char *target)
+{
+	const char *colon = strrchr(target, ':');
+	if (!colon)
+		return;
+	char *path = xasprintf("%.*s", (int)(colon - target), target);
+	const char *fn = colon + 1;
+	struct ut_elf_syms syms;
+	char why[128];
+	int err = access(path, F_OK) == 0 ? 0 : errno;
+	if (err == ENOENT || err == ENOTDIR) {
+		const char *slash = strrchr(path, '/');
+		char *dir = slash ? xasprintf("%.*s", (int)(slash - path), path) : NULL;
+		char *near = dir ? close_file(dir, slash + 1) : NULL;
+		if (near)
+			diag_error(c->d, loc, "no file %s for this uprobe (did you mean %s?)", path, near);
+		else
+			diag_error(c->d, loc, "no file %s for this uprobe; give the binary's full path, e.g. uprobe:/usr/bin/bash:readline",
+				   path);
+		free(near);
+		free(dir);
+	} else if (ut_elf_syms_read(path, &syms, why, sizeof(why)) < 0) {
+		diag_error(c->d, loc, "cannot use %s for a uprobe: %s (uprobes attach to functions of programs and shared libraries)",
+			   path, why);
+	} else {
+		char **names = xcalloc(syms.n + 1, sizeof(char *));
+		for (unsigned i = 0; i < syms.n; i++)
+			names[i] = (char *)syms.v[i].name;
+		const char *s = strlen(fn) <= 128 ? ut_suggest(fn, names, syms.n) : NULL;
+		if (s) {
+			diag_error(c->d, loc, "no function '%s' in %s (did you mean '%s'?)", fn, path, s);
+		} else {
+			diag_error(c->d, loc, "no function '%s' in %s", fn, path);
+			if (syms.n)
+				diag_note(c->d, "its functions are listed by: nm -D --defined-only %s", path);
+			else
+				diag_note(c->d, "it has no function symbols (stripped of them?)");
+		}
+		free(names);
+		ut_elf_syms_free(&syms);
+	}
+	free(path);
+}
 static int resolve_uretprobe(struct compiler *c, struct alt_ctx *a, const char *t, struct ut_loc l) { return resolve_uprobe_common(c, a, t, l, true); }
 
 /* ---- interval, BEGIN, END ---- */

@@ -401,6 +401,18 @@ static void test_checker(void)
 	CHECK("check: -D over 64 bits fails", !c.prog && has(c.msgs, "does not fit in 64 bits"));
 	compiled_free(&c);
 
+	/* a uprobe's binary and function are checked here, so alternatives and
+	 * '?' work for uprobes as for kernel probes */
+	if (compiles("check: uprobe alternatives take the first present", &c,
+		     "uprobe:/no/such/binary:main | uprobe:/bin/bash:no_such_function | uprobe:/bin/bash:readline "
+		     "{ @n = count(); }"))
+		CHECK("check: only the present uprobe kept", c.prog->probes[0].nalts == 1 &&
+							     strcmp(c.prog->probes[0].alts[0].target, "/bin/bash:readline") == 0);
+	compiled_free(&c);
+	if (compiles("check: optional absent uprobe", &c, "uprobe:/bin/bash:no_such_function? { @n = count(); } BEGIN { exit(); }"))
+		CHECK("check: the optional uprobe has no alternative", c.prog->probes[0].nalts == 0);
+	compiled_free(&c);
+
 	const char *bad_defs[] = {"NOPE=1"};
 	compile_text(&c, "BEGIN { exit(); }", bad_defs, 1);
 	CHECK("check: -D of an undeclared constant fails", !c.prog && has(c.msgs, "NOPE"));

@@ -1,0 +1,45 @@
+/* Function symbols of an ELF file (a program or a shared library): the
+ * compiler checks uprobe targets with them, the runtime names user-space
+ * stack frames. */
+#ifndef UT_ELFSYMS_H
+#define UT_ELFSYMS_H
+#include <stddef.h>
+#include <stdint.h>
+
+struct ut_elf_sym {
+	uint64_t addr, size;   /* as linked (st_value, st_size) */
+	const char *name;
+};
+
+/* A loadable segment: file offsets [offset, offset + size) are mapped at
+ * addresses [addr, addr + size). */
+struct ut_elf_seg {
+	uint64_t offset, addr, size;
+};
+
+struct ut_elf_syms {
+	unsigned n;
+	struct ut_elf_sym *v;      /* functions from .symtab and .dynsym, by address */
+	unsigned nsegs;
+	struct ut_elf_seg *segs;
+	char *names;               /* the names' storage */
+};
+
+/* Reads path's functions.  -1 with a reason in err (no such file, not a
+ * regular file, not ELF); the file is mapped, not read whole. */
+int ut_elf_syms_read(const char *path, struct ut_elf_syms *out, char *err, size_t errlen);
+void ut_elf_syms_free(struct ut_elf_syms *s);
+
+/* The function called name (also "name@VERSION", as libbpf's uprobes
+ * match it); NULL when there is none. */
+const struct ut_elf_sym *ut_elf_sym_named(const struct ut_elf_syms *s, const char *name);
+
+/* The function whose code holds addr (an address as linked); NULL when
+ * none does. */
+const struct ut_elf_sym *ut_elf_sym_at(const struct ut_elf_syms *s, uint64_t addr);
+
+/* The address as linked of a file offset; -1 when no loadable segment
+ * holds it. */
+int ut_elf_offset_addr(const struct ut_elf_syms *s, uint64_t offset, uint64_t *addr);
+
+#endif
