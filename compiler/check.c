@@ -389,6 +389,9 @@ static const struct builtin builtins[] = {
 	{"comm", {.kind = T_STR, .size = 16}, NULL, 0},
 	/* 1 when the current task passes -p/-c/--comm (always without them) */
 	{"traced", {.kind = T_INT, .size = 1}, "ut_pass_filter()", 0},
+	/* the stack's id in ut_stacks (gen.c's ut_stack); user space shows its frames */
+	{"kstack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, 0)", UT_SHOW_KSTACK},
+	{"ustack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, BPF_F_USER_STACK)", UT_SHOW_USTACK},
 };
 
 static char *const_value(struct compiler *c, struct node *n, struct node *decl)
@@ -428,6 +431,7 @@ static char *ident_expr(struct compiler *c, struct node *n)
 			emit(c, "bpf_get_current_comm(%s, sizeof(%s));", t, t);
 			return t;
 		}
+		c->uses_stacks |= b->show == UT_SHOW_KSTACK || b->show == UT_SHOW_USTACK;
 		return xstrdup(b->cexpr);
 	}
 	if (strcmp(n->str, "retval") == 0 || (strncmp(n->str, "arg", 3) == 0 && n->str[3] >= '0' && n->str[3] <= '9')) {

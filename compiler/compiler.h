@@ -139,6 +139,7 @@ struct compiler {
 	unsigned path_slots;        /* the most in one body: ut.h's UT_PATH_SLOTS */
 	bool uses_scratch;          /* path() or string map values: ut.h's per-CPU buffers */
 	bool sixth_arg_macro;       /* PT_REGS_PARM6 is defined for libbpf before 1.2 */
+	bool uses_stacks;           /* kstack or ustack: gen.c writes ut_stack() and its maps */
 	struct strbuf *out;         /* the function body being written */
 	int indent;
 	/* the whole generated C */

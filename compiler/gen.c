@@ -100,6 +100,55 @@ static void gen_map(struct compiler *c, unsigned i)
 		  m->kind == MAP_AGG ? "BPF_MAP_TYPE_PERCPU_HASH" : "BPF_MAP_TYPE_HASH", i, value, i);
 }
 
+/* kstack and ustack.  bpf_get_stack() reads the stack into a per-CPU
+ * buffer, and the stack is kept in ut_stacks under a 64-bit hash of its
+ * frames (and of its process, for a user stack): map keys and records hold
+ * that id, and user space reads the frames back by it.  Not a
+ * BPF_MAP_TYPE_STACK_TRACE with bpf_get_stackid(): its ids are the buckets
+ * of a fixed table, where a stack hashing to a taken bucket is lost, or
+ * with BPF_F_REUSE_STACKID replaces the first one, so that ids already in
+ * keys and records name the wrong frames; and it allocates every bucket
+ * at full size when loaded.  A hash here holds only the stacks seen.
+ * ut_stacks_added counts new stacks, so user space looks for new user
+ * stacks (to name their frames while their processes exist) only when
+ * there are some. */
+static const char stack_code[] =
+	"#define UT_STACK_FRAMES 127\n"
+	"struct ut_stack {\n"
+	"\t__u32 pid;       /* a user stack's process (its symbols); 0: a kernel stack */\n"
+	"\t__u32 nframes;\n"
+	"\t__u64 ip[UT_STACK_FRAMES];\n"
+	"};\n\n"
+	"struct {\n\t__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);\n\t__uint(max_entries, 1);\n"
+	"\t__type(key, __u32);\n\t__type(value, struct ut_stack);\n} ut_stack_buf SEC(\".maps\");\n\n"
+	"struct {\n\t__uint(type, BPF_MAP_TYPE_HASH);\n\t__uint(max_entries, 65536);\n"
+	"\t__uint(map_flags, BPF_F_NO_PREALLOC);\n\t__type(key, __u64);\n\t__type(value, struct ut_stack);\n"
+	"} ut_stacks SEC(\".maps\");\n\n"
+	"struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, 1);\n"
+	"\t__type(key, __u32);\n\t__type(value, __u64);\n} ut_stacks_added SEC(\".maps\");\n\n"
+	"/* The stack's id; 0 for none (the user stack of a kernel thread). */\n"
+	"static __always_inline __u64 ut_stack(void *ctx, __u64 flags)\n"
+	"{\n"
+	"\t__u32 zero = 0;\n"
+	"\tstruct ut_stack *s = bpf_map_lookup_elem(&ut_stack_buf, &zero);\n"
+	"\tif (!s)\n\t\treturn 0;\n"
+	"\tlong n = bpf_get_stack(ctx, s->ip, sizeof(s->ip), flags);\n"
+	"\tif (n <= 0)\n\t\treturn 0;\n"
+	"\ts->nframes = n / 8;\n"
+	"\ts->pid = flags ? bpf_get_current_pid_tgid() >> 32 : 0;\n"
+	"\t__u64 h = 0xcbf29ce484222325ULL ^ ((__u64)s->pid << 1) ^ (flags != 0);\n"
+	"\tfor (__u32 i = 0; i < UT_STACK_FRAMES && i < s->nframes; i++) {\n"
+	"\t\th = (h ^ s->ip[i]) * 0x100000001b3ULL;\n"
+	"\t\th ^= h >> 29;\n"
+	"\t}\n"
+	"\tif (!h)\n\t\th = 1;\n"
+	"\tif (bpf_map_update_elem(&ut_stacks, &h, s, BPF_NOEXIST) == 0) {\n"
+	"\t\t__u64 *added = bpf_map_lookup_elem(&ut_stacks_added, &zero);\n"
+	"\t\tif (added)\n\t\t\t__sync_fetch_and_add(added, 1);\n"
+	"\t}\n"
+	"\treturn h;\n"
+	"}\n\n";
+
 static const char *target_arch(void)
 {
 	struct utsname u;
@@ -133,6 +182,8 @@ char *gen_finish(struct compiler *c)
 	if (c->max_batch_bytes)
 		sb_printf(&out, "#define UT_BATCH_BYTES %u\n", c->max_batch_bytes);
 	sb_puts(&out, "#include \"ut.h\"\n\n");
+	if (c->uses_stacks)
+		sb_puts(&out, stack_code);
 	sb_puts(&out, c->c_types.s ? c->c_types.s : "");
 	sb_puts(&out, types.s ? types.s : "");
 	for (unsigned i = 0; i < p->ndisks; i++)

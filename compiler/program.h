@@ -80,6 +80,8 @@ enum ut_display {
 	UT_SHOW_ERRNO,     /* negative values as "-EAGAIN" */
 	UT_SHOW_TABLE,     /* integer looked up in a script table */
 	UT_SHOW_DISK,      /* a block device number (major << 20 | minor) as its name */
+	UT_SHOW_KSTACK,    /* a kernel stack's id in the ut_stacks map, as its frames */
+	UT_SHOW_USTACK,    /* a user stack's id in the ut_stacks map, as its frames */
 };
 
 enum ut_value_kind { UT_VAL_NONE, UT_VAL_FIELD, UT_VAL_FORMAT, UT_VAL_TEXT };

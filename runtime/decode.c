@@ -8,6 +8,7 @@
 #include "bpf/records.h"
 #include "engine/engine.h"
 #include "runtime/disks.h"
+#include "runtime/stacks.h"
 
 const char *ut_errno_name(int e)
 {
@@ -163,6 +164,9 @@ void ut_value_text(const struct ut_program *prog, const struct ut_field *fields,
 	case UT_SHOW_DISK:
 		ut_disk_name(raw, buf, len);
 		return;
+	case UT_SHOW_KSTACK: case UT_SHOW_USTACK:
+		snprintf(buf, len, "%s", ut_stack_text(raw));
+		return;
 	default:
 		if (f->type == UT_F_PTR)
 			snprintf(buf, len, "0x%" PRIx64, raw);
@@ -216,6 +220,11 @@ static void to_arg(const struct ut_program *prog, const struct ut_event *ev, con
 		case UT_SHOW_KOID:
 			a->kind = UT_ARG_KOID;
 			a->u = raw;
+			out->n++;
+			return;
+		case UT_SHOW_KSTACK: case UT_SHOW_USTACK:   /* the frames, one a line: longer than text */
+			a->kind = UT_ARG_STR;
+			a->s = ut_stack_text(raw);
 			out->n++;
 			return;
 		case UT_SHOW_ERRNO:

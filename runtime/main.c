@@ -29,6 +29,7 @@
 #include "runtime/decode.h"
 #include "runtime/info.h"
 #include "runtime/loader.h"
+#include "runtime/stacks.h"
 #include "runtime/summary.h"
 #include "runtime/usage.h"
 
@@ -575,6 +576,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 		rc = 1;
 		goto out;
 	}
+	ut_stacks_open(s.obj, prog, child ? child : (pid_t)o->pid);
 	s.lost_seen = calloc(prog->nprobes + 1, sizeof(*s.lost_seen));
 	s.dec = (struct ut_decoder){.prog = prog, .engine = s.engine, .print_out = stdout,
 				    .clear_map = on_clear, .clear_ctx = &s};
@@ -614,6 +616,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 			rc = 1;
 			break;
 		}
+		ut_stacks_poll();   /* before the child is reaped: its frames can still be named */
 		if (o->duration > 0 && now_s() - started >= o->duration)
 			break;
 		if (child && waitpid(child, &child_status, WNOHANG) == child) {
@@ -634,6 +637,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	ut_detach(s.loaded, &ds);
 	ut_consumer_drain(s.consumer);
 	run_once_probes(&s, UT_PROBE_END);
+	ut_stacks_poll();
 	mark_losses(&s);
 	uint64_t emitted, lost;
 	totals(&s, &emitted, &lost);
@@ -688,6 +692,7 @@ out:
 		ut_consumer_free(s.consumer);
 	if (s.loaded)
 		ut_unload(s.loaded);
+	ut_stacks_close();
 	free(s.lost_seen);
 	return rc;
 }

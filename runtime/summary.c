@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runtime/decode.h"
+#include "runtime/stacks.h"
 
 /* One map entry with its per-CPU values combined. */
 struct entry {
@@ -160,14 +161,35 @@ static int read_sorted(const struct ut_map *m, struct bpf_object *obj, struct en
 	return 0;
 }
 
+/* A stack key's frames (kstack, ustack); NULL for other keys. */
+static const char *key_stack(const struct ut_map *m, const struct entry *e, unsigned k)
+{
+	const struct ut_value *v = &m->key_show[k];
+	if ((v->display != UT_SHOW_KSTACK && v->display != UT_SHOW_USTACK) || v->field >= m->nkeys ||
+	    m->keys[v->field].offset + 8 > m->key_size)
+		return NULL;
+	uint64_t id;
+	memcpy(&id, e->key + m->keys[v->field].offset, 8);
+	return ut_stack_text(id);
+}
+
 static void key_text(const struct ut_program *prog, const struct ut_map *m, const struct entry *e, char *buf, size_t len)
 {
 	size_t at = 0;
 	buf[0] = 0;
 	for (unsigned k = 0; k < m->nkeys && at + 2 < len; k++) {
 		char one[256];
-		ut_value_text(prog, m->keys, m->nkeys, e->key, m->key_size, &m->key_show[k], one, sizeof(one));
-		at += (size_t)snprintf(buf + at, len - at, "%s%s", k ? ", " : "", one);
+		const char *stack = key_stack(m, e, k);
+		if (stack) {   /* a frame a line, as bpftrace prints them */
+			at += (size_t)snprintf(buf + at, len - at, "%s\n%s", k ? "," : "", stack[0] ? "" : "\t(no stack)\n");
+			for (const char *f = stack, *nl; *f && at + 2 < len; f = nl + !!*nl) {
+				nl = f + strcspn(f, "\n");
+				at += (size_t)snprintf(buf + at, len - at, "\t%.*s\n", (int)(nl - f), f);
+			}
+		} else {
+			ut_value_text(prog, m->keys, m->nkeys, e->key, m->key_size, &m->key_show[k], one, sizeof(one));
+			at += (size_t)snprintf(buf + at, len - at, "%s%s", k ? ", " : "", one);
+		}
 		if (at >= len)
 			at = len - 1;
 	}
@@ -262,7 +284,7 @@ void ut_print_maps(const struct ut_program *prog, struct bpf_object *obj, FILE *
 		if (es.n)
 			fputc('\n', out);
 		for (size_t j = 0; j < es.n;) {
-			char key[1024];
+			char key[16384];   /* stacks take a line a frame */
 			key_text(prog, m, &es.v[j], key, sizeof(key));
 			const char *open = m->nkeys ? "[" : "", *close = m->nkeys ? "]" : "";
 			if (is_hist(m)) {
@@ -313,8 +335,20 @@ void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, FILE *o
 			fprintf(out, "%s{\"key\":[", j ? "," : "");
 			for (unsigned k = 0; k < m->nkeys; k++) {
 				char one[256];
-				ut_value_text(prog, m->keys, m->nkeys, es.v[j].key, m->key_size, &m->key_show[k], one, sizeof(one));
+				const char *stack = key_stack(m, &es.v[j], k);
 				fprintf(out, "%s", k ? "," : "");
+				if (stack) {   /* an array of frames */
+					fputc('[', out);
+					for (const char *f = stack, *nl; *f; f = nl + !!*nl) {
+						nl = f + strcspn(f, "\n");
+						snprintf(one, sizeof(one), "%.*s", (int)(nl - f), f);
+						fprintf(out, "%s", f == stack ? "" : ",");
+						ut_json_string(out, one);
+					}
+					fputc(']', out);
+					continue;
+				}
+				ut_value_text(prog, m->keys, m->nkeys, es.v[j].key, m->key_size, &m->key_show[k], one, sizeof(one));
 				ut_json_string(out, one);
 			}
 			fputs("]", out);
