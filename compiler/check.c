@@ -1743,6 +1743,7 @@ static void call_stmt(struct compiler *c, struct node *n)
 		if (!mi)
 			return;
 		int idx = (int)(mi - c->maps);
+		mi->deleted_in_bpf = true;
 		char *k = map_key(c, mi, m);
 		emit(c, "bpf_map_delete_elem(&m_%d, &%s);", idx, k);
 		free(k);

@@ -109,6 +109,7 @@ struct map_info {
 	bool read_in_bpf;
 	struct ut_loc read_loc;     /* first read */
 	bool assigned;
+	bool deleted_in_bpf;        /* delete() in a probe: a keyless map stays a hash */
 };
 
 struct compiler {

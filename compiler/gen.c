@@ -28,6 +28,9 @@ static uint32_t key_field_size(const struct type *t)
  * user space sums the CPUs); maps the script reads back are shared.  Maps
  * are not preallocated: creating 65536 entries per CPU up front made
  * start-up slow, and most scripts use a few keys. */
+#define HASH_MAP(type) "\t__uint(type, " type ");\n\t__uint(max_entries, 65536);\n\t__uint(map_flags, BPF_F_NO_PREALLOC);\n"
+#define ARRAY_MAP(type) "\t__uint(type, " type ");\n\t__uint(max_entries, 1);\n"
+
 static void gen_map(struct compiler *c, unsigned i)
 {
 	struct map_info *m = &c->maps[i];
@@ -69,9 +72,15 @@ static void gen_map(struct compiler *c, unsigned i)
 		sb_puts(&c->c_types, "\t__u64 bucket;\n");
 		off += 8;
 	}
+	/* A keyless count, avg, min or max is a one-slot array (its look-up is
+	 * inlined by the verifier, where a hash hashes and locks): all zeros
+	 * there means never hit, so the summary leaves such a slot out and
+	 * clear() writes zeros.  Values and sums stay hashes (0 is a value
+	 * they print), as do maps a probe deletes (arrays cannot). */
+	bool single = off == 0 && !m->deleted_in_bpf && m->kind == MAP_AGG && m->agg != UT_AGG_SUM;
 	if (off == 0) {
-		sb_puts(&c->c_types, "\t__u64 unused;\n");
-		off = 8;
+		sb_puts(&c->c_types, single ? "\t__u32 index;\n" : "\t__u64 unused;\n");
+		off = single ? 4 : 8;
 	}
 	sb_puts(&c->c_types, "};\n");
 	out->key_size = off;
@@ -86,8 +95,8 @@ static void gen_map(struct compiler *c, unsigned i)
 		out->value_size = size;
 		out->value_show = (struct ut_value){.kind = UT_VAL_FIELD};
 		char *v = xasprintf("struct ut_mv_%u", i);
-		sb_printf(&c->c_maps, "struct {\n\t__uint(type, BPF_MAP_TYPE_HASH);\n\t__uint(max_entries, 65536);\n\t__uint(map_flags, BPF_F_NO_PREALLOC);\n"
-				      "\t__type(key, struct ut_mk_%u);\n\t__type(value, %s);\n} m_%u SEC(\".maps\");\n\n", i, v, i);
+		sb_printf(&c->c_maps, "struct {\n%s\t__type(key, struct ut_mk_%u);\n\t__type(value, %s);\n} m_%u SEC(\".maps\");\n\n",
+			  HASH_MAP("BPF_MAP_TYPE_HASH"), i, v, i);
 		free(v);
 		sb_puts(&c->c_types, "\n");
 		return;
@@ -95,9 +104,10 @@ static void gen_map(struct compiler *c, unsigned i)
 	if (m->kind == MAP_VALUE)
 		out->value_show = m->value_show;
 	sb_puts(&c->c_types, "\n");
-	sb_printf(&c->c_maps, "struct {\n\t__uint(type, %s);\n\t__uint(max_entries, 65536);\n\t__uint(map_flags, BPF_F_NO_PREALLOC);\n"
-			      "\t__type(key, struct ut_mk_%u);\n\t__type(value, %s);\n} m_%u SEC(\".maps\");\n\n",
-		  m->kind == MAP_AGG ? "BPF_MAP_TYPE_PERCPU_HASH" : "BPF_MAP_TYPE_HASH", i, value, i);
+	const char *type = single ? ARRAY_MAP("BPF_MAP_TYPE_PERCPU_ARRAY")
+			 : m->kind == MAP_AGG ? HASH_MAP("BPF_MAP_TYPE_PERCPU_HASH") : HASH_MAP("BPF_MAP_TYPE_HASH");
+	sb_printf(&c->c_maps, "struct {\n%s\t__type(key, struct ut_mk_%u);\n\t__type(value, %s);\n} m_%u SEC(\".maps\");\n\n",
+		  type, i, value, i);
 }
 
 /* kstack and ustack.  bpf_get_stack() reads the stack into a per-CPU

@@ -61,6 +61,14 @@ static void free_entries(struct entries *es)
 	free(es->keys);
 }
 
+static bool all_zero(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
 static int read_entries(const struct ut_map *m, struct bpf_object *obj, struct entries *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -68,7 +76,11 @@ static int read_entries(const struct ut_map *m, struct bpf_object *obj, struct e
 	if (!map)
 		return -1;
 	int fd = bpf_map__fd(map);
-	bool percpu = bpf_map__type(map) == BPF_MAP_TYPE_PERCPU_HASH;
+	enum bpf_map_type type = bpf_map__type(map);
+	bool percpu = type == BPF_MAP_TYPE_PERCPU_HASH || type == BPF_MAP_TYPE_PERCPU_ARRAY;
+	/* a keyless aggregation's one array slot exists from the start: all
+	 * zeros is one never hit (or cleared) */
+	bool slot = type == BPF_MAP_TYPE_PERCPU_ARRAY;
 	int ncpu = percpu ? libbpf_num_possible_cpus() : 1;
 	if (ncpu <= 0)
 		return -1;
@@ -86,7 +98,7 @@ static int read_entries(const struct ut_map *m, struct bpf_object *obj, struct e
 	while (bpf_map_get_next_key(fd, prev, next) == 0) {
 		memcpy(key, next, m->key_size);
 		prev = key;
-		if (bpf_map_lookup_elem(fd, key, vals) != 0)
+		if (bpf_map_lookup_elem(fd, key, vals) != 0 || (slot && all_zero(vals, stride * (size_t)ncpu)))
 			continue;
 		if (out->n == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -384,6 +396,18 @@ void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, const c
 		if (!map)
 			return;
 		int fd = bpf_map__fd(map);
+		enum bpf_map_type type = bpf_map__type(map);
+		if (type == BPF_MAP_TYPE_PERCPU_ARRAY) {
+			/* a keyless aggregation's slot cannot be deleted: zeros read as absent */
+			int ncpu = libbpf_num_possible_cpus();
+			size_t stride = ((size_t)prog->maps[i].value_size + 7) & ~(size_t)7;
+			uint32_t index = 0;
+			void *zeros = ncpu > 0 ? calloc((size_t)ncpu, stride) : NULL;
+			if (zeros)
+				bpf_map_update_elem(fd, &index, zeros, BPF_ANY);
+			free(zeros);
+			return;
+		}
 		unsigned char key[1024];
 		if (prog->maps[i].key_size > sizeof(key))
 			return;

@@ -21,6 +21,27 @@ else fail cli/fallback_alternative "$(cat "$TMP/alt.json" "$TMP/alt.err")"; fi
 grep -q "attached tracepoint:syscalls/sys_enter_getppid" "$TMP/alt.err" && pass cli/verbose_names_attached \
 	|| fail cli/verbose_names_attached "$(cat "$TMP/alt.err")"
 
+# exit() in a quiet trace acts at once: the reader reads a ring that had
+# too little data to wake it when its poll times out (it used to wait for
+# -d: 10 s, 200 ticks).
+"$UT" -q --summary-only -d 10 -e 'interval:ms:50 { @ticks = count(); exit(); }' >"$TMP/exit.out" 2>&1
+ticks=$(sed -n 's/^@ticks: //p' "$TMP/exit.out")
+[ -n "$ticks" ] && [ "$ticks" -le 20 ] && pass cli/exit_in_quiet_trace || fail cli/exit_in_quiet_trace "$(cat "$TMP/exit.out")"
+
+# Keyless maps (aggregations are one-slot arrays): every kind reads back,
+# zeros too; one never assigned or cleared is left out of the summary, as
+# an absent hash key would be.
+"$UT" -q --summary-only --json "$TMP/keyless.json" -e 'BEGIN { @a = 5; @zero = 0; @n = count(); @s = sum(3);
+	@s0 = sum(0); @mn = min(4); @mx = max(-2); @mx0 = max(0); @av = avg(10); @cleared = 7; @cleared_count = count(); }
+	END { clear(@cleared); clear(@cleared_count); } interval:ms:10 { exit(); }
+	interval:s:3600 { @never = 1; @never_count = count(); @never_min = min(1); }' >/dev/null 2>"$TMP/keyless.err"
+if python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))["maps"]
+want = {"@a": "5", "@zero": "0", "@n": "1", "@s": "3", "@s0": "0", "@mn": "4", "@mx": "-2", "@mx0": "0", "@av": "10"}
+got = {k: str(v[0]["value"]) for k, v in m.items() if v}
+sys.exit(0 if got == want else "got %s" % m)' "$TMP/keyless.json" 2>"$TMP/keyless.py"
+then pass cli/keyless_maps; else fail cli/keyless_maps "$(cat "$TMP/keyless.json" "$TMP/keyless.err" "$TMP/keyless.py")"; fi
+
 # Cache: the second run of the same script does not compile.
 "$UT" -v -q --summary-only -d 0.2 "$TMP/alt.ut" >/dev/null 2>"$TMP/cache.err"
 grep -q "BPF object from cache" "$TMP/cache.err" && pass cli/second_run_cached || fail cli/second_run_cached "$(cat "$TMP/cache.err")"

@@ -5,7 +5,7 @@
 #include "ut.h"
 
 struct ut_mk_0 {
-	__u64 unused;
+	__u32 index;
 };
 
 struct ut_mk_1 {
@@ -21,9 +21,8 @@ struct ut_tp_record___ut0 {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
 	__type(key, struct ut_mk_0);
 	__type(value, __s64);
 } m_0 SEC(".maps");

@@ -13,7 +13,7 @@ struct ut_mk_1 {
 };
 
 struct ut_mk_2 {
-	__u64 unused;
+	__u32 index;
 };
 
 struct ut_tp_record___ut0 {
@@ -110,9 +110,8 @@ struct {
 } m_1 SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
 	__type(key, struct ut_mk_2);
 	__type(value, __s64);
 } m_2 SEC(".maps");

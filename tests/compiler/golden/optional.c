@@ -22,7 +22,7 @@ struct ut_mk_3 {
 };
 
 struct ut_mk_4 {
-	__u64 unused;
+	__u32 index;
 };
 
 struct trace_event_raw_io_uring_submit_req___ut0 {
@@ -133,9 +133,8 @@ struct {
 } m_3 SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
 	__type(key, struct ut_mk_4);
 	__type(value, __s64);
 } m_4 SEC(".maps");

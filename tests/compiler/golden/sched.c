@@ -18,7 +18,7 @@ struct ut_mk_2 {
 };
 
 struct ut_mk_3 {
-	__u64 unused;
+	__u32 index;
 };
 
 struct ut_mk_4 {
@@ -38,7 +38,7 @@ struct ut_mk_7 {
 };
 
 struct ut_mk_8 {
-	__u64 unused;
+	__u32 index;
 };
 
 struct ut_mk_9 {
@@ -109,9 +109,8 @@ struct {
 } m_2 SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
 	__type(key, struct ut_mk_3);
 	__type(value, struct ut_avg);
 } m_3 SEC(".maps");
@@ -149,9 +148,8 @@ struct {
 } m_7 SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
 	__type(key, struct ut_mk_8);
 	__type(value, __s64);
 } m_8 SEC(".maps");
