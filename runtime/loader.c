@@ -1,6 +1,7 @@
 #include "runtime/loader.h"
 #include "runtime/disks.h"
 
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -461,6 +462,20 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 		return NULL;
 	}
 	return l;
+}
+
+uint64_t ut_loaded_missed(const struct ut_loaded *l)
+{
+	uint64_t missed = 0;
+	struct bpf_program *p;
+	bpf_object__for_each_program(p, l->obj) {
+		struct bpf_prog_info info = {0};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+			missed += info.recursion_misses;
+	}
+	return missed;
 }
 
 struct bpf_object *ut_loaded_object(const struct ut_loaded *l)

@@ -48,6 +48,11 @@ int ut_loaded_alt(const struct ut_loaded *l, unsigned probe);
  * "tracepoint:nosuch/event (no such tracepoint)"; "" when none. */
 const char *ut_loaded_skipped(const struct ut_loaded *l, unsigned probe);
 
+/* Hits the kernel did not run a program for, summed over the programs:
+ * a program already running on a CPU is skipped when the probe fires
+ * again there (an interrupt inside it, or a probe hit by itself). */
+uint64_t ut_loaded_missed(const struct ut_loaded *l);
+
 struct ut_detach_stats {
 	unsigned links;        /* links closed */
 	unsigned slow_links;   /* of which perf-event based (one RCU grace period each) */

@@ -641,6 +641,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	mark_losses(&s);
 	uint64_t emitted, lost;
 	totals(&s, &emitted, &lost);
+	uint64_t missed = ut_loaded_missed(s.loaded);
 	if (s.engine)
 		ut_engine_finish(s.engine, s.dec.last_ts ? s.dec.last_ts : now_ns());
 	if (s.writer) {
@@ -657,8 +658,8 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 			fprintf(stderr, "uring-trace: cannot write %s: %s\n", o->json, strerror(errno));
 			rc = 1;
 		} else {
-			fprintf(j, "{\"events\":%llu,\"lost\":%llu,\"maps\":", (unsigned long long)s.dec.records,
-				(unsigned long long)lost);
+			fprintf(j, "{\"events\":%llu,\"lost\":%llu,\"missed\":%llu,\"maps\":", (unsigned long long)s.dec.records,
+				(unsigned long long)lost, (unsigned long long)missed);
 			ut_maps_json(prog, s.obj, j);
 			fputs("}\n", j);
 			if (j != stdout)
@@ -674,6 +675,10 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 		if (lost)
 			fprintf(stderr, "uring-trace: events were lost: raise --buffer (now %zu bytes) or trace less\n",
 				o->buffer_bytes ? o->buffer_bytes : (size_t)8 << 20);
+		if (missed)
+			fprintf(stderr, "uring-trace: the kernel skipped %llu probe hits (a probe's program was already "
+				"running on that CPU, interrupted or hit by itself): counts and flows miss them\n",
+				(unsigned long long)missed);
 		if (s.engine)
 			ut_engine_report_limits(s.engine, stderr);
 		if (o->verbose)

@@ -55,7 +55,8 @@ def check(what, cond, why=""):
     print(("PASS " if cond else "FAIL ") + name + "/" + what + ("" if cond else ": " + why))
 
 w = json.load(open(f"{out}/workload.json"))
-m = json.load(open(f"{out}/summary.json"))["maps"]
+summary = json.load(open(f"{out}/summary.json"))
+m = summary["maps"]
 stats = json.load(open(f"{out}/stats.json"))
 pid = w["pid"]
 reads = [op for op in w["ops"] if op["op"] == "read"]
@@ -96,7 +97,8 @@ exec_reads = [s for s in spans if s[0] == "read" and s[1] not in expected]
 check("exec_reads_are_readahead", all("sync" not in s[3] for s in exec_reads), str(exec_reads))
 n = len(reads) + len(exec_reads)
 check("summary_requests", value("@requests", [disk, "read"]) == n,
-      f'{value("@requests", [disk, "read"])} read requests, the workload made {len(reads)} (+{len(exec_reads)} at exec)')
+      f'{value("@requests", [disk, "read"])} read requests, the workload made {len(reads)} (+{len(exec_reads)} at exec);'
+      f' {summary["lost"]} events lost, {summary["missed"]} probe hits skipped by the kernel')
 check("summary_bytes", value("@bytes", [disk, "read"]) == 4096 * len(reads) + sum(s[2] for s in exec_reads), str(m["@bytes"]))
 check("summary_size_histogram", not exec_reads and hist_counts("@size", [disk, "read"]) == {"[4K, 8K)": len(reads)} or
       sum(hist_counts("@size", [disk, "read"]).values()) == n, str(m["@size"]))
