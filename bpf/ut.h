@@ -223,6 +223,17 @@ static __always_inline void ut_batch_end(char *b, __u32 used, __u32 probe)
  * at most 255 bytes, 256 with padding). */
 const volatile char ut_empty_str[256] __attribute__((aligned(8))) = {};
 
+/* A BTF pointer (a tp_btf, fentry or fexit argument, or a field read
+ * through one) as an integer.  The verifier tracks every register copy of
+ * it as a pointer and refuses it any arithmetic but + and -; the copy a
+ * helper makes is a plain number. */
+static __always_inline __u64 ut_ptr_int(const void *p)
+{
+	__u64 v = 0;
+	bpf_probe_read_kernel(&v, sizeof(v), &p);
+	return v;
+}
+
 static __always_inline int ut_streq(const char *a, const char *b, int n)
 {
 	for (int i = 0; i < n; i++) {

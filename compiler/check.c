@@ -1162,6 +1162,8 @@ static char *expr_inner(struct compiler *c, struct node *n)
 			n->type = t_int(bits == 1 ? 1 : bits / 8, sgn);
 			if (bits == 1)
 				r = xasprintf("(!!(%s))", a);
+			else if (n->a->type.kind == T_PTR && n->a->type.direct)   /* shifts, masks, xors work */
+				r = xasprintf("((__%c%d)ut_ptr_int(%s))", sgn ? 's' : 'u', bits, a);
 			else
 				r = xasprintf("((__%c%d)(__u64)(%s))", sgn ? 's' : 'u', bits, a);
 		}

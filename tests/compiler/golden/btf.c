@@ -43,15 +43,15 @@ struct ut_mk_8 {
 
 struct ut_mk_9 {
 	__u64 k0;
+};
+
+struct ut_mk_10 {
+	__u64 k0;
 	__u64 k1;
 };
 
-struct __attribute__((aligned(8))) ut_mk_10 {
+struct __attribute__((aligned(8))) ut_mk_11 {
 	char k0[16];
-};
-
-struct ut_mk_11 {
-	__u64 k0;
 };
 
 struct ut_mk_12 {
@@ -59,6 +59,10 @@ struct ut_mk_12 {
 };
 
 struct ut_mk_13 {
+	__u64 k0;
+};
+
+struct ut_mk_14 {
 	__u64 k0;
 };
 
@@ -187,6 +191,14 @@ struct {
 	__type(value, __s64);
 } m_13 SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ut_mk_14);
+	__type(value, __s64);
+} m_14 SEC(".maps");
+
 /* btf.ut:5:1 tp_btf:io_uring_complete */
 SEC("tp_btf/io_uring_complete")
 int ut_p0_a0(__u64 *ctx)
@@ -238,10 +250,17 @@ int ut_p1_a0(__u64 *ctx)
 		t4.k0 = (__u64)(t5);
 		ut_agg_add(&m_4, &t4, (__s64)(1));
 	}
+	{
+		void *t7 = (void *)((struct io_kiocb *)(((void *)ctx[0])))->ctx;
+		struct ut_mk_5 t6;
+		__builtin_memset(&t6, 0, sizeof(t6));
+		t6.k0 = (__u64)(((__u64)(((__u64)(((__u64)ut_ptr_int(t7))) << (__u64)(16LL))) | (__u64)(((__u64)(((__u32)(__u64)(((__u64)((struct io_kiocb *)(((void *)ctx[0])))->opcode)))) & (__u64)(255LL)))));
+		ut_agg_add(&m_5, &t6, (__s64)(1));
+	}
 	return 0;
 }
 
-/* btf.ut:15:1 tracepoint:io_uring:io_uring_submit_req */
+/* btf.ut:17:1 tracepoint:io_uring:io_uring_submit_req */
 SEC("tracepoint/io_uring/io_uring_submit_req")
 int ut_p2_a0(void *ctx)
 {
@@ -254,38 +273,38 @@ int ut_p2_a0(void *ctx)
 		l_req = (void *)(((void *)(((void *)tp->req))));
 	}
 	{
-		void *t7 = (void *)BPF_CORE_READ(((struct io_kiocb *)(l_req)), ctx);
-		struct ut_mk_5 t6;
-		__builtin_memset(&t6, 0, sizeof(t6));
-		t6.k0 = (__u64)(((__u64)BPF_CORE_READ(((struct io_ring_ctx *)(t7)), flags)));
-		ut_agg_add(&m_5, &t6, (__s64)(1));
-	}
-	{
-		void *t9 = (void *)&((struct io_kiocb *)(l_req))->cqe;
+		void *t9 = (void *)BPF_CORE_READ(((struct io_kiocb *)(l_req)), ctx);
 		struct ut_mk_6 t8;
 		__builtin_memset(&t8, 0, sizeof(t8));
-		t8.k0 = (__u64)(((__u64)BPF_CORE_READ(((struct io_cqe *)(t9)), user_data)));
+		t8.k0 = (__u64)(((__u64)BPF_CORE_READ(((struct io_ring_ctx *)(t9)), flags)));
 		ut_agg_add(&m_6, &t8, (__s64)(1));
+	}
+	{
+		void *t11 = (void *)&((struct io_kiocb *)(l_req))->cqe;
+		struct ut_mk_7 t10;
+		__builtin_memset(&t10, 0, sizeof(t10));
+		t10.k0 = (__u64)(((__u64)BPF_CORE_READ(((struct io_cqe *)(t11)), user_data)));
+		ut_agg_add(&m_7, &t10, (__s64)(1));
 	}
 	return 0;
 }
 
-/* btf.ut:20:1 fentry:io_issue_sqe */
+/* btf.ut:22:1 fentry:io_issue_sqe */
 SEC("fentry/io_issue_sqe")
 int ut_p3_a0(__u64 *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
 	{
-		struct ut_mk_7 t10;
-		__builtin_memset(&t10, 0, sizeof(t10));
-		t10.k0 = (__u64)(((__u64)((struct io_kiocb *)(((void *)ctx[0])))->opcode));
-		ut_agg_add(&m_7, &t10, (__s64)(1));
+		struct ut_mk_8 t12;
+		__builtin_memset(&t12, 0, sizeof(t12));
+		t12.k0 = (__u64)(((__u64)((struct io_kiocb *)(((void *)ctx[0])))->opcode));
+		ut_agg_add(&m_8, &t12, (__s64)(1));
 	}
 	return 0;
 }
 
-/* btf.ut:21:1 kretprobe:io_issue_sqe */
+/* btf.ut:23:1 kretprobe:io_issue_sqe */
 SEC("kretprobe/io_issue_sqe")
 int ut_p4_a0(struct pt_regs *ctx)
 {
@@ -296,79 +315,79 @@ int ut_p4_a0(struct pt_regs *ctx)
 			return 0;
 	}
 	{
-		struct ut_mk_8 t11;
-		__builtin_memset(&t11, 0, sizeof(t11));
-		t11.k0 = (__u64)(((__s64)PT_REGS_RC(ctx)));
-		ut_agg_add(&m_8, &t11, (__s64)(1));
+		struct ut_mk_9 t13;
+		__builtin_memset(&t13, 0, sizeof(t13));
+		t13.k0 = (__u64)(((__s64)PT_REGS_RC(ctx)));
+		ut_agg_add(&m_9, &t13, (__s64)(1));
 	}
 	return 0;
 }
 
-/* btf.ut:22:1 kprobe:io_issue_sqe */
+/* btf.ut:24:1 kprobe:io_issue_sqe */
 SEC("kprobe/io_issue_sqe")
 int ut_p5_a0(struct pt_regs *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
 	{
-		struct ut_mk_9 t12;
-		__builtin_memset(&t12, 0, sizeof(t12));
-		t12.k0 = (__u64)(bpf_get_smp_processor_id());
-		t12.k1 = (__u64)(((__s64)BPF_CORE_READ(((struct task_struct *)(((void *)bpf_get_current_task()))), pid)));
-		ut_agg_add(&m_9, &t12, (__s64)(1));
+		struct ut_mk_10 t14;
+		__builtin_memset(&t14, 0, sizeof(t14));
+		t14.k0 = (__u64)(bpf_get_smp_processor_id());
+		t14.k1 = (__u64)(((__s64)BPF_CORE_READ(((struct task_struct *)(((void *)bpf_get_current_task()))), pid)));
+		ut_agg_add(&m_10, &t14, (__s64)(1));
 	}
 	{
-		char t14[16] = {};
-		BPF_CORE_READ_STR_INTO(&t14, ((struct task_struct *)(((void *)bpf_get_current_task()))), comm);
-		struct ut_mk_10 t13;
-		__builtin_memset(&t13, 0, sizeof(t13));
-		__builtin_memcpy(t13.k0, t14, sizeof(t13.k0) < sizeof(t14) ? sizeof(t13.k0) : sizeof(t14));
-		ut_agg_add(&m_10, &t13, (__s64)(1));
+		char t16[16] = {};
+		BPF_CORE_READ_STR_INTO(&t16, ((struct task_struct *)(((void *)bpf_get_current_task()))), comm);
+		struct ut_mk_11 t15;
+		__builtin_memset(&t15, 0, sizeof(t15));
+		__builtin_memcpy(t15.k0, t16, sizeof(t15.k0) < sizeof(t16) ? sizeof(t15.k0) : sizeof(t16));
+		ut_agg_add(&m_11, &t15, (__s64)(1));
 	}
 	return 0;
 }
 
-/* btf.ut:23:1 raw_tp:io_uring_submit_req */
+/* btf.ut:25:1 raw_tp:io_uring_submit_req */
 SEC("raw_tp/io_uring_submit_req")
 int ut_p6_a0(__u64 *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
 	{
-		struct ut_mk_11 t15;
-		__builtin_memset(&t15, 0, sizeof(t15));
-		t15.k0 = (__u64)(((__u64)BPF_CORE_READ(((struct io_kiocb *)(((void *)ctx[0]))), opcode)));
-		ut_agg_add(&m_11, &t15, (__s64)(1));
+		struct ut_mk_12 t17;
+		__builtin_memset(&t17, 0, sizeof(t17));
+		t17.k0 = (__u64)(((__u64)BPF_CORE_READ(((struct io_kiocb *)(((void *)ctx[0]))), opcode)));
+		ut_agg_add(&m_12, &t17, (__s64)(1));
 	}
 	return 0;
 }
 
-/* btf.ut:24:1 tp_btf:io_uring_cqring_wait */
+/* btf.ut:26:1 tp_btf:io_uring_cqring_wait */
 SEC("tp_btf/io_uring_cqring_wait")
 int ut_p7_a0(__u64 *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
 	{
-		struct ut_mk_12 t16;
-		__builtin_memset(&t16, 0, sizeof(t16));
-		t16.k0 = (__u64)(((__u64)BPF_CORE_READ(((struct io_ring_ctx *)(((void *)(((void *)ctx[0]))))), flags)));
-		ut_agg_add(&m_12, &t16, (__s64)(1));
+		struct ut_mk_13 t18;
+		__builtin_memset(&t18, 0, sizeof(t18));
+		t18.k0 = (__u64)(((__u64)BPF_CORE_READ(((struct io_ring_ctx *)(((void *)(((void *)ctx[0]))))), flags)));
+		ut_agg_add(&m_13, &t18, (__s64)(1));
 	}
 	return 0;
 }
 
-/* btf.ut:25:1 tp_btf:io_uring_queue_async_work */
+/* btf.ut:27:1 tp_btf:io_uring_queue_async_work */
 SEC("tp_btf/io_uring_queue_async_work")
 int ut_p8_a0(__u64 *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
 	{
-		struct ut_mk_13 t17;
-		__builtin_memset(&t17, 0, sizeof(t17));
-		t17.k0 = (__u64)(((__u64)((struct io_kiocb *)(((void *)(((void *)ctx[0])))))->opcode));
-		ut_agg_add(&m_13, &t17, (__s64)(1));
+		struct ut_mk_14 t19;
+		__builtin_memset(&t19, 0, sizeof(t19));
+		t19.k0 = (__u64)(((__u64)((struct io_kiocb *)(((void *)(((void *)ctx[0])))))->opcode));
+		ut_agg_add(&m_14, &t19, (__s64)(1));
 	}
 	return 0;
 }
