@@ -29,6 +29,9 @@ enum node_kind {
 	N_CLEAR,        /* str: "@map" */
 	N_PRINTF,       /* str: format, a: args */
 	N_RETURN,
+	N_FOR,          /* str: "$i", a: first value, b: end (excluded), c: body */
+	N_BREAK,
+	N_CONTINUE,
 	N_EXIT,
 	N_SLICE,        /* op: begin/end, a: name expr (begin), b: track, c: with list */
 	N_INSTANT,      /* a: name expr, b: track, c: with list */

@@ -103,6 +103,15 @@ static struct local *find_local(struct compiler *c, const char *name)
 	return NULL;
 }
 
+/* True inside the body of a for loop whose variable is name. */
+static bool in_loop_of(struct compiler *c, const char *name)
+{
+	for (unsigned i = 0; i < c->loop_depth; i++)
+		if (strcmp(c->loop_vars[i], name) == 0)
+			return true;
+	return false;
+}
+
 static int name_index(char ***v, unsigned *n, const char *name)
 {
 	for (unsigned i = 0; i < *n; i++)
@@ -1050,6 +1059,11 @@ static char *expr_inner(struct compiler *c, struct node *n)
 			ERR(n, "local %s is used before it is assigned", n->str);
 			return xstrdup("0");
 		}
+		if (l->loop_var && !in_loop_of(c, n->str)) {
+			ERR(n, "%s is the variable of the for loop at %d:%d, and exists only in its body; "
+			    "copy it to another local there to keep it", n->str, l->loc.line, l->loc.col);
+			return xstrdup("0");
+		}
 		n->type = l->type;
 		return xasprintf("l_%s", n->str + 1);
 	}
@@ -1537,6 +1551,19 @@ static void record_args(struct compiler *c, struct record *r, struct node *with)
 	}
 }
 
+/* When the stage has no room for `bytes` more: sends what it holds as one
+ * sample, and fills it again (in and after for loops, whose records may
+ * not all fit).  The same slot: no new look-up, and a state the verifier
+ * can match with the path that did not send. */
+static void stage_send(struct compiler *c, uint32_t bytes)
+{
+	emit(c, "if (ut_batch && ut_off > ut_batch_cap - %uU) {", bytes);
+	emit(c, "\tut_count(%u, bpf_ringbuf_output(&ut_events, ut_batch, ut_off, ut_wakeup_flags(ut_off)) != 0);",
+	     c->alt->probe_index);
+	emit(c, "\tut_off = 0;");
+	emit(c, "}");
+}
+
 /* Writes the record's struct and the code that fills it.  Records of one
  * probe hit are staged and go out as one ring buffer sample (bpf/ut.h,
  * ut_batch_begin); check_probe_body sizes the stage.  Sizes are multiples
@@ -1549,6 +1576,8 @@ static void record_end(struct compiler *c, struct record *r, const char *guard)
 	sb_printf(&c->c_types, "struct ut_rec_%d {\n\tstruct ut_rec_hdr h;\n%s} __attribute__((aligned(8)));\n", r->index,
 		  r->fields.s ? r->fields.s : "");
 	sb_printf(&c->c_types, "_Static_assert(sizeof(struct ut_rec_%d) == %u, \"record layout\");\n\n", r->index, r->size);
+	if (c->stage_refills)   /* after a loop that may have filled the stage */
+		stage_send(c, r->size);
 	emit(c, "%sif (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_%d)) {", guard ? guard : "", r->index);
 	c->indent++;
 	emit(c, "struct ut_rec_%d *r = (void *)(ut_batch + ut_off);", r->index);
@@ -1757,6 +1786,174 @@ static void call_stmt(struct compiler *c, struct node *n)
 	free(r);
 }
 
+/* The value of a constant integer expression: numbers, constants (-D
+ * values too) and arithmetic on them.  False when it is not one, or
+ * would divide by zero.  depth bounds chains of constants (a cycle is
+ * reported by expr()). */
+static bool const_int(struct compiler *c, const struct node *n, int64_t *v, int depth)
+{
+	uint64_t x, y;
+	int64_t sx, sy;
+	if (depth > 256)
+		return false;
+	switch (n->kind) {
+	case N_INT:
+		*v = n->num;
+		return true;
+	case N_IDENT: {
+		struct node *k = find_decl(c->consts, c->nconsts, n->str);
+		return k && k->sym != -2 && const_int(c, k->a, v, depth + 1);
+	}
+	case N_UNOP:
+		if (!const_int(c, n->a, &sx, depth + 1))
+			return false;
+		x = (uint64_t)sx;
+		*v = n->op == '-' ? (int64_t)(0 - x) : n->op == '~' ? (int64_t)~x : !x;
+		return true;
+	case N_BINOP:
+		if (!const_int(c, n->a, &sx, depth + 1) || !const_int(c, n->b, &sy, depth + 1))
+			return false;
+		x = (uint64_t)sx, y = (uint64_t)sy;
+		switch (n->op) {
+		case '+': *v = (int64_t)(x + y); return true;
+		case '-': *v = (int64_t)(x - y); return true;
+		case '*': *v = (int64_t)(x * y); return true;
+		case '&': *v = (int64_t)(x & y); return true;
+		case '|': *v = (int64_t)(x | y); return true;
+		case '^': *v = (int64_t)(x ^ y); return true;
+		case OP_SHL: *v = y < 64 ? (int64_t)(x << y) : 0; return true;
+		case OP_SHR: *v = y < 64 ? sx >> y : sx < 0 ? -1 : 0; return true;
+		case '/': case '%':
+			if (!sy)
+				return false;
+			if (sy == -1)   /* INT64_MIN / -1 does not overflow here */
+				*v = n->op == '/' ? (int64_t)(0 - x) : 0;
+			else
+				*v = n->op == '/' ? sx / sy : sx % sy;
+			return true;
+		default:
+			return false;
+		}
+	default:
+		return false;
+	}
+}
+
+static void stmt(struct compiler *c, struct node *n);
+
+/* for ($i : A..B) { ... }: $i takes A, A+1, ..., B-1.  A plain C loop with
+ * constant bounds: the verifier walks it iteration by iteration, hence the
+ * bound on iterations (nested loops multiply).  $i is a signed 64-bit
+ * local, in scope only in the body; the loop alone sets it. */
+static void for_stmt(struct compiler *c, struct node *n)
+{
+	const char *var = n->str;
+	int64_t first = 0, end = 0;
+	bool ok = true;
+	for (struct node *b = n->a; b; b = b == n->a ? n->b : NULL) {
+		int errors = c->d->errors;
+		struct strbuf unused = {0}, *out = c->out;   /* folded: no C for them */
+		c->out = &unused;
+		free(expr(c, b));
+		c->out = out;
+		sb_free(&unused);
+		if (c->d->errors > errors) {
+			ok = false;
+		} else if (!const_int(c, b, b == n->a ? &first : &end, 0)) {
+			ERR(b, "a for loop's bounds are constant integers (numbers, consts, -D values and "
+			    "arithmetic on them); to stop at a value known when the probe runs, loop up to "
+			    "a constant maximum and 'break' there");
+			ok = false;
+		}
+	}
+	uint64_t iterations = ok && end > first ? (uint64_t)end - (uint64_t)first : 0;
+	uint64_t in_all = iterations * c->loop_iterations;
+	if (ok && end < first) {
+		ERR(n->b, "this loop's end (%lld) is below its start (%lld): it would never run; "
+		    "$i takes START, START+1, ..., END-1", (long long)end, (long long)first);
+		ok = false;
+	} else if (ok && iterations > UT_MAX_LOOP_ITERATIONS) {
+		ERR(n->b, "this loop would run %llu times; a for loop runs at most %d (the BPF verifier "
+		    "checks every iteration): loop over fewer values", (unsigned long long)iterations,
+		    UT_MAX_LOOP_ITERATIONS);
+		ok = false;
+	} else if (ok && in_all > UT_MAX_LOOP_ITERATIONS) {
+		ERR(n->b, "this loop would run %llu times in all, inside the loops around it; nested loops "
+		    "run at most %d times in all (the BPF verifier checks every iteration)",
+		    (unsigned long long)in_all, UT_MAX_LOOP_ITERATIONS);
+		ok = false;
+	}
+	struct local *l = find_local(c, var);
+	if (l && !l->loop_var) {
+		ERR(n, "%s is already a local of this probe (assigned at %d:%d); give the loop's variable "
+		    "a name of its own", var, l->loc.line, l->loc.col);
+		return;
+	}
+	if (in_loop_of(c, var)) {
+		ERR(n, "%s is already the variable of a loop around this one; give this loop's variable "
+		    "another name", var);
+		return;
+	}
+	if (c->loop_depth == UT_MAX_LOOP_DEPTH) {
+		ERR(n, "for loops nest at most %d deep", UT_MAX_LOOP_DEPTH);
+		return;
+	}
+	if (!l) {
+		c->locals = xrealloc_array(c->locals, c->nlocals + 1, sizeof(*c->locals));
+		c->locals[c->nlocals++] = (struct local){.name = xstrdup(var), .type = t_int(8, true), .loc = n->loc,
+							 .loop_var = true};
+	}
+	/* The body first: the loop's head depends on the records it stages. */
+	uint32_t before = c->batch_bytes;
+	bool refills = c->stage_refills;
+	uint64_t around = c->loop_iterations;
+	struct strbuf body = {0}, *out = c->out;
+	c->loop_vars[c->loop_depth++] = var;
+	c->loop_iterations = ok && iterations ? in_all : around;
+	c->stage_refills = false;
+	c->out = &body;
+	c->indent++;
+	stmt_list(c, n->c->a);
+	c->indent--;
+	c->out = out;
+	c->loop_depth--;
+	c->loop_iterations = around;
+	/* The stage holds the records before the loop, and room for the
+	 * loop's: all of them, up to UT_LOOP_STAGE_BYTES (at least one
+	 * iteration's).  When they may not all fit, each iteration starts by
+	 * sending the stage if its records would not fit, and the records
+	 * after the loop check one by one. */
+	uint64_t iteration = c->batch_bytes - before;
+	uint64_t all = iteration * (ok && iterations ? iterations : 1);
+	uint64_t share = all <= UT_LOOP_STAGE_BYTES ? all : iteration > UT_LOOP_STAGE_BYTES ? iteration : UT_LOOP_STAGE_BYTES;
+	c->batch_bytes = before + (uint32_t)share;
+	c->stage_refills = refills || share < all;
+	emit(c, "for (l_%s = %lldLL; l_%s < %lldLL; l_%s++) {", var + 1, (long long)first, var + 1,
+	     (long long)end, var + 1);
+	if (iteration) {
+		/* The verifier follows ut_off's exact value on every path, and
+		 * paths that staged different records never merge: their number
+		 * grows with every iteration (24 iterations with one record under
+		 * an if passed its million instructions).  Passed through the
+		 * stage's memory (just past ut_batch_cap), ut_off is only a number
+		 * below ut_off_mask, and each iteration's paths merge.  The mask
+		 * is below the stage's size: ut_batch_end's bound on it is not
+		 * one the verifier sees (clang bounds a copy). */
+		c->indent++;
+		emit(c, "if (ut_batch) {");
+		emit(c, "\t*(volatile __u32 *)(ut_batch + ut_batch_cap) = ut_off;");
+		emit(c, "\tut_off = *(volatile __u32 *)(ut_batch + ut_batch_cap) & ut_off_mask;");
+		emit(c, "}");
+		if (share < all)
+			stage_send(c, (uint32_t)iteration);
+		c->indent--;
+		c->stage_reloads = true;
+	}
+	sb_puts(out, body.s ? body.s : "");
+	sb_free(&body);
+	emit(c, "}");
+}
+
 static void stmt(struct compiler *c, struct node *n)
 {
 	switch (n->kind) {
@@ -1780,13 +1977,20 @@ static void stmt(struct compiler *c, struct node *n)
 		char *v = expr(c, n->a);
 		struct type *t = &n->a->type;
 		struct local *l = find_local(c, n->str);
-		if (t->kind == T_SHOW || t->kind == T_VOID) {
+		if (l && l->loop_var) {
+			if (in_loop_of(c, n->str))
+				ERR(n, "%s is the variable of this for loop (%d:%d): only the loop changes it; "
+				    "copy it to another local to compute with it", n->str, l->loc.line, l->loc.col);
+			else
+				ERR(n, "%s is the variable of the for loop at %d:%d; give this local another name",
+				    n->str, l->loc.line, l->loc.col);
+			l = NULL;
+		} else if (t->kind == T_SHOW || t->kind == T_VOID) {
 			ERR(n->a, "a local holds an integer, pointer or string, not %s", type_name(t));
 		} else if (!l) {
 			c->locals = xrealloc_array(c->locals, c->nlocals + 1, sizeof(*c->locals));
 			l = &c->locals[c->nlocals++];
-			l->name = xstrdup(n->str);
-			l->type = *t;
+			*l = (struct local){.name = xstrdup(n->str), .type = *t, .loc = n->loc};
 			l->type.direct = false;   /* starts as 0 and may be assigned on some paths only */
 			if (t->kind == T_STR)
 				l->type.size = 64 > t->size ? 64 : t->size;
@@ -1833,6 +2037,21 @@ static void stmt(struct compiler *c, struct node *n)
 		emit(c, "goto ut_done;");   /* the records so far still go out */
 		c->body_returns = true;
 		return;
+	case N_FOR:
+		for_stmt(c, n);
+		return;
+	case N_BREAK: case N_CONTINUE:
+		if (!c->loop_depth) {
+			if (n->kind == N_BREAK)
+				ERR(n, "'break' leaves a for loop, and this one is in none; "
+				    "to leave the probe's body, use 'return'");
+			else
+				ERR(n, "'continue' goes on with a for loop's next iteration, and this one is in none; "
+				    "to leave the probe's body, use 'return'");
+			return;
+		}
+		emit(c, n->kind == N_BREAK ? "break;" : "continue;");
+		return;
 	case N_SLICE: case N_INSTANT: case N_COUNTER: case N_FLOW: case N_SPAN: case N_TRACK_NAME:
 		emit(c, "{");
 		c->indent++;
@@ -1855,6 +2074,10 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 	c->path_calls = 0;
 	c->batch_bytes = 0;
 	c->body_returns = false;
+	c->loop_depth = 0;
+	c->loop_iterations = 1;
+	c->stage_refills = false;
+	c->stage_reloads = false;
 	if (pred) {
 		emit(c, "{");
 		c->indent++;
@@ -1877,12 +2100,23 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 		/* after the predicate: a hit it rejects stages nothing.  Without
 		 * a buffer (nested too deep) the body still runs: its maps and
 		 * aggregations stay exact, only its records are lost */
-		if (c->batch_bytes > c->max_batch_bytes)
-			c->max_batch_bytes = c->batch_bytes;
+		uint32_t stage = c->batch_bytes, mask = 0;
+		if (c->stage_reloads) {
+			/* for_stmt's ut_off: room past the cap, and a mask over it */
+			while (mask < stage + 7)
+				mask = mask << 1 | 1;
+			stage = mask + 1;
+		}
+		if (stage > c->max_batch_bytes)
+			c->max_batch_bytes = stage;
+		/* 64 bits with a loop's reload: clang-14 widens a 32-bit ut_off
+		 * after checking it, into a register the verifier has no bound on */
 		sb_printf(&head, "\tconst __u32 ut_batch_cap = %u;\n"
 			  "\tchar *ut_batch = ut_batch_begin(%u);\n"
-			  "\t__u32 ut_off = 0;\n",
-			  c->batch_bytes, c->alt->probe_index);
+			  "\t__u%d ut_off = 0;\n",
+			  c->batch_bytes, c->alt->probe_index, c->stage_reloads ? 64 : 32);
+		if (c->stage_reloads)
+			sb_printf(&head, "\tconst __u64 ut_off_mask = %#x;\n", mask);
 	}
 	if (c->batch_bytes || c->body_uses_now)
 		sb_puts(&head, "\tconst __u64 ut_now = bpf_ktime_get_ns();\n");

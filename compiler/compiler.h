@@ -87,13 +87,26 @@ struct alt_ctx {
 	struct node *computed;      /* arguments computed from the alternative's own */
 };
 
-/* A local variable of the probe being compiled. */
+/* A local variable of the probe being compiled.  All are declared at the
+ * top of its C function; a for loop's variable is in scope only in the
+ * loop's body (loop_vars below). */
 struct local {
 	char *name;
 	struct type type;
+	struct ut_loc loc;          /* first assigned, or its first loop */
+	bool loop_var;              /* a for loop's variable: the loop alone sets it */
 };
 
 enum map_kind { MAP_UNSET, MAP_AGG, MAP_VALUE };
+
+/* for loops: the verifier walks every iteration of a loop, so a loop's
+ * iterations (times those of the loops around it) are bounded when
+ * compiled.  A loop that writes records refills the stage when it is full
+ * (check.c, record_end); its share of the stage is at most
+ * UT_LOOP_STAGE_BYTES, or one iteration's records if more. */
+#define UT_MAX_LOOP_DEPTH 8
+#define UT_MAX_LOOP_ITERATIONS 1024
+#define UT_LOOP_STAGE_BYTES 2048
 
 struct map_info {
 	char *name;
@@ -135,6 +148,11 @@ struct compiler {
 	uint32_t batch_bytes;       /* records the body may write, in bytes (one sample) */
 	uint32_t max_batch_bytes;   /* the most of any body: ut.h's UT_BATCH_BYTES */
 	bool body_returns;          /* the body has a return: it jumps to ut_done */
+	const char *loop_vars[UT_MAX_LOOP_DEPTH];   /* of the for loops around the statement */
+	unsigned loop_depth;
+	uint64_t loop_iterations;   /* of the loops around the statement, multiplied (1: none) */
+	bool stage_refills;         /* records may find the stage full: they send it first */
+	bool stage_reloads;         /* a loop passes ut_off through the stage (check.c, for_stmt) */
 	bool in_body;               /* checking the statements, not the predicate */
 	bool body_uses_now;         /* the statements read nsecs: the hit's ut_now */
 	unsigned path_slots;        /* the most in one body: ut.h's UT_PATH_SLOTS */

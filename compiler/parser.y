@@ -47,6 +47,19 @@ static void split_spec_fields(struct node *spec, struct node *fields)
 	spec->a = declared.head;
 	spec->b = computed.head;
 }
+/* $x OP= e as $x = $x OP e: the checker sees a plain assignment. */
+static struct node *local_update(struct parse_ctx *ctx, char *name, YYLTYPE l, int op, struct node *e, YYLTYPE opl)
+{
+	struct node *n = mk(N_LOCAL_ASSIGN, l, ctx), *v = mk(N_LOCAL, l, ctx);
+	n->str = name;
+	v->str = strdup(name);
+	n->a = mk(N_BINOP, opl, ctx);
+	n->a->op = op;
+	n->a->a = v;
+	n->a->b = e;
+	n->a = nest(ctx, n->a);
+	return n;
+}
 /* "begin", "end", "step", "phase" are words only inside trace statements. */
 static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allow_step, bool allow_phase)
 {
@@ -76,7 +89,7 @@ static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allo
 
 %token <num> INT
 %token <str> STRING IDENT LOCAL MAPNAME PROBE_SPEC TYPE
-%token IMPORT CONST TABLE FN PROBE UNFILTERED IF ELSE RETURN SLICE INSTANT COUNTER FLOW SPAN TRACK ON WITH STRUCT
+%token IMPORT CONST TABLE FN PROBE UNFILTERED IF ELSE RETURN FOR BREAK CONTINUE DOTDOT SLICE INSTANT COUNTER FLOW SPAN TRACK ON WITH STRUCT
 %token EQ NE LE GE AND OR SHL SHR DEFAULT_OP INC ADD_ASSIGN SUB_ASSIGN PRED_OPEN PRED_CLOSE
 
 %type <list> spec_fields items choices table_entries params probe_list alt_specs stmts exprs with_list
@@ -196,12 +209,22 @@ stmt: ';'                              { $$ = NULL; }
     | block                            { $$ = $1; }
     | expr ';'                         { $$ = mk(N_EXPR_STMT, @1, ctx); $$->a = $1; }
     | LOCAL '=' expr ';'               { $$ = mk(N_LOCAL_ASSIGN, @1, ctx); $$->str = $1; $$->a = $3; }
+    /* $x += e, $x -= e, $x++: $x = $x + e, ... */
+    | LOCAL ADD_ASSIGN expr ';'        { $$ = local_update(ctx, $1, @1, '+', $3, @2); }
+    | LOCAL SUB_ASSIGN expr ';'        { $$ = local_update(ctx, $1, @1, '-', $3, @2); }
+    | LOCAL INC ';'                    { struct node *one = mk(N_INT, @2, ctx); one->num = 1; $$ = local_update(ctx, $1, @1, '+', one, @2); }
     | map_ref '=' expr ';'             { $$ = mk(N_MAP_ASSIGN, @1, ctx); $$->a = $1; $$->op = '='; $$->b = $3; }
     | map_ref ADD_ASSIGN expr ';'      { $$ = mk(N_MAP_ASSIGN, @1, ctx); $$->a = $1; $$->op = '+'; $$->b = $3; }
     | map_ref SUB_ASSIGN expr ';'      { $$ = mk(N_MAP_ASSIGN, @1, ctx); $$->a = $1; $$->op = '-'; $$->b = $3; }
     | map_ref INC ';'                  { $$ = mk(N_MAP_ASSIGN, @1, ctx); $$->a = $1; $$->op = '+'; $$->b = mk(N_INT, @2, ctx); $$->b->num = 1; }
     | if_stmt                          { $$ = $1; }
     | RETURN ';'                       { $$ = mk(N_RETURN, @1, ctx); }
+    /* for ($i : START..END) { ... }: $i takes START, START+1, ..., END-1 */
+    | FOR '(' LOCAL ':' expr DOTDOT expr ')' block {
+		$$ = mk(N_FOR, @1, ctx); $$->str = $3; $$->a = $5; $$->b = $7; $$->c = $9;
+	}
+    | BREAK ';'                        { $$ = mk(N_BREAK, @1, ctx); }
+    | CONTINUE ';'                     { $$ = mk(N_CONTINUE, @1, ctx); }
     | SLICE IDENT opt_name track with ';' {
 		$$ = mk(N_SLICE, @1, ctx); $$->op = phase_word(ctx, $2, @2, false, false); free($2);
 		$$->a = $3; $$->b = $4; $$->c = $5;

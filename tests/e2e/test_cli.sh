@@ -42,6 +42,78 @@ got = {k: str(v[0]["value"]) for k, v in m.items() if v}
 sys.exit(0 if got == want else "got %s" % m)' "$TMP/keyless.json" 2>"$TMP/keyless.py"
 then pass cli/keyless_maps; else fail cli/keyless_maps "$(cat "$TMP/keyless.json" "$TMP/keyless.err" "$TMP/keyless.py")"; fi
 
+# for loops, loaded for real: break leaves the loop at 51 of 100.
+"$UT" -q --summary-only --json "$TMP/loop.json" -e 'BEGIN { for ($i : 0..100) { if ($i == 51) { break; }
+	@sq[$i] = $i * $i; } exit(); }' >/dev/null 2>"$TMP/loop.err"
+if python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))["maps"]["@sq"]
+got = sorted((int(e["key"][0]), int(e["value"])) for e in m)
+sys.exit(0 if got == [(i, i * i) for i in range(51)] else "got %s" % got)' "$TMP/loop.json" 2>"$TMP/loop.py"
+then pass cli/loop_break; else fail cli/loop_break "$(cat "$TMP/loop.json" "$TMP/loop.err" "$TMP/loop.py")"; fi
+
+# continue skips the rest of an iteration; a local keeps what the last
+# iteration left.
+"$UT" -q --summary-only --json "$TMP/cont.json" -e 'BEGIN { $n = 0; for ($i : -3..20) { if ($i % 3 == 0) { continue; }
+	@kept[$i] = $n; $n += 1; } @n = $n; exit(); }' >/dev/null 2>"$TMP/cont.err"
+if python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))["maps"]
+kept = [i for i in range(-3, 20) if i % 3]
+got = sorted((int(e["key"][0]), int(e["value"])) for e in m["@kept"])
+want = sorted((i, k) for k, i in enumerate(kept))
+sys.exit(0 if got == want and int(m["@n"][0]["value"]) == len(kept) else "got %s" % m)' "$TMP/cont.json" 2>"$TMP/cont.py"
+then pass cli/loop_continue; else fail cli/loop_continue "$(cat "$TMP/cont.json" "$TMP/cont.err" "$TMP/cont.py")"; fi
+
+# A loop in a tracepoint that consumes keys 64 at a time: each iteration
+# looks a key up, deletes it, ends its flow and writes an instant (64 of
+# them do not fit in the stage: it is sent when full).  200 keys made by
+# getppid, consumed by 5 getpid calls of this test's own process.
+cat >"$TMP/consume.ut" <<'UT'
+const BATCH = 64;
+tracepoint:syscalls:sys_enter_getppid {
+	$k = @made;
+	@pending[$k] = nsecs;
+	flow item[$k] begin "made";
+	@made = $k + 1;
+}
+tracepoint:syscalls:sys_enter_getpid {
+	$pos = @consumed;
+	$end = @made;
+	for ($i : 0..BATCH) {
+		if ($pos >= $end) {
+			break;
+		}
+		$t = @pending[$pos];
+		if ($t) {
+			flow item[$pos] end "used" with wait = nsecs - $t;
+			instant "consumed" with key = $pos, i = $i;
+			delete(@pending[$pos]);
+			@used = count();
+		}
+		$pos += 1;
+	}
+	@consumed = $pos;
+}
+UT
+printf 'import os\nfor i in range(200): os.getppid()\nfor i in range(5): os.getpid()\n' >"$TMP/consume.py"
+"$UT" -q -o "$TMP/consume.fxt" --json "$TMP/consume.json" -c "/usr/bin/python3 $TMP/consume.py" "$TMP/consume.ut" \
+	>/dev/null 2>"$TMP/consume.err"
+"$UT" stats --json "$TMP/consume.fxt" >"$TMP/consume.stats" 2>&1
+"$UT" dump "$TMP/consume.fxt" >"$TMP/consume.dump" 2>&1
+if python3 -c 'import json, re, sys
+m = json.load(open(sys.argv[1]))["maps"]
+st = json.load(open(sys.argv[2]))
+names = {(n["type"], n["name"]): n["count"] for n in st["names"]}
+args = [tuple(map(int, a)) for a in re.findall(r"name=\"consumed\" args=\{key: \w+ (\d+), i: \w+ (\d+)\}", open(sys.argv[3]).read())]
+errs = []
+if [int(m[k][0]["value"]) for k in ("@made", "@consumed", "@used")] != [200, 200, 200]: errs.append("maps %s" % m)
+if m["@pending"]: errs.append("keys left %s" % m["@pending"])
+if st["flows"]["complete"] != 200 or st["flows"]["incomplete"]: errs.append("flows %s" % st["flows"])
+if names.get(("flow_end", "used")) != 200 or names.get(("instant", "consumed")) != 200: errs.append("names %s" % names)
+if sorted(k for k, i in args) != list(range(200)) or sorted(set(i for k, i in args)) != list(range(64)): errs.append("args %s" % args)
+if st["errors"] or json.load(open(sys.argv[1]))["lost"]: errs.append("errors or lost records")
+sys.exit("; ".join(errs) or None)' "$TMP/consume.json" "$TMP/consume.stats" "$TMP/consume.dump" 2>"$TMP/consume.py.err"
+then pass cli/loop_records; else fail cli/loop_records "$(cat "$TMP/consume.py.err" "$TMP/consume.err")"; fi
+
 # Cache: the second run of the same script does not compile.
 "$UT" -v -q --summary-only -d 0.2 "$TMP/alt.ut" >/dev/null 2>"$TMP/cache.err"
 grep -q "BPF object from cache" "$TMP/cache.err" && pass cli/second_run_cached || fail cli/second_run_cached "$(cat "$TMP/cache.err")"

@@ -182,6 +182,55 @@ static void test_statements(void)
 	parsed_free(&p);
 }
 
+static void test_loops(void)
+{
+	struct parsed p;
+	parse(&p, "BEGIN {\n  for ($i : 0..N * 2) { if ($i == 3) { break; } continue; }\n}");
+	struct node *f = p.items ? p.items->c->a : NULL;
+	CHECK("for: parsed", p.d.errors == 0 && f && f->kind == N_FOR);
+	CHECK_STR("for: variable", f ? f->str : NULL, "$i");
+	CHECK("for: start", f && f->a && f->a->kind == N_INT && f->a->num == 0);
+	CHECK("for: end is an expression", f && f->b && f->b->kind == N_BINOP && f->b->op == '*' &&
+	      f->b->a->kind == N_IDENT);
+	CHECK("for: body is a block", f && f->c && f->c->kind == N_BLOCK);
+	struct node *b = f && f->c ? f->c->a : NULL;
+	CHECK("for: break inside an if", b && b->kind == N_IF && b->b->a && b->b->a->kind == N_BREAK);
+	CHECK("for: continue", b && b->next && b->next->kind == N_CONTINUE);
+	CHECK("for: location", at(f, 2, 3));
+	CHECK("for: break location", b && at(b->b->a, 2, 40));
+	parsed_free(&p);
+
+	/* '..' between numbers, names and negatives, without spaces */
+	parse(&p, "BEGIN { for ($j : -4..-1) { for ($k:A..B+1) { } } }");
+	f = p.items ? p.items->c->a : NULL;
+	CHECK("for: negative bounds", p.d.errors == 0 && f && f->a->kind == N_UNOP && f->b->kind == N_UNOP);
+	struct node *in = f && f->c ? f->c->a : NULL;
+	CHECK("for: nested, names as bounds", in && in->kind == N_FOR && in->a->kind == N_IDENT &&
+	      in->b->kind == N_BINOP);
+	parsed_free(&p);
+
+	parse(&p, "BEGIN { $x += 2; $y -= pid; $z++; }");
+	struct node *s = p.items ? p.items->c->a : NULL;
+	CHECK("local +=: $x = $x + 2", p.d.errors == 0 && s && s->kind == N_LOCAL_ASSIGN && s->a->kind == N_BINOP &&
+	      s->a->op == '+' && s->a->a->kind == N_LOCAL && strcmp(s->a->a->str, "$x") == 0 && s->a->b->num == 2);
+	s = s ? s->next : NULL;
+	CHECK("local -=", s && s->kind == N_LOCAL_ASSIGN && s->a->op == '-' && s->a->b->kind == N_IDENT);
+	s = s ? s->next : NULL;
+	CHECK("local ++", s && s->kind == N_LOCAL_ASSIGN && s->a->op == '+' && s->a->b->kind == N_INT &&
+	      s->a->b->num == 1);
+	parsed_free(&p);
+
+	parse(&p, "BEGIN { for (i : 0..3) { } }");
+	CHECK("for: the variable is a local", p.d.errors == 1 && has(p.msgs, "syntax error"));
+	parsed_free(&p);
+	parse(&p, "BEGIN { for ($i : 0..3) @x = 1; }");
+	CHECK("for: the body is a block", p.d.errors == 1 && has(p.msgs, "syntax error"));
+	parsed_free(&p);
+	parse(&p, "BEGIN { for ($i : 0, 3) { } }");
+	CHECK("for: bounds with '..'", p.d.errors == 1 && has(p.msgs, "syntax error"));
+	parsed_free(&p);
+}
+
 static void test_strings(void)
 {
 	struct parsed p;
@@ -435,6 +484,37 @@ static void test_checker(void)
 	fails("fail: recursive macro", "fn f(x) = f(x) + 1;\nBEGIN { $x = f(1); }", 1, "recursive");
 	fails("fail: constant cycle", "const A = A + 1;\nBEGIN { $x = A; }", 1, "defined in terms of itself");
 	fails("fail: lhist bounds", "BEGIN { @h = lhist(1, 10, 0, 1); }", 1, "lhist() needs min < max");
+	/* for loops: bounds folded, the variable scoped to the body */
+	const char *loop_defs[] = {"N=6"};
+	compile_text(&c, "const N = 2;\nconst M = N * 3 - 1;\nBEGIN { $s = 0; for ($i : M - N..M + 1) { $s += $i; }\n"
+		     "for ($i : 0..(M << 1) / 2 % 7) { $s++; } printf(\"%d\\n\", $s); exit(); }", loop_defs, 1);
+	CHECK("loop: bounds folded with -D", c.prog && has(c.prog->bpf_c, "for (l_i = 11LL; l_i < 18LL; l_i++) {"));
+	CHECK("loop: bounds with shifts and %", c.prog && has(c.prog->bpf_c, "for (l_i = 0LL; l_i < 3LL; l_i++) {"));
+	CHECK("loop: the variable reused by a second loop", c.prog && has(c.ast, "for \"$i\"  @3:1"));
+	CHECK("loop: the variable is a signed 64-bit local", c.prog && has(c.prog->bpf_c, "__s64 l_i = 0;"));
+	compiled_free(&c);
+	if (compiles("loop: records in a loop", &c,
+		     "tracepoint:sched:sched_switch { for ($i : 0..100) { instant \"x\" with i = $i; } }")) {
+		CHECK("loop: the stage holds at most UT_LOOP_STAGE_BYTES", has(c.prog->bpf_c, "ut_batch_cap = 2048;"));
+		CHECK("loop: each iteration sends a full stage", has(c.prog->bpf_c, "if (ut_batch && ut_off > ut_batch_cap - 32U)"));
+		CHECK("loop: ut_off reloaded, masked", has(c.prog->bpf_c, "& ut_off_mask;") &&
+		      has(c.prog->bpf_c, "ut_off_mask = 0xfff;"));
+		CHECK("loop: the stage rounded up", has(c.prog->bpf_c, "#define UT_BATCH_BYTES 4096"));
+	}
+	compiled_free(&c);
+	if (compiles("loop: records that all fit", &c,
+		     "tracepoint:sched:sched_switch { for ($i : 0..4) { instant \"x\"; } instant \"y\"; }")) {
+		CHECK("loop: the stage holds every record", has(c.prog->bpf_c, "ut_batch_cap = 120;"));
+		CHECK("loop: nothing sent early", !has(c.prog->bpf_c, "bpf_ringbuf_output"));
+	}
+	compiled_free(&c);
+	fails("fail: loop bound from a constant cycle", "const A = A + 1;\nBEGIN { for ($i : 0..A) { } }", 1,
+	      "defined in terms of itself");
+	fails("fail: loop bound divides by zero", "BEGIN { for ($i : 0..4 / 0) { } }", 1, "division by zero");
+	fails("fail: loop variable of a string local", "BEGIN { $s = comm; for ($s : 0..2) { } }", 1,
+	      "$s is already a local of this probe (assigned at 1:9)");
+	fails("fail: loop variable read in a later probe's loop only", "BEGIN { for ($i : 0..2) { } $j = $i; }", 1,
+	      "exists only in its body");
 	fails("fail: unknown struct", "BEGIN { $x = ((struct nope_nope *)0).a; }", 1, "no struct nope_nope");
 }
 
@@ -443,6 +523,7 @@ int main(void)
 	test_probe_specs();
 	test_predicates();
 	test_statements();
+	test_loops();
 	test_strings();
 	test_locations();
 	kernel = ut_kernel_open();
