@@ -101,7 +101,9 @@ enum map_kind { MAP_UNSET, MAP_AGG, MAP_VALUE };
 
 /* for loops: the verifier walks every iteration of a loop, so a loop's
  * iterations (times those of the loops around it) are bounded when
- * compiled.  A loop that writes records refills the stage when it is full
+ * compiled.  Measured on 6.18: a body with a look-up, a delete, a flow
+ * end, an instant and a count verifies up to about 1600 iterations (then
+ * "the sequence of 8193 jumps is too complex"); 400k instructions at 1024.  A loop that writes records refills the stage when it is full
  * (check.c, record_end); its share of the stage is at most
  * UT_LOOP_STAGE_BYTES, or one iteration's records if more. */
 #define UT_MAX_LOOP_DEPTH 8
