@@ -69,6 +69,16 @@ static bool all_zero(const unsigned char *p, size_t n)
 	return true;
 }
 
+/* How many copies of a value a look-up returns (one per possible CPU for a
+ * per-CPU map, each padded to 8 bytes) and their stride; <= 0 when the CPU
+ * count is unknown. */
+static int value_copies(const struct ut_map *m, enum bpf_map_type type, size_t *stride)
+{
+	bool percpu = type == BPF_MAP_TYPE_PERCPU_HASH || type == BPF_MAP_TYPE_PERCPU_ARRAY;
+	*stride = percpu ? ((size_t)m->value_size + 7) & ~(size_t)7 : m->value_size;
+	return percpu ? libbpf_num_possible_cpus() : 1;
+}
+
 static int read_entries(const struct ut_map *m, struct bpf_object *obj, struct entries *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -77,14 +87,13 @@ static int read_entries(const struct ut_map *m, struct bpf_object *obj, struct e
 		return -1;
 	int fd = bpf_map__fd(map);
 	enum bpf_map_type type = bpf_map__type(map);
-	bool percpu = type == BPF_MAP_TYPE_PERCPU_HASH || type == BPF_MAP_TYPE_PERCPU_ARRAY;
 	/* a keyless aggregation's one array slot exists from the start: all
 	 * zeros is one never hit (or cleared) */
 	bool slot = type == BPF_MAP_TYPE_PERCPU_ARRAY;
-	int ncpu = percpu ? libbpf_num_possible_cpus() : 1;
+	size_t stride;
+	int ncpu = value_copies(m, type, &stride);
 	if (ncpu <= 0)
 		return -1;
-	size_t stride = percpu ? ((size_t)m->value_size + 7) & ~(size_t)7 : m->value_size;
 	unsigned char *vals = malloc(stride * (size_t)ncpu);
 	unsigned char *key = calloc(1, m->key_size), *next = calloc(1, m->key_size);
 	size_t cap = 0;
@@ -399,8 +408,8 @@ void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, const c
 		enum bpf_map_type type = bpf_map__type(map);
 		if (type == BPF_MAP_TYPE_PERCPU_ARRAY) {
 			/* a keyless aggregation's slot cannot be deleted: zeros read as absent */
-			int ncpu = libbpf_num_possible_cpus();
-			size_t stride = ((size_t)prog->maps[i].value_size + 7) & ~(size_t)7;
+			size_t stride;
+			int ncpu = value_copies(&prog->maps[i], type, &stride);
 			uint32_t index = 0;
 			void *zeros = ncpu > 0 ? calloc((size_t)ncpu, stride) : NULL;
 			if (zeros)
