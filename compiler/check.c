@@ -1573,6 +1573,8 @@ static void record_end(struct compiler *c, struct record *r, const char *guard)
 	r->size = (r->size + 7) & ~7u;
 	r->ev->size = r->size;
 	c->batch_bytes += r->size;
+	if (r->size > c->max_record_bytes)
+		c->max_record_bytes = r->size;
 	sb_printf(&c->c_types, "struct ut_rec_%d {\n\tstruct ut_rec_hdr h;\n%s} __attribute__((aligned(8)));\n", r->index,
 		  r->fields.s ? r->fields.s : "");
 	sb_printf(&c->c_types, "_Static_assert(sizeof(struct ut_rec_%d) == %u, \"record layout\");\n\n", r->index, r->size);
@@ -1936,9 +1938,10 @@ static void for_stmt(struct compiler *c, struct node *n)
 		 * grows with every iteration (24 iterations with one record under
 		 * an if passed its million instructions).  Passed through the
 		 * stage's memory (just past ut_batch_cap), ut_off is only a number
-		 * below ut_off_mask, and each iteration's paths merge.  The mask
-		 * is below the stage's size: ut_batch_end's bound on it is not
-		 * one the verifier sees (clang bounds a copy). */
+		 * below ut_off_mask, and each iteration's paths merge.  The
+		 * stage has room for any record at any offset up to the mask:
+		 * the checks against ut_batch_cap are made on copies the
+		 * verifier may not link to the offset it adds (6.1 loses them). */
 		c->indent++;
 		emit(c, "if (ut_batch) {");
 		emit(c, "\t*(volatile __u32 *)(ut_batch + ut_batch_cap) = ut_off;");
@@ -2073,6 +2076,7 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 	c->nlocals = 0;
 	c->path_calls = 0;
 	c->batch_bytes = 0;
+	c->max_record_bytes = 0;
 	c->body_returns = false;
 	c->loop_depth = 0;
 	c->loop_iterations = 1;
@@ -2102,10 +2106,11 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 		 * aggregations stay exact, only its records are lost */
 		uint32_t stage = c->batch_bytes, mask = 0;
 		if (c->stage_reloads) {
-			/* for_stmt's ut_off: room past the cap, and a mask over it */
+			/* for_stmt's ut_off: room past the cap, a mask over it, and
+			 * a whole record past the mask */
 			while (mask < stage + 7)
 				mask = mask << 1 | 1;
-			stage = mask + 1;
+			stage = mask + 1 + c->max_record_bytes;
 		}
 		if (stage > c->max_batch_bytes)
 			c->max_batch_bytes = stage;

@@ -149,6 +149,7 @@ struct compiler {
 	unsigned path_calls;        /* path() calls in the probe body being checked */
 	uint32_t batch_bytes;       /* records the body may write, in bytes (one sample) */
 	uint32_t max_batch_bytes;   /* the most of any body: ut.h's UT_BATCH_BYTES */
+	uint32_t max_record_bytes;  /* the body's largest record */
 	bool body_returns;          /* the body has a return: it jumps to ut_done */
 	const char *loop_vars[UT_MAX_LOOP_DEPTH];   /* of the for loops around the statement */
 	unsigned loop_depth;

@@ -2,7 +2,7 @@
 #define __TARGET_ARCH_x86 1
 #include "vmlinux.h"
 #define UT_NPROBES 3
-#define UT_BATCH_BYTES 4096
+#define UT_BATCH_BYTES 4144
 #include "ut.h"
 
 struct ut_mk_0 {
