@@ -367,8 +367,16 @@ static enum step load_once(struct ut_kernel *k, const struct ut_load_opts *o,
 	if (o->verbose && captured)
 		fprintf(log_of(o), "libbpf log for probe '%s' (%s:%s):\n%s", p->spec,
 			ut_kind_name(alt->kind), alt->target, captured);
-	if (reject(k, o, i, &l->choice[i], why, err, errlen))
+	if (reject(k, o, i, &l->choice[i], why, err, errlen)) {
+		/* an alternative that exists but does not verify is a bug in
+		 * the script or the compiler, not the kernel lacking it: say so,
+		 * even though the next alternative may do */
+		if (!o->verbose)
+			fprintf(log_of(o), "uring-trace: warning: probe '%s' (%s:%d): the BPF verifier rejected "
+				"%s:%s (%s); trying the next alternative (-v shows the verifier log)\n",
+				p->spec, p->loc.file, p->loc.line, ut_kind_name(alt->kind), alt->target, why);
 		return STEP_RETRY;
+	}
 	if (verdict[0])
 		snprintf(err, errlen, "probe '%s' (%s:%d): the BPF verifier rejected %s:%s: %s%s",
 			 p->spec, p->loc.file, p->loc.line, ut_kind_name(alt->kind), alt->target,

@@ -5,7 +5,7 @@
 source "$(dirname "$0")/../lib.sh"
 need_root_bpf io_uring || exit 0
 
-"$UT" -q --json "$TMP/summary.json" -o "$TMP/trace.fxt" \
+"$UT" -v -q --json "$TMP/summary.json" -o "$TMP/trace.fxt" \
 	-c "$UT_WORKLOADS/uring_paths --dir $TMP > $TMP/workload.json" >"$TMP/out.txt" 2>"$TMP/err.txt"
 rc=$?
 if [ $rc -ne 0 ]; then
@@ -13,6 +13,15 @@ if [ $rc -ne 0 ]; then
 	exit 0
 fi
 pass io_uring/runs
+# On this kernel every io_uring tracepoint has its BTF form, and each probe
+# must load as tp_btf (a rejected alternative falls back silently but for a
+# warning: a script or compiler bug, and a slower probe)
+attached=$(grep -c 'attached tp_btf:io_uring_' "$TMP/err.txt")
+if [ "$attached" -eq 17 ] && ! grep -q 'warning' "$TMP/err.txt"; then
+	pass io_uring/all_probes_tp_btf
+else
+	fail io_uring/all_probes_tp_btf "$attached of 17 io_uring probes attached as tp_btf: $(grep -v 'attached tp_btf' "$TMP/err.txt" | head -5)"
+fi
 "$UT" stats --json "$TMP/trace.fxt" >"$TMP/stats.json" || fail io_uring/stats "uring-trace stats failed"
 "$UT" dump "$TMP/trace.fxt" >"$TMP/dump.txt" || fail io_uring/dump "uring-trace dump failed"
 
