@@ -491,9 +491,72 @@ static bool is_int(const struct type *t) { return t->kind == T_INT || t->kind ==
 /* Conditions take integers and pointers (a pointer is true when not NULL). */
 static bool is_cond(const struct type *t) { return is_int(t) || t->kind == T_PTR; }
 
+/* An operand evaluated only on some paths (the right of && and ||, the
+ * branches of ?:): its statements (map look-ups, reads into temporaries) go
+ * to *stmts, one level deeper, for the caller to put under its condition.
+ * Emitted in front of the whole expression, a look-up would run whatever
+ * the condition (clang cannot drop a helper call). */
+static char *lazy_expr(struct compiler *c, struct node *n, struct strbuf *stmts)
+{
+	struct strbuf *saved = c->out;
+	*stmts = (struct strbuf){0};
+	c->out = stmts;
+	c->indent++;
+	char *r = expr(c, n);
+	c->indent--;
+	c->out = saved;
+	return r;
+}
+
+/* One side of a lazy operand, inside the caller's if or else: its
+ * statements, then var = value. */
+static void emit_lazy_side(struct compiler *c, struct strbuf *stmts, const char *var, const char *value)
+{
+	sb_puts(c->out, stmts->s ? stmts->s : "");
+	emit(c, "\t%s = %s;", var, value);
+}
+
+/* a && b, a || b (operands as ct): C's when b needs no statements of its
+ * own; otherwise b's statements and value only where a does not decide. */
+static char *logic_expr(struct compiler *c, const char *ct, const char *a, const char *b, struct strbuf *b_stmts,
+			bool is_and)
+{
+	if (!b_stmts->len)
+		return xasprintf("((%s)(%s) %s (%s)(%s))", ct, a, is_and ? "&&" : "||", ct, b);
+	char *t = new_tmp(c), *value = xasprintf("!!(%s)", b);
+	emit(c, "__u64 %s = %d;", t, is_and ? 0 : 1);
+	emit(c, "if (%s(%s)) {", is_and ? "" : "!", a);
+	emit_lazy_side(c, b_stmts, t, value);
+	emit(c, "}");
+	free(value);
+	return t;
+}
+
+/* a ? b : e as type ct: C's when neither branch needs statements;
+ * otherwise each branch's statements only on its side. */
+static char *ternary_expr(struct compiler *c, const char *ct, const char *a, const char *b, struct strbuf *b_stmts,
+			  const char *e, struct strbuf *e_stmts)
+{
+	if (!b_stmts->len && !e_stmts->len)
+		return xasprintf("((%s) ? (%s)(%s) : (%s)(%s))", a, ct, b, ct, e);
+	char *t = new_tmp(c), *bv = xasprintf("(%s)(%s)", ct, b), *ev = xasprintf("(%s)(%s)", ct, e);
+	emit(c, "%s%s%s = 0;", ct, ct[strlen(ct) - 1] == '*' ? "" : " ", t);
+	emit(c, "if (%s) {", a);
+	emit_lazy_side(c, b_stmts, t, bv);
+	emit(c, "} else {");
+	emit_lazy_side(c, e_stmts, t, ev);
+	emit(c, "}");
+	free(bv);
+	free(ev);
+	return t;
+}
+
 static char *binop_expr(struct compiler *c, struct node *n)
 {
-	char *a = expr(c, n->a), *b = expr(c, n->b), *r;
+	bool logic = n->op == OP_AND || n->op == OP_OR;
+	struct strbuf b_stmts = {0};
+	char *a = expr(c, n->a), *r;
+	char *b = logic ? lazy_expr(c, n->b, &b_stmts) : expr(c, n->b);
 	struct type *ta = &n->a->type, *tb = &n->b->type;
 	bool cmp = n->op == OP_EQ || n->op == OP_NE;
 	if (cmp && ta->kind == T_STR && tb->kind == T_STR) {
@@ -507,7 +570,6 @@ static char *binop_expr(struct compiler *c, struct node *n)
 		r = xasprintf("((__u64)(%s) %s (__u64)(%s))", a, n->op == OP_EQ ? "==" : "!=", b);
 		goto out;
 	}
-	bool logic = n->op == OP_AND || n->op == OP_OR;
 	if (logic ? !is_cond(ta) || !is_cond(tb) : !is_int(ta) || !is_int(tb)) {
 		const struct type *bad = (logic ? is_cond(ta) : is_int(ta)) ? tb : ta;
 		bool compare = n->op == OP_EQ || n->op == OP_NE || n->op == '<' || n->op == '>' ||
@@ -561,8 +623,13 @@ static char *binop_expr(struct compiler *c, struct node *n)
 		goto out;
 	}
 	const char *ct = sgn ? "__s64" : "__u64";
+	if (logic) {
+		r = logic_expr(c, ct, a, b, &b_stmts, n->op == OP_AND);
+		goto out;
+	}
 	r = xasprintf("((%s)(%s) %s (%s)(%s))", ct, a, op, ct, b);
 out:
+	sb_free(&b_stmts);
 	free(a);
 	free(b);
 	return r;
@@ -1082,14 +1149,15 @@ static char *expr_inner(struct compiler *c, struct node *n)
 		return r;
 	}
 	case N_TERNARY: {
-		char *a = expr(c, n->a), *b = expr(c, n->b), *e = expr(c, n->c);
+		struct strbuf b_stmts, e_stmts;
+		char *a = expr(c, n->a), *b = lazy_expr(c, n->b, &b_stmts), *e = lazy_expr(c, n->c, &e_stmts);
 		if (!is_cond(&n->a->type))
 			ERR(n->a, "the condition must be an integer or a pointer, not %s", a_type(&n->a->type));
 		const struct type *tb = &n->b->type, *tc = &n->c->type;
 		char *r;
 		if (is_int(tb) && is_int(tc)) {
 			n->type = t_int(8, tb->is_signed || tc->is_signed);
-			r = xasprintf("((%s) ? (__s64)(%s) : (__s64)(%s))", a, b, e);
+			r = ternary_expr(c, "__s64", a, b, &b_stmts, e, &e_stmts);
 		} else if (is_cond(tb) && is_cond(tc)) {
 			/* a pointer either way (an integer branch is an address, 0 is NULL),
 			 * typed when the pointer branches agree */
@@ -1098,11 +1166,13 @@ static char *expr_inner(struct compiler *c, struct node *n)
 			n->type.direct = false;   /* either branch may be NULL or a plain integer */
 			if (q->kind == T_PTR && (p->btf != q->btf || p->user != q->user))
 				n->type = t_ptr(0);
-			r = xasprintf("((%s) ? (void *)(%s) : (void *)(%s))", a, b, e);
+			r = ternary_expr(c, "void *", a, b, &b_stmts, e, &e_stmts);
 		} else {
 			ERR(n, "both branches of ?: must be integers or pointers");
 			r = xstrdup("0");
 		}
+		sb_free(&b_stmts);
+		sb_free(&e_stmts);
 		free(a); free(b); free(e);
 		return r;
 	}

@@ -38,10 +38,15 @@ int ut_p0_a0(void *ctx)
 		l_fdt = (void *)(t1);
 	}
 	{
-		void *t3 = (void *)BPF_CORE_READ(((struct fdtable *)(l_fdt)), fd);
-		void *t4 = 0;
-		bpf_probe_read_kernel(&t4, sizeof(t4), (const char *)(t3) + (__u64)(((__u64)tp->fd)) * sizeof(t4));
-		void *t5 = (void *)(((((__u64)(((__u64)(__u64)(((__u64)tp->fd)))) < (__u64)(((__u64)BPF_CORE_READ(((struct fdtable *)(l_fdt)), max_fds))))) ? (void *)(t4) : (void *)(0LL)));
+		void *t5 = 0;
+		if (((__u64)(((__u64)(__u64)(((__u64)tp->fd)))) < (__u64)(((__u64)BPF_CORE_READ(((struct fdtable *)(l_fdt)), max_fds))))) {
+			void *t3 = (void *)BPF_CORE_READ(((struct fdtable *)(l_fdt)), fd);
+			void *t4 = 0;
+			bpf_probe_read_kernel(&t4, sizeof(t4), (const char *)(t3) + (__u64)(((__u64)tp->fd)) * sizeof(t4));
+			t5 = (void *)(t4);
+		} else {
+			t5 = (void *)(0LL);
+		}
 		void *t6 = (void *)BPF_CORE_READ(((struct file *)(t5)), f_inode);
 		struct ut_mk_0 t2;
 		__builtin_memset(&t2, 0, sizeof(t2));

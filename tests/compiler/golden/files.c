@@ -103,49 +103,55 @@ int ut_p0_a0(void *ctx)
 		l_fdt = (void *)(t1);
 	}
 	{
-		void *t2 = (void *)BPF_CORE_READ(((struct fdtable *)(l_fdt)), fd);
-		void *t3 = 0;
-		bpf_probe_read_kernel(&t3, sizeof(t3), (const char *)(t2) + (__u64)(((__u64)tp->fd)) * sizeof(t3));
-		l_f = (void *)(((((__u64)(((__u64)tp->fd)) < (__u64)(((__u64)BPF_CORE_READ(((struct fdtable *)(l_fdt)), max_fds))))) ? (void *)(t3) : (void *)(0LL)));
+		void *t4 = 0;
+		if (((__u64)(((__u64)tp->fd)) < (__u64)(((__u64)BPF_CORE_READ(((struct fdtable *)(l_fdt)), max_fds))))) {
+			void *t2 = (void *)BPF_CORE_READ(((struct fdtable *)(l_fdt)), fd);
+			void *t3 = 0;
+			bpf_probe_read_kernel(&t3, sizeof(t3), (const char *)(t2) + (__u64)(((__u64)tp->fd)) * sizeof(t3));
+			t4 = (void *)(t3);
+		} else {
+			t4 = (void *)(0LL);
+		}
+		l_f = (void *)(t4);
 	}
 	{
-		struct ut_path_buf *t4 = ut_path(0, (void *)&((struct file *)(l_f))->f_path);
-		struct ut_mk_0 t5;
-		__builtin_memset(&t5, 0, sizeof(t5));
-		t5.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		bpf_map_update_elem(&m_0, &t5, (t4->s), BPF_ANY);
-	}
-	{
-		void *t7 = (void *)&((struct file *)(l_f))->f_path;
-		void *t8 = (void *)BPF_CORE_READ(((struct path *)(t7)), dentry);
-		void *t9 = (void *)&((struct dentry *)(t8))->d_name;
-		void *t10 = (void *)BPF_CORE_READ(((struct qstr *)(t9)), name);
-		char t11[64] = {};
-		bpf_probe_read_kernel_str(t11, sizeof(t11), (const void *)(t10));
-		struct ut_mk_1 t6;
+		struct ut_path_buf *t5 = ut_path(0, (void *)&((struct file *)(l_f))->f_path);
+		struct ut_mk_0 t6;
 		__builtin_memset(&t6, 0, sizeof(t6));
-		__builtin_memcpy(t6.k0, t11, sizeof(t6.k0) < sizeof(t11) ? sizeof(t6.k0) : sizeof(t11));
-		ut_agg_add(&m_1, &t6, (__s64)(1));
+		t6.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		bpf_map_update_elem(&m_0, &t6, (t5->s), BPF_ANY);
 	}
 	{
-		void *t13 = (void *)BPF_CORE_READ(((struct fdtable *)(l_fdt)), open_fds);
-		__u64 t14 = 0;
-		bpf_probe_read_kernel(&t14, sizeof(t14), (const char *)(t13) + (__u64)(0LL) * sizeof(t14));
-		struct ut_mk_2 t12;
-		__builtin_memset(&t12, 0, sizeof(t12));
-		t12.k0 = (__u64)(t14);
-		ut_agg_add(&m_2, &t12, (__s64)(1));
+		void *t8 = (void *)&((struct file *)(l_f))->f_path;
+		void *t9 = (void *)BPF_CORE_READ(((struct path *)(t8)), dentry);
+		void *t10 = (void *)&((struct dentry *)(t9))->d_name;
+		void *t11 = (void *)BPF_CORE_READ(((struct qstr *)(t10)), name);
+		char t12[64] = {};
+		bpf_probe_read_kernel_str(t12, sizeof(t12), (const void *)(t11));
+		struct ut_mk_1 t7;
+		__builtin_memset(&t7, 0, sizeof(t7));
+		__builtin_memcpy(t7.k0, t12, sizeof(t7.k0) < sizeof(t12) ? sizeof(t7.k0) : sizeof(t12));
+		ut_agg_add(&m_1, &t7, (__s64)(1));
 	}
 	{
-		struct ut_path_buf *t15 = ut_path(1, (void *)&((struct file *)(l_f))->f_path);
-		void *t16 = (void *)BPF_CORE_READ(((struct task_struct *)(((void *)bpf_get_current_task()))), fs);
-		void *t17 = (void *)&((struct fs_struct *)(t16))->pwd;
-		struct ut_path_buf *t18 = ut_path(2, (void *)(t17));
+		void *t14 = (void *)BPF_CORE_READ(((struct fdtable *)(l_fdt)), open_fds);
+		__u64 t15 = 0;
+		bpf_probe_read_kernel(&t15, sizeof(t15), (const char *)(t14) + (__u64)(0LL) * sizeof(t15));
+		struct ut_mk_2 t13;
+		__builtin_memset(&t13, 0, sizeof(t13));
+		t13.k0 = (__u64)(t15);
+		ut_agg_add(&m_2, &t13, (__s64)(1));
+	}
+	{
+		struct ut_path_buf *t16 = ut_path(1, (void *)&((struct file *)(l_f))->f_path);
+		void *t17 = (void *)BPF_CORE_READ(((struct task_struct *)(((void *)bpf_get_current_task()))), fs);
+		void *t18 = (void *)&((struct fs_struct *)(t17))->pwd;
+		struct ut_path_buf *t19 = ut_path(2, (void *)(t18));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 0, ut_now);
-			__builtin_memcpy(r->f0, (t15->s), sizeof((t15->s)) < 256 ? sizeof((t15->s)) : 256);
-			__builtin_memcpy(r->f1, (t18->s), sizeof((t18->s)) < 256 ? sizeof((t18->s)) : 256);
+			__builtin_memcpy(r->f0, (t16->s), sizeof((t16->s)) < 256 ? sizeof((t16->s)) : 256);
+			__builtin_memcpy(r->f1, (t19->s), sizeof((t19->s)) < 256 ? sizeof((t19->s)) : 256);
 			ut_off += sizeof(*r);
 		}
 	}
@@ -163,13 +169,13 @@ int ut_p1_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		struct ut_mk_0 t19;
-		__builtin_memset(&t19, 0, sizeof(t19));
-		t19.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		struct ut_mv_0 *t20 = (void *)ut_empty_str;
-		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t19); if (v) t20 = v; }
-		char t21[1] = "";
-		if (!((!ut_streq((t20->s), t21, 1))))
+		struct ut_mk_0 t20;
+		__builtin_memset(&t20, 0, sizeof(t20));
+		t20.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		struct ut_mv_0 *t21 = (void *)ut_empty_str;
+		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t20); if (v) t21 = v; }
+		char t22[1] = "";
+		if (!((!ut_streq((t21->s), t22, 1))))
 			return 0;
 	}
 	const __u32 ut_batch_cap = 280;
@@ -177,35 +183,35 @@ int ut_p1_a0(void *ctx)
 	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
-		struct ut_mk_0 t23;
+		struct ut_mk_0 t24;
+		__builtin_memset(&t24, 0, sizeof(t24));
+		t24.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		struct ut_mv_0 *t25 = (void *)ut_empty_str;
+		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t24); if (v) t25 = v; }
+		struct ut_mk_3 t23;
 		__builtin_memset(&t23, 0, sizeof(t23));
-		t23.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		struct ut_mv_0 *t24 = (void *)ut_empty_str;
-		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t23); if (v) t24 = v; }
-		struct ut_mk_3 t22;
-		__builtin_memset(&t22, 0, sizeof(t22));
-		__builtin_memcpy(t22.k0, (t24->s), sizeof(t22.k0) < sizeof((t24->s)) ? sizeof(t22.k0) : sizeof((t24->s)));
-		t22.k1 = (__u64)(((__s64)tp->ret));
-		ut_agg_add(&m_3, &t22, (__s64)(1));
+		__builtin_memcpy(t23.k0, (t25->s), sizeof(t23.k0) < sizeof((t25->s)) ? sizeof(t23.k0) : sizeof((t25->s)));
+		t23.k1 = (__u64)(((__s64)tp->ret));
+		ut_agg_add(&m_3, &t23, (__s64)(1));
 	}
 	{
-		struct ut_mk_0 t25;
-		__builtin_memset(&t25, 0, sizeof(t25));
-		t25.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		struct ut_mv_0 *t26 = (void *)ut_empty_str;
-		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t25); if (v) t26 = v; }
+		struct ut_mk_0 t26;
+		__builtin_memset(&t26, 0, sizeof(t26));
+		t26.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		struct ut_mv_0 *t27 = (void *)ut_empty_str;
+		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t26); if (v) t27 = v; }
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 1, ut_now);
-			__builtin_memcpy(r->f0, (t26->s), sizeof((t26->s)) < 256 ? sizeof((t26->s)) : 256);
+			__builtin_memcpy(r->f0, (t27->s), sizeof((t27->s)) < 256 ? sizeof((t27->s)) : 256);
 			ut_off += sizeof(*r);
 		}
 	}
 	{
-		struct ut_mk_0 t27;
-		__builtin_memset(&t27, 0, sizeof(t27));
-		t27.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		bpf_map_delete_elem(&m_0, &t27);
+		struct ut_mk_0 t28;
+		__builtin_memset(&t28, 0, sizeof(t28));
+		t28.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		bpf_map_delete_elem(&m_0, &t28);
 	}
 ut_done: __attribute__((unused));
 	ut_batch_end(ut_batch, ut_off, 1);

@@ -208,10 +208,14 @@ int ut_p0_a0(void *ctx)
 	}
 	{
 		char t8[12] = "/etc/passwd";
-		char t9[16];
-		bpf_get_current_comm(t9, sizeof(t9));
-		char t10[4] = "cat";
-		if (((__u64)((ut_streq(l_f, t8, 12))) || (__u64)((!ut_streq(t9, t10, 4)))))
+		__u64 t11 = 1;
+		if (!((ut_streq(l_f, t8, 12)))) {
+			char t9[16];
+			bpf_get_current_comm(t9, sizeof(t9));
+			char t10[4] = "cat";
+			t11 = !!((!ut_streq(t9, t10, 4)));
+		}
+		if (t11)
 		{
 			goto ut_done;
 		}
@@ -256,56 +260,56 @@ int ut_p0_a0(void *ctx)
 		}
 	}
 	{
-		char t11[16];
-		bpf_get_current_comm(t11, sizeof(t11));
+		char t12[16];
+		bpf_get_current_comm(t12, sizeof(t12));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 2, ut_now);
 			__builtin_memcpy(r->f0, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
-			__builtin_memcpy(r->f1, t11, sizeof(t11) < 16 ? sizeof(t11) : 16);
+			__builtin_memcpy(r->f1, t12, sizeof(t12) < 16 ? sizeof(t12) : 16);
 			r->f2 = (__u64)(((__u64)tp->flags));
 			__builtin_memcpy(r->f3, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
 			ut_off += sizeof(*r);
 		}
 	}
 	{
-		char t12[16];
-		bpf_get_current_comm(t12, sizeof(t12));
+		char t13[16];
+		bpf_get_current_comm(t13, sizeof(t13));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_3)) {
 			struct ut_rec_3 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 3, ut_now);
 			r->f0 = (__u64)(((__u64)tp->dfd));
 			r->f1 = (__u64)(((__u64)tp->dfd));
-			__builtin_memcpy(r->f2, t12, sizeof(t12) < 16 ? sizeof(t12) : 16);
+			__builtin_memcpy(r->f2, t13, sizeof(t13) < 16 ? sizeof(t13) : 16);
 			ut_off += sizeof(*r);
 		}
 	}
 	{
-		struct ut_mk_4 t13;
-		__builtin_memset(&t13, 0, sizeof(t13));
-		__u64 t14 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_4, &t13); if (v) t14 = *v; }
+		struct ut_mk_4 t14;
+		__builtin_memset(&t14, 0, sizeof(t14));
+		__u64 t15 = 0;
+		{ __u64 *v = bpf_map_lookup_elem(&m_4, &t14); if (v) t15 = *v; }
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
 			struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 4, ut_now);
 			r->f0 = (__u64)(((__u64)tp->dfd));
-			r->f1 = (__s64)(t14);
+			r->f1 = (__s64)(t15);
 			ut_off += sizeof(*r);
 		}
 	}
 	{
-		struct ut_mk_4 t15;
-		__builtin_memset(&t15, 0, sizeof(t15));
-		ut_shared_add(&m_4, &t15, (__s64)(1LL));
+		struct ut_mk_4 t16;
+		__builtin_memset(&t16, 0, sizeof(t16));
+		ut_shared_add(&m_4, &t16, (__s64)(1LL));
 	}
 	{
 		l_p = ((__u64)(__u64)(((void *)tp->filename)));
 	}
 	{
-		struct ut_mk_5 t16;
-		__builtin_memset(&t16, 0, sizeof(t16));
-		t16.bucket = ut_log2_bucket((__s64)(((((__u64)(l_p) > (__u64)(0LL))) ? (__s64)(l_p) : (__s64)(0LL))));
-		ut_agg_add(&m_5, &t16, 1);
+		struct ut_mk_5 t17;
+		__builtin_memset(&t17, 0, sizeof(t17));
+		t17.bucket = ut_log2_bucket((__s64)(((((__u64)(l_p) > (__u64)(0LL))) ? (__s64)(l_p) : (__s64)(0LL))));
+		ut_agg_add(&m_5, &t17, 1);
 	}
 ut_done: __attribute__((unused));
 	ut_batch_end(ut_batch, ut_off, 0);
