@@ -36,6 +36,9 @@
  *   Defaults on one ring: submit_req 26, complete 30, file_get 10, task_add 7,
  *   link 5, poll_arm 4, queue_async_work 4, req_failed 1, fail_link 1, create 1.
  *
+ * Each ring ends with one io_uring_enter that submits nothing, after every
+ * CQE was reaped, so a tracer watching the CQ head sees each CQE reaped.
+ *
  * Timing-dependent (not part of the contract): cqring_wait (only when a wait
  * really sleeps: 1-4 per ring with the defaults), task_work_run (batched).
  * Never here: defer, cqe_overflow, short_write, local_work_run, register.
@@ -553,6 +556,12 @@ int main(int argc, char **argv)
 		if (opt.multishot)
 			run_multishot(ri);
 	}
+	/* One last io_uring_enter per ring, with nothing to submit: a tracer
+	 * sees there that every CQE was reaped (it looks at the CQ head when
+	 * the application enters the kernel). */
+	for (int ri = 0; ri < opt.rings; ri++)
+		if (syscall(__NR_io_uring_enter, rings[ri].ring_fd, 0, 0, 0, NULL, 0) < 0)
+			die("io_uring_enter", errno);
 	for (int ri = 0; ri < opt.rings; ri++)
 		io_uring_queue_exit(&rings[ri].ring);
 	unlink(temp_file);

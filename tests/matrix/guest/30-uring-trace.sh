@@ -10,6 +10,8 @@ $UT -v -q --json /tmp/ut.json -o /tmp/ut.fxt -c "/matrix/uring_paths --dir /tmp"
 rc=$?
 if [ $rc -ne 0 ]; then
 	echo "FAIL uring-trace/io_uring_runs: exit status $rc: $(head -c 400 /tmp/ut.err)"
+	# the verifier's reason is at the end of its log
+	echo "... $(tail -n 25 /tmp/ut.err)"
 	exit 0
 fi
 echo "PASS uring-trace/io_uring_runs"
@@ -22,8 +24,11 @@ check() {   # name, command...
 }
 check trace_reads grep -q '^errors: 0' /tmp/ut.stats
 grep "^flows" /tmp/ut.stats
-# 54 requests and 10 link-chain arrows
-check every_request_a_complete_flow grep -q '^flows: 64 complete, 0 incomplete' /tmp/ut.stats
+# 54 requests, 10 link-chain arrows and 60 CQEs followed from their posting
+# to their reaping (30 per ring)
+check every_request_a_complete_flow grep -q '^flows: 124 complete, 0 incomplete' /tmp/ut.stats
+check every_cqe_posted grep -q '^  instant .* "CQE": 60$' /tmp/ut.stats
+check every_cqe_reaped grep -q '^  instant .* "reaped": 60$' /tmp/ut.stats
 check no_lost_events grep -q '"lost":0,' /tmp/ut.json
 check worker_named grep -q '"iou-wrk-' /tmp/ut.stats
 check two_ring_groups test "$(grep -c '^  pid [0-9]* "ring 0x.* fd [0-9]* of uring_paths' /tmp/ut.stats)" -eq 2
