@@ -242,19 +242,24 @@ int ut_build_object(const char *c_src, void **obj, size_t *len, bool *cached, ch
 	    ut_bpf_root(root, sizeof(root), err, errlen) != 0 ||
 	    ut_vmlinux_btf_hash(&btf_hash, err, errlen) != 0)
 		return -1;
-	char path[PATH_MAX];
-	path_fmt(path, sizeof(path), "%s/bpf/ut.h", root);
-	void *ut_h;
-	size_t ut_h_len;
-	if (ut_read_file(path, &ut_h, &ut_h_len) != 0) {
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-		return -1;
-	}
 	uint64_t key = ut_hash_bytes(UT_HASH_INIT, c_src, strlen(c_src) + 1);
 	key = ut_hash_bytes(key, UT_CLANG_VERSION, sizeof(UT_CLANG_VERSION));
 	key = ut_hash_bytes(key, &btf_hash, sizeof(btf_hash));
-	key = ut_hash_bytes(key, ut_h, ut_h_len);
-	free(ut_h);
+	/* the headers every generated program includes: a changed one is a
+	 * different object */
+	static const char *const headers[] = {"ut.h", "records.h"};
+	for (size_t i = 0; i < sizeof(headers) / sizeof(headers[0]); i++) {
+		char path[PATH_MAX];
+		path_fmt(path, sizeof(path), "%s/bpf/%s", root, headers[i]);
+		void *text;
+		size_t text_len;
+		if (ut_read_file(path, &text, &text_len) != 0) {
+			snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+			return -1;
+		}
+		key = ut_hash_bytes(key, text, text_len);
+		free(text);
+	}
 
 	char obj_dir[PATH_MAX], obj_path[PATH_MAX];
 	path_fmt(obj_dir, sizeof(obj_dir), "%s/obj", cache);

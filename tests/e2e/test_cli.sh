@@ -117,6 +117,12 @@ then pass cli/loop_records; else fail cli/loop_records "$(cat "$TMP/consume.py.e
 # Cache: the second run of the same script does not compile.
 "$UT" -v -q --summary-only -d 0.2 "$TMP/alt.ut" >/dev/null 2>"$TMP/cache.err"
 grep -q "BPF object from cache" "$TMP/cache.err" && pass cli/second_run_cached || fail cli/second_run_cached "$(cat "$TMP/cache.err")"
+# ... unless a header every program includes has changed (a copy of bpf/
+# with one line more in records.h)
+mkdir -p "$TMP/root/bpf" && cp bpf/ut.h bpf/records.h "$TMP/root/bpf/" && echo '/* changed */' >>"$TMP/root/bpf/records.h"
+UT_BPF_ROOT="$TMP/root" "$UT" -v -q --summary-only -d 0.2 "$TMP/alt.ut" >/dev/null 2>"$TMP/cache2.err"
+grep -q "BPF object compiled" "$TMP/cache2.err" && pass cli/changed_header_recompiles ||
+	fail cli/changed_header_recompiles "$(cat "$TMP/cache2.err")"
 
 # No alternative exists: an error naming the probe, nothing traced.
 echo 'tracepoint:nosuch:event | tracepoint:nosuch:other { @x = count(); }' >"$TMP/none.ut"
