@@ -330,21 +330,51 @@ static struct node *computed_arg(struct compiler *c, const char *name)
 	return NULL;
 }
 
+/* A computed argument's value: evaluated at its first use into a variable
+ * at the top of the predicate or of the body (so on every path that may
+ * use it), and that variable at every use.  Expanded at each use, a
+ * computed `key = (u64)args.rq` cost a helper call per use. */
+static char *computed_arg_value(struct compiler *c, struct node *n, struct node *computed)
+{
+	n->type = computed->a->type;
+	for (unsigned i = 0; i < c->ncomputed_values; i++)
+		if (c->computed_values[i].field == computed)
+			return xstrdup(c->computed_values[i].cvar);
+	struct strbuf *saved_out = c->out;
+	int saved_indent = c->indent, errors = c->d->errors;
+	c->out = &c->computed_out[c->in_body];
+	c->indent = 1;
+	c->in_computed_arg = true;
+	char *r = expr(c, computed->a);
+	c->in_computed_arg = false;
+	if (c->d->errors > errors)
+		diag_note(c->d, "in args.%s of %s, used at %s:%d:%d", n->str, c->alt->spec, n->loc.file, n->loc.line,
+			  n->loc.col);
+	n->type = computed->a->type;
+	char *cvar = r;   /* a string is already a variable of that scope */
+	if (n->type.kind != T_STR) {
+		cvar = xasprintf("a_%s", n->str);
+		char *d = c_decl(c, &n->type, cvar), *cast = c_decl(c, &n->type, "");
+		if (cast[strlen(cast) - 1] == ' ')
+			cast[strlen(cast) - 1] = 0;   /* the space before the name */
+		emit(c, "%s = (%s)(%s);", d, cast, r);
+		free(d);
+		free(cast);
+		free(r);
+	}
+	c->out = saved_out;
+	c->indent = saved_indent;
+	c->computed_values = xrealloc_array(c->computed_values, c->ncomputed_values + 1, sizeof(*c->computed_values));
+	c->computed_values[c->ncomputed_values++] = (struct computed_value){computed, cvar};
+	return xstrdup(cvar);
+}
+
 /* args.NAME: a probe argument.  Strings are read into a temporary. */
 static char *arg_expr(struct compiler *c, struct node *n)
 {
 	struct node *computed = computed_arg(c, n->str);
-	if (computed) {
-		int errors = c->d->errors;
-		c->in_computed_arg = true;
-		char *r = expr(c, computed->a);
-		c->in_computed_arg = false;
-		if (c->d->errors > errors)
-			diag_note(c->d, "in args.%s of %s, used at %s:%d:%d", n->str, c->alt->spec, n->loc.file,
-				  n->loc.line, n->loc.col);
-		n->type = computed->a->type;
-		return r;
-	}
+	if (computed)
+		return computed_arg_value(c, n, computed);
 	const struct probe_arg *a = find_arg(c, n->str);
 	if (!a) {
 		no_such_arg(c, n);
@@ -2207,10 +2237,19 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 		free(name);
 		free(c->locals[i].name);
 	}
+	sb_puts(c->out, c->computed_out[0].s ? c->computed_out[0].s : "");
 	sb_puts(c->out, head.s ? head.s : "");
+	sb_puts(c->out, c->computed_out[1].s ? c->computed_out[1].s : "");
 	sb_puts(c->out, body.s ? body.s : "");
 	sb_free(&head);
 	sb_free(&body);
+	sb_free(&c->computed_out[0]);
+	sb_free(&c->computed_out[1]);
+	for (unsigned i = 0; i < c->ncomputed_values; i++)
+		free(c->computed_values[i].cvar);
+	free(c->computed_values);
+	c->computed_values = NULL;
+	c->ncomputed_values = 0;
 	free(c->locals);
 	c->locals = NULL;
 	c->nlocals = 0;

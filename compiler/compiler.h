@@ -142,6 +142,14 @@ struct compiler {
 	struct local *locals;
 	unsigned nlocals;
 	bool in_computed_arg;       /* checking a computed argument's expression */
+	/* computed arguments the probe used: each evaluated once per hit into
+	 * a variable, before the predicate if it uses them, else after it */
+	struct computed_value {
+		const struct node *field;
+		char *cvar;
+	} *computed_values;
+	unsigned ncomputed_values;
+	struct strbuf computed_out[2];   /* [in_body] */
 	int macro_depth;
 	unsigned long macro_nodes;  /* nodes made by macro expansion (bounded) */
 	bool generating;            /* second pass: emit C */

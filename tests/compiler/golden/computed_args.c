@@ -9,6 +9,10 @@ struct ut_mk_0 {
 	__u64 k1;
 };
 
+struct ut_mk_1 {
+	__u64 k0;
+};
+
 struct trace_event_raw_io_uring_complete___ut0_a1 {
 	char __pad0[8];
 	void *ctx;
@@ -28,27 +32,51 @@ struct {
 	__type(value, __s64);
 } m_0 SEC(".maps");
 
-/* computed_args.ut:3:18 tp_btf:io_uring:io_uring_complete */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ut_mk_1);
+	__type(value, __s64);
+} m_1 SEC(".maps");
+
+/* computed_args.ut:6:18 tp_btf:io_uring:io_uring_complete */
 SEC("tp_btf/io_uring_complete")
 int ut_p0_a0(__u64 *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
+	__s64 a_res = (__s64)(((__s64)((struct io_uring_cqe *)(((void *)ctx[2])))->res));
 	{
-		if (!(((__s64)(((__s64)((struct io_uring_cqe *)(((void *)ctx[2])))->res)) < (__s64)(0LL))))
+		if (!(((__s64)(a_res) < (__s64)(0LL))))
 			return 0;
 	}
+	__u64 a_user_data = (__u64)(((__u64)((struct io_uring_cqe *)(((void *)ctx[2])))->user_data));
+	void *t1 = (void *)((struct io_ring_ctx *)(((void *)ctx[0])))->rings;
+	struct io_rings *a_rings = (struct io_rings *)(t1);
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
 		t0.k0 = (__u64)(((void *)ctx[0]));
-		t0.k1 = (__u64)(((__u64)((struct io_uring_cqe *)(((void *)ctx[2])))->user_data));
+		t0.k1 = (__u64)(a_user_data);
 		ut_agg_add(&m_0, &t0, (__s64)(1));
+	}
+	{
+		if (((__u64)(a_rings) && (__u64)(((__u64)(a_user_data) > (__u64)(1LL)))))
+		{
+			{
+				void *t2 = (void *)&((struct io_rings *)(a_rings))->cq;
+				struct ut_mk_1 t3;
+				__builtin_memset(&t3, 0, sizeof(t3));
+				t3.k0 = (__u64)(((void *)ctx[0]));
+				{ __u64 val = (__u64)(((__u64)((struct io_uring *)(t2))->head)); bpf_map_update_elem(&m_1, &t3, &val, BPF_ANY); }
+			}
+		}
 	}
 	return 0;
 }
 
-/* computed_args.ut:4:2 tracepoint:io_uring:io_uring_complete */
+/* computed_args.ut:8:2 tracepoint:io_uring:io_uring_complete */
 SEC("tracepoint/io_uring/io_uring_complete")
 int ut_p0_a1(void *ctx)
 {
@@ -60,12 +88,25 @@ int ut_p0_a1(void *ctx)
 		if (!(((__s64)(((__s64)tp->res)) < (__s64)(0LL))))
 			return 0;
 	}
+	struct io_rings *a_rings = (struct io_rings *)(((void *)(0LL)));
 	{
-		struct ut_mk_0 t1;
-		__builtin_memset(&t1, 0, sizeof(t1));
-		t1.k0 = (__u64)(((void *)tp->ctx));
-		t1.k1 = (__u64)(((__u64)tp->user_data));
-		ut_agg_add(&m_0, &t1, (__s64)(1));
+		struct ut_mk_0 t4;
+		__builtin_memset(&t4, 0, sizeof(t4));
+		t4.k0 = (__u64)(((void *)tp->ctx));
+		t4.k1 = (__u64)(((__u64)tp->user_data));
+		ut_agg_add(&m_0, &t4, (__s64)(1));
+	}
+	{
+		if (((__u64)(a_rings) && (__u64)(((__u64)(((__u64)tp->user_data)) > (__u64)(1LL)))))
+		{
+			{
+				void *t5 = (void *)&((struct io_rings *)(a_rings))->cq;
+				struct ut_mk_1 t6;
+				__builtin_memset(&t6, 0, sizeof(t6));
+				t6.k0 = (__u64)(((void *)tp->ctx));
+				{ __u64 val = (__u64)(((__u64)BPF_CORE_READ(((struct io_uring *)(t5)), head))); bpf_map_update_elem(&m_1, &t6, &val, BPF_ANY); }
+			}
+		}
 	}
 	return 0;
 }
