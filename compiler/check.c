@@ -1392,12 +1392,7 @@ static int agg_of(const struct node *v)
 	return -1;
 }
 
-/* An integer literal, or a negated one: -N is negated in unsigned
- * arithmetic, where -INT64_MIN does not overflow. */
-static int64_t literal_value(const struct node *n)
-{
-	return n->kind == N_INT ? n->num : (int64_t)(0 - (uint64_t)n->a->num);
-}
+static bool const_int(struct compiler *c, const struct node *n, int64_t *v, int depth);
 
 static void map_assign(struct compiler *c, struct node *n)
 {
@@ -1426,12 +1421,14 @@ static void map_assign(struct compiler *c, struct node *n)
 			return;
 		}
 		if (agg == UT_AGG_LHIST) {
+			int64_t bounds[3];
 			for (int i = 1; i < 4; i++)
-				if (args[i]->kind != N_INT && !(args[i]->kind == N_UNOP && args[i]->a->kind == N_INT)) {
-					ERR(args[i], "lhist()'s bounds and step must be numbers");
+				if (!const_int(c, args[i], &bounds[i - 1], 0)) {
+					ERR(args[i], "lhist()'s bounds and step must be constant integers (numbers, consts "
+						     "and arithmetic on them)");
 					return;
 				}
-			int64_t lo = literal_value(args[1]), hi = literal_value(args[2]), step = literal_value(args[3]);
+			int64_t lo = bounds[0], hi = bounds[1], step = bounds[2];
 			if (step <= 0 || hi <= lo || ((uint64_t)hi - (uint64_t)lo) / (uint64_t)step > 1000) {
 				ERR(args[3], "lhist() needs min < max and a step giving at most 1000 buckets");
 				return;

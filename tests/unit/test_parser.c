@@ -484,6 +484,13 @@ static void test_checker(void)
 	fails("fail: recursive macro", "fn f(x) = f(x) + 1;\nBEGIN { $x = f(1); }", 1, "recursive");
 	fails("fail: constant cycle", "const A = A + 1;\nBEGIN { $x = A; }", 1, "defined in terms of itself");
 	fails("fail: lhist bounds", "BEGIN { @h = lhist(1, 10, 0, 1); }", 1, "lhist() needs min < max");
+	fails("fail: lhist bounds from constants", "const KB = 1024;\nBEGIN { @h = lhist(1, KB, -KB, 1); }", 1,
+	      "lhist() needs min < max");
+	if (compiles("lhist: constant bounds folded", &c,
+		     "const KB = 1024;\nBEGIN { @h = lhist(5, -KB, 64 * KB, 4 * KB); exit(); }"))
+		CHECK("lhist: bounds -1024..65536 step 4096",
+		      has(c.prog->bpf_c, "ut_lin_bucket((__s64)(5LL), -1024LL, 65536LL, 4096LL)"));
+	compiled_free(&c);
 	/* for loops: bounds folded, the variable scoped to the body */
 	const char *loop_defs[] = {"N=6"};
 	compile_text(&c, "const N = 2;\nconst M = N * 3 - 1;\nBEGIN { $s = 0; for ($i : M - N..M + 1) { $s += $i; }\n"
