@@ -262,8 +262,10 @@ static char *field_of_ptr(struct compiler *c, struct node *n, const struct type 
 static const struct probe_arg *find_arg(struct compiler *c, const char *name)
 {
 	for (unsigned i = 0; i < c->alt->nargs; i++)
-		if (strcmp(c->alt->args[i].name, name) == 0)
+		if (strcmp(c->alt->args[i].name, name) == 0) {
+			c->body_reads_args = true;
 			return &c->alt->args[i];
+		}
 	return NULL;
 }
 
@@ -2174,6 +2176,7 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 	c->path_calls = 0;
 	c->batch_bytes = 0;
 	c->max_record_bytes = 0;
+	c->body_reads_args = false;
 	c->body_returns = false;
 	c->loop_depth = 0;
 	c->loop_iterations = 1;

@@ -277,6 +277,12 @@ static void compile_alternative(struct compiler *c, struct ut_probe *p, unsigned
 		sb_puts(&fn, "\tif (!ut_pass_filter())\n\t\treturn 0;\n");
 	c->out = &fn;
 	check_probe_body(c, block->c, block->b);
+	if (!c->body_reads_args) {
+		/* nothing depends on the argument types: any kernel's will do
+		 * (sched_process_exit gained a bool argument after 6.12) */
+		free(alt->signature);
+		alt->signature = NULL;
+	}
 	sb_puts(&fn, "\treturn 0;\n}\n\n");
 	sb_puts(&c->c_types, a.prelude.s ? a.prelude.s : "");
 	sb_puts(&c->c_funcs, fn.s);

@@ -166,6 +166,7 @@ struct compiler {
 	bool stage_reloads;         /* a loop passes ut_off through the stage (check.c, for_stmt) */
 	bool in_body;               /* checking the statements, not the predicate */
 	bool body_uses_now;         /* the statements read nsecs: the hit's ut_now */
+	bool body_reads_args;       /* the predicate or statements read a probe argument */
 	unsigned path_slots;        /* the most in one body: ut.h's UT_PATH_SLOTS */
 	bool uses_scratch;          /* path() or string map values: ut.h's per-CPU buffers */
 	bool sixth_arg_macro;       /* PT_REGS_PARM6 is defined for libbpf before 1.2 */

@@ -397,6 +397,18 @@ static void test_checker(void)
 	}
 	compiled_free(&c);
 
+	/* a BTF probe records its argument types for the loader to compare,
+	 * unless the body reads none (then any kernel's types will do) */
+	if (compiles("check: raw_tp reading no argument", &c, "raw_tp:sched:sched_process_exit { @exits = count(); }"))
+		CHECK("check: no signature kept", c.prog->nprobes == 1 && c.prog->probes[0].nalts == 1 &&
+		      !c.prog->probes[0].alts[0].signature);
+	compiled_free(&c);
+	if (compiles("check: raw_tp reading an argument", &c,
+		     "raw_tp:sched:sched_process_exit { @exits[args.p.pid] = count(); }"))
+		CHECK("check: its signature kept", c.prog->nprobes == 1 && c.prog->probes[0].nalts == 1 &&
+		      c.prog->probes[0].alts[0].signature && has(c.prog->probes[0].alts[0].signature, "task_struct"));
+	compiled_free(&c);
+
 	if (compiles("check: alternatives, only existing ones kept", &c,
 		     "tracepoint:io_uring:io_uring_submit_sqe | tracepoint:io_uring:io_uring_submit_req { @n = count(); }"))
 		CHECK("check: one probe with an alternative", c.prog->nprobes == 1 && c.prog->probes[0].nalts >= 1);
