@@ -167,6 +167,11 @@ for i in $(seq 1 8); do
 	wait $tracer
 	rc=$?
 	kill $load 2>/dev/null; wait $load 2>/dev/null
+	# killed by the signal's default action: it came before main() set its
+	# handlers (a loaded machine, a sanitized build); then no trace exists
+	if [ $rc -eq $((128 + $(kill -l $sig))) ] && [ ! -e "$TMP/sig$i.fxt" ]; then
+		pass "cli/signal_${i}_before_start_up_no_trace"; continue
+	fi
 	if [ $rc -ne 0 ]; then fail "cli/signal_$i" "exit status $rc after SIG$sig: $(cat "$TMP/sig$i.err")"; continue; fi
 	if "$UT" stats "$TMP/sig$i.fxt" >"$TMP/sig$i.stats" 2>&1; then pass "cli/signal_${i}_trace_valid"
 	else fail "cli/signal_${i}_trace_valid" "$(tail -3 "$TMP/sig$i.stats")"; fi
