@@ -332,6 +332,20 @@ static struct node *computed_arg(struct compiler *c, const char *name)
 	return NULL;
 }
 
+/* n's C expression, with the statements it needs written to out at indent
+ * (not where the caller is writing). */
+static char *expr_to(struct compiler *c, struct node *n, struct strbuf *out, int indent)
+{
+	struct strbuf *saved_out = c->out;
+	int saved_indent = c->indent;
+	c->out = out;
+	c->indent = indent;
+	char *r = expr(c, n);
+	c->out = saved_out;
+	c->indent = saved_indent;
+	return r;
+}
+
 /* A computed argument's value: evaluated at its first use into a variable
  * at the top of the predicate or of the body (so on every path that may
  * use it), and that variable at every use.  Expanded at each use, a
@@ -342,12 +356,10 @@ static char *computed_arg_value(struct compiler *c, struct node *n, struct node 
 	for (unsigned i = 0; i < c->ncomputed_values; i++)
 		if (c->computed_values[i].field == computed)
 			return xstrdup(c->computed_values[i].cvar);
-	struct strbuf *saved_out = c->out;
-	int saved_indent = c->indent, errors = c->d->errors;
-	c->out = &c->computed_out[c->in_body];
-	c->indent = 1;
+	struct strbuf *out = &c->computed_out[c->in_body];
+	int errors = c->d->errors;
 	c->in_computed_arg = true;
-	char *r = expr(c, computed->a);
+	char *r = expr_to(c, computed->a, out, 1);
 	c->in_computed_arg = false;
 	if (c->d->errors > errors)
 		diag_note(c->d, "in args.%s of %s, used at %s:%d:%d", n->str, c->alt->spec, n->loc.file, n->loc.line,
@@ -359,13 +371,11 @@ static char *computed_arg_value(struct compiler *c, struct node *n, struct node 
 		char *d = c_decl(c, &n->type, cvar), *cast = c_decl(c, &n->type, "");
 		if (cast[strlen(cast) - 1] == ' ')
 			cast[strlen(cast) - 1] = 0;   /* the space before the name */
-		emit(c, "%s = (%s)(%s);", d, cast, r);
+		sb_printf(out, "\t%s = (%s)(%s);\n", d, cast, r);
 		free(d);
 		free(cast);
 		free(r);
 	}
-	c->out = saved_out;
-	c->indent = saved_indent;
 	c->computed_values = xrealloc_array(c->computed_values, c->ncomputed_values + 1, sizeof(*c->computed_values));
 	c->computed_values[c->ncomputed_values++] = (struct computed_value){computed, cvar};
 	return xstrdup(cvar);
@@ -530,14 +540,8 @@ static bool is_cond(const struct type *t) { return is_int(t) || t->kind == T_PTR
  * the condition (clang cannot drop a helper call). */
 static char *lazy_expr(struct compiler *c, struct node *n, struct strbuf *stmts)
 {
-	struct strbuf *saved = c->out;
 	*stmts = (struct strbuf){0};
-	c->out = stmts;
-	c->indent++;
-	char *r = expr(c, n);
-	c->indent--;
-	c->out = saved;
-	return r;
+	return expr_to(c, n, stmts, c->indent + 1);
 }
 
 /* One side of a lazy operand, inside the caller's if or else: its
@@ -1953,10 +1957,8 @@ static void for_stmt(struct compiler *c, struct node *n)
 	bool ok = true;
 	for (struct node *b = n->a; b; b = b == n->a ? n->b : NULL) {
 		int errors = c->d->errors;
-		struct strbuf unused = {0}, *out = c->out;   /* folded: no C for them */
-		c->out = &unused;
-		free(expr(c, b));
-		c->out = out;
+		struct strbuf unused = {0};   /* folded: no C for them */
+		free(expr_to(c, b, &unused, c->indent));
 		sb_free(&unused);
 		if (c->d->errors > errors) {
 			ok = false;
