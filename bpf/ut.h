@@ -34,16 +34,6 @@ struct {
 	__type(value, __u8);
 } ut_seen_threads SEC(".maps");
 
-/* What each CPU keeps between hits: the thread it named last (while that
- * thread keeps running its records skip the look-up in ut_seen_threads, an
- * LRU hash and the costliest part of a record at nop rates), the nesting
- * depth of staged batches, and the bytes it wrote to the ring buffer (for
- * the wake-up rule, without reading the ring's shared positions). */
-struct ut_cpu_state {
-	__u32 last_tid;
-	__u32 batch_depth;
-	__u64 written;
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -64,6 +54,11 @@ const volatile __u32 ut_filter_tgid = 0;      /* -p / -c: 0 = any */
 const volatile char ut_filter_comm[16] = {};  /* --comm: "" = any */
 const volatile __u32 ut_sample_permyriad = 10000; /* --sample, per 10000 */
 const volatile __u64 ut_wakeup_bytes = 256 << 10; /* wake the reader every this many bytes per CPU */
+/* Records of hits at the outermost level are held in the CPU's stage until
+ * it holds this many bytes (0: each hit's records go out at its end); the
+ * runtime sets 0 where it cannot flush a CPU's stage itself (ut_flush). */
+#define UT_HOLD_MAX 2048
+const volatile __u32 ut_hold_bytes = UT_HOLD_MAX;
 
 static __always_inline int ut_comm_matches(void)
 {
@@ -167,15 +162,23 @@ static __always_inline void ut_note_thread(void)
 
 /* The records of one probe hit are staged in a per-CPU buffer and written
  * to the ring buffer as one sample (bpf_ringbuf_output); the reader walks
- * it record by record (runtime/decode.c).  One ring buffer operation per
- * hit instead of per record.  Staging, not a reservation held across the
- * body: the 6.1 verifier loses track of a reserved pointer the compiler
- * tests for NULL twice.  A program interrupted by another on the same CPU
- * (a tracepoint in an interrupt) nests: each level has its own slot. */
+ * it record by record (runtime/decode.c).  Staging, not a reservation held
+ * across the body: the 6.1 verifier loses track of a reserved pointer the
+ * compiler tests for NULL twice.  A program interrupted by another on the
+ * same CPU (a tracepoint in an interrupt, or a preempted program) nests:
+ * each level has its own slot.
+ *
+ * The outermost slot holds the records of consecutive hits until it has
+ * ut_hold_bytes: a ring buffer write per hit (its lock, and the cold
+ * cache lines of the ring it touches under the lock) was a third of a
+ * nop request's tracing cost.  Held records reach the reader late and out
+ * of order with other CPUs'; the runtime puts them back in time order and
+ * flushes an idle CPU's stage by running ut_flush on it (runtime/consumer.c).
+ * Nested slots go out at the end of their hit. */
 #ifdef UT_BATCH_BYTES
 #define UT_BATCH_DEPTH 4
 struct ut_batch_buf {
-	char data[UT_BATCH_BYTES];
+	char data[UT_HOLD_MAX + UT_BATCH_BYTES];
 };
 
 struct {
@@ -185,8 +188,12 @@ struct {
 	__type(value, struct ut_batch_buf);
 } ut_batches SEC(".maps");
 
+/* Orders the stage's bookkeeping with ut_flush, which can interrupt a hit
+ * on its CPU between any two instructions. */
+#define ut_barrier() asm volatile("" ::: "memory")
+
 /* NULL when nested too deep: the hit's records are then lost (counted). */
-static __always_inline char *ut_batch_begin(__u32 probe)
+static __always_inline char *ut_batch_begin(__u32 probe, __u64 now)
 {
 	ut_note_thread();
 	struct ut_cpu_state *st = ut_cpu_state();
@@ -200,8 +207,34 @@ static __always_inline char *ut_batch_begin(__u32 probe)
 		ut_count(probe, 1);
 		return 0;
 	}
+	if (!slot)
+		st->hit_ts = now;
+	ut_barrier();   /* the reader sees the hit's time before its depth */
 	st->batch_depth = slot + 1;
-	return b->data;
+	ut_barrier();   /* ut_flush leaves the stage alone from here */
+	if (slot)
+		return b->data;
+	return b->data + (st->held & (UT_HOLD_MAX - 1));
+}
+
+/* Writes the outermost stage: its held records and this hit's, `bytes`
+ * in all from its start, and counts its hits as emitted or lost (against
+ * `probe`, the one that sends them: the ring was full). */
+static __always_inline void ut_stage_send(struct ut_cpu_state *st, __u32 bytes, __u32 hits, __u32 probe)
+{
+	__u32 zero = 0;
+	struct ut_batch_buf *b = bpf_map_lookup_elem(&ut_batches, &zero);
+	struct ut_probe_counters *c = bpf_map_lookup_elem(&ut_counters, &probe);
+	if (!b || !c)
+		return;
+	if (bytes > sizeof(b->data))
+		bytes = sizeof(b->data);
+	if (bytes && bpf_ringbuf_output(&ut_events, b->data, bytes, ut_wakeup_flags(bytes)) != 0)
+		c->lost += hits;
+	else
+		c->emitted += hits;
+	st->held = 0;
+	st->held_hits = 0;
 }
 
 static __always_inline void ut_batch_end(char *b, __u32 used, __u32 probe)
@@ -209,13 +242,44 @@ static __always_inline void ut_batch_end(char *b, __u32 used, __u32 probe)
 	if (!b)
 		return;
 	struct ut_cpu_state *st = ut_cpu_state();
-	if (st && st->batch_depth)
-		st->batch_depth -= 1;
-	if (!used)
+	if (!st || !st->batch_depth)
 		return;
 	if (used > UT_BATCH_BYTES)
 		used = UT_BATCH_BYTES;
-	ut_count(probe, bpf_ringbuf_output(&ut_events, b, used, ut_wakeup_flags(used)) != 0);
+	if (st->batch_depth > 1) {
+		if (used)
+			ut_count(probe, bpf_ringbuf_output(&ut_events, b, used, ut_wakeup_flags(used)) != 0);
+	} else if (used) {
+		__u32 held = (st->held & (UT_HOLD_MAX - 1)) + used;
+		if (held < ut_hold_bytes) {
+			if (!st->held)
+				st->held_since = st->hit_ts;
+			ut_barrier();
+			st->held = held;
+			st->held_hits += 1;
+		} else {
+			ut_stage_send(st, held, st->held_hits + 1, probe);
+		}
+	}
+	ut_barrier();   /* the stage is consistent before ut_flush may touch it */
+	st->batch_depth -= 1;
+}
+
+/* Run by the runtime on one CPU (BPF_PROG_TEST_RUN with
+ * BPF_F_TEST_RUN_ON_CPU, an interrupt there): sends what the CPU's stage
+ * holds.  Returns 1 when the CPU holds nothing any more, 0 when a hit was
+ * running there (its records and the held ones go out later). */
+SEC("raw_tp")
+int ut_flush(void *ctx)
+{
+	struct ut_cpu_state *st = ut_cpu_state();
+	if (!st)
+		return 1;
+	if (st->batch_depth)
+		return 0;
+	if (st->held)
+		ut_stage_send(st, st->held & (UT_HOLD_MAX - 1), st->held_hits, UT_NPROBES);
+	return 1;
 }
 #endif
 

@@ -2202,6 +2202,9 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 	stmt_list(c, block->a);
 	c->in_body = false;
 	c->out = saved;
+	/* the hit's time first: the stage notes when its hit began */
+	if (c->batch_bytes || c->body_uses_now)
+		sb_puts(&head, "\tconst __u64 ut_now = bpf_ktime_get_ns();\n");
 	if (c->batch_bytes) {
 		/* after the predicate: a hit it rejects stages nothing.  Without
 		 * a buffer (nested too deep) the body still runs: its maps and
@@ -2219,14 +2222,12 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 		/* 64 bits with a loop's reload: clang-14 widens a 32-bit ut_off
 		 * after checking it, into a register the verifier has no bound on */
 		sb_printf(&head, "\tconst __u32 ut_batch_cap = %u;\n"
-			  "\tchar *ut_batch = ut_batch_begin(%u);\n"
+			  "\tchar *ut_batch = ut_batch_begin(%u, ut_now);\n"
 			  "\t__u%d ut_off = 0;\n",
 			  c->batch_bytes, c->alt->probe_index, c->stage_reloads ? 64 : 32);
 		if (c->stage_reloads)
 			sb_printf(&head, "\tconst __u64 ut_off_mask = %#x;\n", mask);
 	}
-	if (c->batch_bytes || c->body_uses_now)
-		sb_puts(&head, "\tconst __u64 ut_now = bpf_ktime_get_ns();\n");
 	if (c->batch_bytes || c->body_returns)
 		sb_puts(&body, "ut_done: __attribute__((unused));\n");
 	if (c->batch_bytes)

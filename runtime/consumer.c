@@ -3,6 +3,7 @@
 #include <linux/types.h>
 
 #include "bpf/records.h"
+#include "runtime/reorder.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -10,28 +11,61 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-/* Per-CPU value of ut_counters, as laid out in bpf/ut.h. */
+/* How often the reader works out which records no CPU can still precede
+ * (and flushes the CPUs that hold records): the delay records wait in the
+ * reorder queues. */
+#define SYNC_NS (20 * 1000000ull)
+/* A CPU whose hit has been running (preempted) this long stops holding
+ * the others back: its records come out of order instead of the queues
+ * growing without bound. */
+#define MAX_WAIT_NS (200 * 1000000ull)
+/* A hit reads its time a little before it marks itself running (and the
+ * mark takes a while to reach other CPUs): while probes are attached, a
+ * CPU seen idle is known quiet from this long before the look. */
+#define SKEW_NS (50 * 1000ull)
+
 struct ut_consumer {
 	struct ring_buffer *rb;
+	struct ut_reorder *reorder;
 	ut_record_fn *fn;
 	void *ctx;
 	int counters_fd;            /* -1 when the object has no ut_counters */
+	int cpu_state_fd;           /* ut_cpu, -1 when the object has none */
+	int flush_fd;               /* ut_flush, -1 when not loaded */
 	unsigned ncpus;
 	struct ut_probe_counters *per_cpu;   /* bpf/records.h */
+	struct ut_cpu_state *cpu_states;
+	uint64_t *quiet_until;      /* per CPU: no record older than this is to come */
+	uint64_t last_sync;
 };
 
-static int on_record(void *ctx, void *data, size_t size)
+static uint64_t monotonic_ns(void)
 {
-	struct ut_consumer *c = ctx;
-	return c->fn(c->ctx, data, size);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-struct ut_consumer *ut_consumer_new(struct bpf_object *obj, ut_record_fn *fn, void *ctx,
-				    char *err, size_t errlen)
+static int on_sample(void *ctx, void *data, size_t size)
 {
-	struct bpf_map *events = bpf_object__find_map_by_name(obj, "ut_events");
-	if (!events || bpf_map__fd(events) < 0) {
+	struct ut_consumer *c = ctx;
+	ut_reorder_add(c->reorder, data, size);
+	return 0;
+}
+
+static int map_fd(struct bpf_object *obj, const char *name)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
+	return m ? bpf_map__fd(m) : -1;
+}
+
+struct ut_consumer *ut_consumer_new(struct bpf_object *obj, ut_record_len_fn *len, ut_record_fn *fn,
+				    void *ctx, char *err, size_t errlen)
+{
+	int events_fd = map_fd(obj, "ut_events");
+	if (events_fd < 0) {
 		snprintf(err, errlen, "the BPF object has no loaded ut_events ring buffer");
 		return NULL;
 	}
@@ -46,11 +80,16 @@ struct ut_consumer *ut_consumer_new(struct bpf_object *obj, ut_record_fn *fn, vo
 	c->fn = fn;
 	c->ctx = ctx;
 	c->ncpus = (unsigned)ncpus;
-	struct bpf_map *counters = bpf_object__find_map_by_name(obj, "ut_counters");
-	c->counters_fd = counters ? bpf_map__fd(counters) : -1;
+	c->counters_fd = map_fd(obj, "ut_counters");
+	c->cpu_state_fd = map_fd(obj, "ut_cpu");
+	struct bpf_program *flush = bpf_object__find_program_by_name(obj, "ut_flush");
+	c->flush_fd = flush ? bpf_program__fd(flush) : -1;
 	c->per_cpu = calloc(c->ncpus, sizeof(*c->per_cpu));
-	c->rb = ring_buffer__new(bpf_map__fd(events), on_record, c, NULL);
-	if (!c->rb || !c->per_cpu) {
+	c->cpu_states = calloc(c->ncpus, sizeof(*c->cpu_states));
+	c->quiet_until = calloc(c->ncpus, sizeof(*c->quiet_until));
+	c->reorder = ut_reorder_new(c->ncpus, len, ctx);
+	c->rb = ring_buffer__new(events_fd, on_sample, c, NULL);
+	if (!c->rb || !c->per_cpu || !c->cpu_states || !c->quiet_until) {
 		snprintf(err, errlen, "cannot set up the ring buffer reader: %s", strerror(errno));
 		ut_consumer_free(c);
 		return NULL;
@@ -63,24 +102,83 @@ void ut_consumer_free(struct ut_consumer *c)
 	if (!c)
 		return;
 	ring_buffer__free(c->rb);
+	ut_reorder_free(c->reorder);
 	free(c->per_cpu);
+	free(c->cpu_states);
+	free(c->quiet_until);
 	free(c);
+}
+
+/* Runs ut_flush on the CPU: true when it holds nothing any more. */
+static bool flush_cpu(struct ut_consumer *c, unsigned cpu)
+{
+	if (c->flush_fd < 0)
+		return false;
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+	return bpf_prog_test_run_opts(c->flush_fd, &opts) == 0 && opts.retval == 1;
+}
+
+/* How old a record the CPU may still send, from a copy of its state: one
+ * of its running hit, or one it holds. */
+static uint64_t oldest_to_come(const struct ut_cpu_state *st)
+{
+	uint64_t oldest = st->batch_depth ? st->hit_ts : UINT64_MAX;
+	if (st->held && st->held_since < oldest)
+		oldest = st->held_since;
+	return oldest;
+}
+
+/* Which records can go: looks at each CPU's state, flushes the idle CPUs
+ * that hold records, reads the ring, and releases what no CPU can still
+ * send an older record than.  A hit running (or preempted) holds the
+ * others back from its start, up to MAX_WAIT_NS. */
+static int sync_and_release(struct ut_consumer *c, uint64_t skew)
+{
+	uint64_t now = monotonic_ns();
+	uint64_t quiet = now - skew;
+	c->last_sync = now;
+	bool states = c->cpu_state_fd >= 0 && bpf_map_lookup_elem(c->cpu_state_fd, &(__u32){0}, c->cpu_states) == 0;
+	for (unsigned cpu = 0; cpu < c->ncpus; cpu++) {
+		const struct ut_cpu_state *st = &c->cpu_states[cpu];
+		uint64_t until = quiet;
+		if (states && (st->batch_depth || (st->held && !flush_cpu(c, cpu)))) {
+			uint64_t oldest = oldest_to_come(st);
+			if (oldest <= until)
+				until = oldest ? oldest - 1 : 0;
+		}
+		if (until + MAX_WAIT_NS < quiet)
+			until = quiet - MAX_WAIT_NS;
+		if (until > c->quiet_until[cpu])
+			c->quiet_until[cpu] = until;
+	}
+	int n = ring_buffer__consume(c->rb);
+	if (n < 0)
+		return n;
+	uint64_t watermark = UINT64_MAX;
+	for (unsigned cpu = 0; cpu < c->ncpus; cpu++)
+		if (c->quiet_until[cpu] < watermark)
+			watermark = c->quiet_until[cpu];
+	return (int)ut_reorder_release(c->reorder, watermark, c->fn, c->ctx);
 }
 
 int ut_consumer_poll(struct ut_consumer *c, int timeout_ms)
 {
-	int n = ring_buffer__poll(c->rb, timeout_ms);
+	if (timeout_ms > (int)(SYNC_NS / 1000000))
+		timeout_ms = (int)(SYNC_NS / 1000000);
 	/* The BPF side wakes the reader only every ut_wakeup_bytes, and epoll
-	 * reports the ring only after a wake-up: read what a quiet trace left
-	 * (an exit(), a print) when the wait times out. */
-	if (n == 0)
-		n = ring_buffer__consume(c->rb);
-	return n;
+	 * reports the ring only after a wake-up: what a quiet trace left is
+	 * read at the next sync. */
+	int n = ring_buffer__poll(c->rb, timeout_ms);
+	if (n < 0)
+		return n;
+	if (monotonic_ns() - c->last_sync < SYNC_NS)
+		return 0;
+	return sync_and_release(c, SKEW_NS);
 }
 
 int ut_consumer_drain(struct ut_consumer *c)
 {
-	return ring_buffer__consume(c->rb);
+	return sync_and_release(c, 0);
 }
 
 int ut_consumer_counters(struct ut_consumer *c, uint32_t probe, struct ut_probe_totals *out)

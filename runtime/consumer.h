@@ -1,29 +1,32 @@
-/* Reads records from the ut_events ring buffer and the per-probe counters
- * (ut_counters) of a loaded object. */
+/* Reads records from the ut_events ring buffer, in time order across CPUs
+ * (runtime/reorder.h), and the per-probe counters (ut_counters) of a
+ * loaded object. */
 #ifndef UT_CONSUMER_H
 #define UT_CONSUMER_H
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/reorder.h"
+
 struct bpf_object;
 struct ut_consumer;
 
-/* Called for each record (it starts with struct ut_rec_hdr, bpf/ut.h).
- * Return 0 to go on, non-zero to stop the current poll/drain. */
-typedef int ut_record_fn(void *ctx, const void *rec, size_t size);
-
-/* NULL with err when the object has no ut_events ring buffer. */
-struct ut_consumer *ut_consumer_new(struct bpf_object *obj, ut_record_fn *fn, void *ctx,
-				    char *err, size_t errlen);
+/* fn gets each record (it starts with struct ut_rec_hdr, bpf/records.h),
+ * len says how long each record of a sample is; both get ctx.  NULL with
+ * err when the object has no ut_events ring buffer. */
+struct ut_consumer *ut_consumer_new(struct bpf_object *obj, ut_record_len_fn *len, ut_record_fn *fn,
+				    void *ctx, char *err, size_t errlen);
 void ut_consumer_free(struct ut_consumer *c);
 
-/* The BPF side wakes the reader only past ut_wakeup_bytes of pending data,
- * so poll with a short timeout (50-100 ms) to bound the delay.  Returns the
- * number of records handled, or a negative errno (-EINTR on a signal). */
+/* Waits up to timeout_ms (at most 20) for records; every 20 ms sends
+ * what idle CPUs hold and hands on the records no CPU can still precede.
+ * Returns the number of records handed on, or a negative errno (-EINTR on
+ * a signal).  Records reach fn 20-40 ms after their hit. */
 int ut_consumer_poll(struct ut_consumer *c, int timeout_ms);
 
-/* Reads everything pending without waiting; after detach this is the
- * final drain.  Records handled, or a negative errno. */
+/* Sends what the CPUs hold and hands on every record that can go now,
+ * including those of a BEGIN or END probe just run; after detach (no hit
+ * running) that is all of them.  Records handed on, or a negative errno. */
 int ut_consumer_drain(struct ut_consumer *c);
 
 /* Records emitted and lost (ring buffer full) by one probe, summed over

@@ -349,30 +349,30 @@ static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 	}
 }
 
-/* A sample holds the records of one probe hit, one after another, each as
- * long as its event's layout says (bpf/ut.h, ut_batch_begin). */
-void ut_decode_record(struct ut_decoder *d, const void *sample, size_t size)
+/* A sample holds records one after another, each as long as its event's
+ * layout says (bpf/ut.h, ut_batch_begin). */
+size_t ut_decode_record_len(struct ut_decoder *d, const void *rec, size_t avail)
 {
-	const unsigned char *p = sample;
-	if (size < sizeof(struct ut_rec_hdr)) {
-		d->malformed++;
-		return;
-	}
-	while (size >= sizeof(struct ut_rec_hdr)) {
-		const struct ut_rec_hdr *h = (const void *)p;
-		size_t len;
+	const struct ut_rec_hdr *h = rec;
+	size_t len = 0;
+	if (avail >= sizeof(*h)) {
 		if (h->event == UT_EVENT_THREAD)
 			len = sizeof(struct ut_thread_rec);
 		else if (h->event < d->prog->nevents)
 			len = d->prog->events[h->event].size;
-		else
-			len = 0;
-		if (len < sizeof(*h) || len > size) {
-			d->malformed++;
-			return;
-		}
-		decode_one(d, p, len);
-		p += len;
-		size -= len;
 	}
+	if (len < sizeof(*h) || len > avail) {
+		d->malformed++;
+		return 0;
+	}
+	return len;
+}
+
+void ut_decode_record(struct ut_decoder *d, const void *rec, size_t size)
+{
+	if (size < sizeof(struct ut_rec_hdr)) {
+		d->malformed++;
+		return;
+	}
+	decode_one(d, rec, size);
 }

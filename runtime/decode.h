@@ -23,6 +23,10 @@ struct ut_decoder {
 	void *clear_ctx;
 };
 
+/* Length of the record at rec, avail bytes being left in its sample; 0
+ * (counted as malformed) for an unknown event or a short record. */
+size_t ut_decode_record_len(struct ut_decoder *d, const void *rec, size_t avail);
+
 /* Handles one record; malformed records (unknown event, short) are counted
  * and skipped, never trusted. */
 void ut_decode_record(struct ut_decoder *d, const void *rec, size_t size);

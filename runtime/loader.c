@@ -6,6 +6,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@ struct ut_loaded {
 	struct probe_choice *choice;
 	struct bpf_link **links;  /* per probe; NULL when not attached */
 	uint32_t *disk_devs;      /* the script's diskdev() disks, looked up */
+	bool can_flush;           /* ut_flush can run on a chosen CPU (hold_records) */
 	bool detached;
 };
 
@@ -210,7 +212,7 @@ static void set_rodata_var(void *data, size_t size, const struct btf_var_secinfo
 
 /* The filters and the script's disks are read-only data: set them in the
  * object before load so the verifier can prune what they switch off. */
-static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, const uint32_t *disk_devs)
+static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, const struct ut_loaded *l)
 {
 	struct bpf_map *map = NULL, *m;
 	bpf_object__for_each_map(m, obj) {
@@ -247,8 +249,10 @@ static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, cons
 			set_rodata_var(data, size, v, &o->sample_permyriad, sizeof(o->sample_permyriad));
 		else if (strcmp(name, "ut_wakeup_bytes") == 0 && o->wakeup_bytes)
 			set_rodata_var(data, size, v, &o->wakeup_bytes, sizeof(o->wakeup_bytes));
+		else if (strcmp(name, "ut_hold_bytes") == 0 && !l->can_flush)
+			set_rodata_var(data, size, v, &(uint32_t){0}, sizeof(uint32_t));
 		else if (sscanf(name, "ut_disk_%u", &disk) == 1 && disk < o->ndisks) {
-			uint64_t dev = disk_devs[disk];
+			uint64_t dev = l->disk_devs[disk];
 			set_rodata_var(data, size, v, &dev, sizeof(dev));
 		}
 	}
@@ -296,19 +300,21 @@ static struct bpf_object *open_object(const struct ut_load_opts *o, const struct
 	if (events && o->ringbuf_bytes)
 		rc = bpf_map__set_max_entries(events, ringbuf_size(o->ringbuf_bytes));
 	if (rc == 0)
-		rc = set_rodata(obj, o, l->disk_devs);
+		rc = set_rodata(obj, o, l);
 	struct bpf_program *prog;
 	bpf_object__for_each_program(prog, obj) {
 		/* Only the chosen alternatives load; a program no probe names
 		 * stays off too.  BEGIN/END load but are never attached: the
-		 * caller runs them once (bpf_prog_test_run). */
+		 * caller runs them once (bpf_prog_test_run), and so is ut_flush
+		 * (bpf/ut.h), on each CPU that holds records. */
 		unsigned i, j;
 		if (rc != 0)
 			break;
 		bool found = find_program(o, bpf_program__name(prog), &i, &j);
-		bool chosen = found && (l->choice[i].alt == (int)j || !ut_kind_is_bpf(o->probes[i].alts[j].kind));
+		bool chosen = found ? l->choice[i].alt == (int)j || !ut_kind_is_bpf(o->probes[i].alts[j].kind)
+				    : l->can_flush && strcmp(bpf_program__name(prog), "ut_flush") == 0;
 		rc = bpf_program__set_autoload(prog, chosen);
-		if (rc == 0 && chosen && ut_kind_is_bpf(o->probes[i].alts[j].kind))
+		if (rc == 0 && chosen && found && ut_kind_is_bpf(o->probes[i].alts[j].kind))
 			rc = ut_prepare_program(prog, &o->probes[i].alts[j]);
 	}
 	if (rc != 0) {
@@ -317,6 +323,25 @@ static struct bpf_object *open_object(const struct ut_load_opts *o, const struct
 		return NULL;
 	}
 	return obj;
+}
+
+/* Whether this kernel runs a raw_tp program on a chosen CPU when asked
+ * (BPF_F_TEST_RUN_ON_CPU): ut_flush needs it to send what an idle CPU
+ * holds.  Tried with a program that returns 1. */
+static bool can_run_on_cpu(void)
+{
+	const struct bpf_insn return_1[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 1},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "ut_try_cpu", "GPL", return_1, 2, NULL);
+	if (fd < 0)
+		return false;
+	int cpu = sched_getcpu();
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu > 0 ? (__u32)cpu : 0);
+	bool ok = bpf_prog_test_run_opts(fd, &opts) == 0 && opts.retval == 1;
+	close(fd);
+	return ok;
 }
 
 /* ---- load and attach --------------------------------------------------- */
@@ -436,6 +461,12 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 	l->choice = calloc(o->nprobes ? o->nprobes : 1, sizeof(*l->choice));
 	l->links = calloc(o->nprobes ? o->nprobes : 1, sizeof(*l->links));
 	l->disk_devs = calloc(o->ndisks + 1, sizeof(*l->disk_devs));
+	l->can_flush = can_run_on_cpu();
+	if (o->verbose)
+		fprintf(log_of(o), "uring-trace: %s\n",
+			l->can_flush ? "each CPU holds its records up to 2 KiB; the reader sends what an idle CPU holds"
+				     : "this kernel cannot run a program on a chosen CPU (BPF_F_TEST_RUN_ON_CPU): each "
+				       "probe hit's records go to the ring buffer at its end (slower)");
 	libbpf_print_fn_t previous_print = libbpf_set_print(capture_print);
 	bool ok = l->choice && l->links && l->disk_devs;
 	for (unsigned i = 0; ok && i < o->ndisks; i++)

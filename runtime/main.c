@@ -396,6 +396,12 @@ struct session {
 	uint64_t *lost_seen;    /* per probe, for markers */
 };
 
+static size_t record_len(void *ctx, const void *rec, size_t avail)
+{
+	struct session *s = ctx;
+	return ut_decode_record_len(&s->dec, rec, avail);
+}
+
 static int on_record(void *ctx, const void *rec, size_t size)
 {
 	struct session *s = ctx;
@@ -570,7 +576,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 		goto out;
 	}
 	s.obj = ut_loaded_object(s.loaded);
-	s.consumer = ut_consumer_new(s.obj, on_record, &s, err, sizeof(err));
+	s.consumer = ut_consumer_new(s.obj, record_len, on_record, &s, err, sizeof(err));
 	if (!s.consumer) {
 		fprintf(stderr, "uring-trace: %s\n", err);
 		rc = 1;

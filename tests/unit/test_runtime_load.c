@@ -71,6 +71,14 @@ struct seen {
 	unsigned long long getpid_value;
 };
 
+/* Every record here is a struct rec (bpf_src) or a thread record. */
+static size_t record_len(void *ctx, const void *rec, size_t avail)
+{
+	(void)ctx;
+	size_t len = *(const unsigned *)((const char *)rec + 8) == 0xffffffffu ? 40 : 32;
+	return len <= avail ? len : 0;
+}
+
 static int on_record(void *ctx, const void *rec, size_t size)
 {
 	struct seen *s = ctx;
@@ -151,7 +159,7 @@ int main(void)
 	CHECK("interval attached", ut_loaded_alt(l, 4) == 0);
 
 	struct seen seen = {0};
-	struct ut_consumer *c = ut_consumer_new(ut_loaded_object(l), on_record, &seen, err, sizeof(err));
+	struct ut_consumer *c = ut_consumer_new(ut_loaded_object(l), record_len, on_record, &seen, err, sizeof(err));
 	CHECK("consumer", c != NULL);
 	for (int i = 0; i < 3; i++)
 		syscall(SYS_getpid);

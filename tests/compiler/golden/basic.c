@@ -60,10 +60,10 @@ struct {
 SEC("raw_tp")
 int ut_p0_a0(void *ctx)
 {
-	const __u32 ut_batch_cap = 24;
-	char *ut_batch = ut_batch_begin(0);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 24;
+	char *ut_batch = ut_batch_begin(0, ut_now);
+	__u32 ut_off = 0;
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
@@ -88,10 +88,10 @@ int ut_p1_a0(void *ctx)
 		if (!(((__u64)((bpf_get_current_pid_tgid() >> 32)) != (__u64)(0LL))))
 			return 0;
 	}
-	const __u32 ut_batch_cap = 104;
-	char *ut_batch = ut_batch_begin(1);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 104;
+	char *ut_batch = ut_batch_begin(1, ut_now);
+	__u32 ut_off = 0;
 	{
 		char t1[16];
 		bpf_get_current_comm(t1, sizeof(t1));
@@ -127,10 +127,10 @@ ut_done: __attribute__((unused));
 SEC("raw_tp")
 int ut_p2_a0(void *ctx)
 {
-	const __u32 ut_batch_cap = 24;
-	char *ut_batch = ut_batch_begin(2);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 24;
+	char *ut_batch = ut_batch_begin(2, ut_now);
+	__u32 ut_off = 0;
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);

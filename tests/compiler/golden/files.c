@@ -93,10 +93,10 @@ int ut_p0_a0(void *ctx)
 		return 0;
 	struct fdtable *l_fdt = 0;
 	struct file *l_f = 0;
-	const __u32 ut_batch_cap = 536;
-	char *ut_batch = ut_batch_begin(0);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 536;
+	char *ut_batch = ut_batch_begin(0, ut_now);
+	__u32 ut_off = 0;
 	{
 		void *t0 = (void *)BPF_CORE_READ(((struct task_struct *)(((void *)bpf_get_current_task()))), files);
 		void *t1 = (void *)BPF_CORE_READ(((struct files_struct *)(t0)), fdt);
@@ -178,10 +178,10 @@ int ut_p1_a0(void *ctx)
 		if (!((!ut_streq((t21->s), t22, 1))))
 			return 0;
 	}
-	const __u32 ut_batch_cap = 280;
-	char *ut_batch = ut_batch_begin(1);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 280;
+	char *ut_batch = ut_batch_begin(1, ut_now);
+	__u32 ut_off = 0;
 	{
 		struct ut_mk_0 t24;
 		__builtin_memset(&t24, 0, sizeof(t24));

@@ -73,10 +73,10 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
-	const __u32 ut_batch_cap = 32;
-	char *ut_batch = ut_batch_begin(0);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 32;
+	char *ut_batch = ut_batch_begin(0, ut_now);
+	__u32 ut_off = 0;
 	{
 		char t1[128] = {};
 		bpf_probe_read_kernel_str(t1, sizeof(t1), (char *)ctx + (tp->__data_loc_filename & 0xffff));

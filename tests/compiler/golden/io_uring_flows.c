@@ -147,10 +147,10 @@ int ut_p0_a0(void *ctx)
 		if (!(((__u64)((bpf_get_current_pid_tgid() >> 32)) < (__u64)(4194304LL))))
 			return 0;
 	}
-	const __u32 ut_batch_cap = 264;
-	char *ut_batch = ut_batch_begin(0);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 264;
+	char *ut_batch = ut_batch_begin(0, ut_now);
+	__u32 ut_off = 0;
 	{
 		l_x = (void *)(((void *)tp->req));
 	}
@@ -269,10 +269,10 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
-	const __u32 ut_batch_cap = 120;
-	char *ut_batch = ut_batch_begin(1);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 120;
+	char *ut_batch = ut_batch_begin(1, ut_now);
+	__u32 ut_off = 0;
 	{
 		struct ut_mk_1 t8;
 		__builtin_memset(&t8, 0, sizeof(t8));

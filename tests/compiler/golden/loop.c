@@ -172,10 +172,10 @@ int ut_p0_a0(void *ctx)
 	__s64 l_n = 0;
 	__u64 l_sum = 0;
 	__s64 l_k = 0;
-	const __u32 ut_batch_cap = 32;
-	char *ut_batch = ut_batch_begin(0);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 32;
+	char *ut_batch = ut_batch_begin(0, ut_now);
+	__u32 ut_off = 0;
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
@@ -238,11 +238,11 @@ int ut_p1_a0(void *ctx)
 	__s64 l_end = 0;
 	__s64 l_i = 0;
 	__u64 l_t = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap = 2080;
-	char *ut_batch = ut_batch_begin(1);
+	char *ut_batch = ut_batch_begin(1, ut_now);
 	__u64 ut_off = 0;
 	const __u64 ut_off_mask = 0xfff;
-	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		struct ut_mk_3 t6;
 		__builtin_memset(&t6, 0, sizeof(t6));
@@ -357,11 +357,11 @@ int ut_p2_a0(void *ctx)
 	__s64 l_row = 0;
 	__s64 l_col = 0;
 	__s64 l_i = 0;
+	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap = 1304;
-	char *ut_batch = ut_batch_begin(2);
+	char *ut_batch = ut_batch_begin(2, ut_now);
 	__u64 ut_off = 0;
 	const __u64 ut_off_mask = 0x7ff;
-	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		if (((__u64)((bpf_get_current_pid_tgid() >> 32)) & (__u64)(1LL)))
 		{

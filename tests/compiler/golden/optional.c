@@ -192,10 +192,10 @@ int ut_p3_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
-	const __u32 ut_batch_cap = 40;
-	char *ut_batch = ut_batch_begin(3);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 40;
+	char *ut_batch = ut_batch_begin(3, ut_now);
+	__u32 ut_off = 0;
 	{
 		struct ut_mk_3 t3;
 		__builtin_memset(&t3, 0, sizeof(t3));
@@ -224,10 +224,10 @@ int ut_p4_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
-	const __u32 ut_batch_cap = 40;
-	char *ut_batch = ut_batch_begin(4);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 40;
+	char *ut_batch = ut_batch_begin(4, ut_now);
+	__u32 ut_off = 0;
 	{
 		struct ut_mk_3 t4;
 		__builtin_memset(&t4, 0, sizeof(t4));

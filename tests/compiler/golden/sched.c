@@ -276,10 +276,10 @@ int ut_p1_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	__u64 l_since = 0;
-	const __u32 ut_batch_cap = 64;
-	char *ut_batch = ut_batch_begin(1);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 64;
+	char *ut_batch = ut_batch_begin(1, ut_now);
+	__u32 ut_off = 0;
 	{
 		struct ut_mk_6 t19;
 		__builtin_memset(&t19, 0, sizeof(t19));
@@ -321,10 +321,10 @@ ut_done: __attribute__((unused));
 SEC("perf_event")
 int ut_p2_a0(void *ctx)
 {
-	const __u32 ut_batch_cap = 24;
-	char *ut_batch = ut_batch_begin(2);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 24;
+	char *ut_batch = ut_batch_begin(2, ut_now);
+	__u32 ut_off = 0;
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
@@ -341,10 +341,10 @@ ut_done: __attribute__((unused));
 SEC("raw_tp")
 int ut_p3_a0(void *ctx)
 {
-	const __u32 ut_batch_cap = 24;
-	char *ut_batch = ut_batch_begin(3);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 24;
+	char *ut_batch = ut_batch_begin(3, ut_now);
+	__u32 ut_off = 0;
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);

@@ -155,10 +155,10 @@ int ut_p0_a0(void *ctx)
 	char l_u[64] = {};
 	__u64 l_twice = 0;
 	__u64 l_p = 0;
-	const __u32 ut_batch_cap = 464;
-	char *ut_batch = ut_batch_begin(0);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 464;
+	char *ut_batch = ut_batch_begin(0, ut_now);
+	__u32 ut_off = 0;
 	{
 		char t0[64] = {};
 		bpf_probe_read_kernel_str(t0, sizeof(t0), (const void *)(((void *)tp->filename)));

@@ -185,10 +185,10 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
-	const __u32 ut_batch_cap = 80;
-	char *ut_batch = ut_batch_begin(0);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 80;
+	char *ut_batch = ut_batch_begin(0, ut_now);
+	__u32 ut_off = 0;
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
@@ -226,10 +226,10 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
-	const __u32 ut_batch_cap = 32;
-	char *ut_batch = ut_batch_begin(1);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 32;
+	char *ut_batch = ut_batch_begin(1, ut_now);
+	__u32 ut_off = 0;
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
@@ -257,10 +257,10 @@ int ut_p2_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
-	const __u32 ut_batch_cap = 232;
-	char *ut_batch = ut_batch_begin(2);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 232;
+	char *ut_batch = ut_batch_begin(2, ut_now);
+	__u32 ut_off = 0;
 	{
 		char t2[16];
 		bpf_get_current_comm(t2, sizeof(t2));
@@ -331,10 +331,10 @@ int ut_p3_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
-	const __u32 ut_batch_cap = 104;
-	char *ut_batch = ut_batch_begin(3);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 104;
+	char *ut_batch = ut_batch_begin(3, ut_now);
+	__u32 ut_off = 0;
 	{
 		__u64 t7 = (__u64)(((void *)tp->req));
 		if (ut_flow_sampled(0, t7, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_8)) {
@@ -375,10 +375,10 @@ int ut_p4_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
-	const __u32 ut_batch_cap = 152;
-	char *ut_batch = ut_batch_begin(4);
-	__u32 ut_off = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
+	const __u32 ut_batch_cap = 152;
+	char *ut_batch = ut_batch_begin(4, ut_now);
+	__u32 ut_off = 0;
 	{
 		__u64 t9 = (__u64)(((void *)tp->req));
 		if (ut_flow_sampled(0, t9, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_11)) {

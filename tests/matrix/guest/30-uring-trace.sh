@@ -23,6 +23,9 @@ check() {   # name, command...
 	if "$@" >/dev/null 2>&1; then echo "PASS uring-trace/$name"; else echo "FAIL uring-trace/$name: $(head -c 300 /tmp/ut.stats)"; fi
 }
 check trace_reads grep -q '^errors: 0' /tmp/ut.stats
+# each CPU holds its records and the reader sends an idle CPU's (a program
+# run on a chosen CPU): the flows below must still be whole and in order
+check cpus_hold_records grep -q 'each CPU holds its records' /tmp/ut.err
 grep "^flows" /tmp/ut.stats
 # 54 requests, 10 link-chain arrows and 60 CQEs followed from their posting
 # to their reaping (30 per ring)
