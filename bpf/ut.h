@@ -365,18 +365,21 @@ static __always_inline void ut_agg_minmax(void *map, void *key, __s64 v, int is_
 	}
 }
 
-/* Shared maps the script also reads: atomic adds. */
-static __always_inline void ut_shared_add(void *map, void *key, __s64 v)
+/* Shared maps the script also reads: atomic adds.  Returns the value
+ * after the add, as a look-up would read it (the compiler uses it for a
+ * read of the same key right after); 0 if the map had no room. */
+static __always_inline __s64 ut_shared_add(void *map, void *key, __s64 v)
 {
 	__s64 *p = bpf_map_lookup_elem(map, key);
 	if (!p) {
 		if (bpf_map_update_elem(map, key, &v, BPF_NOEXIST) == 0)
-			return;
+			return v;
 		p = bpf_map_lookup_elem(map, key);
 		if (!p)
-			return;
+			return 0;
 	}
 	__sync_fetch_and_add(p, v);
+	return *p;
 }
 
 /* log2 buckets: 0 holds negatives, 1 holds 0, k >= 2 holds [2^(k-2), 2^(k-1)). */

@@ -1091,7 +1091,7 @@ static char *index_expr(struct compiler *c, struct node *n)
 }
 
 static struct map_info *map_get(struct compiler *c, struct node *ref);
-static char *map_key(struct compiler *c, struct map_info *m, struct node *ref);
+static char *map_key(struct compiler *c, struct map_info *m, struct node *ref, char **sig);
 
 static char *map_read_expr(struct compiler *c, struct node *n)
 {
@@ -1114,7 +1114,15 @@ static char *map_read_expr(struct compiler *c, struct node *n)
 	}
 	n->type = m->value_type;
 	int idx = (int)(m - c->maps);
-	char *k = map_key(c, m, n);
+	char *sig = NULL;
+	char *k = map_key(c, m, n, &sig);
+	if (sig && c->last_add.stmt && c->last_add.stmt == c->prev_stmt && c->last_add.map == idx &&
+	    strcmp(sig, c->last_add.key) == 0) {
+		free(sig);
+		free(k);
+		return xasprintf("((__u64)ut_added_%u)", c->last_add.var);
+	}
+	free(sig);
 	char *t = new_tmp(c);
 	if (n->type.kind == T_STR) {
 		/* the string where the map holds it (a path would not fit twice on
@@ -1338,14 +1346,23 @@ static struct map_info *map_get(struct compiler *c, struct node *ref)
 }
 
 /* Builds the key struct in a temporary; returns its name. */
-static char *map_key(struct compiler *c, struct map_info *m, struct node *ref)
+/* The key struct of a map access, filled.  With sig, also the key's C
+ * joined, when every key is an integer expression written without
+ * statements of its own (a variable, an argument, a constant): the same
+ * text then means the same key in the next statement. */
+static char *map_key(struct compiler *c, struct map_info *m, struct node *ref, char **sig)
 {
 	int idx = (int)(m - c->maps);
 	char *k = new_tmp(c);
 	char **vals = xcalloc(m->nkeys + 1, sizeof(char *));
+	struct strbuf joined = {0};
+	bool plain = sig != NULL;
 	unsigned i = 0;
 	for (struct node *e = ref->a; e; e = e->next, i++) {
+		size_t before = c->out->len;
 		vals[i] = expr(c, e);
+		plain = plain && c->out->len == before && e->type.kind != T_STR;
+		sb_printf(&joined, "%s\x1f", vals[i]);
 		m = &c->maps[idx];   /* the key may read maps: c->maps may have moved */
 		struct type *t = &e->type;
 		if (t->kind == T_SHOW || t->kind == T_VOID) {
@@ -1377,6 +1394,9 @@ static char *map_key(struct compiler *c, struct map_info *m, struct node *ref)
 		free(vals[i]);
 	}
 	free(vals);
+	if (sig)
+		*sig = plain ? xstrdup(joined.s ? joined.s : "") : NULL;
+	sb_free(&joined);
 	return k;
 }
 
@@ -1445,7 +1465,7 @@ static void map_assign(struct compiler *c, struct node *n)
 		m = &c->maps[idx];   /* the value may read maps: c->maps may have moved */
 		if (want && !is_int(&args[0]->type))
 			ERR(args[0], "%s() needs an integer, not %s", n->b->str, a_type(&args[0]->type));
-		char *k = map_key(c, m, n->a);
+		char *k = map_key(c, m, n->a, NULL);
 		switch ((enum ut_agg)agg) {
 		case UT_AGG_COUNT: case UT_AGG_SUM:
 			emit(c, "ut_agg_add(&m_%d, &%s, (__s64)(%s));", idx, k, v);
@@ -1509,7 +1529,8 @@ static void map_assign(struct compiler *c, struct node *n)
 		m->value_show = (struct ut_value){.kind = UT_VAL_FIELD, .display = t->kind == T_PTR ? UT_SHOW_HEX : t->show,
 						  .table = t->table};
 	m->kind = MAP_VALUE;
-	char *k = map_key(c, m, n->a);
+	char *sig = NULL;
+	char *k = map_key(c, m, n->a, &sig);
 	if (t->kind == T_STR && is_path_call(c, n->b)) {
 		/* its 256-byte buffer is map memory, as large as any string value */
 		emit(c, "bpf_map_update_elem(&m_%d, &%s, %s, BPF_ANY);", idx, k, v);
@@ -1523,8 +1544,19 @@ static void map_assign(struct compiler *c, struct node *n)
 	} else if (n->op == '=') {
 		emit(c, "{ __u64 val = (__u64)(%s); bpf_map_update_elem(&m_%d, &%s, &val, BPF_ANY); }", v, idx, k);
 	} else {
-		emit(c, "ut_shared_add(&m_%d, &%s, %s(__s64)(%s));", idx, k, n->op == '-' ? "-" : "", v);
+		emit(c, "ut_added_%u = ut_shared_add(&m_%d, &%s, %s(__s64)(%s));", c->nadded, idx, k,
+		     n->op == '-' ? "-" : "", v);
+		if (sig) {
+			free(c->last_add.key);
+			c->last_add.stmt = n;
+			c->last_add.map = idx;
+			c->last_add.key = sig;
+			c->last_add.var = c->nadded;
+			sig = NULL;
+		}
+		c->nadded++;
 	}
+	free(sig);
 	free(k);
 	free(v);
 }
@@ -1746,8 +1778,15 @@ static void stmt(struct compiler *c, struct node *n);
 
 static void stmt_list(struct compiler *c, struct node *list)
 {
-	for (; list; list = list->next)
+	const struct node *outer = c->prev_stmt;
+	if (!c->list_continues)
+		c->prev_stmt = NULL;
+	c->list_continues = false;
+	for (; list; list = list->next) {
 		stmt(c, list);
+		c->prev_stmt = list;
+	}
+	c->prev_stmt = outer;
 }
 
 static void trace_stmt(struct compiler *c, struct node *n)
@@ -1839,6 +1878,7 @@ static void call_stmt(struct compiler *c, struct node *n)
 		if (body) {
 			int errors = c->d->errors;
 			c->macro_depth++;
+			c->list_continues = true;   /* the body runs where the call is */
 			stmt(c, body);
 			c->macro_depth--;
 			if (c->d->errors > errors && c->macro_depth < 3)
@@ -1880,7 +1920,7 @@ static void call_stmt(struct compiler *c, struct node *n)
 			return;
 		int idx = (int)(mi - c->maps);
 		mi->deleted_in_bpf = true;
-		char *k = map_key(c, mi, m);
+		char *k = map_key(c, mi, m, NULL);
 		emit(c, "bpf_map_delete_elem(&m_%d, &%s);", idx, k);
 		free(k);
 		return;
@@ -2175,6 +2215,9 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 	c->out = &head;
 	c->indent = 1;
 	c->nlocals = 0;
+	c->nadded = 0;
+	c->prev_stmt = NULL;
+	c->last_add.stmt = NULL;
 	c->path_calls = 0;
 	c->batch_bytes = 0;
 	c->max_record_bytes = 0;
@@ -2240,6 +2283,11 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 		free(name);
 		free(c->locals[i].name);
 	}
+	for (unsigned i = 0; i < c->nadded; i++)
+		sb_printf(c->out, "\t__s64 ut_added_%u __attribute__((unused)) = 0;\n", i);
+	free(c->last_add.key);
+	c->last_add.key = NULL;
+	c->last_add.stmt = NULL;
 	sb_puts(c->out, c->computed_out[0].s ? c->computed_out[0].s : "");
 	sb_puts(c->out, head.s ? head.s : "");
 	sb_puts(c->out, c->computed_out[1].s ? c->computed_out[1].s : "");

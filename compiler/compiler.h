@@ -171,6 +171,18 @@ struct compiler {
 	bool uses_scratch;          /* path() or string map values: ut.h's per-CPU buffers */
 	bool sixth_arg_macro;       /* PT_REGS_PARM6 is defined for libbpf before 1.2 */
 	bool uses_stacks;           /* kstack or ustack: gen.c writes ut_stack() and its maps */
+	/* `@m[k] += v` leaves @m[k]'s new value in a variable: a read of
+	 * @m[k] in the statement right after it, in the same list, uses that
+	 * instead of a second look-up (check.c, map_read_expr) */
+	const struct node *prev_stmt;   /* the statement before, in the innermost list */
+	bool list_continues;            /* the next list (a function's body) follows prev_stmt */
+	struct {
+		const struct node *stmt;    /* the add; NULL: none */
+		int map;
+		char *key;                  /* its key expressions' C, joined */
+		unsigned var;               /* ut_added_<var> */
+	} last_add;
+	unsigned nadded;                /* ut_added_* variables of the body */
 	struct strbuf *out;         /* the function body being written */
 	int indent;
 	/* the whole generated C */

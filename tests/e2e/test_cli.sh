@@ -42,6 +42,18 @@ got = {k: str(v[0]["value"]) for k, v in m.items() if v}
 sys.exit(0 if got == want else "got %s" % m)' "$TMP/keyless.json" 2>"$TMP/keyless.py"
 then pass cli/keyless_maps; else fail cli/keyless_maps "$(cat "$TMP/keyless.json" "$TMP/keyless.err" "$TMP/keyless.py")"; fi
 
+# A read right after an add of the same key takes the add's result; reads
+# elsewhere look the map up (tests/compiler/golden/added_reads.ut): values.
+"$UT" -q --summary-only --json "$TMP/added.json" -e 'fn show(v) { @shown = v; }
+	BEGIN { @n[1] += 5; @a = @n[1]; if (@a > 100) { @n[1] += 1; } @b = @n[1]; @n[1] -= 2; @c = @n[2];
+	@n[2] += 7; @d = @n[2] + @n[1]; @n[3] += 4; show(@n[3]); @n[3] += 1; @n[1] += 1; @e = @n[3]; exit(); }' \
+	>/dev/null 2>"$TMP/added.err"
+if python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))["maps"]
+got = {k: int(m[k][0]["value"]) for k in ("@a", "@b", "@c", "@d", "@shown", "@e")}
+sys.exit(0 if got == {"@a": 5, "@b": 5, "@c": 0, "@d": 10, "@shown": 4, "@e": 5} else "got %s" % got)' "$TMP/added.json" 2>"$TMP/added.py"
+then pass cli/read_after_add; else fail cli/read_after_add "$(cat "$TMP/added.json" "$TMP/added.err" "$TMP/added.py")"; fi
+
 # for loops, loaded for real: break leaves the loop at 51 of 100.
 "$UT" -q --summary-only --json "$TMP/loop.json" -e 'BEGIN { for ($i : 0..100) { if ($i == 51) { break; }
 	@sq[$i] = $i * $i; } exit(); }' >/dev/null 2>"$TMP/loop.err"

@@ -143,6 +143,7 @@ int ut_p0_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	void *l_x = 0;
+	__s64 ut_added_0 __attribute__((unused)) = 0;
 	{
 		if (!(((__u64)((bpf_get_current_pid_tgid() >> 32)) < (__u64)(4194304LL))))
 			return 0;
@@ -166,7 +167,7 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_1 t2;
 		__builtin_memset(&t2, 0, sizeof(t2));
-		ut_shared_add(&m_1, &t2, (__s64)(1LL));
+		ut_added_0 = ut_shared_add(&m_1, &t2, (__s64)(1LL));
 	}
 	{
 		struct ut_mk_2 t3;
@@ -269,6 +270,7 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap = 120;
 	char *ut_batch = ut_batch_begin(1, ut_now);
@@ -276,7 +278,7 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_1 t8;
 		__builtin_memset(&t8, 0, sizeof(t8));
-		ut_shared_add(&m_1, &t8, -(__s64)(1LL));
+		ut_added_0 = ut_shared_add(&m_1, &t8, -(__s64)(1LL));
 	}
 	{
 		__u64 t9 = (__u64)(((void *)tp->req));

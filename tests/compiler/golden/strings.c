@@ -155,6 +155,7 @@ int ut_p0_a0(void *ctx)
 	char l_u[64] = {};
 	__u64 l_twice = 0;
 	__u64 l_p = 0;
+	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap = 464;
 	char *ut_batch = ut_batch_begin(0, ut_now);
@@ -300,7 +301,7 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_4 t16;
 		__builtin_memset(&t16, 0, sizeof(t16));
-		ut_shared_add(&m_4, &t16, (__s64)(1LL));
+		ut_added_0 = ut_shared_add(&m_4, &t16, (__s64)(1LL));
 	}
 	{
 		l_p = ((__u64)(__u64)(((void *)tp->filename)));

@@ -185,6 +185,7 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap = 80;
 	char *ut_batch = ut_batch_begin(0, ut_now);
@@ -203,7 +204,7 @@ int ut_p0_a0(void *ctx)
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
 		t0.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		ut_shared_add(&m_0, &t0, (__s64)(((__u64)tp->to_submit)));
+		ut_added_0 = ut_shared_add(&m_0, &t0, (__s64)(((__u64)tp->to_submit)));
 	}
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
@@ -226,6 +227,7 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap = 32;
 	char *ut_batch = ut_batch_begin(1, ut_now);
@@ -242,7 +244,7 @@ int ut_p1_a0(void *ctx)
 		struct ut_mk_0 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
 		t1.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		ut_shared_add(&m_0, &t1, -(__s64)(1LL));
+		ut_added_0 = ut_shared_add(&m_0, &t1, -(__s64)(1LL));
 	}
 ut_done: __attribute__((unused));
 	ut_batch_end(ut_batch, ut_off, 1);
