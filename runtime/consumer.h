@@ -18,10 +18,12 @@ struct ut_consumer *ut_consumer_new(struct bpf_object *obj, ut_record_len_fn *le
 				    void *ctx, char *err, size_t errlen);
 void ut_consumer_free(struct ut_consumer *c);
 
-/* Waits up to timeout_ms (at most 20) for records; every 20 ms sends
- * what idle CPUs hold and hands on the records no CPU can still precede.
- * Returns the number of records handed on, or a negative errno (-EINTR on
- * a signal).  Records reach fn 20-40 ms after their hit. */
+/* Waits up to timeout_ms for records (at most 5 while some are queued);
+ * every 5 ms, or at the end of the wait, sends what idle CPUs hold and
+ * hands on the records no CPU can still precede.  Returns the number of
+ * records handed on, or a negative errno (-EINTR on a signal).  Records
+ * reach fn 5-10 ms after their hit while records flow, up to timeout_ms
+ * later in a quiet trace. */
 int ut_consumer_poll(struct ut_consumer *c, int timeout_ms);
 
 /* Sends what the CPUs hold and hands on every record that can go now,
