@@ -192,6 +192,20 @@ struct {
  * on its CPU between any two instructions. */
 #define ut_barrier() asm volatile("" ::: "memory")
 
+/* Bytes the outermost stage holds: always below UT_HOLD_MAX, masked so
+ * the verifier knows it. */
+static __always_inline __u32 ut_held_bytes(const struct ut_cpu_state *st)
+{
+	return st->held & (UT_HOLD_MAX - 1);
+}
+
+/* Writes bytes of a stage to the ring buffer as one sample, counted for
+ * the probe as one hit emitted or lost. */
+static __always_inline void ut_send(void *data, __u32 bytes, __u32 probe)
+{
+	ut_count(probe, bpf_ringbuf_output(&ut_events, data, bytes, ut_wakeup_flags(bytes)) != 0);
+}
+
 /* NULL when nested too deep: the hit's records are then lost (counted). */
 static __always_inline char *ut_batch_begin(__u32 probe, __u64 now)
 {
@@ -214,7 +228,7 @@ static __always_inline char *ut_batch_begin(__u32 probe, __u64 now)
 	ut_barrier();   /* ut_flush leaves the stage alone from here */
 	if (slot)
 		return b->data;
-	return b->data + (st->held & (UT_HOLD_MAX - 1));
+	return b->data + ut_held_bytes(st);
 }
 
 /* Writes the outermost stage: its held records and this hit's, `bytes`
@@ -248,9 +262,9 @@ static __always_inline void ut_batch_end(char *b, __u32 used, __u32 probe)
 		used = UT_BATCH_BYTES;
 	if (st->batch_depth > 1) {
 		if (used)
-			ut_count(probe, bpf_ringbuf_output(&ut_events, b, used, ut_wakeup_flags(used)) != 0);
+			ut_send(b, used, probe);
 	} else if (used) {
-		__u32 held = (st->held & (UT_HOLD_MAX - 1)) + used;
+		__u32 held = ut_held_bytes(st) + used;
 		if (held < ut_hold_bytes) {
 			if (!st->held)
 				st->held_since = st->hit_ts;
@@ -278,7 +292,7 @@ int ut_flush(void *ctx)
 	if (st->batch_depth)
 		return 0;
 	if (st->held)
-		ut_stage_send(st, st->held & (UT_HOLD_MAX - 1), st->held_hits, UT_NPROBES);
+		ut_stage_send(st, ut_held_bytes(st), st->held_hits, UT_NPROBES);
 	return 1;
 }
 #endif

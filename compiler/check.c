@@ -1693,8 +1693,7 @@ static void record_args(struct compiler *c, struct record *r, struct node *with)
 static void stage_send(struct compiler *c, uint32_t bytes)
 {
 	emit(c, "if (ut_batch && ut_off > ut_batch_cap - %uU) {", bytes);
-	emit(c, "\tut_count(%u, bpf_ringbuf_output(&ut_events, ut_batch, ut_off, ut_wakeup_flags(ut_off)) != 0);",
-	     c->alt->probe_index);
+	emit(c, "\tut_send(ut_batch, ut_off, %u);", c->alt->probe_index);
 	emit(c, "\tut_off = 0;");
 	emit(c, "}");
 }
@@ -2216,8 +2215,6 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 	c->indent = 1;
 	c->nlocals = 0;
 	c->nadded = 0;
-	c->prev_stmt = NULL;
-	c->last_add.stmt = NULL;
 	c->path_calls = 0;
 	c->batch_bytes = 0;
 	c->max_record_bytes = 0;

@@ -32,7 +32,8 @@ int ut_consumer_poll(struct ut_consumer *c, int timeout_ms);
 int ut_consumer_drain(struct ut_consumer *c);
 
 /* Records emitted and lost (ring buffer full) by one probe, summed over
- * CPUs.  probe == nprobes is the thread-name records. */
+ * CPUs.  probe == nprobes is the thread-name records and the records
+ * ut_flush sends for an idle CPU (bpf/ut.h). */
 struct ut_probe_totals {
 	uint64_t emitted, lost;
 };

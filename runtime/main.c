@@ -436,7 +436,7 @@ static void mark_losses(struct session *s)
 			continue;
 		if (s->engine)
 			ut_lost_marker(s->engine, now_ns(), t.lost - s->lost_seen[i],
-				       i < s->prog->nprobes ? s->prog->probes[i].spec : "thread names");
+				       i < s->prog->nprobes ? s->prog->probes[i].spec : "thread names, records held on an idle CPU");
 		s->lost_seen[i] = t.lost;
 	}
 }
