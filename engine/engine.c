@@ -661,22 +661,32 @@ static uint64_t counter_bits(const struct ut_arg *v)
 	}
 }
 
+static bool is_series(const struct counter_series *s, const char *name, const char *arg)
+{
+	return strcmp(s->names, name) == 0 && strcmp(s->names + s->arg_at, arg) == 0;
+}
+
 /* True when v differs from the last value written for (name, v->name) on
  * t, which then remembers v.  Strings are not numbers Perfetto draws, and
- * are always written. */
-static bool counter_changed(struct track *t, const char *name, const struct ut_arg *v)
+ * are always written.  *next is where the series is looked for first: a
+ * counter's values come in the same order every time, so after the
+ * series of one value comes the next one's. */
+static bool counter_changed(struct track *t, const char *name, const struct ut_arg *v, uint32_t *next)
 {
 	if (v->kind == UT_ARG_STR)
 		return true;
 	const char *arg = v->name ? v->name : "";
 	uint64_t bits = counter_bits(v);
-	for (uint32_t i = 0; i < t->nseries; i++) {
-		struct counter_series *s = &t->series[i];
-		if (strcmp(s->names, name) != 0 || strcmp(s->names + s->arg_at, arg) != 0)
-			continue;
+	uint32_t found = *next < t->nseries && is_series(&t->series[*next], name, arg) ? *next : t->nseries;
+	for (uint32_t i = 0; found == t->nseries && i < t->nseries; i++)
+		if (is_series(&t->series[i], name, arg))
+			found = i;
+	if (found < t->nseries) {
+		struct counter_series *s = &t->series[found];
 		bool changed = s->kind != v->kind || s->bits != bits;
 		s->kind = v->kind;
 		s->bits = bits;
+		*next = found + 1;
 		return changed;
 	}
 	if (!t->series)
@@ -697,6 +707,7 @@ static bool counter_changed(struct track *t, const char *name, const struct ut_a
 	s->arg_at = (uint32_t)(name_len + 1);
 	s->kind = v->kind;
 	s->bits = bits;
+	*next = i + 1;
 	return true;
 }
 
@@ -712,8 +723,9 @@ void ut_counter(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		nvalues = FXT_MAX_ARGS;
 	struct ut_arg changed[FXT_MAX_ARGS];
 	unsigned nchanged = 0;
+	uint32_t next_series = tr->nseries; /* no guess for the first value */
 	for (unsigned i = 0; i < nvalues; i++) {
-		if (counter_changed(tr, name, &values[i]))
+		if (counter_changed(tr, name, &values[i], &next_series))
 			changed[nchanged++] = values[i];
 		else
 			e->stats.counters_unchanged++;

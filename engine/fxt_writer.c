@@ -20,6 +20,7 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "FXT words are written
 #define WRITE_BUFFER_BYTES (1u << 20)
 #define STRING_INDEX_SIZE 65536u /* power of two, over twice the slots */
 #define THREAD_INDEX_SIZE 512u
+#define ADDRESS_CACHE_SIZE 1024u /* power of two */
 #define TICKS_PER_SECOND 1000000000ull
 
 struct string_slot {
@@ -27,6 +28,16 @@ struct string_slot {
 	uint32_t len;
 	uint64_t hash;
 	uint16_t newer, older; /* LRU list through slot numbers; 0 is its head */
+};
+
+/* Where a string at this address was last interned.  Callers pass the same
+ * names (a program's categories, event and argument names) again and again
+ * from the same addresses: a hit needs only a comparison with the slot's
+ * text, no hash and no probing.  The comparison also catches a slot given
+ * to another string since, and a caller's buffer that now holds other text. */
+struct address_hit {
+	const char *s;
+	uint16_t slot;
 };
 
 struct thread_slot {
@@ -46,6 +57,7 @@ struct fxt_writer {
 	struct string_slot strings[FXT_STRING_SLOTS + 1];
 	uint16_t string_index[STRING_INDEX_SIZE]; /* slot numbers, 0 = empty */
 	unsigned strings_used;
+	struct address_hit by_address[ADDRESS_CACHE_SIZE];
 
 	struct thread_slot threads[FXT_THREAD_SLOTS + 1];
 	uint8_t thread_index[THREAD_INDEX_SIZE];
@@ -162,26 +174,40 @@ static void string_index_remove(struct fxt_writer *w, uint16_t slot)
 	w->string_index[hole] = 0;
 }
 
-uint16_t fxt_string_ref(struct fxt_writer *w, const char *s)
+static void string_touch(struct fxt_writer *w, uint16_t i)
 {
-	if (!s || !s[0])
-		return 0;
-	size_t len = stored_length(s);
-	uint64_t hash = hmap_hash_bytes(s, len);
+	if (w->strings[0].older != i) {
+		string_lru_unlink(w, i);
+		string_lru_push_newest(w, i);
+	}
+}
+
+static struct address_hit *address_hit(struct fxt_writer *w, const char *s)
+{
+	uintptr_t a = (uintptr_t)s;
+	return &w->by_address[(a ^ a >> 10) & (ADDRESS_CACHE_SIZE - 1)];
+}
+
+/* The slot holding s, found by content; 0 if none. */
+static uint16_t string_find(struct fxt_writer *w, const char *s, size_t len, uint64_t hash, size_t *free_pos)
+{
 	const size_t mask = STRING_INDEX_SIZE - 1;
 	size_t pos = (size_t)hash & mask;
 	for (; w->string_index[pos]; pos = (pos + 1) & mask) {
 		uint16_t i = w->string_index[pos];
 		struct string_slot *slot = &w->strings[i];
-		if (slot->hash == hash && slot->len == len && memcmp(slot->text, s, len) == 0) {
-			if (w->strings[0].older != i) {
-				string_lru_unlink(w, i);
-				string_lru_push_newest(w, i);
-			}
+		if (slot->hash == hash && slot->len == len && memcmp(slot->text, s, len) == 0)
 			return i;
-		}
 	}
+	*free_pos = pos;
+	return 0;
+}
 
+/* Gives s a slot (the least recently used one when all are taken) and
+ * writes its string record. */
+static uint16_t string_add(struct fxt_writer *w, const char *s, size_t len, uint64_t hash, size_t pos)
+{
+	const size_t mask = STRING_INDEX_SIZE - 1;
 	uint16_t i;
 	if (w->strings_used < FXT_STRING_SLOTS) {
 		i = (uint16_t)++w->strings_used;
@@ -206,6 +232,31 @@ uint16_t fxt_string_ref(struct fxt_writer *w, const char *s)
 	uint64_t *p = reserve(w, words);
 	p[0] = FXT_REC_STRING | (uint64_t)words << 4 | (uint64_t)i << 16 | (uint64_t)len << 32;
 	put_padded(p + 1, s, len);
+	return i;
+}
+
+uint16_t fxt_string_ref(struct fxt_writer *w, const char *s)
+{
+	if (!s || !s[0])
+		return 0;
+	struct address_hit *hit = address_hit(w, s);
+	if (hit->s == s) {
+		struct string_slot *slot = &w->strings[hit->slot];
+		/* strncmp stops at s's end; then s[len] is inside s */
+		if (strncmp(slot->text, s, slot->len) == 0 && !s[slot->len]) {
+			string_touch(w, hit->slot);
+			return hit->slot;
+		}
+	}
+	size_t len = stored_length(s);
+	uint64_t hash = hmap_hash_bytes(s, len);
+	size_t pos;
+	uint16_t i = string_find(w, s, len, hash, &pos);
+	if (i)
+		string_touch(w, i);
+	else
+		i = string_add(w, s, len, hash, pos);
+	*hit = (struct address_hit){.s = s, .slot = i};
 	return i;
 }
 

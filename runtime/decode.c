@@ -177,6 +177,24 @@ void ut_value_text(const struct ut_program *prog, const struct ut_field *fields,
 	}
 }
 
+/* The value as text: the program's own string where there is one (a
+ * literal, a table's entry), else written into buf.  The trace writer
+ * finds a string it has seen at the same address without hashing it. */
+static const char *value_str(const struct ut_program *prog, const struct ut_field *fields, unsigned nfields,
+			     const void *rec, size_t size, const struct ut_value *v, char *buf, size_t len)
+{
+	if (v->kind == UT_VAL_TEXT)
+		return v->text ? v->text : "";
+	if (v->kind == UT_VAL_FIELD && v->display == UT_SHOW_TABLE && v->field < nfields &&
+	    field_in_record(&fields[v->field], size) && fields[v->field].type != UT_F_STR) {
+		const char *name = table_name(prog, v->table, (int64_t)field_u64(&fields[v->field], rec));
+		if (name)
+			return name;
+	}
+	ut_value_text(prog, fields, nfields, rec, size, v, buf, len);
+	return buf;
+}
+
 /* Arguments keep their numbers where they are numbers (queries in
  * Perfetto want them), and become text where a script gave them names. */
 #define MAX_ARGS 32
@@ -239,9 +257,8 @@ static void to_arg(const struct ut_program *prog, const struct ut_event *ev, con
 			break;
 		}
 	}
-	ut_value_text(prog, ev->fields, ev->nfields, rec, size, v, text, 256);
 	a->kind = UT_ARG_STR;
-	a->s = text;
+	a->s = value_str(prog, ev->fields, ev->nfields, rec, size, v, text, sizeof(out->text[0]));
 	out->n++;
 }
 
@@ -275,8 +292,8 @@ static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 	}
 	const struct ut_program *p = d->prog;
 	const struct ut_event *ev = &p->events[h->event];
-	char name[512];
-	ut_value_text(p, ev->fields, ev->nfields, rec, size, &ev->name, name, sizeof(name));
+	char name_text[512];
+	const char *name = value_str(p, ev->fields, ev->nfields, rec, size, &ev->name, name_text, sizeof(name_text));
 	switch (ev->op) {
 	case UT_EV_PRINT:
 		if (d->print_out)

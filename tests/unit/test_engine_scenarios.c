@@ -248,6 +248,35 @@ static void test_counters_instants_lost(void)
 		      st.lost_markers == 1);
 }
 
+/* Unchanged values are skipped per series (counter name, value name),
+ * whatever order and subset of values a record has. */
+static void test_counter_series(void)
+{
+	struct ut_engine *e = start(NULL);
+	struct ut_arg ab[] = { { .name = "a", .kind = UT_ARG_UINT, .u = 1 }, { .name = "b", .kind = UT_ARG_UINT, .u = 2 } };
+	struct ut_arg ba[] = { { .name = "b", .kind = UT_ARG_UINT, .u = 2 }, { .name = "a", .kind = UT_ARG_UINT, .u = 3 } };
+	struct ut_arg a3[] = { { .name = "a", .kind = UT_ARG_UINT, .u = 3 } };
+	struct ut_arg b5[] = { { .name = "b", .kind = UT_ARG_UINT, .u = 5 } };
+	ut_counter(e, 10, &main_thread, "c", ab, 2);
+	ut_counter(e, 11, &main_thread, "c", ba, 2);
+	ut_counter(e, 12, &main_thread, "c", a3, 1);
+	ut_counter(e, 13, &main_thread, "d", a3, 1);
+	ut_counter(e, 14, &main_thread, "c", b5, 1);
+	ut_counter(e, 15, &main_thread, "c", ba, 2);
+	struct ut_engine_stats st = finish(e, 20);
+	CHECK("series: both values first",
+	      at("ts=10 pid=100 tid=100 cat=\"\" name=\"c\" args={a: uint32 1, b: uint32 2}") >= 0);
+	CHECK("series: values in another order, only the changed one",
+	      at("ts=11 pid=100 tid=100 cat=\"\" name=\"c\" args={a: uint32 3}") >= 0);
+	CHECK("series: a value alone, unchanged: no record", at("ts=12 ") < 0);
+	CHECK("series: same value name under another counter name is its own series",
+	      at("ts=13 pid=100 tid=100 cat=\"\" name=\"d\" args={a: uint32 3}") >= 0);
+	CHECK("series: the second value alone", at("ts=14 pid=100 tid=100 cat=\"\" name=\"c\" args={b: uint32 5}") >= 0);
+	CHECK("series: b back to 2, a unchanged",
+	      at("ts=15 pid=100 tid=100 cat=\"\" name=\"c\" args={b: uint32 2}") >= 0);
+	CHECK("series: unchanged values counted", st.counters_unchanged == 3);
+}
+
 static void test_limits(void)
 {
 	struct ut_engine_limits lim = { .max_open_flows = 4, .max_open_slices = 3, .max_open_spans = 2 };
@@ -358,6 +387,7 @@ int main(void)
 	test_flow_key_reuse_and_missing_begin();
 	test_span_lanes();
 	test_counters_instants_lost();
+	test_counter_series();
 	test_limits();
 	test_thread_limit();
 	test_many_threads_and_strings();

@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "engine/fxt_records.h"
@@ -92,6 +93,52 @@ static void test_string_and_thread_records(void)
 		0x0000000000005678ull,
 	};
 	check_words("string and thread records", want, sizeof(want) / 8);
+}
+
+/* Strings are remembered by address as well as by content: a buffer that
+ * now holds other text, a prefix or an extension of the old one, or a slot
+ * given to another string since, must not be taken for the old string. */
+static void test_strings_by_address(void)
+{
+	struct fxt_writer *w = open_writer();
+	char buf[16] = "cat";
+	CHECK("buffer: cat gets 1", fxt_string_ref(w, buf) == 1);
+	CHECK("same text elsewhere: 1", fxt_string_ref(w, "cat") == 1);
+	strcpy(buf, "dog");
+	CHECK("same buffer, other text: 2", fxt_string_ref(w, buf) == 2);
+	strcpy(buf, "do");
+	CHECK("same buffer, a prefix: 3", fxt_string_ref(w, buf) == 3);
+	strcpy(buf, "dogs");
+	CHECK("same buffer, an extension: 4", fxt_string_ref(w, buf) == 4);
+	strcpy(buf, "cat");
+	CHECK("same buffer, first text again: 1", fxt_string_ref(w, buf) == 1);
+	close_writer(w);
+	size_t n;
+	load_words(&n);
+	CHECK("four string records of two words", n == sizeof(preamble) / 8 + 8);
+
+	/* every slot taken by other strings: "cat" (slot 1, least recently
+	 * used) is evicted, and its address must not find slot 1 again */
+	w = open_writer();
+	const char *cat = "cat";
+	CHECK("cat gets 1", fxt_string_ref(w, cat) == 1);
+	char other[16];
+	for (unsigned i = 0; i < FXT_STRING_SLOTS; i++) {
+		snprintf(other, sizeof(other), "s%u", i);
+		fxt_string_ref(w, other);
+	}
+	CHECK("slot 1 now holds another string", fxt_string_ref(w, "s32766") == 1);
+	uint16_t again = fxt_string_ref(w, cat);
+	CHECK("cat interned again in another slot", again != 1 && again != 0);
+	close_writer(w);
+	uint64_t last[2] = {0, 0};
+	FILE *f = fopen(path, "rb");
+	if (f && fseek(f, -16, SEEK_END) == 0 && fread(last, 8, 2, f) != 2)
+		last[0] = 0;
+	if (f)
+		fclose(f);
+	CHECK("the last record is cat's string record in its new slot",
+	      last[0] == (0x0000000300000022ull | (uint64_t)again << 16) && last[1] == 0x746163ull);
 }
 
 /* Interns thread 1 = (0x1234, 0x5678), strings 1 "cat", 2 "name", 3 "a",
@@ -275,6 +322,7 @@ int main(void)
 	close(fd);
 	test_preamble();
 	test_string_and_thread_records();
+	test_strings_by_address();
 	test_every_argument_type();
 	test_every_event_type();
 	test_kernel_objects();
