@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "runtime/bpfcc_loader.h"
@@ -116,6 +117,39 @@ int ut_exe_dir(char *dir, size_t len)
 	return 0;
 }
 
+/* read(2) until len bytes came: 0, or -1 with errno (EIO at end of file). */
+static int read_all(int fd, void *data, size_t len)
+{
+	char *p = data;
+	while (len) {
+		ssize_t r = read(fd, p, len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			errno = r == 0 ? EIO : errno;
+			return -1;
+		}
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
 int ut_read_file(const char *path, void **data, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -128,16 +162,9 @@ int ut_read_file(const char *path, void **data, size_t *len)
 	}
 	size_t size = (size_t)st.st_size;
 	char *buf = malloc(size + 1);   /* + NUL so text files can be used as strings */
-	size_t got = 0;
-	while (buf && got < size) {
-		ssize_t r = read(fd, buf + got, size - got);
-		if (r <= 0) {
-			free(buf);
-			buf = NULL;
-			errno = r == 0 ? EIO : errno;
-			break;
-		}
-		got += (size_t)r;
+	if (buf && read_all(fd, buf, size) != 0) {
+		free(buf);
+		buf = NULL;
 	}
 	int saved = errno;
 	close(fd);
@@ -164,18 +191,12 @@ int ut_write_file_atomic(const char *path, const void *data, size_t len)
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -1;
-	const char *p = data;
-	size_t done = 0;
-	while (done < len) {
-		ssize_t w = write(fd, p + done, len - done);
-		if (w < 0) {
-			int saved = errno;
-			close(fd);
-			unlink(tmp);
-			errno = saved;
-			return -1;
-		}
-		done += (size_t)w;
+	if (write_all(fd, data, len) != 0) {
+		int saved = errno;
+		close(fd);
+		unlink(tmp);
+		errno = saved;
+		return -1;
 	}
 	if (close(fd) != 0 || rename(tmp, path) != 0) {
 		int saved = errno;
@@ -230,63 +251,36 @@ static void set_compile_error(char *err, size_t errlen, const char *diag)
 		 diag ? diag : "");
 }
 
-int ut_build_object(const char *c_src, void **obj, size_t *len, bool *cached, char *err,
-		    size_t errlen)
-{
-	*obj = NULL;
-	*len = 0;
-	*cached = false;
-	char cache[PATH_MAX], root[PATH_MAX];
-	uint64_t btf_hash;
-	if (ut_cache_dir(cache, sizeof(cache), err, errlen) != 0 ||
-	    ut_bpf_root(root, sizeof(root), err, errlen) != 0 ||
-	    ut_vmlinux_btf_hash(&btf_hash, err, errlen) != 0)
-		return -1;
-	uint64_t key = ut_hash_bytes(UT_HASH_INIT, c_src, strlen(c_src) + 1);
-	key = ut_hash_bytes(key, UT_CLANG_VERSION, sizeof(UT_CLANG_VERSION));
-	key = ut_hash_bytes(key, &btf_hash, sizeof(btf_hash));
-	/* the headers every generated program includes: a changed one is a
-	 * different object */
-	static const char *const headers[] = {"ut.h", "records.h"};
-	for (size_t i = 0; i < sizeof(headers) / sizeof(headers[0]); i++) {
-		char path[PATH_MAX];
-		path_fmt(path, sizeof(path), "%s/bpf/%s", root, headers[i]);
-		void *text;
-		size_t text_len;
-		if (ut_read_file(path, &text, &text_len) != 0) {
-			snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-			return -1;
-		}
-		key = ut_hash_bytes(key, text, text_len);
-		free(text);
-	}
-
+/* Where an object is built from and stored. */
+struct object_place {
+	char cache[PATH_MAX], root[PATH_MAX]; /* cache and bpf/ headers' directories */
 	char obj_dir[PATH_MAX], obj_path[PATH_MAX];
-	path_fmt(obj_dir, sizeof(obj_dir), "%s/obj", cache);
-	path_fmt(obj_path, sizeof(obj_path), "%s/%016llx.o", obj_dir, (unsigned long long)key);
-	if (ut_read_file(obj_path, obj, len) == 0) {
-		*cached = true;
-		return 0;
-	}
+	uint64_t btf_hash;
+};
 
+/* Compiles c_src with clang (vmlinux.h and its PCH made first when
+ * missing) and stores the object at at->obj_path. */
+static int compile_object(const char *c_src, const struct object_place *at, void **obj, size_t *len, char *err,
+			  size_t errlen)
+{
 	const struct ut_bpfcc *cc = ut_bpfcc_get(err, errlen);
 	if (!cc)
 		return -1;
 	/* a precompiled header only works with the very clang that made it */
 	const char *version = cc->version();
 	char btf_dir[PATH_MAX], header[PATH_MAX], pch[PATH_MAX], bpf_dir[PATH_MAX];
-	path_fmt(btf_dir, sizeof(btf_dir), "%s/btf-%016llx", cache, (unsigned long long)btf_hash);
+	path_fmt(btf_dir, sizeof(btf_dir), "%s/btf-%016llx", at->cache, (unsigned long long)at->btf_hash);
 	path_fmt(header, sizeof(header), "%s/vmlinux.h", btf_dir);
 	path_fmt(pch, sizeof(pch), "%s/vmlinux-%016llx.pch", btf_dir,
 		 (unsigned long long)ut_hash_bytes(UT_HASH_INIT, version, strlen(version)));
-	path_fmt(bpf_dir, sizeof(bpf_dir), "%s/bpf", root);
-	if (make_dirs(btf_dir) != 0 || make_dirs(obj_dir) != 0) {
-		snprintf(err, errlen, "cannot create directories in %s: %s", cache, strerror(errno));
+	path_fmt(bpf_dir, sizeof(bpf_dir), "%s/bpf", at->root);
+	if (make_dirs(btf_dir) != 0 || make_dirs(at->obj_dir) != 0) {
+		snprintf(err, errlen, "cannot create directories in %s: %s", at->cache, strerror(errno));
 		return -1;
 	}
 	if (access(header, R_OK) != 0 && write_vmlinux_header(header, err, errlen) != 0)
 		return -1;
-	const char *includes[] = {btf_dir, root, bpf_dir, NULL};
+	const char *includes[] = {btf_dir, at->root, bpf_dir, NULL};
 	bool have_pch = access(pch, R_OK) == 0 || make_pch(cc, header, includes, pch);
 
 	struct ut_bpfcc_opts opts = {
@@ -303,9 +297,119 @@ int ut_build_object(const char *c_src, void **obj, size_t *len, bool *cached, ch
 		return -1;
 	}
 	free(diag);
-	if (ut_write_file_atomic(obj_path, *obj, *len) != 0) {
+	if (ut_write_file_atomic(at->obj_path, *obj, *len) != 0) {
 		/* The object is good; only the next run loses time. */
-		snprintf(err, errlen, "warning: cannot store %s: %s", obj_path, strerror(errno));
+		snprintf(err, errlen, "warning: cannot store %s: %s", at->obj_path, strerror(errno));
 	}
 	return 0;
+}
+
+/* What the compiling child sends back, then the object and the error text. */
+struct compile_reply {
+	int32_t rc;
+	uint32_t unused;
+	uint64_t obj_len, err_len;
+};
+
+/* Compiles in a child process: the memory clang keeps once it has run
+ * (~90 MB) goes with the child, and a crash inside clang is an error
+ * message, not the end of the tracer. */
+static int compile_in_child(const char *c_src, const struct object_place *at, void **obj, size_t *len, char *err,
+			    size_t errlen)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		snprintf(err, errlen, "cannot start the BPF compiler: pipe: %s", strerror(errno));
+		return -1;
+	}
+	fflush(NULL); /* or the child's exit would write buffered output twice */
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "cannot start the BPF compiler: fork: %s", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		void *o = NULL;
+		size_t n = 0;
+		char *child_err = calloc(1, errlen);
+		int rc = child_err ? compile_object(c_src, at, &o, &n, child_err, errlen)
+				   : -1;
+		struct compile_reply r = {
+			.rc = rc,
+			.obj_len = rc == 0 ? n : 0,
+			.err_len = child_err ? strlen(child_err) : 0,
+		};
+		bool sent = write_all(fds[1], &r, sizeof(r)) == 0 && write_all(fds[1], o, r.obj_len) == 0 &&
+			    write_all(fds[1], child_err, r.err_len) == 0;
+		_exit(sent ? 0 : 1); /* no atexit handlers: they are the parent's */
+	}
+	close(fds[1]);
+	struct compile_reply r;
+	bool received = read_all(fds[0], &r, sizeof(r)) == 0 && r.err_len < errlen &&
+			(*obj = malloc(r.obj_len ? r.obj_len : 1)) != NULL && read_all(fds[0], *obj, r.obj_len) == 0 &&
+			read_all(fds[0], err, r.err_len) == 0;
+	close(fds[0]);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!received) {
+		free(*obj);
+		*obj = NULL;
+		if (WIFSIGNALED(status))
+			snprintf(err, errlen, "the BPF compiler (clang, in a child process) was killed by signal %d (%s)",
+				 WTERMSIG(status), strsignal(WTERMSIG(status)));
+		else
+			snprintf(err, errlen, "the BPF compiler (clang, in a child process) exited without a result");
+		return -1;
+	}
+	err[r.err_len] = 0;
+	if (r.rc != 0) {
+		free(*obj);
+		*obj = NULL;
+		return -1;
+	}
+	*len = r.obj_len;
+	return 0;
+}
+
+int ut_build_object(const char *c_src, void **obj, size_t *len, bool *cached, char *err,
+		    size_t errlen)
+{
+	*obj = NULL;
+	*len = 0;
+	*cached = false;
+	struct object_place at;
+	if (ut_cache_dir(at.cache, sizeof(at.cache), err, errlen) != 0 ||
+	    ut_bpf_root(at.root, sizeof(at.root), err, errlen) != 0 ||
+	    ut_vmlinux_btf_hash(&at.btf_hash, err, errlen) != 0)
+		return -1;
+	uint64_t key = ut_hash_bytes(UT_HASH_INIT, c_src, strlen(c_src) + 1);
+	key = ut_hash_bytes(key, UT_CLANG_VERSION, sizeof(UT_CLANG_VERSION));
+	key = ut_hash_bytes(key, &at.btf_hash, sizeof(at.btf_hash));
+	/* the headers every generated program includes: a changed one is a
+	 * different object */
+	static const char *const headers[] = {"ut.h", "records.h"};
+	for (size_t i = 0; i < sizeof(headers) / sizeof(headers[0]); i++) {
+		char path[PATH_MAX];
+		path_fmt(path, sizeof(path), "%s/bpf/%s", at.root, headers[i]);
+		void *text;
+		size_t text_len;
+		if (ut_read_file(path, &text, &text_len) != 0) {
+			snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+			return -1;
+		}
+		key = ut_hash_bytes(key, text, text_len);
+		free(text);
+	}
+
+	path_fmt(at.obj_dir, sizeof(at.obj_dir), "%s/obj", at.cache);
+	path_fmt(at.obj_path, sizeof(at.obj_path), "%s/%016llx.o", at.obj_dir, (unsigned long long)key);
+	if (ut_read_file(at.obj_path, obj, len) == 0) {
+		*cached = true;
+		return 0;
+	}
+	return compile_in_child(c_src, &at, obj, len, err, errlen);
 }

@@ -155,6 +155,43 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "damaged" "$TMP/cut.err" && pass cli/damaged_uto_rejected \
 	|| fail cli/damaged_uto_rejected "rc=$rc $(cat "$TMP/cut.err")"
 
+# clang runs in a child process: its diagnostics come back, and a crash in
+# it is an error message, not the end of the tracer (a stand-in wrapper
+# that fails, then one that crashes).
+cat >"$TMP/fakecc.c" <<'C'
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+int ut_bpfcc_compile(const void *o, void **obj, unsigned long *len, char **diag)
+{
+	(void)o; (void)obj; (void)len;
+	if (getenv("FAKECC_CRASH"))
+		raise(SIGSEGV);
+	*diag = strdup("fake.c:1:1: error: stand-in compiler refuses");
+	return -1;
+}
+int ut_bpfcc_make_pch(const char *h, const char *const *i, const char *p, char **diag)
+{
+	(void)h; (void)i; (void)p; *diag = NULL;
+	return -1;
+}
+const char *ut_bpfcc_version(void) { return "stand-in 1"; }
+C
+if cc -shared -fPIC -o "$TMP/fakecc.so" "$TMP/fakecc.c" 2>"$TMP/fakecc.err"; then
+	UT_BPFCC_LIB="$TMP/fakecc.so" UT_CACHE_DIR="$TMP/fakecache" "$UT" -q -e 'BEGIN { exit(); }' \
+		>/dev/null 2>"$TMP/ccfail.err"
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "stand-in compiler refuses" "$TMP/ccfail.err" && pass cli/compile_errors_come_back \
+		|| fail cli/compile_errors_come_back "rc=$rc $(cat "$TMP/ccfail.err")"
+	FAKECC_CRASH=1 UT_BPFCC_LIB="$TMP/fakecc.so" UT_CACHE_DIR="$TMP/fakecache" "$UT" -q -e 'BEGIN { exit(); }' \
+		>/dev/null 2>"$TMP/cccrash.err"
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "killed by signal 11" "$TMP/cccrash.err" && pass cli/compiler_crash_reported \
+		|| fail cli/compiler_crash_reported "rc=$rc $(cat "$TMP/cccrash.err")"
+else
+	fail cli/compile_errors_come_back "cannot build the stand-in wrapper: $(cat "$TMP/fakecc.err")"
+fi
+
 # An output file that cannot be written is reported before attaching.
 "$UT" -q -o /nonexistent/dir/t.fxt "$TMP/alt.ut" 2>"$TMP/out.err"
 rc=$?
