@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "compiler/elfsyms.h"
+#include "engine/alloc.h"
 
 #define STACK_FRAMES 127   /* UT_STACK_FRAMES in the generated code */
 
@@ -97,20 +98,8 @@ static void read_kallsyms(void)
 		name[strcspn(name, " \t\n")] = 0;
 		size_t len = strlen(name) + 1;
 		any_address |= addr != 0;
-		if (st.nksyms == cap) {
-			cap = cap ? cap * 2 : 65536;
-			struct ksym *v = realloc(st.ksyms, cap * sizeof(*v));
-			if (!v)
-				break;
-			st.ksyms = v;
-		}
-		if (names_len + len > names_cap) {
-			names_cap = names_cap ? names_cap * 2 : 1 << 20;
-			char *p = realloc(st.knames, names_cap);
-			if (!p)
-				break;
-			st.knames = p;
-		}
+		ut_grow_array((void **)&st.ksyms, &cap, st.nksyms + 1, sizeof(*st.ksyms));
+		ut_grow_array((void **)&st.knames, &names_cap, names_len + len, 1);
 		memcpy(st.knames + names_len, name, len);
 		/* an offset until the names stop moving */
 		st.ksyms[st.nksyms++] = (struct ksym){.addr = addr, .name = (const char *)(uintptr_t)names_len};
@@ -179,7 +168,7 @@ static void read_mappings(struct proc *p)
 		return;
 	}
 	struct proc fresh = {.pid = p->pid, .round = st.round};
-	unsigned cap = 0;
+	size_t cap = 0;
 	char line[4096 + 128];
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long start, end, offset;
@@ -191,16 +180,9 @@ static void read_mappings(struct proc *p)
 		file[strcspn(file, "\n")] = 0;
 		if (perms[2] != 'x' || file[0] != '/')
 			continue;
-		if (fresh.n == cap) {
-			cap = cap ? cap * 2 : 32;
-			struct mapping *m = realloc(fresh.m, cap * sizeof(*m));
-			if (!m)
-				break;
-			fresh.m = m;
-		}
-		char *copy = strdup(file);
-		if (!copy)
-			break;
+		ut_grow_array((void **)&fresh.m, &cap, fresh.n + 1, sizeof(*fresh.m));
+		char *copy = ut_xcalloc(strlen(file) + 1, 1);
+		strcpy(copy, file);
 		fresh.m[fresh.n++] = (struct mapping){.start = start, .end = end, .offset = offset, .path = copy};
 	}
 	fclose(f);
