@@ -300,6 +300,11 @@ static void name_process_koid(struct ut_engine *e, char **stored, uint32_t koid,
 	fxt_write_kernel_object(e->w, FXT_OBJ_PROCESS, koid, name, NULL, 0);
 }
 
+void ut_engine_stable_string(struct ut_engine *e, const char *s)
+{
+	fxt_string_stable(e->w, s);
+}
+
 static uint32_t kind_id(struct ut_engine *e, const char *kind)
 {
 	if (!kind)

@@ -89,6 +89,11 @@ const struct ut_engine_stats *ut_engine_stats(const struct ut_engine *e);
 /* Prints one line to out naming what the limits evicted, if anything. */
 void ut_engine_report_limits(const struct ut_engine *e, FILE *out);
 
+/* Declares that s (a program's name: a category, an event, argument or
+ * kind name) stays unchanged at its address until the engine is freed;
+ * the trace writer then finds it by address, without comparing text. */
+void ut_engine_stable_string(struct ut_engine *e, const char *s);
+
 /* Names.  May be called at any time, any number of times; the newest name
  * wins for records written afterwards. */
 void ut_engine_process_name(struct ut_engine *e, uint32_t pid, const char *name);

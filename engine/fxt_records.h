@@ -13,6 +13,7 @@
 #define FXT_MAX_RECORD_WORDS 4095u   /* the 12-bit size field */
 #define FXT_MAX_ARGS 15u             /* the 4-bit argument count */
 #define FXT_STRING_SLOTS 32767u      /* string table indices 1..0x7fff */
+#define FXT_PINNED_MAX 2048u         /* stable strings, in slots never evicted */
 #define FXT_THREAD_SLOTS 255u        /* thread table indices 1..0xff */
 /* Longer strings are cut (at a UTF-8 boundary); keeps every record far
  * below the size limit and bounds the string table's memory. */
@@ -84,6 +85,11 @@ void fxt_write_kernel_object(struct fxt_writer *w, enum fxt_object_type type, ui
 /* Interns s (NULL and "" are the empty ref 0), writing a string record when
  * it gets a slot; returns the string ref. */
 uint16_t fxt_string_ref(struct fxt_writer *w, const char *s);
+/* Declares that s stays unchanged at its address while the writer lives
+ * (a program's names): once interned, its slot is never evicted and s is
+ * found by its address alone.  At most FXT_PINNED_MAX strings; past that
+ * they are interned as any other. */
+void fxt_string_stable(struct fxt_writer *w, const char *s);
 /* Interns thread (pid, tid), writing a thread record when it gets a slot;
  * returns the thread ref (1..255). */
 uint8_t fxt_thread_ref(struct fxt_writer *w, uint32_t pid, uint32_t tid);

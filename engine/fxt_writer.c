@@ -21,12 +21,14 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "FXT words are written
 #define STRING_INDEX_SIZE 65536u /* power of two, over twice the slots */
 #define THREAD_INDEX_SIZE 512u
 #define ADDRESS_CACHE_SIZE 1024u /* power of two */
+#define PINNED_INDEX_SIZE 4096u  /* power of two, twice FXT_PINNED_MAX */
 #define TICKS_PER_SECOND 1000000000ull
 
 struct string_slot {
 	char *text;
 	uint32_t len;
 	uint64_t hash;
+	bool pinned; /* holds a stable string: out of the LRU list, never evicted */
 	uint16_t newer, older; /* LRU list through slot numbers; 0 is its head */
 };
 
@@ -38,6 +40,13 @@ struct string_slot {
 struct address_hit {
 	const char *s;
 	uint16_t slot;
+	bool pinned; /* s is a stable string in a pinned slot: no comparison */
+};
+
+/* A string declared stable (fxt_string_stable) and its slot once used. */
+struct pinned_string {
+	const char *s;
+	uint16_t slot; /* 0 until first used */
 };
 
 struct thread_slot {
@@ -58,6 +67,8 @@ struct fxt_writer {
 	uint16_t string_index[STRING_INDEX_SIZE]; /* slot numbers, 0 = empty */
 	unsigned strings_used;
 	struct address_hit by_address[ADDRESS_CACHE_SIZE];
+	struct pinned_string pinned[PINNED_INDEX_SIZE]; /* by address */
+	unsigned npinned;
 
 	struct thread_slot threads[FXT_THREAD_SLOTS + 1];
 	uint8_t thread_index[THREAD_INDEX_SIZE];
@@ -176,16 +187,42 @@ static void string_index_remove(struct fxt_writer *w, uint16_t slot)
 
 static void string_touch(struct fxt_writer *w, uint16_t i)
 {
-	if (w->strings[0].older != i) {
+	if (!w->strings[i].pinned && w->strings[0].older != i) {
 		string_lru_unlink(w, i);
 		string_lru_push_newest(w, i);
 	}
 }
 
-static struct address_hit *address_hit(struct fxt_writer *w, const char *s)
+static size_t address_home(const char *s)
 {
 	uintptr_t a = (uintptr_t)s;
-	return &w->by_address[(a ^ a >> 10) & (ADDRESS_CACHE_SIZE - 1)];
+	return (size_t)(a ^ a >> 10);
+}
+
+static struct address_hit *address_hit(struct fxt_writer *w, const char *s)
+{
+	return &w->by_address[address_home(s) & (ADDRESS_CACHE_SIZE - 1)];
+}
+
+/* s's entry among the stable strings, or the empty entry where it would go. */
+static struct pinned_string *pinned_entry(struct fxt_writer *w, const char *s)
+{
+	const size_t mask = PINNED_INDEX_SIZE - 1;
+	size_t pos = address_home(s) & mask;
+	while (w->pinned[pos].s && w->pinned[pos].s != s)
+		pos = (pos + 1) & mask;
+	return &w->pinned[pos];
+}
+
+void fxt_string_stable(struct fxt_writer *w, const char *s)
+{
+	if (!s || !s[0] || w->npinned >= FXT_PINNED_MAX)
+		return;
+	struct pinned_string *p = pinned_entry(w, s);
+	if (!p->s) {
+		p->s = s;
+		w->npinned++;
+	}
 }
 
 /* The slot holding s, found by content; 0 if none. */
@@ -241,12 +278,21 @@ uint16_t fxt_string_ref(struct fxt_writer *w, const char *s)
 		return 0;
 	struct address_hit *hit = address_hit(w, s);
 	if (hit->s == s) {
+		if (hit->pinned)
+			return hit->slot;
 		struct string_slot *slot = &w->strings[hit->slot];
 		/* strncmp stops at s's end; then s[len] is inside s */
 		if (strncmp(slot->text, s, slot->len) == 0 && !s[slot->len]) {
 			string_touch(w, hit->slot);
 			return hit->slot;
 		}
+	}
+	struct pinned_string *pin = w->npinned ? pinned_entry(w, s) : NULL;
+	if (pin && !pin->s)
+		pin = NULL;
+	if (pin && pin->slot) {
+		*hit = (struct address_hit){.s = s, .slot = pin->slot, .pinned = true};
+		return pin->slot;
 	}
 	size_t len = stored_length(s);
 	uint64_t hash = hmap_hash_bytes(s, len);
@@ -256,7 +302,14 @@ uint16_t fxt_string_ref(struct fxt_writer *w, const char *s)
 		string_touch(w, i);
 	else
 		i = string_add(w, s, len, hash, pos);
-	*hit = (struct address_hit){.s = s, .slot = i};
+	if (pin) { /* a stable string's slot is its own for good */
+		if (!w->strings[i].pinned) {
+			string_lru_unlink(w, i);
+			w->strings[i].pinned = true;
+		}
+		pin->slot = i;
+	}
+	*hit = (struct address_hit){.s = s, .slot = i, .pinned = pin != NULL};
 	return i;
 }
 

@@ -366,6 +366,36 @@ static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 	}
 }
 
+static void declare_value(struct ut_engine *e, const struct ut_value *v)
+{
+	if (v->kind == UT_VAL_TEXT)
+		ut_engine_stable_string(e, v->text);
+}
+
+void ut_decoder_declare_names(struct ut_decoder *d)
+{
+	const struct ut_program *p = d->prog;
+	struct ut_engine *e = d->engine;
+	if (!e)
+		return;
+	for (unsigned i = 0; i < p->nevents; i++) {
+		const struct ut_event *ev = &p->events[i];
+		ut_engine_stable_string(e, ev->category);
+		declare_value(e, &ev->name);
+		for (unsigned a = 0; a < ev->nargs; a++) {
+			ut_engine_stable_string(e, ev->args[a].name);
+			declare_value(e, &ev->args[a].value);
+		}
+	}
+	for (unsigned i = 0; i < p->ngroups; i++)
+		ut_engine_stable_string(e, p->groups[i]);
+	for (unsigned i = 0; i < p->nflows; i++)
+		ut_engine_stable_string(e, p->flows[i]);
+	for (unsigned t = 0; t < p->ntables; t++)
+		for (unsigned i = 0; i < p->tables[t].nentries; i++)
+			ut_engine_stable_string(e, p->tables[t].entries[i].name);
+}
+
 /* A sample holds records one after another, each as long as its event's
  * layout says (bpf/ut.h, ut_batch_begin). */
 size_t ut_decode_record_len(struct ut_decoder *d, const void *rec, size_t avail)

@@ -23,6 +23,12 @@ struct ut_decoder {
 	void *clear_ctx;
 };
 
+/* Declares the program's names (categories, literal and table names,
+ * argument names, kinds) stable to the engine, which then finds them by
+ * address: they are what almost every record carries.  Once, before the
+ * first record. */
+void ut_decoder_declare_names(struct ut_decoder *d);
+
 /* Length of the record at rec, avail bytes being left in its sample; 0
  * (counted as malformed) for an unknown event or a short record. */
 size_t ut_decode_record_len(struct ut_decoder *d, const void *rec, size_t avail);

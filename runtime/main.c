@@ -586,6 +586,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	s.lost_seen = calloc(prog->nprobes + 1, sizeof(*s.lost_seen));
 	s.dec = (struct ut_decoder){.prog = prog, .engine = s.engine, .print_out = stdout,
 				    .clear_map = on_clear, .clear_ctx = &s};
+	ut_decoder_declare_names(&s.dec);
 	if (o->verbose)
 		for (unsigned i = 0; i < prog->nprobes; i++) {
 			int a = ut_loaded_alt(s.loaded, i);

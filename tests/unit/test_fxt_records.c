@@ -141,6 +141,41 @@ static void test_strings_by_address(void)
 	      last[0] == (0x0000000300000022ull | (uint64_t)again << 16) && last[1] == 0x746163ull);
 }
 
+/* A string declared stable keeps its slot however many others come, and
+ * is written once; the same text elsewhere finds that slot. */
+static void test_stable_strings(void)
+{
+	struct fxt_writer *w = open_writer();
+	static const char stable[] = "submit";
+	fxt_string_stable(w, stable);
+	CHECK("stable: gets slot 1", fxt_string_ref(w, stable) == 1);
+	char other[16];
+	for (unsigned i = 0; i < 2 * FXT_STRING_SLOTS; i++) {
+		snprintf(other, sizeof(other), "s%u", i);
+		fxt_string_ref(w, other);
+	}
+	CHECK("stable: keeps slot 1 after 65534 other strings", fxt_string_ref(w, stable) == 1);
+	strcpy(other, "submit");
+	CHECK("stable: its text in a buffer finds slot 1", fxt_string_ref(w, other) == 1);
+	snprintf(other, sizeof(other), "s%u", 0u);
+	uint16_t evicted_again = fxt_string_ref(w, other);
+	CHECK("stable: other strings still take turns in the other slots", evicted_again > 1);
+	close_writer(w);
+	FILE *f = fopen(path, "rb");
+	uint64_t word;
+	unsigned records_of_slot_1 = 0;
+	while (f && fread(&word, 8, 1, f) == 1) {
+		unsigned words = (unsigned)(word >> 4 & 0xfff);
+		if ((word & 0xf) == 2 && (word >> 16 & 0x7fff) == 1)
+			records_of_slot_1++;
+		if (words > 1 && fseek(f, (long)(words - 1) * 8, SEEK_CUR) != 0)
+			break;
+	}
+	if (f)
+		fclose(f);
+	CHECK("stable: one string record for slot 1 in the whole trace", records_of_slot_1 == 1);
+}
+
 /* Interns thread 1 = (0x1234, 0x5678), strings 1 "cat", 2 "name", 3 "a",
  * 4 "v", 5 "process" so events below write no table records. */
 static struct fxt_writer *open_with_tables(void)
@@ -323,6 +358,7 @@ int main(void)
 	test_preamble();
 	test_string_and_thread_records();
 	test_strings_by_address();
+	test_stable_strings();
 	test_every_argument_type();
 	test_every_event_type();
 	test_kernel_objects();
