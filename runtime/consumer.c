@@ -3,6 +3,7 @@
 #include <linux/types.h>
 
 #include "bpf/records.h"
+#include "runtime/loader.h"
 #include "runtime/reorder.h"
 
 #include <bpf/bpf.h>
@@ -114,10 +115,7 @@ void ut_consumer_free(struct ut_consumer *c)
 /* Runs ut_flush on the CPU: true when it holds nothing any more. */
 static bool flush_cpu(struct ut_consumer *c, unsigned cpu)
 {
-	if (c->flush_fd < 0)
-		return false;
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
-	return bpf_prog_test_run_opts(c->flush_fd, &opts) == 0 && opts.retval == 1;
+	return c->flush_fd >= 0 && ut_run_on_cpu(c->flush_fd, cpu);
 }
 
 /* How old a record the CPU may still send, from a copy of its state: one

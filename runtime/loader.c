@@ -338,10 +338,15 @@ static bool can_run_on_cpu(void)
 	if (fd < 0)
 		return false;
 	int cpu = sched_getcpu();
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu > 0 ? (__u32)cpu : 0);
-	bool ok = bpf_prog_test_run_opts(fd, &opts) == 0 && opts.retval == 1;
+	bool ok = ut_run_on_cpu(fd, cpu > 0 ? (unsigned)cpu : 0);
 	close(fd);
 	return ok;
+}
+
+bool ut_run_on_cpu(int prog_fd, unsigned cpu)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+	return bpf_prog_test_run_opts(prog_fd, &opts) == 0 && opts.retval == 1;
 }
 
 /* ---- load and attach --------------------------------------------------- */

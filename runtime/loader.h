@@ -48,6 +48,10 @@ int ut_loaded_alt(const struct ut_loaded *l, unsigned probe);
  * "tracepoint:nosuch/event (no such tracepoint)"; "" when none. */
 const char *ut_loaded_skipped(const struct ut_loaded *l, unsigned probe);
 
+/* Runs raw_tp program prog_fd once on cpu (BPF_F_TEST_RUN_ON_CPU): true
+ * when it ran and returned 1. */
+bool ut_run_on_cpu(int prog_fd, unsigned cpu);
+
 /* Hits the kernel did not run a program for, summed over the programs:
  * a program already running on a CPU is skipped when the probe fires
  * again there (an interrupt inside it, or a probe hit by itself). */
