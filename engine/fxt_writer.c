@@ -355,6 +355,10 @@ static void thread_index_remove(struct fxt_writer *w, uint8_t slot)
 
 uint8_t fxt_thread_ref(struct fxt_writer *w, uint32_t pid, uint32_t tid)
 {
+	/* records come in runs on one thread (a flow point is two) */
+	uint8_t newest = w->threads[0].older;
+	if (newest && w->threads[newest].pid == pid && w->threads[newest].tid == tid)
+		return newest;
 	const size_t mask = THREAD_INDEX_SIZE - 1;
 	size_t pos = thread_home(pid, tid);
 	for (; w->thread_index[pos]; pos = (pos + 1) & mask) {
