@@ -671,6 +671,17 @@ static bool is_series(const struct counter_series *s, const char *name, const ch
 	return strcmp(s->names, name) == 0 && strcmp(s->names + s->arg_at, arg) == 0;
 }
 
+/* Index of series (name, arg) on t, looked for at guess first; nseries if none. */
+static uint32_t find_series(const struct track *t, const char *name, const char *arg, uint32_t guess)
+{
+	if (guess < t->nseries && is_series(&t->series[guess], name, arg))
+		return guess;
+	for (uint32_t i = 0; i < t->nseries; i++)
+		if (is_series(&t->series[i], name, arg))
+			return i;
+	return t->nseries;
+}
+
 /* True when v differs from the last value written for (name, v->name) on
  * t, which then remembers v.  Strings are not numbers Perfetto draws, and
  * are always written.  *next is where the series is looked for first: a
@@ -682,10 +693,7 @@ static bool counter_changed(struct track *t, const char *name, const struct ut_a
 		return true;
 	const char *arg = v->name ? v->name : "";
 	uint64_t bits = counter_bits(v);
-	uint32_t found = *next < t->nseries && is_series(&t->series[*next], name, arg) ? *next : t->nseries;
-	for (uint32_t i = 0; found == t->nseries && i < t->nseries; i++)
-		if (is_series(&t->series[i], name, arg))
-			found = i;
+	uint32_t found = find_series(t, name, arg, *next);
 	if (found < t->nseries) {
 		struct counter_series *s = &t->series[found];
 		bool changed = s->kind != v->kind || s->bits != bits;

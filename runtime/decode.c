@@ -91,17 +91,31 @@ static void copy_text(char *buf, size_t len, const char *prefix, const char *s, 
 	buf[p + n] = 0;
 }
 
+/* The program's own string for v where it has one: a literal, or a
+ * table's entry for the field's value; NULL otherwise. */
+static const char *own_text(const struct ut_program *prog, const struct ut_field *fields, unsigned nfields,
+			    const void *rec, size_t size, const struct ut_value *v)
+{
+	if (v->kind == UT_VAL_TEXT)
+		return v->text;
+	if (v->kind == UT_VAL_FIELD && v->display == UT_SHOW_TABLE && v->field < nfields &&
+	    field_in_record(&fields[v->field], size) && fields[v->field].type != UT_F_STR)
+		return table_name(prog, v->table, (int64_t)field_u64(&fields[v->field], rec));
+	return NULL;
+}
+
 void ut_value_text(const struct ut_program *prog, const struct ut_field *fields, unsigned nfields,
 		   const void *rec, size_t size, const struct ut_value *v, char *buf, size_t len)
 {
 	if (!len)
 		return;
 	buf[0] = 0;
-	switch (v->kind) {
-	case UT_VAL_TEXT:
-		if (v->text)
-			copy_text(buf, len, "", v->text, strlen(v->text));
+	const char *own = own_text(prog, fields, nfields, rec, size, v);
+	if (own) {
+		copy_text(buf, len, "", own, strlen(own));
 		return;
+	}
+	switch (v->kind) {
 	case UT_VAL_FORMAT: {
 		size_t at = 0;
 		unsigned next = 0;
@@ -141,14 +155,9 @@ void ut_value_text(const struct ut_program *prog, const struct ut_field *fields,
 	}
 	uint64_t raw = field_u64(f, rec);
 	switch (v->display) {
-	case UT_SHOW_TABLE: {
-		const char *name = table_name(prog, v->table, (int64_t)raw);
-		if (name)
-			copy_text(buf, len, "", name, strlen(name));
-		else
-			snprintf(buf, len, "%" PRId64, (int64_t)raw);
+	case UT_SHOW_TABLE: /* a value the table does not name (own_text names the others) */
+		snprintf(buf, len, "%" PRId64, (int64_t)raw);
 		return;
-	}
 	case UT_SHOW_ERRNO: {
 		int64_t s = (int64_t)raw;
 		const char *name = s < 0 && s > -4096 ? ut_errno_name((int)-s) : NULL;
@@ -177,20 +186,15 @@ void ut_value_text(const struct ut_program *prog, const struct ut_field *fields,
 	}
 }
 
-/* The value as text: the program's own string where there is one (a
- * literal, a table's entry), else written into buf.  The trace writer
- * finds a string it has seen at the same address without hashing it. */
+/* The value as text: the program's own string where there is one, else
+ * written into buf.  The trace writer finds a string it has seen at the
+ * same address without hashing it. */
 static const char *value_str(const struct ut_program *prog, const struct ut_field *fields, unsigned nfields,
 			     const void *rec, size_t size, const struct ut_value *v, char *buf, size_t len)
 {
-	if (v->kind == UT_VAL_TEXT)
-		return v->text ? v->text : "";
-	if (v->kind == UT_VAL_FIELD && v->display == UT_SHOW_TABLE && v->field < nfields &&
-	    field_in_record(&fields[v->field], size) && fields[v->field].type != UT_F_STR) {
-		const char *name = table_name(prog, v->table, (int64_t)field_u64(&fields[v->field], rec));
-		if (name)
-			return name;
-	}
+	const char *own = own_text(prog, fields, nfields, rec, size, v);
+	if (own)
+		return own;
 	ut_value_text(prog, fields, nfields, rec, size, v, buf, len);
 	return buf;
 }
