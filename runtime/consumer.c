@@ -28,6 +28,13 @@
  * mark takes a while to reach other CPUs): while probes are attached, a
  * CPU seen idle is known quiet from this long before the look. */
 #define SKEW_NS (50 * 1000ull)
+/* Records the reorder queues may hold.  When the reader falls behind, one
+ * ring buffer read can last as long as the CPUs keep it busy; it stops at
+ * this many (ENOBUFS from on_sample) so that records are handed on and
+ * the loop around it looks at the clock and at signals.  A release also
+ * leaves no more than half of them queued, whatever the watermark: a hit
+ * preempted for long then costs order, not memory. */
+#define MAX_QUEUED (64 * 1024)
 
 struct ut_consumer {
 	struct ring_buffer *rb;
@@ -42,6 +49,8 @@ struct ut_consumer {
 	struct ut_cpu_state *cpu_states;
 	uint64_t *quiet_until;      /* per CPU: no record older than this is to come */
 	uint64_t last_sync;
+	bool queues_full;           /* the last read stopped at MAX_QUEUED */
+	uint64_t full_reads;        /* reads that did */
 };
 
 static uint64_t monotonic_ns(void)
@@ -55,7 +64,24 @@ static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct ut_consumer *c = ctx;
 	ut_reorder_add(c->reorder, data, size);
+	c->queues_full = ut_reorder_queued(c->reorder) >= MAX_QUEUED;
+	return c->queues_full ? -ENOBUFS : 0;   /* libbpf stops reading, this sample taken */
+}
+
+/* Reads what the ring holds, up to MAX_QUEUED records queued. */
+static int read_ring(struct ut_consumer *c, int timeout_ms)
+{
+	c->queues_full = false;
+	int n = timeout_ms < 0 ? ring_buffer__consume(c->rb) : ring_buffer__poll(c->rb, timeout_ms);
+	if (!c->queues_full)
+		return n;
+	c->full_reads++;
 	return 0;
+}
+
+uint64_t ut_consumer_full_reads(const struct ut_consumer *c)
+{
+	return c->full_reads;
 }
 
 static int map_fd(struct bpf_object *obj, const char *name)
@@ -151,14 +177,14 @@ static int sync_and_release(struct ut_consumer *c, uint64_t skew)
 		if (until > c->quiet_until[cpu])
 			c->quiet_until[cpu] = until;
 	}
-	int n = ring_buffer__consume(c->rb);
+	int n = read_ring(c, -1);
 	if (n < 0)
 		return n;
 	uint64_t watermark = UINT64_MAX;
 	for (unsigned cpu = 0; cpu < c->ncpus; cpu++)
 		if (c->quiet_until[cpu] < watermark)
 			watermark = c->quiet_until[cpu];
-	return (int)ut_reorder_release(c->reorder, watermark, c->fn, c->ctx);
+	return (int)ut_reorder_release(c->reorder, watermark, MAX_QUEUED / 2, c->fn, c->ctx);
 }
 
 int ut_consumer_poll(struct ut_consumer *c, int timeout_ms)
@@ -169,17 +195,21 @@ int ut_consumer_poll(struct ut_consumer *c, int timeout_ms)
 	/* The BPF side wakes the reader only every ut_wakeup_bytes, and epoll
 	 * reports the ring only after a wake-up: what a quiet trace left is
 	 * read at the next sync. */
-	int n = ring_buffer__poll(c->rb, timeout_ms);
+	int n = read_ring(c, timeout_ms);
 	if (n < 0)
 		return n;
-	if (monotonic_ns() - c->last_sync < SYNC_NS)
+	if (!c->queues_full && monotonic_ns() - c->last_sync < SYNC_NS)
 		return 0;
 	return sync_and_release(c, SKEW_NS);
 }
 
 int ut_consumer_drain(struct ut_consumer *c)
 {
-	return sync_and_release(c, 0);
+	int n;
+	do
+		n = sync_and_release(c, 0);
+	while (n >= 0 && c->queues_full);
+	return n;
 }
 
 int ut_consumer_counters(struct ut_consumer *c, uint32_t probe, struct ut_probe_totals *out)

@@ -26,6 +26,11 @@ void ut_consumer_free(struct ut_consumer *c);
  * later in a quiet trace. */
 int ut_consumer_poll(struct ut_consumer *c, int timeout_ms);
 
+/* Times a read stopped because the records queued reached their bound
+ * (the reader fell behind the CPUs): each was handed on at once, the
+ * oldest first, some ahead of records another CPU still held. */
+uint64_t ut_consumer_full_reads(const struct ut_consumer *c);
+
 /* Sends what the CPUs hold and hands on every record that can go now,
  * including those of a BEGIN or END probe just run; after detach (no hit
  * running) that is all of them.  Records handed on, or a negative errno. */

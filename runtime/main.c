@@ -688,8 +688,12 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 				(unsigned long long)missed);
 		if (s.engine)
 			ut_engine_report_limits(s.engine, stderr);
-		if (o->verbose)
+		if (o->verbose) {
 			fprintf(stderr, "uring-trace: detached %u links (%u slow) in %.1f ms\n", ds.links, ds.slow_links, ds.ms);
+			fprintf(stderr, "uring-trace: the reader fell behind %llu times (its queue of records reached "
+				"its bound and was handed on at once)\n",
+				(unsigned long long)ut_consumer_full_reads(s.consumer));
+		}
 	}
 	if (child) {
 		kill(child, SIGTERM);

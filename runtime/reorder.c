@@ -1,6 +1,7 @@
 #include "runtime/reorder.h"
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "bpf/records.h"
@@ -117,7 +118,15 @@ void ut_reorder_add(struct ut_reorder *r, const void *sample, size_t size)
 	release_copy(copy);
 }
 
-long ut_reorder_release(struct ut_reorder *r, uint64_t watermark, ut_record_fn *fn, void *ctx)
+/* A record at ts may leave: no CPU can still send an older one, or the
+ * queues hold too many. */
+static bool releasable(const struct ut_reorder *r, uint64_t ts, uint64_t watermark, size_t max_queued)
+{
+	return ts <= watermark || r->queued > max_queued;
+}
+
+long ut_reorder_release(struct ut_reorder *r, uint64_t watermark, size_t max_queued, ut_record_fn *fn,
+			void *ctx)
 {
 	long released = 0;
 	for (;;) {
@@ -138,9 +147,8 @@ long ut_reorder_release(struct ut_reorder *r, uint64_t watermark, ut_record_fn *
 				next = ts;
 			}
 		}
-		if (!oldest || at(oldest, 0)->ts > watermark)
+		if (!oldest || !releasable(r, at(oldest, 0)->ts, watermark, max_queued))
 			return released;
-		uint64_t until = next < watermark ? next : watermark;
 		do {
 			struct queued item = *at(oldest, 0);
 			oldest->head = (oldest->head + 1) & (oldest->capacity - 1);
@@ -151,7 +159,8 @@ long ut_reorder_release(struct ut_reorder *r, uint64_t watermark, ut_record_fn *
 			released++;
 			if (stop)
 				return released;
-		} while (oldest->count && at(oldest, 0)->ts <= until);
+		} while (oldest->count && at(oldest, 0)->ts <= next &&
+			 releasable(r, at(oldest, 0)->ts, watermark, max_queued));
 	}
 }
 

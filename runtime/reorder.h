@@ -30,8 +30,12 @@ void ut_reorder_free(struct ut_reorder *r);
 void ut_reorder_add(struct ut_reorder *r, const void *sample, size_t size);
 
 /* Releases the queued records with timestamps up to watermark, oldest
- * first, to fn.  Returns the number released. */
-long ut_reorder_release(struct ut_reorder *r, uint64_t watermark, ut_record_fn *fn, void *ctx);
+ * first, to fn, and then more of the oldest while over max_queued remain
+ * (memory stays bounded when the watermark is held back: those leave
+ * before records another CPU may still send).  Returns the number
+ * released. */
+long ut_reorder_release(struct ut_reorder *r, uint64_t watermark, size_t max_queued, ut_record_fn *fn,
+			void *ctx);
 
 /* Records queued. */
 size_t ut_reorder_queued(const struct ut_reorder *r);

@@ -70,11 +70,11 @@ static void test_merge(void)
 	add(r, 1, (uint64_t[]){10, 20, 30}, 3);
 	add(r, 0, (uint64_t[]){5, 15, 25, 35}, 4);
 	CHECK("seven queued", ut_reorder_queued(r) == 7);
-	CHECK("up to the watermark: four", ut_reorder_release(r, 22, collect, &o) == 4);
+	CHECK("up to the watermark: four", ut_reorder_release(r, 22, SIZE_MAX, collect, &o) == 4);
 	CHECK("merged in time order", ts_are(&o, (uint64_t[]){5, 10, 15, 20}, 4));
 	CHECK("three still queued", ut_reorder_queued(r) == 3);
-	CHECK("nothing more below the same watermark", ut_reorder_release(r, 22, collect, &o) == 0);
-	ut_reorder_release(r, UINT64_MAX, collect, &o);
+	CHECK("nothing more below the same watermark", ut_reorder_release(r, 22, SIZE_MAX, collect, &o) == 0);
+	ut_reorder_release(r, UINT64_MAX, SIZE_MAX, collect, &o);
 	CHECK("the rest in order", ts_are(&o, (uint64_t[]){5, 10, 15, 20, 25, 30, 35}, 7));
 	CHECK("empty", ut_reorder_queued(r) == 0);
 	ut_reorder_free(r);
@@ -88,8 +88,27 @@ static void test_late_within_cpu(void)
 	struct out o = {0};
 	add(r, 0, (uint64_t[]){50}, 1);
 	add(r, 0, (uint64_t[]){40, 45, 60}, 3);
-	ut_reorder_release(r, UINT64_MAX, collect, &o);
+	ut_reorder_release(r, UINT64_MAX, SIZE_MAX, collect, &o);
 	CHECK("nested hit put back in place", ts_are(&o, (uint64_t[]){40, 45, 50, 60}, 4));
+	ut_reorder_free(r);
+}
+
+/* Over max_queued, the oldest leave whatever the watermark, in time order,
+ * until max_queued are left; the watermark alone then holds the rest. */
+static void test_bounded(void)
+{
+	struct ut_reorder *r = ut_reorder_new(2, rec_len, NULL);
+	struct out o = {0};
+	add(r, 0, (uint64_t[]){10, 30, 50, 70}, 4);
+	add(r, 1, (uint64_t[]){20, 40, 60}, 3);
+	CHECK("bounded: below the watermark, then the oldest down to three",
+	      ut_reorder_release(r, 5, 3, collect, &o) == 4);
+	CHECK("bounded: released in time order", ts_are(&o, (uint64_t[]){10, 20, 30, 40}, 4));
+	CHECK("bounded: three left", ut_reorder_queued(r) == 3);
+	CHECK("bounded: at the bound, the watermark holds them", ut_reorder_release(r, 5, 3, collect, &o) == 0);
+	CHECK("bounded: below the bound, the watermark alone", ut_reorder_release(r, 55, 3, collect, &o) == 1);
+	ut_reorder_release(r, UINT64_MAX, SIZE_MAX, collect, &o);
+	CHECK("bounded: the rest in order", ts_are(&o, (uint64_t[]){10, 20, 30, 40, 50, 60, 70}, 7));
 	ut_reorder_free(r);
 }
 
@@ -107,7 +126,7 @@ static void test_malformed_stop_and_free(void)
 	ut_reorder_add(r, s, 5);            /* shorter than a header: nothing */
 	CHECK("CPU out of range queued", ut_reorder_queued(r) == 3);
 	struct out o = {.stop_after = 2};
-	CHECK("stops where fn says", ut_reorder_release(r, UINT64_MAX, collect, &o) == 2);
+	CHECK("stops where fn says", ut_reorder_release(r, UINT64_MAX, SIZE_MAX, collect, &o) == 2);
 	CHECK("one left after the stop", ut_reorder_queued(r) == 1);
 	ut_reorder_free(r);   /* with a record queued: ASan checks the copies are freed */
 }
@@ -152,11 +171,11 @@ static void test_random(unsigned seed)
 			if (sent[k] < PER_CPU && ts[k][sent[k]] - 1 < watermark)
 				watermark = ts[k][sent[k]] - 1;
 		size_t before = o->n;
-		ut_reorder_release(r, watermark, collect, o);
+		ut_reorder_release(r, watermark, SIZE_MAX, collect, o);
 		for (size_t i = before; i < o->n; i++)
 			watermark_respected &= o->ts[i] <= watermark;
 	}
-	ut_reorder_release(r, UINT64_MAX, collect, o);
+	ut_reorder_release(r, UINT64_MAX, SIZE_MAX, collect, o);
 	bool sorted = true;
 	for (size_t i = 1; i < o->n; i++)
 		sorted &= o->ts[i - 1] <= o->ts[i];
@@ -175,6 +194,7 @@ int main(void)
 {
 	test_merge();
 	test_late_within_cpu();
+	test_bounded();
 	test_malformed_stop_and_free();
 	for (unsigned seed = 1; seed <= 5; seed++)
 		test_random(seed);
