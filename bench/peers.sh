@@ -17,6 +17,9 @@
 #                    the tool attaches within 30 s; otherwise skipped.  Waited
 #                    for by its "tracing; Ctrl-C to stop" line on stderr; its
 #                    "N events, M lost" exit line gives events and losses.
+#   uring_trace_noreaps  the same with --reaps=0 (no reaped-completion marks)
+#   ut_NAME          $UT with bench/content/NAME.ut: the content ladder, parts
+#                    of the default script's work alone (see that folder)
 # A round runs the workload untraced and then under each tracer; the ratio is
 # throughput under the tracer / untraced throughput of the same round.  The
 # summary gives medians over the rounds.  Tracer CPU time and max RSS are read
@@ -125,10 +128,14 @@ start_tracer() { # NAME LOG; sets TRACER_PID, returns 1 if it did not attach
       # Not -q: that would drop the "N events, M lost" line at exit.  stderr
       # is a file, so there is no live status line.  Summary (stdout) dropped.
       "$UT" -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
+    uring_trace_noreaps)
+      "$UT" --reaps=0 -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
+    ut_*)
+      "$UT" -o "$OUT/ut.fxt" "$ROOT/bench/content/${1#ut_}.ut" >/dev/null 2>"$2" & ;;
   esac
   TRACER_PID=$!
   case $1 in
-    uring_trace) wait_line "$TRACER_PID" "$2" 'tracing; Ctrl-C to stop' ;;
+    uring_trace*|ut_*) wait_line "$TRACER_PID" "$2" 'tracing; Ctrl-C to stop' ;;
     *) wait_attached "$TRACER_PID" ;;
   esac
 }
@@ -144,7 +151,7 @@ tracer_events() { # NAME LOG
   case $1 in
     bpftrace_count) awk -F': ' '/^@\[/ { s += $2 } END { print s + 0 }' "$2" ;;
     perf_record) sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$2" | tail -1 ;;
-    uring_trace) sed -n 's/^uring-trace: \([0-9]*\) events, [0-9]* lost.*/\1/p' "$2" | tail -1 ;;
+    uring_trace*|ut_*) sed -n 's/^uring-trace: \([0-9]*\) events, [0-9]* lost.*/\1/p' "$2" | tail -1 ;;
   esac
 }
 
@@ -152,7 +159,7 @@ tracer_note() { # NAME LOG: lost events and the like
   case $1 in
     bpftrace_print) awk '/Lost [0-9]+ events/ { s += $2 } END { if (s) print "lost=" s }' "$2" ;;
     perf_record) grep -o 'lost [0-9]* chunks\|[0-9]* lost samples' "$2" | head -1 | tr ' ' '_' ;;
-    uring_trace) sed -n 's/^uring-trace: [0-9]* events, \([0-9]*\) lost.*/lost=\1/p' "$2" | tail -1 ;;
+    uring_trace*|ut_*) sed -n 's/^uring-trace: [0-9]* events, \([0-9]*\) lost.*/lost=\1/p' "$2" | tail -1 ;;
   esac
 }
 
