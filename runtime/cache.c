@@ -299,7 +299,7 @@ static int compile_object(const char *c_src, const struct object_place *at, void
 	free(diag);
 	if (ut_write_file_atomic(at->obj_path, *obj, *len) != 0) {
 		/* The object is good; only the next run loses time. */
-		snprintf(err, errlen, "warning: cannot store %s: %s", at->obj_path, strerror(errno));
+		snprintf(err, errlen, "cannot store %s: %s", at->obj_path, strerror(errno));
 	}
 	return 0;
 }
@@ -381,6 +381,7 @@ int ut_build_object(const char *c_src, void **obj, size_t *len, bool *cached, ch
 	*obj = NULL;
 	*len = 0;
 	*cached = false;
+	err[0] = 0;
 	struct object_place at;
 	if (ut_cache_dir(at.cache, sizeof(at.cache), err, errlen) != 0 ||
 	    ut_bpf_root(at.root, sizeof(at.root), err, errlen) != 0 ||

@@ -36,7 +36,8 @@ int ut_write_file_atomic(const char *path, const void *data, size_t len);
 /* The BPF object for generated C: from the cache when present (*cached =
  * true, nothing is compiled), else compiled in a child process (vmlinux.h
  * and its PCH are made first when missing) and stored.  *obj is malloc'ed.
- * 0, or -1 with err (compiler diagnostics included). */
+ * 0, or -1 with err (compiler diagnostics included).  0 with a warning in
+ * err when the object could not be stored (err is empty otherwise). */
 int ut_build_object(const char *c_src, void **obj, size_t *len, bool *cached, char *err,
 		    size_t errlen);
 

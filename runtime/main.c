@@ -879,6 +879,9 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto done;
 	}
+	if (err[0] && !o.quiet)
+		fprintf(stderr, "uring-trace: warning: the compiled BPF object is not cached, the next run compiles "
+			"again (set UT_CACHE_DIR to a writable directory): %s\n", err);
 	if (o.verbose)
 		fprintf(stderr, "uring-trace: BPF object %s (%.0f ms)\n", cached ? "from cache" : "compiled", (now_s() - t0) * 1000);
 	if (o.compile_only) {

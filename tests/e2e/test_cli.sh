@@ -192,6 +192,14 @@ else
 	fail cli/compile_errors_come_back "cannot build the stand-in wrapper: $(cat "$TMP/fakecc.err")"
 fi
 
+# A cache that cannot store the object: the run goes on, and says why the
+# next one will compile again.
+mkdir -p "$TMP/badcache" && : >"$TMP/badcache/obj"   # a file where the object folder goes
+UT_CACHE_DIR="$TMP/badcache" "$UT" -e 'BEGIN { exit(); }' >/dev/null 2>"$TMP/badcache.err"
+rc=$?
+[ $rc -eq 0 ] && grep -q "warning: the compiled BPF object is not cached.*cannot store" "$TMP/badcache.err" \
+	&& pass cli/uncached_object_warned || fail cli/uncached_object_warned "rc=$rc $(cat "$TMP/badcache.err")"
+
 # An output file that cannot be written is reported before attaching.
 "$UT" -q -o /nonexistent/dir/t.fxt "$TMP/alt.ut" 2>"$TMP/out.err"
 rc=$?
