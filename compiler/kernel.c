@@ -957,6 +957,13 @@ static int copy_params(struct ut_kernel *k, const struct btf_type *proto, unsign
 	return 0;
 }
 
+int32_t ut_kernel_tp_btf_typedef(struct ut_kernel *k, const char *tp_name)
+{
+	char name[256];
+	snprintf(name, sizeof(name), "btf_trace_%s", tp_name);
+	return ut_kernel_find(k, name, BTF_KIND_TYPEDEF);
+}
+
 /* The btf_trace_NAME typedef's prototype has no parameter names.  The
  * kernel's tracepoint iterator __traceiter_NAME has the same prototype
  * (void *__data first) with names, so names come from there when it
@@ -968,16 +975,15 @@ int ut_kernel_tp_btf_params(struct ut_kernel *k, const char *tp_name,
 	*n = 0;
 	if (!ut_kernel_btf(k))
 		return -1;
-	char name[256];
-	snprintf(name, sizeof(name), "btf_trace_%s", tp_name);
-	int32_t id = ut_kernel_find(k, name, BTF_KIND_TYPEDEF);
+	int32_t id = ut_kernel_tp_btf_typedef(k, tp_name);
 	const struct btf_type *t = id > 0 ? type_by_id(k, id) : NULL;
 	t = t ? type_by_id(k, (int32_t)t->type) : NULL;
 	t = t && btf_is_ptr(t) ? type_by_id(k, (int32_t)t->type) : NULL;
 	if (!t || !btf_is_func_proto(t) || btf_vlen(t) == 0) {
-		set_error(k, "no BTF tracepoint %s (no typedef %s)", tp_name, name);
+		set_error(k, "no BTF tracepoint %s (no typedef btf_trace_%s)", tp_name, tp_name);
 		return -1;
 	}
+	char name[256];
 	if (copy_params(k, t, 1, out, n) != 0)
 		return -1;
 	snprintf(name, sizeof(name), "__traceiter_%s", tp_name);

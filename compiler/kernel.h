@@ -83,6 +83,9 @@ int ut_kernel_type(struct ut_kernel *k, int32_t id, struct ut_ktype *out);
 const char *ut_kernel_type_c(struct ut_kernel *k, int32_t id, char *buf, size_t len);
 /* id of the type named name of BTF kind (BTF_KIND_TYPEDEF, ...), or -1. */
 int32_t ut_kernel_find(struct ut_kernel *k, const char *name, int kind);
+/* id of the typedef btf_trace_NAME that stands for BTF tracepoint NAME
+ * (what a tp_btf or raw_tp program is loaded against), or -1. */
+int32_t ut_kernel_tp_btf_typedef(struct ut_kernel *k, const char *tp_name);
 /* id of `struct NAME` (or union), or -1. */
 int32_t ut_kernel_struct(struct ut_kernel *k, const char *name);
 

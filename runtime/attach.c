@@ -77,13 +77,8 @@ static bool split_tracepoint(const char *target, char *cat, size_t clen, char *n
  * typedef btf_trace_<tracepoint>.  0 when absent or without BTF. */
 static int btf_target_id(struct ut_kernel *k, enum ut_probe_kind kind, const char *target)
 {
-	if (kind == UT_PROBE_TP_BTF || kind == UT_PROBE_RAW_TP) {
-		char name[256];
-		snprintf(name, sizeof(name), "btf_trace_%s", target);
-		int id = ut_kernel_find(k, name, BTF_KIND_TYPEDEF);
-		return id > 0 ? id : 0;
-	}
-	int id = ut_kernel_find(k, target, BTF_KIND_FUNC);
+	int id = kind == UT_PROBE_TP_BTF || kind == UT_PROBE_RAW_TP ? ut_kernel_tp_btf_typedef(k, target)
+								 : ut_kernel_find(k, target, BTF_KIND_FUNC);
 	return id > 0 ? id : 0;
 }
 
