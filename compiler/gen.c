@@ -93,7 +93,7 @@ static void gen_map(struct compiler *c, unsigned i)
 		uint32_t size = ((uint32_t)m->value_type.size + 7) & ~7u;
 		sb_printf(&c->c_types, "struct __attribute__((aligned(8))) ut_mv_%u { char s[%u]; };\n", i, size);
 		out->value_size = size;
-		out->value_show = (struct ut_value){.kind = UT_VAL_FIELD};
+		out->value_show = (struct ut_value){.kind = UT_VAL_FIELD, .display = UT_SHOW_STRING};
 		char *v = xasprintf("struct ut_mv_%u", i);
 		sb_printf(&c->c_maps, "struct {\n%s\t__type(key, struct ut_mk_%u);\n\t__type(value, %s);\n} m_%u SEC(\".maps\");\n\n",
 			  HASH_MAP("BPF_MAP_TYPE_HASH"), i, v, i);

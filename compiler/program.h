@@ -82,6 +82,7 @@ enum ut_display {
 	UT_SHOW_DISK,      /* a block device number (major << 20 | minor) as its name */
 	UT_SHOW_KSTACK,    /* a kernel stack's id in the ut_stacks map, as its frames */
 	UT_SHOW_USTACK,    /* a user stack's id in the ut_stacks map, as its frames */
+	UT_SHOW_STRING,    /* a map value that is a string (NUL-terminated) */
 };
 
 enum ut_value_kind { UT_VAL_NONE, UT_VAL_FIELD, UT_VAL_FORMAT, UT_VAL_TEXT };

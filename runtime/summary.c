@@ -127,7 +127,7 @@ static int read_entries(const struct ut_map *m, struct bpf_object *obj, struct e
 		struct entry *e = &out->v[out->n];
 		memcpy(out->keys + out->n * m->key_size, key, m->key_size);
 		combine(m, vals, ncpu, stride, e);
-		e->text = m->agg == UT_AGG_LAST && m->value_size > 8 ? strndup((char *)vals, m->value_size) : NULL;
+		e->text = m->agg == UT_AGG_LAST && m->value_show.display == UT_SHOW_STRING ? strndup((char *)vals, m->value_size) : NULL;
 		if (is_hist(m))
 			memcpy(&e->bucket, key + m->key_size - 8, 8);
 		out->n++;
@@ -341,6 +341,14 @@ void ut_json_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* Numbers stay numbers in JSON; values shown as names, hex or text are
+ * strings. */
+static bool value_is_number(const struct ut_map *m, const struct entry *e)
+{
+	return m->agg != UT_AGG_LAST ||
+	       (!e->text && (m->value_show.display == UT_SHOW_PLAIN || m->value_show.display == UT_SHOW_KOID));
+}
+
 void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, FILE *out)
 {
 	fputc('{', out);
@@ -383,7 +391,7 @@ void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, FILE *o
 				char val[512];
 				value_text(prog, m, &es.v[j], val, sizeof(val));
 				fputs(",\"value\":", out);
-				if (m->agg != UT_AGG_LAST)   /* numbers stay numbers */
+				if (value_is_number(m, &es.v[j]))
 					fputs(val, out);
 				else
 					ut_json_string(out, val);

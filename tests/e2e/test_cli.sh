@@ -30,15 +30,18 @@ ticks=$(sed -n 's/^@ticks: //p' "$TMP/exit.out")
 
 # Keyless maps (aggregations are one-slot arrays): every kind reads back,
 # zeros too; one never assigned or cleared is left out of the summary, as
-# an absent hash key would be.
+# an absent hash key would be.  JSON numbers are numbers, whatever made
+# them; strings (short ones too), hex and names are strings.
 "$UT" -q --summary-only --json "$TMP/keyless.json" -e 'BEGIN { @a = 5; @zero = 0; @n = count(); @s = sum(3);
+	@str = "str"; @text = "a longer string"; @hx = hex(255); @err = errname(-11);
 	@s0 = sum(0); @mn = min(4); @mx = max(-2); @mx0 = max(0); @av = avg(10); @cleared = 7; @cleared_count = count(); }
 	END { clear(@cleared); clear(@cleared_count); } interval:ms:10 { exit(); }
 	interval:s:3600 { @never = 1; @never_count = count(); @never_min = min(1); }' >/dev/null 2>"$TMP/keyless.err"
 if python3 -c 'import json, sys
 m = json.load(open(sys.argv[1]))["maps"]
-want = {"@a": "5", "@zero": "0", "@n": "1", "@s": "3", "@s0": "0", "@mn": "4", "@mx": "-2", "@mx0": "0", "@av": "10"}
-got = {k: str(v[0]["value"]) for k, v in m.items() if v}
+want = {"@a": 5, "@zero": 0, "@n": 1, "@s": 3, "@s0": 0, "@mn": 4, "@mx": -2, "@mx0": 0, "@av": 10,
+        "@str": "str", "@text": "a longer string", "@hx": "0xff", "@err": "-EAGAIN"}
+got = {k: v[0]["value"] for k, v in m.items() if v}
 sys.exit(0 if got == want else "got %s" % m)' "$TMP/keyless.json" 2>"$TMP/keyless.py"
 then pass cli/keyless_maps; else fail cli/keyless_maps "$(cat "$TMP/keyless.json" "$TMP/keyless.err" "$TMP/keyless.py")"; fi
 
