@@ -33,7 +33,8 @@
  * this many (ENOBUFS from on_sample) so that records are handed on and
  * the loop around it looks at the clock and at signals.  A release also
  * leaves no more than half of them queued, whatever the watermark: a hit
- * preempted for long then costs order, not memory. */
+ * preempted for long then costs order, not memory.  UT_READER_QUEUE sets
+ * another bound (at least 64), for tests. */
 #define MAX_QUEUED (64 * 1024)
 
 struct ut_consumer {
@@ -49,7 +50,8 @@ struct ut_consumer {
 	struct ut_cpu_state *cpu_states;
 	uint64_t *quiet_until;      /* per CPU: no record older than this is to come */
 	uint64_t last_sync;
-	bool queues_full;           /* the last read stopped at MAX_QUEUED */
+	size_t max_queued;          /* MAX_QUEUED, or UT_READER_QUEUE */
+	bool queues_full;           /* the last read stopped at max_queued */
 	uint64_t full_reads;        /* reads that did */
 };
 
@@ -64,11 +66,11 @@ static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct ut_consumer *c = ctx;
 	ut_reorder_add(c->reorder, data, size);
-	c->queues_full = ut_reorder_queued(c->reorder) >= MAX_QUEUED;
+	c->queues_full = ut_reorder_queued(c->reorder) >= c->max_queued;
 	return c->queues_full ? -ENOBUFS : 0;   /* libbpf stops reading, this sample taken */
 }
 
-/* Reads what the ring holds, up to MAX_QUEUED records queued. */
+/* Reads what the ring holds, up to max_queued records queued. */
 static int read_ring(struct ut_consumer *c, int timeout_ms)
 {
 	c->queues_full = false;
@@ -109,6 +111,8 @@ struct ut_consumer *ut_consumer_new(struct bpf_object *obj, ut_record_len_fn *le
 	c->fn = fn;
 	c->ctx = ctx;
 	c->ncpus = (unsigned)ncpus;
+	const char *queue = getenv("UT_READER_QUEUE");
+	c->max_queued = queue && atol(queue) >= 64 ? (size_t)atol(queue) : MAX_QUEUED;
 	c->counters_fd = map_fd(obj, "ut_counters");
 	c->cpu_state_fd = map_fd(obj, "ut_cpu");
 	struct bpf_program *flush = bpf_object__find_program_by_name(obj, "ut_flush");
@@ -184,7 +188,7 @@ static int sync_and_release(struct ut_consumer *c, uint64_t skew)
 	for (unsigned cpu = 0; cpu < c->ncpus; cpu++)
 		if (c->quiet_until[cpu] < watermark)
 			watermark = c->quiet_until[cpu];
-	return (int)ut_reorder_release(c->reorder, watermark, MAX_QUEUED / 2, c->fn, c->ctx);
+	return (int)ut_reorder_release(c->reorder, watermark, c->max_queued / 2, c->fn, c->ctx);
 }
 
 int ut_consumer_poll(struct ut_consumer *c, int timeout_ms)
