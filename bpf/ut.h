@@ -84,15 +84,21 @@ static __always_inline int ut_pass_filter(void)
 	return ut_comm_matches();
 }
 
-static __always_inline void ut_count(__u32 probe, int lost)
+/* Counts hits of the probe as emitted, or as lost (the ring was full). */
+static __always_inline void ut_count_hits(__u32 probe, int lost, __u32 hits)
 {
 	struct ut_probe_counters *c = bpf_map_lookup_elem(&ut_counters, &probe);
 	if (!c)
 		return;
 	if (lost)
-		c->lost++;
+		c->lost += hits;
 	else
-		c->emitted++;
+		c->emitted += hits;
+}
+
+static __always_inline void ut_count(__u32 probe, int lost)
+{
+	ut_count_hits(probe, lost, 1);
 }
 
 static __always_inline void ut_header(struct ut_rec_hdr *h, __u32 event, __u64 ts)
@@ -199,11 +205,11 @@ static __always_inline __u32 ut_held_bytes(const struct ut_cpu_state *st)
 	return st->held & (UT_HOLD_MAX - 1);
 }
 
-/* Writes bytes of a stage to the ring buffer as one sample, counted for
- * the probe as one hit emitted or lost. */
-static __always_inline void ut_send(void *data, __u32 bytes, __u32 probe)
+/* Writes bytes of a stage to the ring buffer as one sample, its hits
+ * counted for the probe as emitted or lost. */
+static __always_inline void ut_send(void *data, __u32 bytes, __u32 hits, __u32 probe)
 {
-	ut_count(probe, bpf_ringbuf_output(&ut_events, data, bytes, ut_wakeup_flags(bytes)) != 0);
+	ut_count_hits(probe, bpf_ringbuf_output(&ut_events, data, bytes, ut_wakeup_flags(bytes)) != 0, hits);
 }
 
 /* NULL when nested too deep: the hit's records are then lost (counted). */
@@ -238,15 +244,11 @@ static __always_inline void ut_stage_send(struct ut_cpu_state *st, __u32 bytes, 
 {
 	__u32 zero = 0;
 	struct ut_batch_buf *b = bpf_map_lookup_elem(&ut_batches, &zero);
-	struct ut_probe_counters *c = bpf_map_lookup_elem(&ut_counters, &probe);
-	if (!b || !c)
+	if (!b)
 		return;
 	if (bytes > sizeof(b->data))
 		bytes = sizeof(b->data);
-	if (bytes && bpf_ringbuf_output(&ut_events, b->data, bytes, ut_wakeup_flags(bytes)) != 0)
-		c->lost += hits;
-	else
-		c->emitted += hits;
+	ut_send(b->data, bytes, hits, probe);
 	st->held = 0;
 	st->held_hits = 0;
 }
@@ -262,7 +264,7 @@ static __always_inline void ut_batch_end(char *b, __u32 used, __u32 probe)
 		used = UT_BATCH_BYTES;
 	if (st->batch_depth > 1) {
 		if (used)
-			ut_send(b, used, probe);
+			ut_send(b, used, 1, probe);
 	} else if (used) {
 		__u32 held = ut_held_bytes(st) + used;
 		if (held < ut_hold_bytes) {

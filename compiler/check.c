@@ -1693,7 +1693,7 @@ static void record_args(struct compiler *c, struct record *r, struct node *with)
 static void stage_send(struct compiler *c, uint32_t bytes)
 {
 	emit(c, "if (ut_batch && ut_off > ut_batch_cap - %uU) {", bytes);
-	emit(c, "\tut_send(ut_batch, ut_off, %u);", c->alt->probe_index);
+	emit(c, "\tut_send(ut_batch, ut_off, 1, %u);", c->alt->probe_index);
 	emit(c, "\tut_off = 0;");
 	emit(c, "}");
 }

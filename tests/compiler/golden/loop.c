@@ -263,7 +263,7 @@ int ut_p1_a0(void *ctx)
 			ut_off = *(volatile __u32 *)(ut_batch + ut_batch_cap) & ut_off_mask;
 		}
 		if (ut_batch && ut_off > ut_batch_cap - 80U) {
-			ut_send(ut_batch, ut_off, 1);
+			ut_send(ut_batch, ut_off, 1, 1);
 			ut_off = 0;
 		}
 		{
@@ -331,7 +331,7 @@ int ut_p1_a0(void *ctx)
 	}
 	{
 		if (ut_batch && ut_off > ut_batch_cap - 32U) {
-			ut_send(ut_batch, ut_off, 1);
+			ut_send(ut_batch, ut_off, 1, 1);
 			ut_off = 0;
 		}
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_3)) {
