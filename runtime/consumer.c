@@ -112,7 +112,8 @@ struct ut_consumer *ut_consumer_new(struct bpf_object *obj, ut_record_len_fn *le
 	c->ctx = ctx;
 	c->ncpus = (unsigned)ncpus;
 	const char *queue = getenv("UT_READER_QUEUE");
-	c->max_queued = queue && atol(queue) >= 64 ? (size_t)atol(queue) : MAX_QUEUED;
+	long queue_bound = queue ? atol(queue) : 0;
+	c->max_queued = queue_bound >= 64 ? (size_t)queue_bound : MAX_QUEUED;
 	c->counters_fd = map_fd(obj, "ut_counters");
 	c->cpu_state_fd = map_fd(obj, "ut_cpu");
 	struct bpf_program *flush = bpf_object__find_program_by_name(obj, "ut_flush");

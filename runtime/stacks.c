@@ -181,8 +181,7 @@ static void read_mappings(struct proc *p)
 		if (perms[2] != 'x' || file[0] != '/')
 			continue;
 		ut_grow_array((void **)&fresh.m, &cap, fresh.n + 1, sizeof(*fresh.m));
-		char *copy = ut_xcalloc(strlen(file) + 1, 1);
-		strcpy(copy, file);
+		char *copy = ut_xalloc_check(strdup(file));
 		fresh.m[fresh.n++] = (struct mapping){.start = start, .end = end, .offset = offset, .path = copy};
 	}
 	fclose(f);

@@ -343,10 +343,9 @@ void ut_json_string(FILE *out, const char *s)
 
 /* Numbers stay numbers in JSON; values shown as names, hex or text are
  * strings. */
-static bool value_is_number(const struct ut_map *m, const struct entry *e)
+static bool value_is_number(const struct ut_map *m)
 {
-	return m->agg != UT_AGG_LAST ||
-	       (!e->text && (m->value_show.display == UT_SHOW_PLAIN || m->value_show.display == UT_SHOW_KOID));
+	return m->agg != UT_AGG_LAST || m->value_show.display == UT_SHOW_PLAIN || m->value_show.display == UT_SHOW_KOID;
 }
 
 void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, FILE *out)
@@ -391,7 +390,7 @@ void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, FILE *o
 				char val[512];
 				value_text(prog, m, &es.v[j], val, sizeof(val));
 				fputs(",\"value\":", out);
-				if (value_is_number(m, &es.v[j]))
+				if (value_is_number(m))
 					fputs(val, out);
 				else
 					ut_json_string(out, val);
