@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -11,17 +12,31 @@
 
 #include "runtime/hash.h"
 
+/* UT_BTF, as compiler/kernel.c reads it. */
+static const char *btf_file(void)
+{
+	const char *env = getenv("UT_BTF");
+	return env && *env ? env : NULL;
+}
+
 int ut_vmlinux_btf_hash(uint64_t *hash, char *err, size_t errlen)
 {
 	struct stat st;
-	struct utsname u;
-	if (stat(UT_VMLINUX_BTF, &st) != 0) {
-		snprintf(err, errlen, "cannot read kernel BTF %s: %s", UT_VMLINUX_BTF, strerror(errno));
+	const char *file = btf_file();
+	if (stat(file ? file : UT_VMLINUX_BTF, &st) != 0) {
+		snprintf(err, errlen, "cannot read kernel BTF %s: %s", file ? file : UT_VMLINUX_BTF, strerror(errno));
 		return -1;
 	}
-	uname(&u);
-	uint64_t h = ut_hash_bytes(UT_HASH_INIT, u.release, strlen(u.release) + 1);
-	h = ut_hash_bytes(h, u.version, strlen(u.version) + 1);
+	uint64_t h;
+	if (file) {
+		h = ut_hash_bytes(UT_HASH_INIT, file, strlen(file) + 1);
+		h = ut_hash_bytes(h, &st.st_mtim, sizeof(st.st_mtim));
+	} else {
+		struct utsname u;
+		uname(&u);
+		h = ut_hash_bytes(UT_HASH_INIT, u.release, strlen(u.release) + 1);
+		h = ut_hash_bytes(h, u.version, strlen(u.version) + 1);
+	}
 	h = ut_hash_bytes(h, &st.st_size, sizeof(st.st_size));
 	*hash = h;
 	return 0;
@@ -34,10 +49,10 @@ static void print_to_file(void *ctx, const char *fmt, va_list args)
 
 int ut_vmlinux_dump(FILE *out, char *err, size_t errlen)
 {
-	struct btf *btf = btf__parse(UT_VMLINUX_BTF, NULL);
+	const char *file = btf_file() ? btf_file() : UT_VMLINUX_BTF;
+	struct btf *btf = btf__parse(file, NULL);
 	if (!btf) {
-		snprintf(err, errlen, "cannot parse kernel BTF %s: %s", UT_VMLINUX_BTF,
-			 strerror(errno));
+		snprintf(err, errlen, "cannot parse kernel BTF %s: %s", file, strerror(errno));
 		return -1;
 	}
 	struct btf_dump *dump = btf_dump__new(btf, print_to_file, out, NULL);
@@ -54,7 +69,7 @@ int ut_vmlinux_dump(FILE *out, char *err, size_t errlen)
 		     "#ifndef BPF_NO_PRESERVE_ACCESS_INDEX\n"
 		     "#pragma clang attribute push (__attribute__((preserve_access_index)), "
 		     "apply_to = record)\n#endif\n\n",
-		UT_VMLINUX_BTF);
+		file);
 	int rc = 0;
 	unsigned ntypes = btf__type_cnt(btf);
 	for (unsigned id = 1; id < ntypes && rc == 0; id++) {

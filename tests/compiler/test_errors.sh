@@ -6,9 +6,14 @@
 # extra errors, none missing.  An expected line ending in "[...]" matches
 # any line that starts with the text before it (for paths that differ
 # between machines).  Scripts run from the errors/ directory, so messages
-# name them NAME.ut.
+# name them NAME.ut.  Scripts are checked against the kernel stored in
+# tests/kernel, so messages naming tracepoints and types do not change with
+# the machine.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
+# shellcheck source=tests/kernel/snapshot.sh
+. "$(dirname "$0")/../kernel/snapshot.sh"
+use_kernel_snapshot || { fail errors "cannot unpack the stored kernel"; exit 1; }
 dir=$(cd "$(dirname "$0")/errors" && pwd)
 cd "$dir" || exit 1
 is_error() { [[ $1 =~ ^[^\ ]+:[0-9]+:[0-9]+:\ error:\  ]]; }
