@@ -3,7 +3,10 @@
  * (one io_uring_enter per batch), for --seconds S or --count N requests.
  * Each nop fires io_uring_submit_req and io_uring_complete once (6.18).
  *
- *   nop_firehose [--seconds S | --count N] [--cpu N] [--batch B] [--json]
+ *   nop_firehose [--seconds S | --count N] [--cpu N] [--batch B] [--sqpoll] [--json]
+ *
+ * --sqpoll: the ring has an SQPOLL thread, which takes the submissions (and
+ * spins between them, running empty task work).
  *
  * Output: {"workload":"nop_firehose","pid","tid","cpu","batch","submitted",
  * "completed","seconds","ops_per_sec","ok"} on stdout.  --count wins over
@@ -37,7 +40,7 @@ static double now_seconds(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: nop_firehose [--seconds S | --count N] [--cpu N] [--batch B] [--json]\n");
+	fprintf(stderr, "usage: nop_firehose [--seconds S | --count N] [--cpu N] [--batch B] [--sqpoll] [--json]\n");
 	exit(2);
 }
 
@@ -46,11 +49,13 @@ int main(int argc, char **argv)
 	double seconds = 3.0;
 	long long count = 0; /* 0: run for `seconds` */
 	int cpu = -1, batch = 32;
+	unsigned setup_flags = 0;
 	static const struct option long_options[] = {
 		{"seconds", required_argument, 0, 's'},
 		{"count", required_argument, 0, 'n'},
 		{"cpu", required_argument, 0, 'c'},
 		{"batch", required_argument, 0, 'b'},
+		{"sqpoll", no_argument, 0, 'q'},
 		{"json", no_argument, 0, 'j'},
 		{0, 0, 0, 0},
 	};
@@ -78,6 +83,9 @@ int main(int argc, char **argv)
 			if (*end || batch < 1 || batch > 256)
 				usage();
 			break;
+		case 'q':
+			setup_flags |= IORING_SETUP_SQPOLL;
+			break;
 		case 'j': break; /* JSON is the only output format */
 		default: usage();
 		}
@@ -94,7 +102,7 @@ int main(int argc, char **argv)
 	}
 
 	struct io_uring ring;
-	int ret = io_uring_queue_init((unsigned)batch, &ring, 0);
+	int ret = io_uring_queue_init((unsigned)batch, &ring, setup_flags);
 	if (ret < 0)
 		die("io_uring_queue_init", -ret);
 
