@@ -112,7 +112,7 @@ enum ut_event_op {
 	UT_EV_EXIT,         /* exit(): stop tracing */
 	UT_EV_CLEAR,        /* clear(@map): name is the map's name */
 	UT_EV_HIT,          /* a probe hit's captured values: the reader runs the
-			       hit's user statements over them (ut_event.user) */
+			       hit's user statements over them (ut_event.body) */
 	UT_EV_OP_COUNT
 };
 
@@ -132,7 +132,19 @@ enum ut_event_op {
  * children are indexes.  Every choice C would make from types (signed or
  * unsigned division, comparison and shift; narrowing casts) is made by the
  * compiler and written into the op, so evaluation needs no types beyond an
- * expression's kind (integer or string) and a string's capacity. */
+ * expression's kind (integer or string) and a string's capacity.
+ *
+ * Order, so that a damaged program cannot loop (compiler/program_io.c
+ * checks it, and the depths, when loading): an expression's operands and
+ * keys come before it in uexprs; a statement's bodies come after it in
+ * ustmts (each body is a run of statements, reserved before they are
+ * filled).  Integers are 64-bit and wrap; x / 0 is 0 and x % 0 is x, and
+ * shift counts are taken modulo 64, as in BPF.  Strings are NUL-padded
+ * char arrays: copied into a smaller one they are cut, into a larger one
+ * padded with NULs. */
+
+#define UT_UEXPR_MAX_DEPTH 128   /* operands nested in an expression */
+#define UT_USTMT_MAX_DEPTH 32    /* bodies nested in a hit's statements */
 
 enum ut_uexpr_op {
 	UT_UX_INT,          /* i */
@@ -143,7 +155,7 @@ enum ut_uexpr_op {
 	UT_UX_MAP,          /* map[keys]: the value, or 0 / "" where absent */
 	UT_UX_NEG, UT_UX_NOT, UT_UX_BITNOT,      /* a */
 	UT_UX_ADD, UT_UX_SUB, UT_UX_MUL,         /* a, b: 64-bit, wrapping */
-	UT_UX_UDIV, UT_UX_UMOD, UT_UX_SDIV, UT_UX_SMOD,   /* by 0 gives 0, as BPF */
+	UT_UX_UDIV, UT_UX_UMOD, UT_UX_SDIV, UT_UX_SMOD,   /* x / 0 is 0, x % 0 is x */
 	UT_UX_AND, UT_UX_OR, UT_UX_XOR, UT_UX_SHL, UT_UX_USHR, UT_UX_SSHR,
 	UT_UX_EQ, UT_UX_NE, UT_UX_ULT, UT_UX_ULE, UT_UX_SLT, UT_UX_SLE,
 	UT_UX_STREQ, UT_UX_STRNE,                /* a, b strings, compared up to n bytes */
@@ -179,10 +191,15 @@ enum ut_ustmt_op {
 	UT_US_AGG,          /* map[keys] takes a (count: no a) as the map's ut_agg */
 	UT_US_DELETE,       /* delete(map[keys]) */
 	UT_US_IF,           /* if (a) body else body2 */
-	UT_US_FOR,          /* for (slot : a..b) body; break and continue inside */
+	UT_US_FOR,          /* for (slot : a..b) body: slot takes a, a + 1, ..., b - 1
+			       (signed, as C's for over the local); break and
+			       continue inside */
 	UT_US_BREAK, UT_US_CONTINUE,
 	UT_US_RETURN,       /* the rest of the hit's user statements are skipped */
-	UT_US_EMIT,         /* the record of event: its fields from ut_program.ukeys[keys..+nkeys] in field order */
+	UT_US_EMIT,         /* the record of event (not a UT_EV_HIT): its fields from
+			       ut_program.ukeys[keys..+nkeys] in field order, its
+			       header the hit's; flow and span points are sampled
+			       (--sample) as in BPF */
 	UT_US_OP_COUNT
 };
 
@@ -203,6 +220,9 @@ struct ut_ulocal {
 	bool is_str;
 	uint16_t size;
 };
+
+#define UT_ULOCALS_MAX 1024        /* locals of a hit */
+#define UT_ULOCAL_MAX_BYTES 4096   /* a string local's capacity, as a record field's */
 
 struct ut_event {
 	enum ut_event_op op;
@@ -239,6 +259,11 @@ enum ut_agg {
 	UT_AGG_HIST, UT_AGG_LHIST, UT_AGG_LAST /* plain assignment */
 };
 
+/* Bounds of a map's key and value (string keys and values are at most
+ * 256 bytes). */
+#define UT_MAP_KEY_MAX 1024
+#define UT_MAP_VALUE_MAX 1024
+
 struct ut_map {
 	char *name;                 /* "@lat" */
 	char *bpf_name;             /* map name in the object */
@@ -253,6 +278,12 @@ struct ut_map {
 	 * and values keep the same layout, bounded to as many entries */
 	bool user_side;
 };
+
+/* A plain-assignment map whose values are strings. */
+static inline bool ut_map_holds_string(const struct ut_map *m)
+{
+	return m->agg == UT_AGG_LAST && m->value_show.display == UT_SHOW_STRING;
+}
 
 /* A disk the script names with diskdev("vda"): its device number is looked
  * up when the script is loaded, on the machine that runs it, and set in the
@@ -288,5 +319,11 @@ struct ut_program {
 };
 
 void ut_program_free(struct ut_program *p);
+
+/* Appends to the user side's tables (the compiler's emission of it, and
+ * tests): the index of the first item added. */
+unsigned ut_program_add_uexpr(struct ut_program *p, const struct ut_uexpr *e);
+unsigned ut_program_add_ustmts(struct ut_program *p, const struct ut_ustmt *s, unsigned n);
+unsigned ut_program_add_ukeys(struct ut_program *p, const unsigned *exprs, unsigned n);
 
 #endif
