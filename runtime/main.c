@@ -33,6 +33,7 @@
 #include "runtime/summary.h"
 #include "runtime/usage.h"
 #include "runtime/user_maps.h"
+#include "runtime/user_side.h"
 
 #ifndef UT_VERSION
 #define UT_VERSION "0.1.0"
@@ -598,7 +599,8 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	s.lost_seen = calloc(prog->nprobes + 1, sizeof(*s.lost_seen));
 	ut_user_maps_init(&s.user_maps, prog);
 	s.dec = (struct ut_decoder){.prog = prog, .engine = s.engine, .print_out = stdout,
-				    .clear_map = on_clear, .clear_ctx = &s};
+				    .clear_map = on_clear, .clear_ctx = &s,
+				    .user_side = ut_user_side_new(prog, &s.user_maps, lo.sample_permyriad)};
 	ut_decoder_declare_names(&s.dec);
 	if (o->verbose)
 		for (unsigned i = 0; i < prog->nprobes; i++) {
@@ -723,6 +725,7 @@ out:
 	if (s.loaded)
 		ut_unload(s.loaded);
 	ut_stacks_close();
+	ut_user_side_free(s.dec.user_side);
 	ut_user_maps_free(&s.user_maps);
 	free(s.lost_seen);
 	return rc;
