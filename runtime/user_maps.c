@@ -38,30 +38,51 @@ static uint32_t *next_of(const struct ut_user_map *m, uint32_t i)
 	return (uint32_t *)(entry(m, i) + m->stride - 8);
 }
 
-static uint64_t key_hash(const struct ut_user_map *m, const void *key)
+/* Keys of up to 16 bytes (most: an integer or two) are the index's key
+ * itself; longer ones are found by their hash. */
+static bool exact(const struct ut_user_map *m)
 {
-	return hmap_hash_bytes(key, m->key_size);
+	return m->key_size <= 16;
+}
+
+struct index_key {
+	uint64_t a, b;
+};
+
+static struct index_key index_key(const struct ut_user_map *m, const void *key)
+{
+	struct index_key k = {0, 0};
+	if (!exact(m))
+		k.a = hmap_hash_bytes(key, m->key_size);
+	else
+		memcpy(&k, key, m->key_size);
+	return k;
 }
 
 /* The entry holding key in the chain that starts at *head; NO_ENTRY. */
 static uint32_t find_in_chain(const struct ut_user_map *m, const uint64_t *head, const void *key)
 {
 	for (uint32_t i = head ? (uint32_t)*head : NO_ENTRY; i != NO_ENTRY; i = *next_of(m, i))
-		if (memcmp(entry(m, i), key, m->key_size) == 0)
+		if (exact(m) || memcmp(entry(m, i), key, m->key_size) == 0)
 			return i;
 	return NO_ENTRY;
 }
 
+static uint64_t *index_find(const struct ut_user_map *m, struct index_key k)
+{
+	return hmap_find(&m->index, k.a, k.b);
+}
+
 void *ut_user_map_lookup(const struct ut_user_map *m, const void *key)
 {
-	uint32_t i = find_in_chain(m, hmap_find(&m->index, key_hash(m, key), 0), key);
+	uint32_t i = find_in_chain(m, index_find(m, index_key(m, key)), key);
 	return i == NO_ENTRY ? NULL : entry(m, i) + m->value_offset;
 }
 
 void *ut_user_map_value(struct ut_user_map *m, const void *key)
 {
-	uint64_t h = key_hash(m, key);
-	uint32_t i = find_in_chain(m, hmap_find(&m->index, h, 0), key);
+	struct index_key k = index_key(m, key);
+	uint32_t i = find_in_chain(m, index_find(m, k), key);
 	if (i != NO_ENTRY)
 		return entry(m, i) + m->value_offset;
 	if (m->count >= UT_USER_MAP_MAX_ENTRIES) {
@@ -74,7 +95,7 @@ void *ut_user_map_value(struct ut_user_map *m, const void *key)
 	memset(e, 0, m->stride);
 	memcpy(e, key, m->key_size);
 	bool created;
-	uint64_t *head = hmap_insert(&m->index, h, 0, &created);
+	uint64_t *head = hmap_insert(&m->index, k.a, k.b, &created);
 	*next_of(m, i) = created ? NO_ENTRY : (uint32_t)*head;
 	*head = i;
 	return e + m->value_offset;
@@ -84,7 +105,7 @@ void *ut_user_map_value(struct ut_user_map *m, const void *key)
  * next field of the entry before it. */
 static void relink(struct ut_user_map *m, uint32_t from, uint32_t to)
 {
-	uint64_t *head = hmap_find(&m->index, key_hash(m, entry(m, from)), 0);
+	uint64_t *head = index_find(m, index_key(m, entry(m, from)));
 	if (*head == from) {
 		*head = to;
 		return;
@@ -97,14 +118,14 @@ static void relink(struct ut_user_map *m, uint32_t from, uint32_t to)
 
 void ut_user_map_delete(struct ut_user_map *m, const void *key)
 {
-	uint64_t h = key_hash(m, key);
-	uint64_t *head = hmap_find(&m->index, h, 0);
+	struct index_key k = index_key(m, key);
+	uint64_t *head = index_find(m, k);
 	uint32_t i = find_in_chain(m, head, key);
 	if (i == NO_ENTRY)
 		return;
 	uint32_t after = *next_of(m, i);
 	if (*head == i && after == NO_ENTRY)
-		hmap_remove(&m->index, h, 0);
+		hmap_remove(&m->index, k.a, k.b);
 	else
 		relink(m, i, after);
 	/* the last entry fills the hole: entries stay one after another */

@@ -14,9 +14,9 @@
 #define UT_USER_MAP_MAX_ENTRIES 65536
 
 /* Entries are kept one after another (the summary walks them), each its
- * key then its value, both at 8-byte aligned offsets.  index maps a
- * 64-bit hash of a key to its first entry; entries whose keys hash the
- * same are chained. */
+ * key then its value, both at 8-byte aligned offsets.  index maps a key
+ * of up to 16 bytes to its entry; a longer key's 64-bit hash to the first
+ * entry with it, entries whose keys hash the same being chained. */
 struct ut_user_map {
 	uint32_t key_size, value_size;
 	uint32_t value_offset, stride;   /* in an entry */
