@@ -143,6 +143,7 @@ struct hit {
 	struct ut_user_side *u;
 	struct ut_decoder *d;
 	const struct ut_program *prog;
+	const struct ut_uexpr *uexprs;   /* the program's */
 	const struct ut_event *ev;
 	const unsigned char *rec;
 	const uint32_t *slot_offset;   /* the event's */
@@ -178,7 +179,7 @@ static void set_local_int(const struct hit *h, unsigned slot, uint64_t v)
 	memcpy(local_at(h, slot), &v, 8);
 }
 
-static uint64_t eval_int(struct hit *h, unsigned i);
+static inline uint64_t eval_int(struct hit *h, unsigned i);
 static struct str eval_str(struct hit *h, unsigned i);
 
 /* Writes the value of expression x into field f of the zeroed buffer at base. */
@@ -251,20 +252,31 @@ static bool str_equal(struct str a, struct str b, size_t n)
 	return la == lb && memcmp(a.p, b.p, la) == 0;
 }
 
-static uint64_t eval_int(struct hit *h, unsigned i)
+static uint64_t eval_operation(struct hit *h, const struct ut_uexpr *e);
+
+/* Leaves, most of what is evaluated, where they are used; operations in
+ * eval_operation. */
+static inline uint64_t eval_int(struct hit *h, unsigned i)
 {
-	const struct ut_uexpr *e = &h->prog->uexprs[i];
-	uint64_t a, b;
+	const struct ut_uexpr *e = &h->uexprs[i];
+	uint64_t v;
 	switch (e->op) {
 	case UT_UX_INT: return (uint64_t)e->i;
-	case UT_UX_CAPTURED: {
+	case UT_UX_CAPTURED:
 		if (e->field >= h->ev->nfields || h->ev->fields[e->field].type == UT_F_STR)
 			return 0;
-		memcpy(&a, h->rec + h->ev->fields[e->field].offset, 8);
-		return a;
-	}
+		memcpy(&v, h->rec + h->ev->fields[e->field].offset, 8);
+		return v;
 	case UT_UX_HEADER: return header_value(h, e->which);
 	case UT_UX_LOCAL: return e->slot < h->ev->nlocals ? local_int(h, e->slot) : 0;
+	default: return eval_operation(h, e);
+	}
+}
+
+static uint64_t eval_operation(struct hit *h, const struct ut_uexpr *e)
+{
+	uint64_t a, b;
+	switch (e->op) {
 	case UT_UX_MAP: {
 		const unsigned char *v = map_read(h, e);
 		a = 0;
@@ -294,7 +306,7 @@ static uint64_t eval_int(struct hit *h, unsigned i)
 	case UT_UX_SSHR: case UT_UX_EQ: case UT_UX_NE: case UT_UX_ULT: case UT_UX_ULE: case UT_UX_SLT:
 	case UT_UX_SLE:
 		break;
-	default:   /* a string */
+	default:   /* a string, or a leaf (eval_int's) */
 		return 0;
 	}
 	a = eval_int(h, e->a);
@@ -324,7 +336,7 @@ static uint64_t eval_int(struct hit *h, unsigned i)
 
 static struct str eval_str(struct hit *h, unsigned i)
 {
-	const struct ut_uexpr *e = &h->prog->uexprs[i];
+	const struct ut_uexpr *e = &h->uexprs[i];
 	switch (e->op) {
 	case UT_UX_STR:
 		return (struct str){e->text, strlen(e->text)};
@@ -519,7 +531,7 @@ void ut_user_side_run(struct ut_user_side *u, struct ut_decoder *d, const void *
 		d->malformed++;
 		return;
 	}
-	struct hit h = {.u = u, .d = d, .prog = u->prog, .ev = ev, .rec = rec,
+	struct hit h = {.u = u, .d = d, .prog = u->prog, .uexprs = u->prog->uexprs, .ev = ev, .rec = rec,
 			.slot_offset = u->slot_offset + u->layout[hdr->event].first, .steps = UT_HIT_MAX_STEPS};
 	memset(u->locals, 0, u->layout[hdr->event].bytes);
 	/* break or continue outside a loop ends the hit, as return does */
