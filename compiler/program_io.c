@@ -361,11 +361,30 @@ static char **r_strv(struct reader *r, unsigned *n)
 	return v;
 }
 
+/* A format's directives as the compiler allows them: the decoder hands
+ * them to snprintf (where %n would write through a value). */
+static bool format_ok(const char *f)
+{
+	for (const char *p = f ? f : ""; *p; p++) {
+		if (*p != '%')
+			continue;
+		if (*++p == '%')
+			continue;
+		size_t flags = strspn(p, "-0123456789.l");
+		if (flags > 6 || !p[flags] || !strchr("dixXuspc", p[flags]))
+			return false;
+		p += flags;
+	}
+	return true;
+}
+
 /* Field and value indexes must stay inside their arrays: the decoder
  * trusts them. */
 static bool value_ok(const struct ut_value *v, unsigned nfields, unsigned ntables)
 {
 	if (v->kind == UT_VAL_FIELD && v->field >= nfields)
+		return false;
+	if (v->kind == UT_VAL_FORMAT && !format_ok(v->text))
 		return false;
 	if (v->display == UT_SHOW_TABLE && (v->table < 0 || (unsigned)v->table >= ntables))
 		return false;
