@@ -509,7 +509,9 @@ static bool ustmt_ok(const struct ut_program *p, unsigned i, uint8_t *depth, boo
 	switch (s->op) {
 	case UT_US_LOCAL: ok = s->a < nx; break;
 	case UT_US_MAP_SET: ok = map && m->agg == UT_AGG_LAST && expr_is(p, s->a, nx, ut_map_holds_string(m)); break;
-	case UT_US_MAP_ADD: ok = map && m->agg == UT_AGG_LAST && !ut_map_holds_string(m) && expr_is(p, s->a, nx, false); break;
+	case UT_US_MAP_ADD:
+		ok = map && m->agg == UT_AGG_LAST && !ut_map_holds_string(m) && expr_is(p, s->a, nx, false);
+		break;
 	case UT_US_AGG: ok = map && m->agg != UT_AGG_LAST && (m->agg == UT_AGG_COUNT || expr_is(p, s->a, nx, false)); break;
 	case UT_US_DELETE: ok = map; break;
 	case UT_US_IF:
