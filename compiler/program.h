@@ -137,11 +137,14 @@ enum ut_event_op {
  * Order, so that a damaged program cannot loop (compiler/program_io.c
  * checks it, and the depths, when loading): an expression's operands and
  * keys come before it in uexprs; a statement's bodies come after it in
- * ustmts (each body is a run of statements, reserved before they are
- * filled).  Integers are 64-bit and wrap; x / 0 is 0 and x % 0 is x, and
- * shift counts are taken modulo 64, as in BPF.  Strings are NUL-padded
- * char arrays: copied into a smaller one they are cut, into a larger one
- * padded with NULs. */
+ * ustmts, each body a run of statements reserved before they are filled,
+ * and a statement in one body at most (hit events may share theirs).
+ * User statements touch only user-side maps.  Integers are 64-bit and
+ * wrap; x / 0 is 0 and x % 0 is x, and shift counts are taken modulo 64,
+ * as in BPF.  Strings are NUL-padded char arrays: copied into a smaller
+ * one they are cut, into a larger one padded with NULs.  Sampling
+ * decisions (--sample) made in the kernel and in the reader are apart:
+ * the points of one flow kind, and its spans, belong on one side. */
 
 #define UT_UEXPR_MAX_DEPTH 128   /* operands nested in an expression */
 #define UT_USTMT_MAX_DEPTH 32    /* bodies nested in a hit's statements */
