@@ -822,60 +822,55 @@ static struct ut_program *build_trace_program(void)
 #define CTX 0xffff888012345000ull
 #define REQ 0xffff888055550000ull
 
-/* The records BPF makes for the HIT's statements: field by field. */
+/* A field's value in a record made by hand: a number, or a string. */
+struct value {
+	uint64_t u;
+	const char *s;
+};
+
+/* Decodes a record of event with the given field values. */
+static void decode_made(struct session *s, unsigned event, uint64_t ts, const struct value *values)
+{
+	const struct ut_event *ev = &s->prog->events[event];
+	void *r = record(s->prog, event, ts);
+	for (unsigned f = 0; f < ev->nfields; f++)
+		if (ev->fields[f].type == UT_F_STR)
+			put_str(r, &ev->fields[f], values[f].s);
+		else
+			put_u64(r, &ev->fields[f], values[f].u);
+	decode(s, r);
+}
+
+#define RES ((uint64_t)-11)
+#define NUM(v) {.u = (v)}
+#define STR(v) {.s = (v)}
+
+/* The records BPF makes for the HIT's statements. */
 static void decode_kernel_records(struct session *s, uint64_t ts)
 {
-	const struct ut_program *p = s->prog;
-	void *r = record(p, EV_GROUP, ts);
-	put_u64(r, &p->events[EV_GROUP].fields[0], CTX);
-	put_u64(r, &p->events[EV_GROUP].fields[1], 5);
-	decode(s, r);
-	r = record(p, EV_FLOW_BEGIN, ts);
-	put_u64(r, &p->events[EV_FLOW_BEGIN].fields[0], REQ);
-	put_u64(r, &p->events[EV_FLOW_BEGIN].fields[1], 22);
-	put_u64(r, &p->events[EV_FLOW_BEGIN].fields[2], 0xfeed);
-	decode(s, r);
-	r = record(p, EV_SPAN_BEGIN, ts);
-	put_u64(r, &p->events[EV_SPAN_BEGIN].fields[0], CTX);
-	put_u64(r, &p->events[EV_SPAN_BEGIN].fields[1], REQ);
-	decode(s, r);
-	r = record(p, EV_COUNTER, ts);
-	put_u64(r, &p->events[EV_COUNTER].fields[0], CTX);
-	put_u64(r, &p->events[EV_COUNTER].fields[1], 3);
-	decode(s, r);
-	r = record(p, EV_INSTANT, ts);
-	put_u64(r, &p->events[EV_INSTANT].fields[0], (uint64_t)-11);
-	put_str(r, &p->events[EV_INSTANT].fields[1], "/tmp/data");
-	decode(s, r);
-	decode(s, record(p, EV_SLICE_BEGIN, ts));
-	r = record(p, EV_SLICE_END, ts);
-	put_u64(r, &p->events[EV_SLICE_END].fields[0], (uint64_t)-11);
-	decode(s, r);
-	r = record(p, EV_FLOW_END, ts);
-	put_u64(r, &p->events[EV_FLOW_END].fields[0], REQ);
-	put_u64(r, &p->events[EV_FLOW_END].fields[1], (uint64_t)-11);
-	decode(s, r);
-	r = record(p, EV_SPAN_END, ts);
-	put_u64(r, &p->events[EV_SPAN_END].fields[0], CTX);
-	put_u64(r, &p->events[EV_SPAN_END].fields[1], REQ);
-	put_str(r, &p->events[EV_SPAN_END].fields[2], "/tmp/data");
-	decode(s, r);
-	r = record(p, EV_PRINT, ts);
-	put_u64(r, &p->events[EV_PRINT].fields[0], (uint64_t)-11);
-	put_str(r, &p->events[EV_PRINT].fields[1], "/tmp/data");
-	decode(s, r);
-	decode(s, record(p, EV_CLEAR, ts));
+	static const struct {
+		unsigned event;
+		struct value v[3];
+	} records[] = {
+		{EV_GROUP, {NUM(CTX), NUM(5)}},
+		{EV_FLOW_BEGIN, {NUM(REQ), NUM(22), NUM(0xfeed)}},
+		{EV_SPAN_BEGIN, {NUM(CTX), NUM(REQ)}},
+		{EV_COUNTER, {NUM(CTX), NUM(3)}},
+		{EV_INSTANT, {NUM(RES), STR("/tmp/data")}},
+		{EV_SLICE_BEGIN, {NUM(0)}},
+		{EV_SLICE_END, {NUM(RES)}},
+		{EV_FLOW_END, {NUM(REQ), NUM(RES)}},
+		{EV_SPAN_END, {NUM(CTX), NUM(REQ), STR("/tmp/data")}},
+		{EV_PRINT, {NUM(RES), STR("/tmp/data")}},
+		{EV_CLEAR, {NUM(0)}},
+	};
+	for (unsigned i = 0; i < sizeof(records) / sizeof(records[0]); i++)
+		decode_made(s, records[i].event, ts, records[i].v);
 }
 
 static void decode_hit(struct session *s, uint64_t ts)
 {
-	const struct ut_program *p = s->prog;
-	void *r = record(p, EV_HIT, ts);
-	put_u64(r, &p->events[EV_HIT].fields[0], CTX);
-	put_u64(r, &p->events[EV_HIT].fields[1], REQ);
-	put_u64(r, &p->events[EV_HIT].fields[2], (uint64_t)-11);
-	put_str(r, &p->events[EV_HIT].fields[3], "/tmp/data");
-	decode(s, r);
+	decode_made(s, EV_HIT, ts, (struct value[]){NUM(CTX), NUM(REQ), NUM(RES), STR("/tmp/data")});
 }
 
 /* The trace file and printf text of a run. */
