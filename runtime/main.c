@@ -704,6 +704,10 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 		if (s.engine)
 			ut_engine_report_limits(s.engine, stderr);
 		report_full_maps(prog, &s.user_maps);
+		if (s.dec.malformed)
+			fprintf(stderr, "uring-trace: %llu records could not be used (unknown or short, or a hit whose "
+				"statements ran past their bound): the compiled script or the records are damaged\n",
+				(unsigned long long)s.dec.malformed);
 		if (o->verbose) {
 			fprintf(stderr, "uring-trace: detached %u links (%u slow) in %.1f ms\n", ds.links, ds.slow_links, ds.ms);
 			fprintf(stderr, "uring-trace: the reader fell behind %llu times (its queue of records reached "
