@@ -3,7 +3,10 @@
  * statements built by hand, checked against what BPF prints for the same
  * script (user_side/semantics.*, which tests/e2e/test_user_side.sh checks
  * in BPF), against the records the kernel would have made (the trace is
- * the same to the byte), and with damaged .uto files.  No BPF. */
+ * the same to the byte), and with damaged .uto files.  Last, with root,
+ * uring-trace runs a .uto whose BEGIN probe's record was made a hit. */
+#include <libgen.h>
+#include <limits.h>
 #include <linux/types.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -16,6 +19,7 @@
 #include "engine/engine.h"
 #include "engine/fxt.h"
 #include "engine/hashmap.h"
+#include "runtime/cache.h"
 #include "runtime/decode.h"
 #include "runtime/summary.h"
 #include "runtime/user_maps.h"
@@ -1192,6 +1196,100 @@ static void test_corrupted_bytes(const char *name, struct ut_program *p)
 	ut_program_free(p);
 }
 
+/* ---- a real run: uring-trace on a .uto whose BEGIN probe's record is
+ * made a UT_EV_HIT (needs root) ---- */
+
+static const char *uring_trace(char *buf, size_t len)
+{
+	const char *ut = getenv("UT");
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (ut || n <= 0)
+		return ut;
+	exe[n] = 0;
+	snprintf(buf, len, "%s/../uring-trace", dirname(exe));
+	return buf;
+}
+
+/* The record of `printf("%d %s\n", 41, comm)` becomes a hit whose user
+ * statements do @answer = 41 + 1; @hits[comm] = count(); printf("reader
+ * says %d\n", @answer); exit(). */
+static void patch_begin(struct ut_program *p)
+{
+	struct ut_event *hit = &p->events[0];
+	hit->op = UT_EV_HIT;
+	unsigned answer = add_map(p, &(struct map_spec){.name = "@answer", .agg = UT_AGG_LAST});
+	unsigned hits = add_map(p, &(struct map_spec){.name = "@hits", .agg = UT_AGG_COUNT, .nkeys = 1,
+						      .keys = {KEY_STR(16)}});
+	const struct ut_field number = KEY_S64;
+	unsigned print = add_event(p, UT_EV_PRINT, 1, &number);
+	p->events[print].name = format_value("reader says %d\n", 1, (struct ut_value[]){field_value(0, 0)});
+	unsigned exit = add_event(p, UT_EV_EXIT, 0, NULL);
+	unsigned none = list(p, 0);
+	struct ut_ustmt body[] = {
+		s_map(UT_US_MAP_SET, answer, none, 0, x_op(p, UT_UX_ADD, x_captured(p, 0, false), x_int(p, 1))),
+		s_map(UT_US_AGG, hits, list(p, 1, x_captured(p, 1, true)), 1, 0),
+		{.op = UT_US_EMIT, .event = print, .nkeys = 1, .keys = list(p, 1, x_map(p, answer, none, 0))},
+		{.op = UT_US_EMIT, .event = exit},
+	};
+	p->events[0].body = run(p, body, 4);
+	p->events[0].nbody = 4;
+}
+
+static void test_real_run(void)
+{
+	if (geteuid() != 0) {
+		printf("SKIP run/patched_uto: needs root for BPF\n");
+		return;
+	}
+	char buf[PATH_MAX + 32], dir[] = "/tmp/ut-user-side-XXXXXX", cmd[3 * PATH_MAX];
+	const char *ut = uring_trace(buf, sizeof(buf));
+	if (!mkdtemp(dir))
+		return;
+	snprintf(buf, sizeof(buf), "%s/begin.ut", dir);
+	FILE *script = fopen(buf, "w");
+	if (script) {
+		fputs("BEGIN { printf(\"%d %s\\n\", 41, comm); }\n", script);
+		fclose(script);
+	}
+	snprintf(cmd, sizeof(cmd), "%s -q --compile -o %s/begin.uto %s", ut, dir, buf);
+	CHECK("run/compile", system(cmd) == 0);
+	snprintf(buf, sizeof(buf), "%s/begin.uto", dir);
+	void *image = NULL;
+	size_t len = 0;
+	ut_read_file(buf, &image, &len);
+	const void *obj;
+	size_t obj_len;
+	char err[256];
+	struct ut_program *p = image ? ut_program_load(image, len, &obj, &obj_len, err, sizeof(err)) : NULL;
+	CHECK("run/load", p && p->nevents == 1 && p->events[0].op == UT_EV_PRINT && p->events[0].nfields == 2);
+	if (p && p->nevents == 1 && p->events[0].nfields == 2) {
+		patch_begin(p);
+		void *patched;
+		size_t patched_len;
+		ut_program_save(p, obj, obj_len, &patched, &patched_len);
+		snprintf(buf, sizeof(buf), "%s/patched.uto", dir);
+		CHECK("run/save", ut_write_file_atomic(buf, patched, patched_len) == 0);
+		free(patched);
+		snprintf(cmd, sizeof(cmd), "%s -q --summary-only --json %s/out.json %s >%s/out.txt", ut, dir, buf, dir);
+		CHECK("run/runs", system(cmd) == 0);
+		snprintf(buf, sizeof(buf), "%s/out.txt", dir);
+		char *out = read_text(buf);
+		CHECK_STR("run/summary", out, "reader says 42\n\n@answer: 42\n\n@hits[uring-trace]: 1\n");
+		free(out);
+		snprintf(buf, sizeof(buf), "%s/out.json", dir);
+		out = read_text(buf);
+		CHECK("run/json", out && strstr(out, "\"maps\":{\"@answer\":[{\"key\":[],\"value\":42}],"
+						     "\"@hits\":[{\"key\":[\"uring-trace\"],\"value\":1}]}"));
+		free(out);
+	}
+	ut_program_free(p);
+	free(image);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		printf("could not remove %s\n", dir);
+}
+
 int main(void)
 {
 	test_map_basics();
@@ -1207,5 +1305,6 @@ int main(void)
 	struct ut_program *p = new_program();
 	build_semantics(p);
 	test_corrupted_bytes("damaged/semantics_bytes", p);
+	test_real_run();
 	CHECK_DONE();
 }
