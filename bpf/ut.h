@@ -144,6 +144,18 @@ static __always_inline void ut_submit(void *rec, __u32 size, __u32 probe)
 	ut_count(probe, 0);
 }
 
+/* A record of the current thread's name and its process's name. */
+static __always_inline void ut_name_thread(void)
+{
+	struct ut_thread_rec *r = ut_reserve(sizeof(*r), UT_EVENT_THREAD, UT_NPROBES);
+	if (!r)
+		return;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	BPF_CORE_READ_STR_INTO(&r->pcomm, t, group_leader, comm);
+	ut_submit(r, sizeof(*r), UT_NPROBES);
+}
+
 /* First sight of a thread: emit its name and its process's name. */
 static __always_inline void ut_note_thread(void)
 {
@@ -157,13 +169,33 @@ static __always_inline void ut_note_thread(void)
 	if (bpf_map_lookup_elem(&ut_seen_threads, &tid))
 		return;
 	bpf_map_update_elem(&ut_seen_threads, &tid, &one, BPF_ANY);
-	struct ut_thread_rec *r = ut_reserve(sizeof(*r), UT_EVENT_THREAD, UT_NPROBES);
-	if (!r)
-		return;
-	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-	BPF_CORE_READ_STR_INTO(&r->pcomm, t, group_leader, comm);
-	ut_submit(r, sizeof(*r), UT_NPROBES);
+	ut_name_thread();
+}
+
+/* ---- built-in programs: the runtime attaches them besides the script's
+ * probes, each as a raw tracepoint or else a classic one (runtime/loader.c) */
+
+/* After exec, a thread the trace has named has a new name (the command
+ * it runs now): it is named again.  One not named yet gets the new name
+ * with its first record. */
+static __always_inline int ut_rename_after_exec(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	if (bpf_map_lookup_elem(&ut_seen_threads, &tid))
+		ut_name_thread();
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int ut_rename_exec(void *ctx)
+{
+	return ut_rename_after_exec();
+}
+
+SEC("tracepoint/sched/sched_process_exec")
+int ut_rename_exec_tp(void *ctx)
+{
+	return ut_rename_after_exec();
 }
 
 /* The records of one probe hit are staged in a per-CPU buffer and written

@@ -339,7 +339,8 @@ static int list_probes(const char *pattern, bool with_arguments)
 }
 
 /* -c: the child waits on a pipe until the probes are attached, so nothing
- * it does is missed; under sudo it runs as the invoking user. */
+ * it does is missed; under sudo it runs as the invoking user.  Until it
+ * execs the command it is a copy of uring-trace, and named so. */
 static pid_t start_command(const char *cmd, int *release_fd)
 {
 	int fds[2];
@@ -491,6 +492,20 @@ static void status_line(struct session *s, double started, uint64_t *last_record
 	*last_t = t;
 }
 
+/* The built-in programs (runtime/loader.h) this kernel lacks, and what the
+ * trace misses without them; with -v also where the others attached. */
+static void report_builtins(const struct ut_program *prog, const struct ut_loaded *l, const struct options *o)
+{
+	for (unsigned i = prog->nprobes; i < ut_loaded_count(l); i++) {
+		const struct ut_probe *p = ut_loaded_probe(l, i);
+		int a = ut_loaded_alt(l, i);
+		if (a < 0 && !o->quiet)
+			fprintf(stderr, "uring-trace: note: %s is not attached: tried %s\n", p->spec, ut_loaded_skipped(l, i));
+		else if (a >= 0 && o->verbose)
+			fprintf(stderr, "uring-trace: %s uses %s:%s\n", p->spec, ut_kind_name(p->alts[a].kind), p->alts[a].target);
+	}
+}
+
 /* Without -v: one line when the script runs degraded on this kernel, naming
  * the probe kinds it does not run (fentry, kprobe, ...) that alternatives
  * were passed over for, and counting the optional probes left out. */
@@ -602,6 +617,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 		}
 	else if (!o->quiet)
 		note_degraded(prog, s.loaded);
+	report_builtins(prog, s.loaded, o);
 	if (s.engine)
 		mark_start(s.engine);
 	run_once_probes(&s, UT_PROBE_BEGIN);
