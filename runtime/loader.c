@@ -31,10 +31,16 @@
 	{{.kind = UT_PROBE_RAW_TP, .target = event, .prog_name = prog},                        \
 	 {.kind = UT_PROBE_TRACEPOINT, .target = "sched/" event, .prog_name = prog "_tp"}}
 static struct ut_alt exec_alts[] = BUILTIN_ALTS("sched_process_exec", "ut_rename_exec");
+static struct ut_alt fork_alts[] = BUILTIN_ALTS("sched_process_fork", "ut_follow_fork");
+static struct ut_alt free_alts[] = BUILTIN_ALTS("sched_process_free", "ut_follow_free");
 #define BUILTIN(what, list) {.spec = what, .loc = {"bpf/ut.h", 0, 0}, .optional = true, .nalts = 2, .alts = list}
 static const struct ut_probe builtins[UT_BUILTIN_COUNT] = {
 	[UT_BUILTIN_EXEC] = BUILTIN("the built-in sched_process_exec program (names a thread again after exec)",
 				    exec_alts),
+	[UT_BUILTIN_FORK] = BUILTIN("the built-in sched_process_fork program (-c traces the processes the command "
+				    "starts)", fork_alts),
+	[UT_BUILTIN_FREE] = BUILTIN("the built-in sched_process_free program (-c forgets a process that ended, "
+				    "whose pid may be reused)", free_alts),
 };
 
 struct probe_choice {
@@ -269,6 +275,8 @@ static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, cons
 		const char *name = btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off);
 		if (strcmp(name, "ut_filter_tgid") == 0)
 			set_rodata_var(data, size, v, &o->filter_tgid, sizeof(o->filter_tgid));
+		else if (strcmp(name, "ut_follow_forks") == 0)
+			set_rodata_var(data, size, v, &(uint32_t){o->follow_forks}, sizeof(uint32_t));
 		else if (strcmp(name, "ut_filter_comm") == 0)
 			set_rodata_var(data, size, v, comm, sizeof(comm));
 		else if (strcmp(name, "ut_sample_permyriad") == 0 && o->sample_permyriad)
@@ -324,6 +332,10 @@ static struct bpf_object *open_object(const struct ut_load_opts *o, struct ut_lo
 	struct bpf_map *events = bpf_object__find_map_by_name(obj, "ut_events");
 	if (events && o->ringbuf_bytes)
 		rc = bpf_map__set_max_entries(events, ringbuf_size(o->ringbuf_bytes));
+	/* -c's processes: a map sized for them, else a token one */
+	struct bpf_map *traced = bpf_object__find_map_by_name(obj, "ut_traced_tgids");
+	if (traced && !o->follow_forks && rc == 0)
+		rc = bpf_map__set_max_entries(traced, 1);
 	if (rc == 0)
 		rc = set_rodata(obj, o, l);
 	/* a script compiled by an older uring-trace has no built-in programs */
@@ -496,8 +508,10 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 			ut_kernel_close(k);
 		return NULL;
 	}
-	/* the script's probes, then the built-ins */
-	const bool asked[UT_BUILTIN_COUNT] = {[UT_BUILTIN_EXEC] = true};
+	/* the script's probes, then the built-ins: exec always, fork and free for -c */
+	const bool asked[UT_BUILTIN_COUNT] = {
+		[UT_BUILTIN_EXEC] = true, [UT_BUILTIN_FORK] = o->follow_forks, [UT_BUILTIN_FREE] = o->follow_forks,
+	};
 	l->probes = calloc(o->nprobes + UT_BUILTIN_COUNT, sizeof(*l->probes));
 	if (l->probes && o->nprobes)
 		memcpy(l->probes, o->probes, o->nprobes * sizeof(*l->probes));

@@ -22,6 +22,7 @@ struct ut_load_opts {
 	struct ut_kernel *kernel;      /* for existence checks; NULL: opened here */
 	size_t ringbuf_bytes;          /* 0: as compiled; else rounded up to a power of two */
 	uint32_t filter_tgid;          /* ut_filter_tgid; 0 = any process */
+	bool follow_forks;             /* -c: the processes filter_tgid starts are traced too */
 	const char *filter_comm;       /* ut_filter_comm; NULL or "" = any */
 	uint32_t sample_permyriad;     /* ut_sample_permyriad; 0 = as compiled (all) */
 	uint64_t wakeup_bytes;         /* ut_wakeup_bytes; 0 = as compiled */
@@ -38,6 +39,8 @@ struct ut_loaded;
  * the trace is less complete, not wrong. */
 enum ut_builtin {
 	UT_BUILTIN_EXEC,   /* names a thread again after exec (always) */
+	UT_BUILTIN_FORK,   /* follow_forks: a process a traced one forks is traced */
+	UT_BUILTIN_FREE,   /* follow_forks: a process that ended is not any more */
 	UT_BUILTIN_COUNT
 };
 

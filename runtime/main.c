@@ -359,9 +359,10 @@ static pid_t start_command(const char *cmd, int *release_fd)
 			if (setgid((gid_t)atoi(sg)) != 0 || setuid((uid_t)atoi(su)) != 0)
 				_exit(126);
 		}
-		/* A plain command runs directly, so the trace holds only it; one
-		 * with shell syntax runs through sh, which execs it: either way
-		 * the command keeps the pid the probes filter on. */
+		/* A plain command runs directly; one with shell syntax runs
+		 * through sh, which execs it: either way the command keeps the
+		 * pid the probes filter on (the processes it starts are
+		 * followed in BPF). */
 		if (!strpbrk(cmd, "|&;<>()$`\\\"'*?[#~=%{}\n")) {
 			char *copy = strdup(cmd), *argv[256], *save = NULL;
 			int n = 0;
@@ -575,6 +576,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 		.disks = prog->disks, .ndisks = prog->ndisks,
 		.ringbuf_bytes = o->buffer_bytes,
 		.filter_tgid = child ? (uint32_t)child : (uint32_t)o->pid,
+		.follow_forks = child != 0,
 		.filter_comm = o->comm,
 		.sample_permyriad = o->sample_pct > 0 ? (uint32_t)(o->sample_pct * 100 + 0.5) : 0,
 		.verbose = o->verbose,

@@ -1,13 +1,72 @@
 #!/usr/bin/env bash
-# Which processes a trace covers and how they are named: a thread's name
-# follows exec.
+# Which processes a trace covers: -c the command and every process it
+# starts, at any depth (a fork is followed in BPF); -p the process alone;
+# a thread's name follows exec.
 source "$(dirname "$0")/../lib.sh"
 need_root_bpf follow || exit 0
 export UT_CACHE_DIR="$TMP/cache"
+W=$UT_WORKLOADS
+# 8 nops on one ring, nothing else: @requests[NOP, inline] counts them
+NOPS="--rings 1 --nops 8 --polls 0 --async 0 --links 0 --invalid 0 --faillinks 0 --multishot 0"
 
 # release FIFO: one line to its reader; gives up after 60 s (a tracer that
 # failed runs no command to read it)
 release() { timeout 60 sh -c "echo go >'$1'"; }
+
+# nop_requests SUMMARY.json: the NOP requests the default script counted
+nop_requests() {
+	python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))["maps"]["@requests"]
+print(sum(e["value"] for e in m if e["key"][0] == "NOP"))' "$1" 2>/dev/null || echo none
+}
+
+# -c: a grandchild (sh runs sh, which forks the workload) is traced, and
+# its process named; a workload the command did not start, run while the
+# command waits (on its fifo, read once the probes are attached), is not.
+mkfifo "$TMP/grand.fifo" "$TMP/other.fifo"
+sh -c "read x <$TMP/other.fifo; $W/uring_paths --dir $TMP $NOPS >$TMP/other.json" &
+other=$!
+"$UT" -q --json "$TMP/grand.json" -o "$TMP/grand.fxt" -c "sh -c 'read x <$TMP/grand.fifo; \
+sh -c \"$W/uring_paths --dir $TMP $NOPS >$TMP/grand-w.json; true\"; read x <$TMP/grand.fifo'" \
+	>/dev/null 2>"$TMP/grand.err" &
+tracer=$!
+release "$TMP/grand.fifo"
+release "$TMP/other.fifo"
+wait "$other"
+release "$TMP/grand.fifo"
+wait "$tracer"
+rc=$?
+"$UT" stats --json "$TMP/grand.fxt" >"$TMP/grand.stats" 2>&1
+if [ $rc -eq 0 ] && [ "$(nop_requests "$TMP/grand.json")" = 8 ] && python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+grandchild, other = (json.load(open(f))["pid"] for f in sys.argv[2:])
+traced = {p["pid"] for p in s["processes"] if p["name"] == "uring_paths"}
+sys.exit(0 if traced == {grandchild} and s["flows"]["incomplete"] == 0 else
+         f"traced {traced}: the grandchild {grandchild}, another {other}")' \
+	"$TMP/grand.stats" "$TMP/grand-w.json" "$TMP/other.json"; then
+	pass follow/c_traces_grandchild_only
+else
+	fail follow/c_traces_grandchild_only "rc=$rc, $(nop_requests "$TMP/grand.json") NOP requests of 8: $(head -c 300 "$TMP/grand.err")"
+fi
+
+# -c fio: fio runs each job in a process of its own (no --thread); the
+# job's reads are traced, every one.
+if command -v fio >/dev/null; then
+	"$UT" -q --summary-only --json "$TMP/fio.json" -c "fio --name=job --ioengine=io_uring --rw=randread --bs=4k \
+--size=1M --filename=$TMP/fio.data --output-format=json --output=$TMP/fio.out" >/dev/null 2>"$TMP/fio.err"
+	rc=$?
+	if [ $rc -eq 0 ] && python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))["maps"]["@requests"]
+reads = sum(e["value"] for e in m if e["key"][0] == "READ")
+ios = json.load(open(sys.argv[2]))["jobs"][0]["read"]["total_ios"]
+sys.exit(0 if reads == ios == 256 else "%d reads traced, fio did %d" % (reads, ios))' "$TMP/fio.json" "$TMP/fio.out"; then
+		pass follow/c_traces_fio_jobs
+	else
+		fail follow/c_traces_fio_jobs "rc=$rc $(head -c 300 "$TMP/fio.err")"
+	fi
+else
+	skip follow/c_traces_fio_jobs "fio is not installed (.ci/install-deps.sh installs it)"
+fi
 
 # A thread named before exec is named again after it: -c's child was seen
 # as uring-trace (a copy of it until exec), then runs true.
@@ -46,4 +105,51 @@ if wait_for "$TMP/exec-p.err" '^uring-trace: tracing'; then
 else
 	fail follow/p_process_named_after_exec "uring-trace did not start: $(head -c 300 "$TMP/exec-p.err")"
 	kill "$shell" "$tracer" 2>/dev/null
+fi
+
+# -p is the process alone: not a process it forks, nor one it did not
+# start.  The shell forks one workload run, then becomes the other (exec);
+# a third runs beside them, unrelated.
+mkfifo "$TMP/p.fifo"
+sh -c "read x <$TMP/p.fifo; $W/uring_paths --dir $TMP $NOPS >$TMP/p-forked.json; \
+exec $W/uring_paths --dir $TMP $NOPS >$TMP/p-self.json" &
+shell=$!
+"$UT" -p "$shell" --json "$TMP/p.json" -o "$TMP/p.fxt" >/dev/null 2>"$TMP/p.err" &
+tracer=$!
+if wait_for "$TMP/p.err" '^uring-trace: tracing'; then
+	"$W/uring_paths" --dir "$TMP" $NOPS >"$TMP/p-other.json" &
+	other=$!
+	release "$TMP/p.fifo"
+	wait "$shell" "$other"
+	kill -INT "$tracer"
+	wait "$tracer"
+	"$UT" stats --json "$TMP/p.fxt" >"$TMP/p.stats" 2>&1
+	if [ "$(nop_requests "$TMP/p.json")" = 8 ] && python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+itself, forked, other = (json.load(open(f))["pid"] for f in sys.argv[2:])
+traced = {p["pid"] for p in s["processes"] if p["name"] == "uring_paths"}
+sys.exit(0 if traced == {itself} else f"traced {traced}: the process {itself}, its child {forked}, another {other}")' \
+		"$TMP/p.stats" "$TMP/p-self.json" "$TMP/p-forked.json" "$TMP/p-other.json"; then
+		pass follow/p_leaves_out_other_processes
+	else
+		fail follow/p_leaves_out_other_processes "$(nop_requests "$TMP/p.json") NOP requests of 8: $(head -c 300 "$TMP/p.err")"
+	fi
+else
+	fail follow/p_leaves_out_other_processes "uring-trace did not start: $(head -c 300 "$TMP/p.err")"
+	kill "$shell" "$tracer" 2>/dev/null
+fi
+
+# A script compiled by a uring-trace without the built-in programs (a copy
+# of bpf/ without them): a note says what is missing, and the command's
+# own process is still traced, its child not.
+mkdir -p "$TMP/old/bpf" && cp "$UT_ROOT/bpf/records.h" "$TMP/old/bpf/" &&
+	sed '/^SEC(".*sched_process_/,/^}/d' "$UT_ROOT/bpf/ut.h" >"$TMP/old/bpf/ut.h"
+UT_BPF_ROOT="$TMP/old" "$UT" --json "$TMP/old.json" -o "$TMP/old.fxt" \
+	-c "sh -c '$W/uring_paths --dir $TMP $NOPS >/dev/null; true'" >/dev/null 2>"$TMP/old.err"
+rc=$?
+if [ $rc -eq 0 ] && [ "$(nop_requests "$TMP/old.json")" = 0 ] &&
+	grep -q "^uring-trace: note: the built-in sched_process_fork program (-c traces the processes the command starts) is not attached: tried raw_tp:sched_process_fork (not in this compiled script: compile it again)" "$TMP/old.err"; then
+	pass follow/without_builtins_noted
+else
+	fail follow/without_builtins_noted "rc=$rc, $(nop_requests "$TMP/old.json") NOP requests: $(head -c 600 "$TMP/old.err")"
 fi
