@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Which processes a trace covers: -c the command and every process it
 # starts, at any depth (a fork is followed in BPF); -p the process alone;
-# a thread's name follows exec.
+# a thread's name follows exec; -c's exit status and its errors.
 source "$(dirname "$0")/../lib.sh"
 need_root_bpf follow || exit 0
 export UT_CACHE_DIR="$TMP/cache"
@@ -138,6 +138,39 @@ else
 	fail follow/p_leaves_out_other_processes "uring-trace did not start: $(head -c 300 "$TMP/p.err")"
 	kill "$shell" "$tracer" 2>/dev/null
 fi
+
+# A command that cannot run: the reason, and the shells' status (127: no
+# such command, 126: not runnable); nothing else is said.
+"$UT" -o "$TMP/none.fxt" -c "nosuch-command-$$ --flag" >/dev/null 2>"$TMP/none.err"
+rc=$?
+if [ $rc -eq 127 ] && [ "$(cat "$TMP/none.err")" = "uring-trace: cannot run 'nosuch-command-$$': No such file or directory" ]; then
+	pass follow/missing_command
+else
+	fail follow/missing_command "rc=$rc $(cat "$TMP/none.err")"
+fi
+"$UT" -q -o "$TMP/none.fxt" -c "$TMP" >/dev/null 2>"$TMP/dir.err"
+rc=$?
+[ $rc -eq 126 ] && grep -q "cannot run '$TMP': Permission denied" "$TMP/dir.err" && pass follow/command_not_runnable \
+	|| fail follow/command_not_runnable "rc=$rc $(cat "$TMP/dir.err")"
+
+# A command that fails: its status is uring-trace's (the trace is written).
+"$UT" -o "$TMP/fails.fxt" -c "sh -c 'exit 3'" >/dev/null 2>"$TMP/fails.err"
+rc=$?
+if [ $rc -eq 3 ] && grep -q "^uring-trace: 'sh -c 'exit 3'' exited with status 3$" "$TMP/fails.err" && "$UT" stats "$TMP/fails.fxt" >/dev/null; then
+	pass follow/command_status
+else
+	fail follow/command_status "rc=$rc $(cat "$TMP/fails.err")"
+fi
+
+# ... unless uring-trace ended the trace first (here exit() at once): it
+# stops the command and exits 0.
+"$UT" -q -o "$TMP/ended.fxt" -e 'BEGIN { exit(); }' -c "sleep 60" >/dev/null 2>"$TMP/ended.err"
+rc=$?
+[ $rc -eq 0 ] && pass follow/tracer_ended_first || fail follow/tracer_ended_first "rc=$rc $(cat "$TMP/ended.err")"
+"$UT" -q -o "$TMP/blank.fxt" -c " " >/dev/null 2>"$TMP/blank.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "^uring-trace: -c takes a command to run$" "$TMP/blank.err" && pass follow/blank_command \
+	|| fail follow/blank_command "rc=$rc $(cat "$TMP/blank.err")"
 
 # A script compiled by a uring-trace without the built-in programs (a copy
 # of bpf/ without them): a note says what is missing, and the command's
