@@ -26,13 +26,15 @@ struct ut_thread_rec {
 
 /* What each CPU keeps between hits: the thread it named last (while that
  * thread keeps running its records skip the look-up in ut_seen_threads, an
- * LRU hash and the costliest part of a record at nop rates), the nesting
- * depth of staged batches, the bytes it wrote to the ring buffer (for the
- * wake-up rule, without reading the ring's shared positions), and what its
- * outermost stage holds (bpf/ut.h, ut_batch_end).  The runtime reads it to
- * know how old a record the CPU may still send (runtime/consumer.c): the
- * times come first, so that a copy taken while the CPU writes it sees
- * them no newer than the depth and sizes after them. */
+ * LRU hash and the costliest part of a record at nop rates), whether the
+ * process it filtered last is one that -c traces (the same for
+ * ut_traced_tgids), the nesting depth of staged batches, the bytes it
+ * wrote to the ring buffer (for the wake-up rule, without reading the
+ * ring's shared positions), and what its outermost stage holds (bpf/ut.h,
+ * ut_batch_end).  The runtime reads it to know how old a record the CPU
+ * may still send (runtime/consumer.c): the times come first, so that a
+ * copy taken while the CPU writes it sees them no newer than the depth
+ * and sizes after them. */
 struct ut_cpu_state {
 	__u64 hit_ts;      /* start of the outermost hit running, or of the last */
 	__u64 held_since;  /* time of the oldest record held; meaningful while held */
@@ -41,6 +43,7 @@ struct ut_cpu_state {
 	__u32 held_hits;
 	__u32 last_tid;
 	__u64 written;
+	__u64 traced_verdict;  /* tgid << 32 | low 31 bits of ut_traced_changes << 1 | traced */
 };
 
 struct ut_probe_counters {

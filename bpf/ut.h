@@ -75,11 +75,54 @@ static __always_inline int ut_comm_matches(void)
 	return 1;
 }
 
+/* -c: the processes the command started, at any depth, by tgid (the
+ * command itself is ut_filter_tgid).  A process a traced one forks goes in
+ * before it first runs (ut_follow_fork) and leaves when it is freed
+ * (ut_follow_free), before its pid can be reused.  The runtime sets
+ * ut_follow_forks and sizes the map (1 entry without -c).  Preallocated:
+ * an interval probe (a perf_event program) may read `traced`, and such
+ * programs may use no other hash map. */
+const volatile __u32 ut_follow_forks = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, __u8);
+} ut_traced_tgids SEC(".maps");
+
+/* Changes made to ut_traced_tgids: a CPU's verdict on a process stands
+ * while there are none.  (Not even the same pid is the same process
+ * after one.) */
+__u64 ut_traced_changes = 0;
+
+/* The command's own process costs one compare; the processes it started
+ * a look-up in ut_traced_tgids, unless the CPU's last verdict was on the
+ * same process, with no change since (a hash look-up costs about 25 ns a
+ * hit: docs/runtime.md).  The verdict is one word, written whole, so a
+ * program interrupting another on this CPU does not tear it. */
+static __always_inline int ut_tgid_traced(__u32 tgid)
+{
+	if (tgid == ut_filter_tgid)
+		return 1;
+	if (!ut_follow_forks)
+		return 0;
+	__u64 asked = (__u64)tgid << 32 | (__u32)(ut_traced_changes << 1);
+	struct ut_cpu_state *st = ut_cpu_state();
+	if (st && (st->traced_verdict & ~1ull) == asked)
+		return st->traced_verdict & 1;
+	int traced = bpf_map_lookup_elem(&ut_traced_tgids, &tgid) != 0;
+	if (st)
+		st->traced_verdict = asked | traced;
+	return traced;
+}
+
 /* Whole-script filter: the process (all its threads, including io-wq
- * workers, which share its tgid) and/or the command name. */
+ * workers, which share its tgid) and with -c the processes it started,
+ * and/or the command name. */
 static __always_inline int ut_pass_filter(void)
 {
-	if (ut_filter_tgid && (bpf_get_current_pid_tgid() >> 32) != ut_filter_tgid)
+	if (ut_filter_tgid && !ut_tgid_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
 	return ut_comm_matches();
 }
@@ -144,6 +187,18 @@ static __always_inline void ut_submit(void *rec, __u32 size, __u32 probe)
 	ut_count(probe, 0);
 }
 
+/* A record of the current thread's name and its process's name. */
+static __always_inline void ut_name_thread(void)
+{
+	struct ut_thread_rec *r = ut_reserve(sizeof(*r), UT_EVENT_THREAD, UT_NPROBES);
+	if (!r)
+		return;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	BPF_CORE_READ_STR_INTO(&r->pcomm, t, group_leader, comm);
+	ut_submit(r, sizeof(*r), UT_NPROBES);
+}
+
 /* First sight of a thread: emit its name and its process's name. */
 static __always_inline void ut_note_thread(void)
 {
@@ -157,13 +212,90 @@ static __always_inline void ut_note_thread(void)
 	if (bpf_map_lookup_elem(&ut_seen_threads, &tid))
 		return;
 	bpf_map_update_elem(&ut_seen_threads, &tid, &one, BPF_ANY);
-	struct ut_thread_rec *r = ut_reserve(sizeof(*r), UT_EVENT_THREAD, UT_NPROBES);
-	if (!r)
-		return;
-	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-	BPF_CORE_READ_STR_INTO(&r->pcomm, t, group_leader, comm);
-	ut_submit(r, sizeof(*r), UT_NPROBES);
+	ut_name_thread();
+}
+
+/* ---- built-in programs: the runtime attaches them besides the script's
+ * probes, each as a raw tracepoint or else a classic one (runtime/loader.c) */
+
+/* After exec, a thread the trace has named has a new name (the command
+ * it runs now): it is named again.  One not named yet gets the new name
+ * with its first record. */
+static __always_inline int ut_rename_after_exec(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	if (bpf_map_lookup_elem(&ut_seen_threads, &tid))
+		ut_name_thread();
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int ut_rename_exec(void *ctx)
+{
+	return ut_rename_after_exec();
+}
+
+SEC("tracepoint/sched/sched_process_exec")
+int ut_rename_exec_tp(void *ctx)
+{
+	return ut_rename_after_exec();
+}
+
+/* -c: a process forked by a traced one is traced from its start (the fork
+ * tracepoint runs in the parent, before the child first runs). */
+static __always_inline int ut_follow(__u32 child)
+{
+	__u8 one = 1;
+	if (ut_tgid_traced(bpf_get_current_pid_tgid() >> 32) &&
+	    bpf_map_update_elem(&ut_traced_tgids, &child, &one, BPF_ANY) == 0)
+		__sync_fetch_and_add(&ut_traced_changes, 1);
+	return 0;
+}
+
+/* sched_process_fork(parent, child): a new thread shares its process's
+ * tgid, so only a new process goes in. */
+SEC("raw_tp/sched_process_fork")
+int ut_follow_fork(__u64 *ctx)
+{
+	struct task_struct *child = (struct task_struct *)ctx[1];
+	__u32 tgid = BPF_CORE_READ(child, tgid);
+	if (BPF_CORE_READ(child, pid) != tgid)
+		return 0;
+	return ut_follow(tgid);
+}
+
+/* The classic record has the child's pid, not its tgid: a new thread's
+ * pid goes in too, and leaves when the thread is freed (ut_forget). */
+SEC("tracepoint/sched/sched_process_fork")
+int ut_follow_fork_tp(struct trace_event_raw_sched_process_fork *ctx)
+{
+	return ut_follow(BPF_CORE_READ(ctx, child_pid));
+}
+
+/* A process is forgotten when its task is freed, after it was reaped: the
+ * events of its exit (a ring torn down in the exiting task, after
+ * sched_process_exit) stay in.  Its pid was freed a grace period before,
+ * too soon to be given again unless the pids wrapped around meanwhile.
+ * The leader is freed after its other threads.  Keyed by the freed task's
+ * pid: the leader's is the tgid; another thread's is in only from
+ * ut_follow_fork_tp. */
+static __always_inline int ut_forget(__u32 pid)
+{
+	if (bpf_map_delete_elem(&ut_traced_tgids, &pid) == 0)
+		__sync_fetch_and_add(&ut_traced_changes, 1);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_free")
+int ut_follow_free(__u64 *ctx)
+{
+	return ut_forget(BPF_CORE_READ((struct task_struct *)ctx[0], pid));
+}
+
+SEC("tracepoint/sched/sched_process_free")
+int ut_follow_free_tp(struct trace_event_raw_sched_process_template *ctx)
+{
+	return ut_forget(BPF_CORE_READ(ctx, pid));
 }
 
 /* The records of one probe hit are staged in a per-CPU buffer and written

@@ -5,6 +5,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -24,6 +25,24 @@
 /* Closing threads for slow (perf-event) links. */
 #define MAX_DETACH_THREADS 16
 
+/* The built-in programs of bpf/ut.h, as optional probes with a raw
+ * tracepoint and a classic one as alternatives. */
+#define BUILTIN_ALTS(event, prog)                                                              \
+	{{.kind = UT_PROBE_RAW_TP, .target = event, .prog_name = prog},                        \
+	 {.kind = UT_PROBE_TRACEPOINT, .target = "sched/" event, .prog_name = prog "_tp"}}
+static struct ut_alt exec_alts[] = BUILTIN_ALTS("sched_process_exec", "ut_rename_exec");
+static struct ut_alt fork_alts[] = BUILTIN_ALTS("sched_process_fork", "ut_follow_fork");
+static struct ut_alt free_alts[] = BUILTIN_ALTS("sched_process_free", "ut_follow_free");
+#define BUILTIN(what, list) {.spec = what, .loc = {"bpf/ut.h", 0, 0}, .optional = true, .nalts = 2, .alts = list}
+static const struct ut_probe builtins[UT_BUILTIN_COUNT] = {
+	[UT_BUILTIN_EXEC] = BUILTIN("the built-in sched_process_exec program (names a thread again after exec)",
+				    exec_alts),
+	[UT_BUILTIN_FORK] = BUILTIN("the built-in sched_process_fork program (-c traces the processes the command "
+				    "starts)", fork_alts),
+	[UT_BUILTIN_FREE] = BUILTIN("the built-in sched_process_free program (-c forgets a process that ended, "
+				    "whose pid may be reused)", free_alts),
+};
+
 struct probe_choice {
 	int alt;            /* alternative being tried or attached; -1 none */
 	char skipped[512];  /* alternatives passed over, with reasons */
@@ -31,8 +50,8 @@ struct probe_choice {
 
 struct ut_loaded {
 	struct bpf_object *obj;
-	const struct ut_probe *probes;
-	unsigned nprobes;
+	struct ut_probe *probes;  /* the script's, then the built-ins asked for */
+	unsigned nprobes, script_probes;
 	struct probe_choice *choice;
 	struct bpf_link **links;  /* per probe; NULL when not attached */
 	uint32_t *disk_devs;      /* the script's diskdev() disks, looked up */
@@ -153,6 +172,16 @@ static FILE *log_of(const struct ut_load_opts *o)
 	return o->log ? o->log : stderr;
 }
 
+/* "file:line" of a probe in a script; a built-in one has no line. */
+static const char *probe_at(const struct ut_probe *p, char *buf, size_t len)
+{
+	if (p->loc.line > 0)
+		snprintf(buf, len, "%s:%d", p->loc.file, p->loc.line);
+	else
+		snprintf(buf, len, "%s", p->loc.file);
+	return buf;
+}
+
 static void note_skip(struct probe_choice *c, const struct ut_alt *alt, const char *why)
 {
 	append(c->skipped, sizeof(c->skipped), "%s%s:%s (%s)", c->skipped[0] ? ", " : "",
@@ -162,10 +191,12 @@ static void note_skip(struct probe_choice *c, const struct ut_alt *alt, const ch
 /* Moves probe i to its first usable alternative at or after `from`.  false
  * when none is left: an error for a required probe, a note for an optional
  * one (c->alt is then -1). */
-static bool choose_alt(struct ut_kernel *k, const struct ut_load_opts *o, unsigned i,
-		       struct probe_choice *c, unsigned from, char *err, size_t errlen)
+static bool choose_alt(struct ut_kernel *k, const struct ut_load_opts *o, struct ut_loaded *l,
+		       unsigned i, unsigned from, char *err, size_t errlen)
 {
-	const struct ut_probe *p = &o->probes[i];
+	const struct ut_probe *p = &l->probes[i];
+	struct probe_choice *c = &l->choice[i];
+	char at[PATH_MAX + 16];
 	for (unsigned j = from; j < p->nalts; j++) {
 		char why[200];
 		if (!ut_target_exists(k, &p->alts[j], why, sizeof(why)) ||
@@ -179,26 +210,27 @@ static bool choose_alt(struct ut_kernel *k, const struct ut_load_opts *o, unsign
 	c->alt = -1;
 	if (p->optional) {
 		if (o->verbose)
-			fprintf(log_of(o), "optional probe '%s' (%s:%d) skipped: tried %s\n", p->spec,
-				p->loc.file, p->loc.line, c->skipped);
+			fprintf(log_of(o), "optional probe '%s' (%s) skipped: tried %s\n", p->spec,
+				probe_at(p, at, sizeof(at)), c->skipped);
 		return true;
 	}
-	snprintf(err, errlen, "probe '%s' (%s:%d) matches nothing on kernel %s: tried %s", p->spec,
-		 p->loc.file, p->loc.line, ut_kernel_release(k), c->skipped);
+	snprintf(err, errlen, "probe '%s' (%s) matches nothing on kernel %s: tried %s", p->spec,
+		 probe_at(p, at, sizeof(at)), ut_kernel_release(k), c->skipped);
 	return false;
 }
 
 /* A rejection (by the verifier or at attach) of probe i's current
  * alternative: on to the next one. */
-static bool reject(struct ut_kernel *k, const struct ut_load_opts *o, unsigned i,
-		   struct probe_choice *c, const char *why, char *err, size_t errlen)
+static bool reject(struct ut_kernel *k, const struct ut_load_opts *o, struct ut_loaded *l, unsigned i,
+		   const char *why, char *err, size_t errlen)
 {
-	const struct ut_alt *alt = &o->probes[i].alts[c->alt];
+	struct probe_choice *c = &l->choice[i];
+	const struct ut_alt *alt = &l->probes[i].alts[c->alt];
 	if (o->verbose)
-		fprintf(log_of(o), "probe '%s': %s:%s rejected: %s\n", o->probes[i].spec,
+		fprintf(log_of(o), "probe '%s': %s:%s rejected: %s\n", l->probes[i].spec,
 			ut_kind_name(alt->kind), alt->target, why);
 	note_skip(c, alt, why);
-	return choose_alt(k, o, i, c, (unsigned)c->alt + 1, err, errlen);
+	return choose_alt(k, o, l, i, (unsigned)c->alt + 1, err, errlen);
 }
 
 /* ---- object set-up ----------------------------------------------------- */
@@ -243,6 +275,8 @@ static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, cons
 		const char *name = btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off);
 		if (strcmp(name, "ut_filter_tgid") == 0)
 			set_rodata_var(data, size, v, &o->filter_tgid, sizeof(o->filter_tgid));
+		else if (strcmp(name, "ut_follow_forks") == 0)
+			set_rodata_var(data, size, v, &(uint32_t){o->follow_forks}, sizeof(uint32_t));
 		else if (strcmp(name, "ut_filter_comm") == 0)
 			set_rodata_var(data, size, v, comm, sizeof(comm));
 		else if (strcmp(name, "ut_sample_permyriad") == 0 && o->sample_permyriad)
@@ -272,13 +306,12 @@ static uint32_t ringbuf_size(size_t want)
 
 /* Probe index and alternative of a program, by name; false if the program
  * belongs to no probe. */
-static bool find_program(const struct ut_load_opts *o, const char *name, unsigned *probe,
-			 unsigned *alt)
+static bool find_program(const struct ut_loaded *l, const char *name, unsigned *probe, unsigned *alt)
 {
-	for (unsigned i = 0; i < o->nprobes; i++)
-		for (unsigned j = 0; j < o->probes[i].nalts; j++)
-			if (o->probes[i].alts[j].prog_name &&
-			    strcmp(o->probes[i].alts[j].prog_name, name) == 0) {
+	for (unsigned i = 0; i < l->nprobes; i++)
+		for (unsigned j = 0; j < l->probes[i].nalts; j++)
+			if (l->probes[i].alts[j].prog_name &&
+			    strcmp(l->probes[i].alts[j].prog_name, name) == 0) {
 				*probe = i;
 				*alt = j;
 				return true;
@@ -286,7 +319,7 @@ static bool find_program(const struct ut_load_opts *o, const char *name, unsigne
 	return false;
 }
 
-static struct bpf_object *open_object(const struct ut_load_opts *o, const struct ut_loaded *l,
+static struct bpf_object *open_object(const struct ut_load_opts *o, struct ut_loaded *l,
 				      char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .object_name = "uring_trace");
@@ -299,8 +332,22 @@ static struct bpf_object *open_object(const struct ut_load_opts *o, const struct
 	struct bpf_map *events = bpf_object__find_map_by_name(obj, "ut_events");
 	if (events && o->ringbuf_bytes)
 		rc = bpf_map__set_max_entries(events, ringbuf_size(o->ringbuf_bytes));
+	/* -c's processes: a map sized for them, else a token one */
+	struct bpf_map *traced = bpf_object__find_map_by_name(obj, "ut_traced_tgids");
+	if (traced && !o->follow_forks && rc == 0)
+		rc = bpf_map__set_max_entries(traced, 1);
 	if (rc == 0)
 		rc = set_rodata(obj, o, l);
+	/* a script compiled by an older uring-trace has no built-in programs */
+	for (unsigned i = l->script_probes; i < l->nprobes; i++) {
+		if (l->choice[i].alt < 0)
+			continue;
+		const struct ut_alt *alt = &l->probes[i].alts[l->choice[i].alt];
+		if (!bpf_object__find_program_by_name(obj, alt->prog_name)) {
+			note_skip(&l->choice[i], alt, "not in this compiled script: compile it again");
+			l->choice[i].alt = -1;
+		}
+	}
 	struct bpf_program *prog;
 	bpf_object__for_each_program(prog, obj) {
 		/* Only the chosen alternatives load; a program no probe names
@@ -310,12 +357,12 @@ static struct bpf_object *open_object(const struct ut_load_opts *o, const struct
 		unsigned i, j;
 		if (rc != 0)
 			break;
-		bool found = find_program(o, bpf_program__name(prog), &i, &j);
-		bool chosen = found ? l->choice[i].alt == (int)j || !ut_kind_is_bpf(o->probes[i].alts[j].kind)
+		bool found = find_program(l, bpf_program__name(prog), &i, &j);
+		bool chosen = found ? l->choice[i].alt == (int)j || !ut_kind_is_bpf(l->probes[i].alts[j].kind)
 				    : l->can_flush && strcmp(bpf_program__name(prog), "ut_flush") == 0;
 		rc = bpf_program__set_autoload(prog, chosen);
-		if (rc == 0 && chosen && found && ut_kind_is_bpf(o->probes[i].alts[j].kind))
-			rc = ut_prepare_program(prog, &o->probes[i].alts[j]);
+		if (rc == 0 && chosen && found && ut_kind_is_bpf(l->probes[i].alts[j].kind))
+			rc = ut_prepare_program(prog, &l->probes[i].alts[j]);
 	}
 	if (rc != 0) {
 		snprintf(err, errlen, "cannot prepare the BPF object: %s", strerror(-rc));
@@ -375,7 +422,7 @@ static enum step load_once(struct ut_kernel *k, const struct ut_load_opts *o,
 		return STEP_DONE;
 	char name[128];
 	unsigned i, j;
-	if (!failed_program(name, sizeof(name)) || !find_program(o, name, &i, &j) ||
+	if (!failed_program(name, sizeof(name)) || !find_program(l, name, &i, &j) ||
 	    l->choice[i].alt != (int)j) {
 		if (rc == -EPERM)
 			snprintf(err, errlen, "loading BPF programs was refused: %s "
@@ -386,9 +433,9 @@ static enum step load_once(struct ut_kernel *k, const struct ut_load_opts *o,
 			fprintf(log_of(o), "%s", captured);
 		return STEP_FAIL;
 	}
-	const struct ut_probe *p = &o->probes[i];
+	const struct ut_probe *p = &l->probes[i];
 	const struct ut_alt *alt = &p->alts[j];
-	char verdict[256], why[300];
+	char verdict[256], why[300], at[PATH_MAX + 16];
 	verifier_verdict(verdict, sizeof(verdict));
 	if (verdict[0])
 		snprintf(why, sizeof(why), "verifier: %s", verdict);
@@ -397,19 +444,19 @@ static enum step load_once(struct ut_kernel *k, const struct ut_load_opts *o,
 	if (o->verbose && captured)
 		fprintf(log_of(o), "libbpf log for probe '%s' (%s:%s):\n%s", p->spec,
 			ut_kind_name(alt->kind), alt->target, captured);
-	if (reject(k, o, i, &l->choice[i], why, err, errlen)) {
+	if (reject(k, o, l, i, why, err, errlen)) {
 		/* an alternative that exists but does not verify is a bug in
 		 * the script or the compiler, not the kernel lacking it: say so,
 		 * even though the next alternative may do */
 		if (!o->verbose)
-			fprintf(log_of(o), "uring-trace: warning: probe '%s' (%s:%d): the BPF verifier rejected "
+			fprintf(log_of(o), "uring-trace: warning: probe '%s' (%s): the BPF verifier rejected "
 				"%s:%s (%s); trying the next alternative (-v shows the verifier log)\n",
-				p->spec, p->loc.file, p->loc.line, ut_kind_name(alt->kind), alt->target, why);
+				p->spec, probe_at(p, at, sizeof(at)), ut_kind_name(alt->kind), alt->target, why);
 		return STEP_RETRY;
 	}
 	if (verdict[0])
-		snprintf(err, errlen, "probe '%s' (%s:%d): the BPF verifier rejected %s:%s: %s%s",
-			 p->spec, p->loc.file, p->loc.line, ut_kind_name(alt->kind), alt->target,
+		snprintf(err, errlen, "probe '%s' (%s): the BPF verifier rejected %s:%s: %s%s",
+			 p->spec, probe_at(p, at, sizeof(at)), ut_kind_name(alt->kind), alt->target,
 			 verdict, o->verbose ? "" : " (-v shows the verifier log)");
 	return STEP_FAIL;
 }
@@ -418,11 +465,11 @@ static enum step attach_all(struct ut_kernel *k, const struct ut_load_opts *o,
 			    struct ut_loaded *l, char *err, size_t errlen)
 {
 	enum step step = STEP_DONE;
-	for (unsigned i = 0; i < o->nprobes && step != STEP_FAIL; i++) {
+	for (unsigned i = 0; i < l->nprobes && step != STEP_FAIL; i++) {
 		struct probe_choice *c = &l->choice[i];
 		if (c->alt < 0)
 			continue;
-		const struct ut_alt *alt = &o->probes[i].alts[c->alt];
+		const struct ut_alt *alt = &l->probes[i].alts[c->alt];
 		struct bpf_program *prog = bpf_object__find_program_by_name(l->obj, alt->prog_name);
 		if (prog)
 			l->links[i] = ut_attach_program(prog, alt);
@@ -431,7 +478,7 @@ static enum step attach_all(struct ut_kernel *k, const struct ut_load_opts *o,
 		char why[200];
 		snprintf(why, sizeof(why), "attach failed: %s",
 			 prog ? strerror(errno) : "no such program in the object");
-		step = reject(k, o, i, c, why, err, errlen) ? STEP_RETRY : STEP_FAIL;
+		step = reject(k, o, l, i, why, err, errlen) ? STEP_RETRY : STEP_FAIL;
 	}
 	return step;
 }
@@ -461,10 +508,19 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 			ut_kernel_close(k);
 		return NULL;
 	}
-	l->probes = o->probes;
-	l->nprobes = o->nprobes;
-	l->choice = calloc(o->nprobes ? o->nprobes : 1, sizeof(*l->choice));
-	l->links = calloc(o->nprobes ? o->nprobes : 1, sizeof(*l->links));
+	/* the script's probes, then the built-ins: exec always, fork and free for -c */
+	const bool asked[UT_BUILTIN_COUNT] = {
+		[UT_BUILTIN_EXEC] = true, [UT_BUILTIN_FORK] = o->follow_forks, [UT_BUILTIN_FREE] = o->follow_forks,
+	};
+	l->probes = calloc(o->nprobes + UT_BUILTIN_COUNT, sizeof(*l->probes));
+	if (l->probes && o->nprobes)
+		memcpy(l->probes, o->probes, o->nprobes * sizeof(*l->probes));
+	l->nprobes = l->script_probes = l->probes ? o->nprobes : 0;
+	for (unsigned b = 0; b < UT_BUILTIN_COUNT; b++)
+		if (asked[b] && l->probes)
+			l->probes[l->nprobes++] = builtins[b];
+	l->choice = calloc(l->nprobes + 1, sizeof(*l->choice));
+	l->links = calloc(l->nprobes + 1, sizeof(*l->links));
 	l->disk_devs = calloc(o->ndisks + 1, sizeof(*l->disk_devs));
 	l->can_flush = can_run_on_cpu();
 	if (o->verbose)
@@ -473,14 +529,14 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 				     : "this kernel cannot run a program on a chosen CPU (BPF_F_TEST_RUN_ON_CPU): each "
 				       "probe hit's records go to the ring buffer at its end (slower)");
 	libbpf_print_fn_t previous_print = libbpf_set_print(capture_print);
-	bool ok = l->choice && l->links && l->disk_devs;
+	bool ok = l->probes && l->choice && l->links && l->disk_devs;
 	for (unsigned i = 0; ok && i < o->ndisks; i++)
 		ok = look_up_disk(&o->disks[i], &l->disk_devs[i], err, errlen);
-	for (unsigned i = 0; ok && i < o->nprobes; i++) {
+	for (unsigned i = 0; ok && i < l->nprobes; i++) {
 		l->choice[i].alt = -1;
-		const struct ut_probe *p = &o->probes[i];
+		const struct ut_probe *p = &l->probes[i];
 		if (p->nalts && ut_kind_is_bpf(p->alts[0].kind))
-			ok = choose_alt(k, o, i, &l->choice[i], 0, err, errlen);
+			ok = choose_alt(k, o, l, i, 0, err, errlen);
 	}
 	/* Every retry moves one probe past an alternative, so this ends. */
 	enum step step = ok ? STEP_RETRY : STEP_FAIL;
@@ -500,7 +556,7 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 	if (k != o->kernel)
 		ut_kernel_close(k);
 	if (step == STEP_FAIL) {
-		if (!l->choice || !l->links || !l->disk_devs)
+		if (!l->probes || !l->choice || !l->links || !l->disk_devs)
 			snprintf(err, errlen, "out of memory");
 		ut_unload(l);
 		return NULL;
@@ -525,6 +581,16 @@ uint64_t ut_loaded_missed(const struct ut_loaded *l)
 struct bpf_object *ut_loaded_object(const struct ut_loaded *l)
 {
 	return l->obj;
+}
+
+const struct ut_probe *ut_loaded_probe(const struct ut_loaded *l, unsigned probe)
+{
+	return &l->probes[probe];
+}
+
+unsigned ut_loaded_count(const struct ut_loaded *l)
+{
+	return l->nprobes;
 }
 
 int ut_loaded_alt(const struct ut_loaded *l, unsigned probe)
@@ -606,6 +672,7 @@ void ut_unload(struct ut_loaded *l)
 		ut_detach(l, NULL);
 	if (l->obj)
 		bpf_object__close(l->obj);
+	free(l->probes);
 	free(l->choice);
 	free(l->links);
 	free(l->disk_devs);

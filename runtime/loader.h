@@ -22,6 +22,7 @@ struct ut_load_opts {
 	struct ut_kernel *kernel;      /* for existence checks; NULL: opened here */
 	size_t ringbuf_bytes;          /* 0: as compiled; else rounded up to a power of two */
 	uint32_t filter_tgid;          /* ut_filter_tgid; 0 = any process */
+	bool follow_forks;             /* -c: the processes filter_tgid starts are traced too */
 	const char *filter_comm;       /* ut_filter_comm; NULL or "" = any */
 	uint32_t sample_permyriad;     /* ut_sample_permyriad; 0 = as compiled (all) */
 	uint64_t wakeup_bytes;         /* ut_wakeup_bytes; 0 = as compiled */
@@ -33,6 +34,16 @@ struct ut_load_opts {
 
 struct ut_loaded;
 
+/* Programs of bpf/ut.h attached besides the script's probes, each where
+ * this kernel has it (a raw tracepoint, else a classic one): without one
+ * the trace is less complete, not wrong. */
+enum ut_builtin {
+	UT_BUILTIN_EXEC,   /* names a thread again after exec (always) */
+	UT_BUILTIN_FORK,   /* follow_forks: a process a traced one forks is traced */
+	UT_BUILTIN_FREE,   /* follow_forks: a process that ended is not any more */
+	UT_BUILTIN_COUNT
+};
+
 /* NULL with a one-line reason in err (missing capability, a probe that
  * matches nothing, a verifier rejection). */
 struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen);
@@ -40,7 +51,12 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 /* The loaded object, for its maps (ring buffer, counters, aggregations). */
 struct bpf_object *ut_loaded_object(const struct ut_loaded *l);
 
-/* Index into probes[probe].alts of the attached alternative; -1 when the
+/* The probes loaded: the script's (index i is probe i of the object),
+ * then the built-ins asked for, in enum ut_builtin's order. */
+unsigned ut_loaded_count(const struct ut_loaded *l);
+const struct ut_probe *ut_loaded_probe(const struct ut_loaded *l, unsigned probe);
+
+/* Index into the probe's alts of the attached alternative; -1 when the
  * probe is not attached (an optional probe that matched nothing, BEGIN/END). */
 int ut_loaded_alt(const struct ut_loaded *l, unsigned probe);
 

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <linux/types.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,6 +269,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		die_usage("give a script file or -e, not both", NULL);
 	if (o->pid && o->command)
 		die_usage("give -p or -c, not both", NULL);
+	if (o->command && !o->command[strspn(o->command, " \t")])
+		die_usage("-c takes a command to run", NULL);
 }
 
 /* Kinds -l can list: tracepoints (tracefs) and functions (BTF). */
@@ -340,49 +343,80 @@ static int list_probes(const char *pattern, bool with_arguments)
 	return n > 0 ? 0 : 1;
 }
 
-/* -c: the child waits on a pipe until the probes are attached, so nothing
- * it does is missed; under sudo it runs as the invoking user. */
-static pid_t start_command(const char *cmd, int *release_fd)
+/* In the -c child: why the command cannot run goes to uring-trace, which
+ * says so (the pipe closes unread when exec succeeds). */
+_Noreturn static void command_failed(int report_fd, int status, const char *fmt, ...)
 {
-	int fds[2];
-	if (pipe2(fds, O_CLOEXEC) < 0)
+	char why[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (write(report_fd, why, strlen(why)) < 0) {
+		/* the exit status still says that it failed */
+	}
+	_exit(status);
+}
+
+/* -c: the child waits on a pipe until the probes are attached, so nothing
+ * it does is missed; under sudo it runs as the invoking user.  Until it
+ * execs the command it is a copy of uring-trace, and named so.
+ * *report_fd reads why the command could not run, or nothing. */
+static pid_t start_command(const char *cmd, int *release_fd, int *report_fd)
+{
+	int release[2], report[2];
+	if (pipe2(release, O_CLOEXEC) < 0)
 		return -1;
+	if (pipe2(report, O_CLOEXEC) < 0) {
+		close(release[0]);
+		close(release[1]);
+		return -1;
+	}
 	pid_t pid = fork();
-	if (pid < 0)
-		return -1;
 	if (pid == 0) {
 		char b;
-		close(fds[1]);
-		if (read(fds[0], &b, 1) != 1)
-			_exit(127);
+		close(release[1]);
+		close(report[0]);
+		if (read(release[0], &b, 1) != 1)
+			_exit(127);   /* uring-trace ended before attaching */
 		const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
-		if (getuid() == 0 && su && sg) {
-			if (setgid((gid_t)atoi(sg)) != 0 || setuid((uid_t)atoi(su)) != 0)
-				_exit(126);
-		}
-		/* A plain command runs directly, so the trace holds only it; one
-		 * with shell syntax runs through sh, which execs it: either way
-		 * the command keeps the pid the probes filter on. */
+		if (getuid() == 0 && su && sg && (setgid((gid_t)atoi(sg)) != 0 || setuid((uid_t)atoi(su)) != 0))
+			command_failed(report[1], 126, "cannot run '%s' as user %s: %s", cmd, su, strerror(errno));
+		/* A plain command runs directly; one with shell syntax runs
+		 * through sh, which execs it: either way the command keeps the
+		 * pid the probes filter on (the processes it starts are
+		 * followed in BPF). */
 		if (!strpbrk(cmd, "|&;<>()$`\\\"'*?[#~=%{}\n")) {
 			char *copy = strdup(cmd), *argv[256], *save = NULL;
+			if (!copy)
+				command_failed(report[1], 127, "cannot run '%s': out of memory", cmd);
 			int n = 0;
 			for (char *w = strtok_r(copy, " \t", &save); w && n < 255; w = strtok_r(NULL, " \t", &save))
 				argv[n++] = w;
 			argv[n] = NULL;
-			if (n > 0)
-				execvp(argv[0], argv);
-			fprintf(stderr, "uring-trace: cannot run %s: %s\n", n ? argv[0] : "''", strerror(errno));
-			_exit(127);
+			execvp(argv[0], argv);
+			/* as shells do: 127 when there is no such command, 126 when it cannot be run */
+			command_failed(report[1], errno == ENOENT ? 127 : 126, "cannot run '%s': %s", argv[0],
+				       strerror(errno));
 		}
 		char *line = malloc(strlen(cmd) + 6);
 		if (!line)
-			_exit(127);
+			command_failed(report[1], 127, "cannot run '%s': out of memory", cmd);
 		sprintf(line, "exec %s", cmd);
 		execl("/bin/sh", "sh", "-c", line, (char *)NULL);
-		_exit(127);
+		command_failed(report[1], 127, "cannot run /bin/sh for '%s': %s", cmd, strerror(errno));
 	}
-	close(fds[0]);
-	*release_fd = fds[1];
+	int fork_errno = errno;
+	close(release[0]);
+	close(report[1]);
+	if (pid < 0) {
+		close(release[1]);
+		close(report[0]);
+		errno = fork_errno;
+		return -1;
+	}
+	*release_fd = release[1];
+	*report_fd = report[0];
 	return pid;
 }
 
@@ -494,6 +528,36 @@ static void status_line(struct session *s, double started, uint64_t *last_record
 	*last_t = t;
 }
 
+/* The built-in programs (runtime/loader.h) this kernel lacks, and what the
+ * trace misses without them; with -v also where the others attached. */
+static void report_builtins(const struct ut_program *prog, const struct ut_loaded *l, const struct options *o)
+{
+	for (unsigned i = prog->nprobes; i < ut_loaded_count(l); i++) {
+		const struct ut_probe *p = ut_loaded_probe(l, i);
+		int a = ut_loaded_alt(l, i);
+		if (a < 0 && !o->quiet)
+			fprintf(stderr, "uring-trace: note: %s is not attached: tried %s\n", p->spec, ut_loaded_skipped(l, i));
+		else if (a >= 0 && o->verbose)
+			fprintf(stderr, "uring-trace: %s uses %s:%s\n", p->spec, ut_kind_name(p->alts[a].kind), p->alts[a].target);
+	}
+}
+
+/* With -c, uring-trace's exit status is the command's when the command
+ * ended the trace (128 + N when signal N killed it, as shells do). */
+static int command_status(const struct options *o, int status)
+{
+	if (WIFSIGNALED(status)) {
+		if (!o->quiet)
+			fprintf(stderr, "uring-trace: '%s' was killed by signal %d (%s)\n", o->command, WTERMSIG(status),
+				strsignal(WTERMSIG(status)));
+		return 128 + WTERMSIG(status);
+	}
+	int code = WEXITSTATUS(status);
+	if (code && !o->quiet)
+		fprintf(stderr, "uring-trace: '%s' exited with status %d\n", o->command, code);
+	return code;
+}
+
 /* Without -v: one line when the script runs degraded on this kernel, naming
  * the probe kinds it does not run (fentry, kprobe, ...) that alternatives
  * were passed over for, and counting the optional probes left out. */
@@ -559,13 +623,14 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 		}
 		s.engine = ut_engine_new(s.writer, NULL);
 	}
-	int release_fd = -1;
+	int release_fd = -1, report_fd = -1, child_status = 0;
 	pid_t child = 0;
 	if (o->command) {
-		child = start_command(o->command, &release_fd);
+		child = start_command(o->command, &release_fd, &report_fd);
 		if (child < 0) {
 			fprintf(stderr, "uring-trace: cannot start '%s': %s\n", o->command, strerror(errno));
-			return 1;
+			rc = 1;
+			goto out;
 		}
 	}
 	struct ut_load_opts lo = {
@@ -573,6 +638,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 		.disks = prog->disks, .ndisks = prog->ndisks,
 		.ringbuf_bytes = o->buffer_bytes,
 		.filter_tgid = child ? (uint32_t)child : (uint32_t)o->pid,
+		.follow_forks = child != 0,
 		.filter_comm = o->comm,
 		.sample_permyriad = o->sample_pct > 0 ? (uint32_t)(o->sample_pct * 100 + 0.5) : 0,
 		.verbose = o->verbose,
@@ -584,6 +650,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 		if (child) {
 			kill(child, SIGKILL);
 			waitpid(child, NULL, 0);
+			close(report_fd);
 		}
 		rc = 1;
 		goto out;
@@ -617,6 +684,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 		}
 	else if (!o->quiet)
 		note_degraded(prog, s.loaded);
+	report_builtins(prog, s.loaded, o);
 	if (s.engine)
 		mark_start(s.engine);
 	run_once_probes(&s, UT_PROBE_BEGIN);
@@ -624,13 +692,21 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 		if (write(release_fd, "g", 1) != 1)
 			fprintf(stderr, "uring-trace: cannot start the command\n");
 		close(release_fd);
+		char why[512];
+		ssize_t n = read(report_fd, why, sizeof(why) - 1);
+		close(report_fd);
+		if (n > 0) {
+			fprintf(stderr, "uring-trace: %.*s\n", (int)n, why);
+			waitpid(child, &child_status, 0);
+			rc = WEXITSTATUS(child_status);
+			goto out;
+		}
 	}
 	if (!o->quiet && !o->command)
 		fprintf(stderr, "uring-trace: tracing%s; Ctrl-C to stop\n", s.writer ? "" : " (summary only)");
 	bool tty = isatty(2) && !o->quiet;
 	double started = now_s(), last_status = started;
 	uint64_t last_records = 0;
-	int child_status = 0;
 	while (!stop_signal && !s.dec.exit_requested) {
 		int n = ut_consumer_poll(s.consumer, 100);
 		if (n < 0 && n != -EINTR) {
@@ -715,9 +791,11 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 				(unsigned long long)ut_consumer_full_reads(s.consumer));
 		}
 	}
-	if (child) {
+	if (child) {   /* uring-trace ended first */
 		kill(child, SIGTERM);
 		waitpid(child, &child_status, 0);
+	} else if (o->command && rc == 0) {
+		rc = command_status(o, child_status);
 	}
 out:
 	if (s.engine)

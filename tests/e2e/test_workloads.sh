@@ -145,7 +145,7 @@ if [ -x "$W/nop_firehose" ]; then
 assert d["ok"] is True
 assert d["submitted"] == 100000 and d["completed"] == 100000
 assert d["batch"] == 32 and d["cpu"] == 0
-assert d["ops_per_sec"] > 0 and d["seconds"] > 0
+assert d["ops_per_sec"] > 0 and d["seconds"] > 0 and d["cpu_seconds"] > 0
 '
   "$W/nop_firehose" --seconds 0.3 >"$TMP/firehose2.json" 2>/dev/null
   check nop_firehose_seconds "$TMP/firehose2.json" '

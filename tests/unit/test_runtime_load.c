@@ -157,6 +157,10 @@ int main(void)
 	CHECK("verifier rejection falls back", ut_loaded_alt(l, 3) == 1);
 	CHECK("verifier reason named", strstr(ut_loaded_skipped(l, 3), "verifier") != NULL);
 	CHECK("interval attached", ut_loaded_alt(l, 4) == 0);
+	/* after the script's probes, the built-in that names a thread again after exec */
+	CHECK("built-in exec program only", ut_loaded_count(l) == 6);
+	CHECK("built-in on a raw tracepoint", ut_loaded_alt(l, 5) == 0 &&
+						 ut_loaded_probe(l, 5)->alts[0].kind == UT_PROBE_RAW_TP);
 
 	struct seen seen = {0};
 	struct ut_consumer *c = ut_consumer_new(ut_loaded_object(l), record_len, on_record, &seen, err, sizeof(err));
@@ -177,7 +181,7 @@ int main(void)
 
 	struct ut_detach_stats ds;
 	ut_detach(l, &ds);
-	CHECK("detach counts links", ds.links == 4 && ds.slow_links == 1);
+	CHECK("detach counts links", ds.links == 5 && ds.slow_links == 1);
 	printf("detach: %u links (%u perf-event) in %.1f ms\n", ds.links, ds.slow_links, ds.ms);
 	if (c)
 		ut_consumer_drain(c);

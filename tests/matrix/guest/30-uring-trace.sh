@@ -41,4 +41,24 @@ pipe_reads=$(sed -n 's/^@requests\[READ, \(poll\|async (io-wq)\)\]: //p' /tmp/ut
 echo "pipe reads: $(grep '^@requests\[READ, \(poll\|async\)' /tmp/ut.out | tr '\n' ' ')"
 check pipe_reads test "$pipe_reads" -eq 8
 check async_writes grep -q '^@requests\[WRITE, async (io-wq)\]: 8$' /tmp/ut.out
+
+# -c follows the processes the command starts: the workload, forked by a
+# shell, has its 8 nops traced; the built-in programs attach as raw
+# tracepoints on this kernel.
+$UT -v -q --summary-only -c "sh -c '/matrix/uring_paths --dir /tmp --rings 1 --nops 8 --polls 0 --async 0 --links 0 \
+--invalid 0 --faillinks 0 --multishot 0 >/dev/null; true'" /matrix/io_uring.uto >/tmp/follow.out 2>/tmp/follow.err
+rc=$?
+[ $rc -eq 0 ] && echo "PASS uring-trace/follow_runs" || echo "FAIL uring-trace/follow_runs: status $rc $(tail -c 300 /tmp/follow.err)"
+if grep -q '^@requests\[NOP, inline\]: 8$' /tmp/follow.out; then
+	echo "PASS uring-trace/follow_forked_workload"
+else
+	echo "FAIL uring-trace/follow_forked_workload: $(grep '^@requests' /tmp/follow.out | tr '\n' ' ')"
+fi
+for builtin in exec fork free; do
+	if grep -q "built-in sched_process_$builtin program .* uses raw_tp:sched_process_$builtin$" /tmp/follow.err; then
+		echo "PASS uring-trace/builtin_$builtin"
+	else
+		echo "FAIL uring-trace/builtin_$builtin: $(grep "sched_process_$builtin" /tmp/follow.err | head -c 300)"
+	fi
+done
 exit 0
