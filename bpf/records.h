@@ -1,6 +1,7 @@
 /* Record layouts shared by the BPF side (bpf/ut.h) and user space
- * (runtime/decode.c).  Needs __u32/__u64: vmlinux.h in BPF programs,
- * <linux/types.h> in user space. */
+ * (runtime/decode.c), and the arithmetic of aggregations, which BPF maps
+ * and the reader's maps (runtime/user_maps.c) share.  Needs __u32/__u64:
+ * vmlinux.h in BPF programs, <linux/types.h> in user space. */
 #ifndef UT_BPF_RECORDS_H
 #define UT_BPF_RECORDS_H
 
@@ -49,5 +50,62 @@ struct ut_probe_counters {
 	__u64 emitted;
 	__u64 lost;
 };
+
+/* ---- aggregations: one arithmetic for BPF maps and the reader's, so
+ * both hold the same values and bucket numbers.  Sums wrap, as BPF's
+ * arithmetic does; they are written unsigned because signed overflow is
+ * undefined in user space C. ---- */
+
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+/* avg keeps {sum, count}; min and max keep {value, set}. */
+struct ut_avg {
+	__s64 sum;
+	__u64 count;
+};
+
+static __always_inline void ut_avg_take(struct ut_avg *p, __s64 v)
+{
+	p->sum = (__s64)((__u64)p->sum + (__u64)v);
+	p->count++;
+}
+
+static __always_inline void ut_minmax_take(struct ut_avg *p, __s64 v, int is_min)
+{
+	if (!p->count || (is_min ? v < p->sum : v > p->sum)) {
+		p->sum = v;
+		p->count = 1;
+	}
+}
+
+/* log2 buckets: 0 holds negatives, 1 holds 0, k >= 2 holds [2^(k-2), 2^(k-1)). */
+static __always_inline __u64 ut_log2_bucket(__s64 v)
+{
+	if (v < 0)
+		return 0;
+	if (v == 0)
+		return 1;
+	__u64 x = (__u64)v, r = 0;
+	if (x >> 32) { x >>= 32; r += 32; }
+	if (x >> 16) { x >>= 16; r += 16; }
+	if (x >> 8) { x >>= 8; r += 8; }
+	if (x >> 4) { x >>= 4; r += 4; }
+	if (x >> 2) { x >>= 2; r += 2; }
+	if (x >> 1) { r += 1; }
+	return r + 2;
+}
+
+/* linear buckets: 0 below min, 1 + (v - min) / step inside, last at or
+ * above max (step > 0). */
+static __always_inline __u64 ut_lin_bucket(__s64 v, __s64 min, __s64 max, __s64 step)
+{
+	if (v < min)
+		return 0;
+	if (v >= max)
+		return 1 + ((__u64)max - (__u64)min + (__u64)step - 1) / (__u64)step;
+	return 1 + ((__u64)v - (__u64)min) / (__u64)step;
+}
 
 #endif

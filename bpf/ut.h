@@ -459,11 +459,6 @@ static __always_inline int ut_streq(const char *a, const char *b, int n)
 
 /* ---- aggregations (per-CPU maps; user space combines the CPUs) ---- */
 
-struct ut_avg {
-	__s64 sum;
-	__u64 count;
-};
-
 static __always_inline void ut_agg_add(void *map, void *key, __s64 v)
 {
 	__s64 *p = bpf_map_lookup_elem(map, key);
@@ -494,10 +489,8 @@ static __always_inline struct ut_avg *ut_pair_slot(void *map, void *key, __s64 v
 static __always_inline void ut_agg_avg(void *map, void *key, __s64 v)
 {
 	struct ut_avg *p = ut_pair_slot(map, key, v);
-	if (!p)
-		return;
-	p->sum += v;
-	p->count++;
+	if (p)
+		ut_avg_take(p, v);
 }
 
 /* min/max keep {value, set}: per-CPU slots of CPUs that never saw the
@@ -505,12 +498,8 @@ static __always_inline void ut_agg_avg(void *map, void *key, __s64 v)
 static __always_inline void ut_agg_minmax(void *map, void *key, __s64 v, int is_min)
 {
 	struct ut_avg *p = ut_pair_slot(map, key, v);
-	if (!p)
-		return;
-	if (!p->count || (is_min ? v < p->sum : v > p->sum)) {
-		p->sum = v;
-		p->count = 1;
-	}
+	if (p)
+		ut_minmax_take(p, v, is_min);
 }
 
 /* Shared maps the script also reads: atomic adds.  Returns the value
@@ -528,33 +517,6 @@ static __always_inline __s64 ut_shared_add(void *map, void *key, __s64 v)
 	}
 	__sync_fetch_and_add(p, v);
 	return *p;
-}
-
-/* log2 buckets: 0 holds negatives, 1 holds 0, k >= 2 holds [2^(k-2), 2^(k-1)). */
-static __always_inline __u64 ut_log2_bucket(__s64 v)
-{
-	if (v < 0)
-		return 0;
-	if (v == 0)
-		return 1;
-	__u64 x = (__u64)v, r = 0;
-	if (x >> 32) { x >>= 32; r += 32; }
-	if (x >> 16) { x >>= 16; r += 16; }
-	if (x >> 8) { x >>= 8; r += 8; }
-	if (x >> 4) { x >>= 4; r += 4; }
-	if (x >> 2) { x >>= 2; r += 2; }
-	if (x >> 1) { r += 1; }
-	return r + 2;
-}
-
-/* linear buckets: 0 below min, 1 + (v - min) / step inside, last at or above max. */
-static __always_inline __u64 ut_lin_bucket(__s64 v, __s64 min, __s64 max, __s64 step)
-{
-	if (v < min)
-		return 0;
-	if (v >= max)
-		return 1 + (max - min + step - 1) / step;
-	return 1 + (v - min) / step;
 }
 
 /* ---- per-CPU string buffers: path() results, string map values ---- */

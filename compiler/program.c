@@ -1,6 +1,8 @@
-/* Freeing a compiled program. */
+/* Freeing a compiled program; appending to its user side. */
 #include <stdlib.h>
+#include <string.h>
 
+#include "compiler/compiler.h"
 #include "compiler/program.h"
 
 static void value_free(struct ut_value *v)
@@ -38,6 +40,7 @@ void ut_program_free(struct ut_program *p)
 			value_free(&e->args[a].value);
 		}
 		free(e->args);
+		free(e->locals);
 	}
 	free(p->events);
 	for (unsigned i = 0; i < p->ngroups; i++)
@@ -70,5 +73,34 @@ void ut_program_free(struct ut_program *p)
 	for (unsigned i = 0; i < p->ndisks; i++)
 		free(p->disks[i].name);
 	free(p->disks);
+	for (unsigned i = 0; i < p->nuexprs; i++)
+		free(p->uexprs[i].text);
+	free(p->uexprs);
+	free(p->ustmts);
+	free(p->ukeys);
 	free(p);
+}
+
+unsigned ut_program_add_uexpr(struct ut_program *p, const struct ut_uexpr *e)
+{
+	p->uexprs = xrealloc_array(p->uexprs, p->nuexprs + 1, sizeof(*p->uexprs));
+	p->uexprs[p->nuexprs] = *e;
+	p->uexprs[p->nuexprs].text = e->text ? xstrdup(e->text) : NULL;
+	return p->nuexprs++;
+}
+
+unsigned ut_program_add_ustmts(struct ut_program *p, const struct ut_ustmt *s, unsigned n)
+{
+	p->ustmts = xrealloc_array(p->ustmts, p->nustmts + n, sizeof(*p->ustmts));
+	memcpy(p->ustmts + p->nustmts, s, n * sizeof(*s));
+	p->nustmts += n;
+	return p->nustmts - n;
+}
+
+unsigned ut_program_add_ukeys(struct ut_program *p, const unsigned *exprs, unsigned n)
+{
+	p->ukeys = xrealloc_array(p->ukeys, p->nukeys + n, sizeof(*p->ukeys));
+	memcpy(p->ukeys + p->nukeys, exprs, n * sizeof(*exprs));
+	p->nukeys += n;
+	return p->nukeys - n;
 }

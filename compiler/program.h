@@ -111,8 +111,121 @@ enum ut_event_op {
 	UT_EV_PRINT,        /* printf: text to stdout */
 	UT_EV_EXIT,         /* exit(): stop tracing */
 	UT_EV_CLEAR,        /* clear(@map): name is the map's name */
+	UT_EV_HIT,          /* a probe hit's captured values: the reader runs the
+			       hit's user statements over them (ut_event.body) */
 	UT_EV_OP_COUNT
 };
+
+/* ---- The user side of a probe (split execution) ----
+ *
+ * The compiler places each statement of a probe body in the kernel (BPF C)
+ * or in the reader (the user side).  The kernel part ends each hit with a
+ * UT_EV_HIT record: the header (ts, pid, tid, cpu) and the values only the
+ * kernel could compute (argument and field reads, strings, stacks, the
+ * maps kernel code reads), one record field each.  The reader, in time
+ * order with every other record, runs the hit's user statements over them:
+ * map updates and reads, aggregations, locals, control flow, and the trace
+ * constructs and printf, which fill a record laid out like the kernel's
+ * (a struct ut_event of their own) and go through the same decoding.
+ *
+ * Expressions and statements are plain data in two arrays of the program;
+ * children are indexes.  Every choice C would make from types (signed or
+ * unsigned division, comparison and shift; narrowing casts) is made by the
+ * compiler and written into the op, so evaluation needs no types beyond an
+ * expression's kind (integer or string) and a string's capacity.
+ *
+ * Order, so that a damaged program cannot loop (compiler/program_io.c
+ * checks it, and the depths, when loading): an expression's operands and
+ * keys come before it in uexprs; a statement's bodies come after it in
+ * ustmts, each body a run of statements reserved before they are filled,
+ * and a statement in one body at most (hit events may share theirs).
+ * User statements touch only user-side maps.  Integers are 64-bit and
+ * wrap; x / 0 is 0 and x % 0 is x, and shift counts are taken modulo 64,
+ * as in BPF.  Strings are NUL-padded char arrays: copied into a smaller
+ * one they are cut, into a larger one padded with NULs.  Sampling
+ * decisions (--sample) made in the kernel and in the reader are apart:
+ * the points of one flow kind, and its spans, belong on one side. */
+
+#define UT_UEXPR_MAX_DEPTH 128   /* operands nested in an expression */
+#define UT_USTMT_MAX_DEPTH 32    /* bodies nested in a hit's statements */
+
+enum ut_uexpr_op {
+	UT_UX_INT,          /* i */
+	UT_UX_STR,          /* text (a literal) */
+	UT_UX_CAPTURED,     /* field: a field of the hit record */
+	UT_UX_HEADER,       /* which: enum ut_uheader of the hit record */
+	UT_UX_LOCAL,        /* slot */
+	UT_UX_MAP,          /* map[keys]: the value, or 0 / "" where absent */
+	UT_UX_NEG, UT_UX_NOT, UT_UX_BITNOT,      /* a */
+	UT_UX_ADD, UT_UX_SUB, UT_UX_MUL,         /* a, b: 64-bit, wrapping */
+	UT_UX_UDIV, UT_UX_UMOD, UT_UX_SDIV, UT_UX_SMOD,   /* x / 0 is 0, x % 0 is x */
+	UT_UX_AND, UT_UX_OR, UT_UX_XOR, UT_UX_SHL, UT_UX_USHR, UT_UX_SSHR,
+	UT_UX_EQ, UT_UX_NE, UT_UX_ULT, UT_UX_ULE, UT_UX_SLT, UT_UX_SLE,
+	UT_UX_STREQ, UT_UX_STRNE,                /* a, b strings, compared up to n bytes */
+	UT_UX_LAND, UT_UX_LOR,                   /* lazy: b only when needed */
+	UT_UX_COND,                              /* a ? b : c, lazy */
+	UT_UX_TRUNC,        /* a cut to n bytes (1, 2, 4), sign-extended when sgn */
+	UT_UX_BOOL,         /* !!a */
+	UT_UX_STR_INT,      /* the first n bytes of string a, little-endian */
+	UT_UX_OP_COUNT
+};
+
+enum ut_uheader { UT_UH_TS, UT_UH_PID, UT_UH_TID, UT_UH_CPU };
+
+struct ut_uexpr {
+	enum ut_uexpr_op op;
+	bool is_str;         /* the value is a string (else a 64-bit integer) */
+	bool sgn;            /* UT_UX_TRUNC: sign-extend */
+	uint16_t n;          /* string capacity; TRUNC/STR_INT/STREQ bytes */
+	unsigned a, b, c;    /* operand expressions */
+	int64_t i;           /* UT_UX_INT */
+	char *text;          /* UT_UX_STR */
+	unsigned field;      /* UT_UX_CAPTURED */
+	unsigned which;      /* UT_UX_HEADER */
+	unsigned slot;       /* UT_UX_LOCAL */
+	unsigned map;        /* UT_UX_MAP: index into ut_program.maps */
+	unsigned keys, nkeys;   /* UT_UX_MAP: expressions ut_program.ukeys[keys..+nkeys] */
+};
+
+enum ut_ustmt_op {
+	UT_US_LOCAL,        /* slot = a */
+	UT_US_MAP_SET,      /* map[keys] = a */
+	UT_US_MAP_ADD,      /* map[keys] += a */
+	UT_US_AGG,          /* map[keys] takes a (count: no a) as the map's ut_agg */
+	UT_US_DELETE,       /* delete(map[keys]) */
+	UT_US_IF,           /* if (a) body else body2 */
+	UT_US_FOR,          /* for (slot : a..b) body: slot takes a, a + 1, ..., b - 1
+			       (signed, as C's for over the local); break and
+			       continue inside */
+	UT_US_BREAK, UT_US_CONTINUE,
+	UT_US_RETURN,       /* the rest of the hit's user statements are skipped */
+	UT_US_EMIT,         /* the record of event (not a UT_EV_HIT): its fields from
+			       ut_program.ukeys[keys..+nkeys] in field order, its
+			       header the hit's; flow and span points are sampled
+			       (--sample) as in BPF */
+	UT_US_OP_COUNT
+};
+
+struct ut_ustmt {
+	enum ut_ustmt_op op;
+	struct ut_loc loc;
+	unsigned a, b;              /* expressions */
+	unsigned slot;
+	unsigned map;
+	unsigned keys, nkeys;       /* map keys, or an EMIT's field values */
+	unsigned event;             /* UT_US_EMIT */
+	unsigned body, nbody;       /* statements ut_program.ustmts[body..+nbody] */
+	unsigned body2, nbody2;     /* UT_US_IF: the else branch */
+};
+
+/* A user-side local: an integer, or a string of capacity size. */
+struct ut_ulocal {
+	bool is_str;
+	uint16_t size;
+};
+
+#define UT_ULOCALS_MAX 1024        /* locals of a hit */
+#define UT_ULOCAL_MAX_BYTES 4096   /* a string local's capacity, as a record field's */
 
 struct ut_event {
 	enum ut_event_op op;
@@ -128,6 +241,11 @@ struct ut_event {
 	struct ut_value key;         /* flow key or span key */
 	unsigned nargs;
 	struct ut_named_value *args; /* with-arguments; counter values */
+	/* UT_EV_HIT: the hit's user statements ustmts[body..+nbody] and
+	 * their locals */
+	unsigned body, nbody;
+	unsigned nlocals;
+	struct ut_ulocal *locals;
 };
 
 /* A lookup table declared in a script: integer -> name. */
@@ -144,6 +262,11 @@ enum ut_agg {
 	UT_AGG_HIST, UT_AGG_LHIST, UT_AGG_LAST /* plain assignment */
 };
 
+/* Bounds of a map's key and value (string keys and values are at most
+ * 256 bytes). */
+#define UT_MAP_KEY_MAX 1024
+#define UT_MAP_VALUE_MAX 1024
+
 struct ut_map {
 	char *name;                 /* "@lat" */
 	char *bpf_name;             /* map name in the object */
@@ -154,7 +277,16 @@ struct ut_map {
 	struct ut_value *key_show;  /* how each key is shown (field = key index) */
 	uint32_t key_size, value_size;
 	struct ut_value value_show; /* plain assignments: how the value is shown */
+	/* in the reader (split execution): no BPF map, bpf_name is NULL; keys
+	 * and values keep the same layout, bounded to as many entries */
+	bool user_side;
 };
+
+/* A plain-assignment map whose values are strings. */
+static inline bool ut_map_holds_string(const struct ut_map *m)
+{
+	return m->agg == UT_AGG_LAST && m->value_show.display == UT_SHOW_STRING;
+}
 
 /* A disk the script names with diskdev("vda"): its device number is looked
  * up when the script is loaded, on the machine that runs it, and set in the
@@ -182,8 +314,19 @@ struct ut_program {
 	unsigned nstrings;
 	unsigned ndisks;
 	struct ut_disk_ref *disks;
+	/* the user side (see above) */
+	unsigned nuexprs, nustmts, nukeys;
+	struct ut_uexpr *uexprs;
+	struct ut_ustmt *ustmts;
+	unsigned *ukeys;            /* lists of expressions: map keys, record fields */
 };
 
 void ut_program_free(struct ut_program *p);
+
+/* Appends to the user side's tables (the compiler's emission of it, and
+ * tests): the index of the first item added. */
+unsigned ut_program_add_uexpr(struct ut_program *p, const struct ut_uexpr *e);
+unsigned ut_program_add_ustmts(struct ut_program *p, const struct ut_ustmt *s, unsigned n);
+unsigned ut_program_add_ukeys(struct ut_program *p, const unsigned *exprs, unsigned n);
 
 #endif

@@ -1,7 +1,7 @@
 /* .uto files: a compiled script (its tables) and its BPF object, so a
  * script compiled once runs on other hosts and kernels without clang.
  *
- * Layout: the magic UT_PROGRAM_MAGIC ("UTO2"), then little-endian fields written in the order
+ * Layout: the magic UT_PROGRAM_MAGIC ("UTO3"), then little-endian fields written in the order
  * of struct ut_program; strings are a u32 length and bytes (0xffffffff for
  * NULL); the BPF object comes last.  Reading checks every length against
  * what is left, so a damaged file is an error, never a crash. */
@@ -13,6 +13,8 @@
 #include "compiler/program_io.h"
 
 #define NO_STRING 0xffffffffu
+/* A record's bytes: fields end by 65536 + 4096 */
+#define RECORD_MAX (1u << 17)
 
 struct writer {
 	unsigned char *buf;
@@ -90,6 +92,42 @@ static void w_strv(struct writer *w, char **v, unsigned n)
 		w_str(w, v[i]);
 }
 
+static void w_uexpr(struct writer *w, const struct ut_uexpr *e)
+{
+	w_u32(w, e->op);
+	w_u32(w, e->is_str);
+	w_u32(w, e->sgn);
+	w_u32(w, e->n);
+	w_u32(w, e->a);
+	w_u32(w, e->b);
+	w_u32(w, e->c);
+	w_u64(w, (uint64_t)e->i);
+	w_str(w, e->text);
+	w_u32(w, e->field);
+	w_u32(w, e->which);
+	w_u32(w, e->slot);
+	w_u32(w, e->map);
+	w_u32(w, e->keys);
+	w_u32(w, e->nkeys);
+}
+
+static void w_ustmt(struct writer *w, const struct ut_ustmt *s)
+{
+	w_u32(w, s->op);
+	w_loc(w, s->loc);
+	w_u32(w, s->a);
+	w_u32(w, s->b);
+	w_u32(w, s->slot);
+	w_u32(w, s->map);
+	w_u32(w, s->keys);
+	w_u32(w, s->nkeys);
+	w_u32(w, s->event);
+	w_u32(w, s->body);
+	w_u32(w, s->nbody);
+	w_u32(w, s->body2);
+	w_u32(w, s->nbody2);
+}
+
 int ut_program_save(const struct ut_program *p, const void *obj, size_t obj_len, void **out, size_t *out_len)
 {
 	struct writer w = {0};
@@ -127,6 +165,13 @@ int ut_program_save(const struct ut_program *p, const void *obj, size_t obj_len,
 			w_str(&w, e->args[a].name);
 			w_value(&w, &e->args[a].value);
 		}
+		w_u32(&w, e->body);
+		w_u32(&w, e->nbody);
+		w_u32(&w, e->nlocals);
+		for (unsigned l = 0; l < e->nlocals; l++) {
+			w_u32(&w, e->locals[l].is_str);
+			w_u32(&w, e->locals[l].size);
+		}
 	}
 	w_strv(&w, p->groups, p->ngroups);
 	w_strv(&w, p->flows, p->nflows);
@@ -154,12 +199,22 @@ int ut_program_save(const struct ut_program *p, const void *obj, size_t obj_len,
 		w_u32(&w, m->key_size);
 		w_u32(&w, m->value_size);
 		w_value(&w, &m->value_show);
+		w_u32(&w, m->user_side);
 	}
 	w_u32(&w, p->ndisks);
 	for (unsigned i = 0; i < p->ndisks; i++) {
 		w_str(&w, p->disks[i].name);
 		w_loc(&w, p->disks[i].loc);
 	}
+	w_u32(&w, p->nuexprs);
+	for (unsigned i = 0; i < p->nuexprs; i++)
+		w_uexpr(&w, &p->uexprs[i]);
+	w_u32(&w, p->nustmts);
+	for (unsigned i = 0; i < p->nustmts; i++)
+		w_ustmt(&w, &p->ustmts[i]);
+	w_u32(&w, p->nukeys);
+	for (unsigned i = 0; i < p->nukeys; i++)
+		w_u32(&w, p->ukeys[i]);
 	w_u64(&w, obj_len);
 	w_bytes(&w, obj, obj_len);
 	if (w.failed) {
@@ -286,7 +341,9 @@ static struct ut_field *r_fields(struct reader *r, unsigned *n)
 		f[i].type = (enum ut_field_type)r_u32(r);
 		f[i].offset = r_u32(r);
 		f[i].size = r_u32(r);
-		if (f[i].type > UT_F_STR || f[i].size > 4096 || f[i].offset > 65536)
+		/* numbers are 8 bytes: the decoder reads them so */
+		if (f[i].type > UT_F_STR || f[i].size > 4096 || f[i].offset > 65536 ||
+		    (f[i].type != UT_F_STR && f[i].size != 8))
 			r->bad = true;
 	}
 	return f;
@@ -304,11 +361,30 @@ static char **r_strv(struct reader *r, unsigned *n)
 	return v;
 }
 
+/* A format's directives as the compiler allows them: the decoder hands
+ * them to snprintf (where %n would write through a value). */
+static bool format_ok(const char *f)
+{
+	for (const char *p = f ? f : ""; *p; p++) {
+		if (*p != '%')
+			continue;
+		if (*++p == '%')
+			continue;
+		size_t flags = strspn(p, "-0123456789.l");
+		if (flags > 6 || !p[flags] || !strchr("dixXuspc", p[flags]))
+			return false;
+		p += flags;
+	}
+	return true;
+}
+
 /* Field and value indexes must stay inside their arrays: the decoder
  * trusts them. */
 static bool value_ok(const struct ut_value *v, unsigned nfields, unsigned ntables)
 {
 	if (v->kind == UT_VAL_FIELD && v->field >= nfields)
+		return false;
+	if (v->kind == UT_VAL_FORMAT && !format_ok(v->text))
 		return false;
 	if (v->display == UT_SHOW_TABLE && (v->table < 0 || (unsigned)v->table >= ntables))
 		return false;
@@ -316,6 +392,176 @@ static bool value_ok(const struct ut_value *v, unsigned nfields, unsigned ntable
 		if (!value_ok(&v->fmt[i], nfields, ntables))
 			return false;
 	return true;
+}
+
+/* ---- the user side (split execution) ----
+ * Checked so that the evaluator (runtime/user_side.c) can trust it:
+ * indexes inside their arrays, operands of the kinds their ops take,
+ * operands before the expressions that use them and bodies after their
+ * statements, each statement in one body at most (so nothing loops, and
+ * checking takes one pass), depths bounded.  What depends on the event of
+ * a hit (its captured fields and locals) the evaluator checks as it runs. */
+
+/* Key fields of a user-side map, fields of an event the user side emits:
+ * each use lists them all, and is checked field by field. */
+#define UKEYS_MAX 128
+#define EMIT_FIELDS_MAX 1024
+
+static bool expr_is(const struct ut_program *p, unsigned x, unsigned before, bool is_str)
+{
+	return x < before && p->uexprs[x].is_str == is_str;
+}
+
+/* n expressions listed in ukeys from keys, each before `before`, of the
+ * kinds of the fields they fill. */
+static bool ukeys_ok(const struct ut_program *p, unsigned keys, unsigned n, const struct ut_field *fields,
+		     unsigned before)
+{
+	if (keys > p->nukeys || n > p->nukeys - keys)
+		return false;
+	for (unsigned k = 0; k < n; k++)
+		if (!expr_is(p, p->ukeys[keys + k], before, fields[k].type == UT_F_STR))
+			return false;
+	return true;
+}
+
+static bool umap_ok(const struct ut_program *p, unsigned map, unsigned keys, unsigned nkeys, unsigned before)
+{
+	return map < p->nmaps && p->maps[map].user_side && nkeys == p->maps[map].nkeys &&
+	       ukeys_ok(p, keys, nkeys, p->maps[map].keys, before);
+}
+
+/* depth[x]: the longest chain of operands from expression x down. */
+static bool uexpr_ok(const struct ut_program *p, unsigned i, uint8_t *depth)
+{
+	const struct ut_uexpr *e = &p->uexprs[i];
+	unsigned nops = 0;
+	bool ok;
+	switch (e->op) {
+	case UT_UX_INT: ok = !e->is_str; break;
+	case UT_UX_HEADER: ok = !e->is_str && e->which <= UT_UH_CPU; break;
+	case UT_UX_STR: ok = e->is_str && e->text; break;
+	case UT_UX_CAPTURED: case UT_UX_LOCAL: ok = true; break;
+	case UT_UX_MAP:
+		ok = umap_ok(p, e->map, e->keys, e->nkeys, i) && e->is_str == ut_map_holds_string(&p->maps[e->map]);
+		break;
+	case UT_UX_NEG: case UT_UX_NOT: case UT_UX_BITNOT: case UT_UX_BOOL: case UT_UX_TRUNC:
+		nops = 1;
+		ok = !e->is_str && expr_is(p, e->a, i, false);
+		break;
+	case UT_UX_STR_INT:
+		nops = 1;
+		ok = !e->is_str && e->n <= 8 && expr_is(p, e->a, i, true);
+		break;
+	case UT_UX_STREQ: case UT_UX_STRNE:
+		nops = 2;
+		ok = !e->is_str && expr_is(p, e->a, i, true) && expr_is(p, e->b, i, true);
+		break;
+	case UT_UX_COND:
+		nops = 3;
+		ok = expr_is(p, e->a, i, false) && expr_is(p, e->b, i, e->is_str) && expr_is(p, e->c, i, e->is_str);
+		break;
+	default:   /* two integers */
+		nops = 2;
+		ok = e->op < UT_UX_OP_COUNT && !e->is_str && expr_is(p, e->a, i, false) && expr_is(p, e->b, i, false);
+	}
+	if (!ok)
+		return false;
+	unsigned ops[3] = {e->a, e->b, e->c}, deepest = 0;
+	for (unsigned k = 0; k < nops; k++)
+		if (depth[ops[k]] > deepest)
+			deepest = depth[ops[k]];
+	for (unsigned k = 0; e->op == UT_UX_MAP && k < e->nkeys; k++)
+		if (depth[p->ukeys[e->keys + k]] > deepest)
+			deepest = depth[p->ukeys[e->keys + k]];
+	depth[i] = (uint8_t)(deepest + 1);
+	return deepest < UT_UEXPR_MAX_DEPTH;
+}
+
+/* A body of statement i: after it, and in no other body (inside). */
+static bool body_ok(const struct ut_program *p, unsigned i, unsigned body, unsigned n, uint8_t *depth, bool *inside)
+{
+	if (!n)
+		return true;
+	if (body <= i || body > p->nustmts || n > p->nustmts - body)
+		return false;
+	for (unsigned j = body; j < body + n; j++) {
+		if (inside[j])
+			return false;
+		inside[j] = true;
+		if (depth[j] >= depth[i])
+			depth[i] = (uint8_t)(depth[j] + 1);
+	}
+	return true;
+}
+
+/* depth[s]: the bodies nested from statement s down (its bodies are
+ * checked before it). */
+static bool ustmt_ok(const struct ut_program *p, unsigned i, uint8_t *depth, bool *inside)
+{
+	const struct ut_ustmt *s = &p->ustmts[i];
+	unsigned nx = p->nuexprs;
+	bool map = umap_ok(p, s->map, s->keys, s->nkeys, nx);
+	const struct ut_map *m = map ? &p->maps[s->map] : NULL;
+	const struct ut_event *ev = s->event < p->nevents ? &p->events[s->event] : NULL;
+	bool ok;
+	depth[i] = 1;
+	switch (s->op) {
+	case UT_US_LOCAL: ok = s->a < nx; break;
+	case UT_US_MAP_SET: ok = map && m->agg == UT_AGG_LAST && expr_is(p, s->a, nx, ut_map_holds_string(m)); break;
+	case UT_US_MAP_ADD:
+		ok = map && m->agg == UT_AGG_LAST && !ut_map_holds_string(m) && expr_is(p, s->a, nx, false);
+		break;
+	case UT_US_AGG: ok = map && m->agg != UT_AGG_LAST && (m->agg == UT_AGG_COUNT || expr_is(p, s->a, nx, false)); break;
+	case UT_US_DELETE: ok = map; break;
+	case UT_US_IF:
+		ok = expr_is(p, s->a, nx, false) && body_ok(p, i, s->body, s->nbody, depth, inside) &&
+		     body_ok(p, i, s->body2, s->nbody2, depth, inside);
+		break;
+	case UT_US_FOR:
+		ok = expr_is(p, s->a, nx, false) && expr_is(p, s->b, nx, false) &&
+		     body_ok(p, i, s->body, s->nbody, depth, inside);
+		break;
+	case UT_US_BREAK: case UT_US_CONTINUE: case UT_US_RETURN: ok = true; break;
+	case UT_US_EMIT:
+		ok = ev && ev->op != UT_EV_HIT && ev->nfields <= EMIT_FIELDS_MAX && s->nkeys == ev->nfields &&
+		     ukeys_ok(p, s->keys, s->nkeys, ev->fields, nx);
+		break;
+	default: ok = false;
+	}
+	return ok && depth[i] <= UT_USTMT_MAX_DEPTH;
+}
+
+static bool user_side_ok(const struct ut_program *p)
+{
+	for (unsigned i = 0; i < p->nmaps; i++) {
+		const struct ut_map *m = &p->maps[i];
+		bool hist = m->agg == UT_AGG_HIST || m->agg == UT_AGG_LHIST;
+		uint32_t value = m->agg == UT_AGG_AVG || m->agg == UT_AGG_MIN || m->agg == UT_AGG_MAX ? 16
+				 : ut_map_holds_string(m) ? 1 : 8;
+		if (!m->user_side)
+			continue;
+		if (m->bpf_name || m->nkeys > UKEYS_MAX || m->value_size < value || (hist && m->key_size < 8))
+			return false;
+		for (unsigned k = 0; k < m->nkeys; k++)   /* clear of the bucket */
+			if (hist && m->keys[k].offset + m->keys[k].size > m->key_size - 8)
+				return false;
+	}
+	for (unsigned i = 0; i < p->nevents; i++) {
+		const struct ut_event *e = &p->events[i];
+		if (e->op == UT_EV_HIT && e->nbody && (e->body > p->nustmts || e->nbody > p->nustmts - e->body))
+			return false;
+	}
+	uint8_t *depth = calloc(p->nuexprs + p->nustmts + 1, 1);
+	bool *inside = calloc(p->nustmts + 1, sizeof(*inside));
+	bool ok = depth && inside;
+	for (unsigned i = 0; ok && i < p->nuexprs; i++)
+		ok = uexpr_ok(p, i, depth);
+	for (unsigned i = p->nustmts; ok && i-- > 0;)
+		ok = ustmt_ok(p, i, depth + p->nuexprs, inside);
+	free(depth);
+	free(inside);
+	return ok;
 }
 
 static bool program_ok(const struct ut_program *p)
@@ -327,7 +573,7 @@ static bool program_ok(const struct ut_program *p)
 				return false;
 	for (unsigned i = 0; i < p->nevents; i++) {
 		const struct ut_event *e = &p->events[i];
-		if (e->op >= UT_EV_OP_COUNT || e->size < 24 || !e->category)
+		if (e->op >= UT_EV_OP_COUNT || e->size < 24 || e->size > RECORD_MAX || !e->category)
 			return false;
 		for (unsigned a = 0; a < e->nargs; a++)
 			if (!e->args[a].name)
@@ -340,19 +586,22 @@ static bool program_ok(const struct ut_program *p)
 			return false;
 		if ((e->group >= 0 && (unsigned)e->group >= p->ngroups) || (e->flow >= 0 && (unsigned)e->flow >= p->nflows))
 			return false;
+		if (e->key.kind == UT_VAL_FIELD && e->fields[e->key.field].type == UT_F_STR)
+			return false;   /* a flow or span key is a number */
 		for (unsigned a = 0; a < e->nargs; a++)
 			if (!value_ok(&e->args[a].value, e->nfields, p->ntables))
 				return false;
 	}
 	for (unsigned i = 0; i < p->nmaps; i++) {
 		const struct ut_map *m = &p->maps[i];
-		if (!m->name || !m->bpf_name || m->agg > UT_AGG_LAST || m->key_size > 1024 || m->value_size > 1024)
+		if (!m->name || (!m->bpf_name && !m->user_side) || m->agg > UT_AGG_LAST || m->key_size > UT_MAP_KEY_MAX ||
+		    m->value_size > UT_MAP_VALUE_MAX)
 			return false;
 		for (unsigned k = 0; k < m->nkeys; k++)
 			if (m->keys[k].offset + m->keys[k].size > m->key_size || !value_ok(&m->key_show[k], m->nkeys, p->ntables))
 				return false;
 	}
-	return true;
+	return user_side_ok(p);
 }
 
 struct ut_program *ut_program_load(const void *data, size_t len, const void **obj, size_t *obj_len,
@@ -412,6 +661,19 @@ struct ut_program *ut_program_load(const void *data, size_t len, const void **ob
 			e->args[a].name = r_str(&r);
 			r_value(&r, &e->args[a].value, 0);
 		}
+		e->body = r_u32(&r);
+		e->nbody = r_u32(&r);
+		e->nlocals = r_count(&r, 8);
+		e->locals = r_array(&r, e->nlocals, sizeof(*e->locals));
+		for (unsigned l = 0; l < e->nlocals && !r.bad; l++) {
+			e->locals[l].is_str = r_u32(&r) != 0;
+			uint32_t size = r_u32(&r);
+			if (size > UT_ULOCAL_MAX_BYTES)
+				r.bad = true;
+			e->locals[l].size = (uint16_t)size;
+		}
+		if (e->nlocals > UT_ULOCALS_MAX)
+			r.bad = true;
 	}
 	p->groups = r_strv(&r, &p->ngroups);
 	p->flows = r_strv(&r, &p->nflows);
@@ -445,6 +707,7 @@ struct ut_program *ut_program_load(const void *data, size_t len, const void **ob
 		m->key_size = r_u32(&r);
 		m->value_size = r_u32(&r);
 		r_value(&r, &m->value_show, 0);
+		m->user_side = r_u32(&r) != 0;
 		if (m->lhist_step <= 0 && m->agg == UT_AGG_LHIST)
 			r.bad = true;
 	}
@@ -456,6 +719,48 @@ struct ut_program *ut_program_load(const void *data, size_t len, const void **ob
 		if (!p->disks[i].name)
 			r.bad = true;
 	}
+	p->nuexprs = r_count(&r, 64);
+	p->uexprs = r_array(&r, p->nuexprs, sizeof(*p->uexprs));
+	for (unsigned i = 0; i < p->nuexprs && !r.bad; i++) {
+		struct ut_uexpr *e = &p->uexprs[i];
+		e->op = (enum ut_uexpr_op)r_u32(&r);
+		e->is_str = r_u32(&r) != 0;
+		e->sgn = r_u32(&r) != 0;
+		e->n = (uint16_t)r_u32(&r);
+		e->a = r_u32(&r);
+		e->b = r_u32(&r);
+		e->c = r_u32(&r);
+		e->i = (int64_t)r_u64(&r);
+		e->text = r_str(&r);
+		e->field = r_u32(&r);
+		e->which = r_u32(&r);
+		e->slot = r_u32(&r);
+		e->map = r_u32(&r);
+		e->keys = r_u32(&r);
+		e->nkeys = r_u32(&r);
+	}
+	p->nustmts = r_count(&r, 60);
+	p->ustmts = r_array(&r, p->nustmts, sizeof(*p->ustmts));
+	for (unsigned i = 0; i < p->nustmts && !r.bad; i++) {
+		struct ut_ustmt *st = &p->ustmts[i];
+		st->op = (enum ut_ustmt_op)r_u32(&r);
+		st->loc = r_loc(&r);
+		st->a = r_u32(&r);
+		st->b = r_u32(&r);
+		st->slot = r_u32(&r);
+		st->map = r_u32(&r);
+		st->keys = r_u32(&r);
+		st->nkeys = r_u32(&r);
+		st->event = r_u32(&r);
+		st->body = r_u32(&r);
+		st->nbody = r_u32(&r);
+		st->body2 = r_u32(&r);
+		st->nbody2 = r_u32(&r);
+	}
+	p->nukeys = r_count(&r, 4);
+	p->ukeys = r_array(&r, p->nukeys, sizeof(*p->ukeys));
+	for (unsigned i = 0; i < p->nukeys && !r.bad; i++)
+		p->ukeys[i] = r_u32(&r);
 	uint64_t n = r_u64(&r);
 	if (r.bad || n != r.left || !program_ok(p)) {
 		snprintf(err, errlen, "the compiled script is damaged or from another version of uring-trace");

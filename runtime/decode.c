@@ -9,6 +9,7 @@
 #include "engine/engine.h"
 #include "runtime/disks.h"
 #include "runtime/stacks.h"
+#include "runtime/user_side.h"
 
 const char *ut_errno_name(int e)
 {
@@ -281,6 +282,14 @@ static void thread_record(struct ut_decoder *d, const struct ut_rec_hdr *h, cons
 static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 {
 	const struct ut_rec_hdr *h = rec;
+	if (h->event < d->prog->nevents && d->prog->events[h->event].op == UT_EV_HIT) {
+		/* not a record of the trace: the records its statements emit are */
+		if (d->user_side)
+			ut_user_side_run(d->user_side, d, rec, size);
+		else
+			d->malformed++;
+		return;
+	}
 	d->records++;
 	if (!d->first_ts || h->ts < d->first_ts)
 		d->first_ts = h->ts;

@@ -10,6 +10,7 @@
 #include "compiler/program.h"
 
 struct ut_engine;
+struct ut_user_side;
 
 struct ut_decoder {
 	const struct ut_program *prog;
@@ -21,6 +22,9 @@ struct ut_decoder {
 	/* clear(@map): done by the caller, which owns the maps */
 	void (*clear_map)(void *ctx, const char *name);
 	void *clear_ctx;
+	/* runs UT_EV_HIT records (runtime/user_side.h), whose statements
+	 * emit the trace's records */
+	struct ut_user_side *user_side;
 };
 
 /* Declares the program's names (categories, literal and table names,

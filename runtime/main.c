@@ -33,6 +33,8 @@
 #include "runtime/stacks.h"
 #include "runtime/summary.h"
 #include "runtime/usage.h"
+#include "runtime/user_maps.h"
+#include "runtime/user_side.h"
 
 #ifndef UT_VERSION
 #define UT_VERSION "0.1.0"
@@ -427,6 +429,7 @@ struct session {
 	struct fxt_writer *writer;
 	struct ut_engine *engine;
 	struct ut_decoder dec;
+	struct ut_user_maps user_maps;   /* the maps the reader keeps (split execution) */
 	uint64_t *lost_seen;    /* per probe, for markers */
 };
 
@@ -446,7 +449,7 @@ static int on_record(void *ctx, const void *rec, size_t size)
 static void on_clear(void *ctx, const char *name)
 {
 	struct session *s = ctx;
-	ut_clear_map(s->prog, s->obj, name);
+	ut_clear_map(s->prog, s->obj, &s->user_maps, name);
 }
 
 static void totals(struct session *s, uint64_t *emitted, uint64_t *lost)
@@ -595,6 +598,16 @@ static void note_degraded(const struct ut_program *prog, const struct ut_loaded 
 	fprintf(stderr, " (-v lists them)\n");
 }
 
+/* A map the reader keeps refuses new keys past its bound, as a BPF map
+ * does; unlike a BPF map's, its refusals are counted, and said. */
+static void report_full_maps(const struct ut_program *prog, const struct ut_user_maps *user)
+{
+	for (unsigned i = 0; i < user->n; i++)
+		if (user->maps[i].refused)
+			fprintf(stderr, "uring-trace: %s was full (%d entries): %llu updates of new keys were dropped\n",
+				prog->maps[i].name, UT_USER_MAP_MAX_ENTRIES, (unsigned long long)user->maps[i].refused);
+}
+
 /* k: the kernel the script was compiled against (its BTF already parsed),
  * or NULL to open it here. */
 static int trace(struct options *o, struct ut_program *prog, const void *obj, size_t obj_len, struct ut_kernel *k)
@@ -651,8 +664,10 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	}
 	ut_stacks_open(s.obj, prog, child ? child : (pid_t)o->pid);
 	s.lost_seen = calloc(prog->nprobes + 1, sizeof(*s.lost_seen));
+	ut_user_maps_init(&s.user_maps, prog);
 	s.dec = (struct ut_decoder){.prog = prog, .engine = s.engine, .print_out = stdout,
-				    .clear_map = on_clear, .clear_ctx = &s};
+				    .clear_map = on_clear, .clear_ctx = &s,
+				    .user_side = ut_user_side_new(prog, &s.user_maps, lo.sample_permyriad)};
 	ut_decoder_declare_names(&s.dec);
 	if (o->verbose)
 		for (unsigned i = 0; i < prog->nprobes; i++) {
@@ -734,7 +749,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 		}
 		s.writer = NULL;
 	}
-	ut_print_maps(prog, s.obj, stdout);
+	ut_print_maps(prog, s.obj, &s.user_maps, stdout);
 	if (o->json) {
 		FILE *j = strcmp(o->json, "-") == 0 ? stdout : fopen(o->json, "w");
 		if (!j) {
@@ -743,7 +758,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 		} else {
 			fprintf(j, "{\"events\":%llu,\"lost\":%llu,\"missed\":%llu,\"maps\":", (unsigned long long)s.dec.records,
 				(unsigned long long)lost, (unsigned long long)missed);
-			ut_maps_json(prog, s.obj, j);
+			ut_maps_json(prog, s.obj, &s.user_maps, j);
 			fputs("}\n", j);
 			if (j != stdout)
 				fclose(j);
@@ -764,6 +779,11 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 				(unsigned long long)missed);
 		if (s.engine)
 			ut_engine_report_limits(s.engine, stderr);
+		report_full_maps(prog, &s.user_maps);
+		if (s.dec.malformed)
+			fprintf(stderr, "uring-trace: %llu records could not be used (unknown or short, or a hit whose "
+				"statements ran past their bound): the compiled script or the records are damaged\n",
+				(unsigned long long)s.dec.malformed);
 		if (o->verbose) {
 			fprintf(stderr, "uring-trace: detached %u links (%u slow) in %.1f ms\n", ds.links, ds.slow_links, ds.ms);
 			fprintf(stderr, "uring-trace: the reader fell behind %llu times (its queue of records reached "
@@ -787,6 +807,8 @@ out:
 	if (s.loaded)
 		ut_unload(s.loaded);
 	ut_stacks_close();
+	ut_user_side_free(s.dec.user_side);
+	ut_user_maps_free(&s.user_maps);
 	free(s.lost_seen);
 	return rc;
 }

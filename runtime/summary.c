@@ -3,12 +3,15 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <inttypes.h>
+#include <linux/types.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/records.h"
 #include "runtime/decode.h"
 #include "runtime/stacks.h"
+#include "runtime/user_maps.h"
 
 /* One map entry with its per-CPU values combined. */
 struct entry {
@@ -79,9 +82,34 @@ static int value_copies(const struct ut_map *m, enum bpf_map_type type, size_t *
 	return percpu ? libbpf_num_possible_cpus() : 1;
 }
 
-static int read_entries(const struct ut_map *m, struct bpf_object *obj, struct entries *out)
+/* Appends an entry: key, and its value as ncpu copies stride bytes apart. */
+static int add_entry(const struct ut_map *m, const void *key, const unsigned char *vals, int ncpu, size_t stride,
+		     struct entries *out, size_t *cap)
 {
-	memset(out, 0, sizeof(*out));
+	if (out->n == *cap) {
+		size_t n = *cap ? *cap * 2 : 64;
+		struct entry *v = realloc(out->v, n * sizeof(*v));
+		if (v)
+			out->v = v;
+		unsigned char *k = realloc(out->keys, n * m->key_size);
+		if (k)
+			out->keys = k;
+		if (!v || !k)
+			return -1;
+		*cap = n;
+	}
+	struct entry *e = &out->v[out->n];
+	memcpy(out->keys + out->n * m->key_size, key, m->key_size);
+	combine(m, vals, ncpu, stride, e);
+	e->text = m->agg == UT_AGG_LAST && m->value_show.display == UT_SHOW_STRING ? strndup((const char *)vals, m->value_size) : NULL;
+	if (is_hist(m))
+		memcpy(&e->bucket, (const unsigned char *)key + m->key_size - 8, 8);
+	out->n++;
+	return 0;
+}
+
+static int read_bpf_entries(const struct ut_map *m, struct bpf_object *obj, struct entries *out)
+{
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, m->bpf_name);
 	if (!map)
 		return -1;
@@ -97,48 +125,47 @@ static int read_entries(const struct ut_map *m, struct bpf_object *obj, struct e
 	unsigned char *vals = malloc(stride * (size_t)ncpu);
 	unsigned char *key = calloc(1, m->key_size), *next = calloc(1, m->key_size);
 	size_t cap = 0;
-	int rc = 0;
-	out->key_size = m->key_size;
-	if (!vals || !key || !next) {
-		rc = -1;
-		goto done;
-	}
+	int rc = vals && key && next ? 0 : -1;
 	void *prev = NULL;
-	while (bpf_map_get_next_key(fd, prev, next) == 0) {
+	while (rc == 0 && bpf_map_get_next_key(fd, prev, next) == 0) {
 		memcpy(key, next, m->key_size);
 		prev = key;
 		if (bpf_map_lookup_elem(fd, key, vals) != 0 || (slot && all_zero(vals, stride * (size_t)ncpu)))
 			continue;
-		if (out->n == cap) {
-			cap = cap ? cap * 2 : 64;
-			struct entry *v = realloc(out->v, cap * sizeof(*v));
-			unsigned char *k = realloc(out->keys, cap * m->key_size);
-			if (!v || !k) {
-				free(v ? v : out->v);
-				free(k ? k : out->keys);
-				out->v = NULL;
-				out->keys = NULL;
-				rc = -1;
-				goto done;
-			}
-			out->v = v;
-			out->keys = k;
-		}
-		struct entry *e = &out->v[out->n];
-		memcpy(out->keys + out->n * m->key_size, key, m->key_size);
-		combine(m, vals, ncpu, stride, e);
-		e->text = m->agg == UT_AGG_LAST && m->value_show.display == UT_SHOW_STRING ? strndup((char *)vals, m->value_size) : NULL;
-		if (is_hist(m))
-			memcpy(&e->bucket, key + m->key_size - 8, 8);
-		out->n++;
+		rc = add_entry(m, key, vals, ncpu, stride, out, &cap);
 	}
-	for (size_t i = 0; i < out->n; i++)
-		out->v[i].key = out->keys + i * m->key_size;
-done:
 	free(vals);
 	free(key);
 	free(next);
 	return rc;
+}
+
+static int read_user_entries(const struct ut_map *m, const struct ut_user_map *um, struct entries *out)
+{
+	size_t cap = 0;
+	for (uint32_t i = 0; i < um->count; i++)
+		if (add_entry(m, ut_user_map_entry_key(um, i), ut_user_map_entry_value(um, i), 1, m->value_size, out, &cap) < 0)
+			return -1;
+	return 0;
+}
+
+/* Map i's entries, from the reader's table for a user-side map, else from
+ * the object. */
+static int read_entries(const struct ut_program *prog, unsigned i, struct bpf_object *obj,
+			const struct ut_user_maps *user, struct entries *out)
+{
+	const struct ut_map *m = &prog->maps[i];
+	memset(out, 0, sizeof(*out));
+	out->key_size = m->key_size;
+	int rc = !m->user_side ? read_bpf_entries(m, obj, out)
+		 : user && i < user->n ? read_user_entries(m, &user->maps[i], out) : 0;
+	if (rc < 0) {
+		free_entries(out);
+		return -1;
+	}
+	for (size_t j = 0; j < out->n; j++)
+		out->v[j].key = out->keys + j * m->key_size;
+	return 0;
 }
 
 static const struct ut_map *sort_map;
@@ -172,11 +199,12 @@ static int cmp_entries(const void *pa, const void *pb)
 
 /* The map's entries in print order: histograms by key then bucket, others
  * by value. */
-static int read_sorted(const struct ut_map *m, struct bpf_object *obj, struct entries *es)
+static int read_sorted(const struct ut_program *prog, unsigned i, struct bpf_object *obj,
+		       const struct ut_user_maps *user, struct entries *es)
 {
-	if (read_entries(m, obj, es) < 0)
+	if (read_entries(prog, i, obj, user, es) < 0)
 		return -1;
-	sort_map = m;
+	sort_map = &prog->maps[i];
 	if (es->n)
 		qsort(es->v, es->n, sizeof(*es->v), cmp_entries);
 	return 0;
@@ -244,7 +272,8 @@ static void bucket_label(const struct ut_map *m, uint64_t b, char *buf, size_t l
 		}
 		return;
 	}
-	int64_t nb = (m->lhist_max - m->lhist_min + m->lhist_step - 1) / m->lhist_step;
+	/* the buckets inside: the last one's number, less one */
+	int64_t nb = (int64_t)ut_lin_bucket(m->lhist_max, m->lhist_min, m->lhist_max, m->lhist_step) - 1;
 	if (b == 0)
 		snprintf(buf, len, "(..., %" PRId64 ")", m->lhist_min);
 	else if ((int64_t)b > nb)
@@ -295,12 +324,12 @@ static void value_text(const struct ut_program *prog, const struct ut_map *m, co
 	}
 }
 
-void ut_print_maps(const struct ut_program *prog, struct bpf_object *obj, FILE *out)
+void ut_print_maps(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user, FILE *out)
 {
 	for (unsigned i = 0; i < prog->nmaps; i++) {
 		const struct ut_map *m = &prog->maps[i];
 		struct entries es;
-		if (read_sorted(m, obj, &es) < 0)
+		if (read_sorted(prog, i, obj, user, &es) < 0)
 			continue;
 		if (es.n)
 			fputc('\n', out);
@@ -348,13 +377,13 @@ static bool value_is_number(const struct ut_map *m)
 	return m->agg != UT_AGG_LAST || m->value_show.display == UT_SHOW_PLAIN || m->value_show.display == UT_SHOW_KOID;
 }
 
-void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, FILE *out)
+void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user, FILE *out)
 {
 	fputc('{', out);
 	for (unsigned i = 0; i < prog->nmaps; i++) {
 		const struct ut_map *m = &prog->maps[i];
 		struct entries es;
-		if (read_sorted(m, obj, &es) < 0)
+		if (read_sorted(prog, i, obj, user, &es) < 0)
 			continue;
 		fprintf(out, "%s", i ? "," : "");
 		ut_json_string(out, m->name);
@@ -403,11 +432,16 @@ void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, FILE *o
 	fputc('}', out);
 }
 
-void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, const char *name)
+void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, struct ut_user_maps *user, const char *name)
 {
 	for (unsigned i = 0; i < prog->nmaps; i++) {
 		if (strcmp(prog->maps[i].name, name) != 0)
 			continue;
+		if (prog->maps[i].user_side) {
+			if (user && i < user->n)
+				ut_user_map_clear(&user->maps[i]);
+			return;
+		}
 		struct bpf_map *map = bpf_object__find_map_by_name(obj, prog->maps[i].bpf_name);
 		if (!map)
 			return;

@@ -8,13 +8,15 @@
 #include "compiler/program.h"
 
 struct bpf_object;
+struct ut_user_maps;
 
-/* Prints every map of prog from the loaded object. */
-void ut_print_maps(const struct ut_program *prog, struct bpf_object *obj, FILE *out);
+/* Prints every map of prog: BPF maps from the loaded object, user-side
+ * maps from the reader's tables (user). */
+void ut_print_maps(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user, FILE *out);
 /* The maps as a JSON object {"@name": [...], ...}. */
-void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, FILE *out);
+void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user, FILE *out);
 /* Deletes every entry of the map named name ("@x"). */
-void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, const char *name);
+void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, struct ut_user_maps *user, const char *name);
 
 /* JSON string literal. */
 void ut_json_string(FILE *out, const char *s);

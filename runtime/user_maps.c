@@ -1,0 +1,183 @@
+#include "runtime/user_maps.h"
+
+#include <linux/types.h>
+#include <string.h>
+
+#include "bpf/records.h"
+#include "engine/alloc.h"
+
+/* The end of a chain of entries whose keys hash the same. */
+#define NO_ENTRY UINT32_MAX
+
+static uint32_t align8(uint32_t n) { return (n + 7) & ~7u; }
+
+void ut_user_map_init(struct ut_user_map *m, uint32_t key_size, uint32_t value_size)
+{
+	memset(m, 0, sizeof(*m));
+	m->key_size = key_size;
+	m->value_size = value_size;
+	m->value_offset = align8(key_size);
+	/* the chain's next entry in the last 8 bytes */
+	m->stride = m->value_offset + align8(value_size) + 8;
+}
+
+void ut_user_map_free(struct ut_user_map *m)
+{
+	free(m->entries);
+	hmap_free(&m->index);
+	memset(m, 0, sizeof(*m));
+}
+
+static unsigned char *entry(const struct ut_user_map *m, uint32_t i)
+{
+	return m->entries + (size_t)i * m->stride;
+}
+
+static uint32_t *next_of(const struct ut_user_map *m, uint32_t i)
+{
+	return (uint32_t *)(entry(m, i) + m->stride - 8);
+}
+
+/* Keys of up to 16 bytes (most: an integer or two) are the index's key
+ * itself; longer ones are found by their hash. */
+static bool exact(const struct ut_user_map *m)
+{
+	return m->key_size <= 16;
+}
+
+struct index_key {
+	uint64_t a, b;
+};
+
+static struct index_key index_key(const struct ut_user_map *m, const void *key)
+{
+	struct index_key k = {0, 0};
+	if (!exact(m))
+		k.a = hmap_hash_bytes(key, m->key_size);
+	else
+		memcpy(&k, key, m->key_size);
+	return k;
+}
+
+/* The entry holding key in the chain that starts at *head; NO_ENTRY. */
+static uint32_t find_in_chain(const struct ut_user_map *m, const uint64_t *head, const void *key)
+{
+	for (uint32_t i = head ? (uint32_t)*head : NO_ENTRY; i != NO_ENTRY; i = *next_of(m, i))
+		if (exact(m) || memcmp(entry(m, i), key, m->key_size) == 0)
+			return i;
+	return NO_ENTRY;
+}
+
+static uint64_t *index_find(const struct ut_user_map *m, struct index_key k)
+{
+	return hmap_find(&m->index, k.a, k.b);
+}
+
+void *ut_user_map_lookup(const struct ut_user_map *m, const void *key)
+{
+	uint32_t i = find_in_chain(m, index_find(m, index_key(m, key)), key);
+	return i == NO_ENTRY ? NULL : entry(m, i) + m->value_offset;
+}
+
+void *ut_user_map_value(struct ut_user_map *m, const void *key)
+{
+	struct index_key k = index_key(m, key);
+	uint32_t i = find_in_chain(m, index_find(m, k), key);
+	if (i != NO_ENTRY)
+		return entry(m, i) + m->value_offset;
+	if (m->count >= UT_USER_MAP_MAX_ENTRIES) {
+		m->refused++;
+		return NULL;
+	}
+	ut_grow_array((void **)&m->entries, &m->capacity, m->count + 1, m->stride);
+	i = m->count++;
+	unsigned char *e = entry(m, i);
+	memset(e, 0, m->stride);
+	memcpy(e, key, m->key_size);
+	bool created;
+	uint64_t *head = hmap_insert(&m->index, k.a, k.b, &created);
+	*next_of(m, i) = created ? NO_ENTRY : (uint32_t)*head;
+	*head = i;
+	return e + m->value_offset;
+}
+
+/* The link that points at entry i: its chain's head in the index, or the
+ * next field of the entry before it. */
+static void relink(struct ut_user_map *m, uint32_t from, uint32_t to)
+{
+	uint64_t *head = index_find(m, index_key(m, entry(m, from)));
+	if (*head == from) {
+		*head = to;
+		return;
+	}
+	uint32_t i = (uint32_t)*head;
+	while (*next_of(m, i) != from)
+		i = *next_of(m, i);
+	*next_of(m, i) = to;
+}
+
+void ut_user_map_delete(struct ut_user_map *m, const void *key)
+{
+	struct index_key k = index_key(m, key);
+	uint64_t *head = index_find(m, k);
+	uint32_t i = find_in_chain(m, head, key);
+	if (i == NO_ENTRY)
+		return;
+	uint32_t after = *next_of(m, i);
+	if (*head == i && after == NO_ENTRY)
+		hmap_remove(&m->index, k.a, k.b);
+	else
+		relink(m, i, after);
+	/* the last entry fills the hole: entries stay one after another */
+	uint32_t last = --m->count;
+	if (i != last) {
+		relink(m, last, i);
+		memcpy(entry(m, i), entry(m, last), m->stride);
+	}
+}
+
+void ut_user_map_clear(struct ut_user_map *m)
+{
+	hmap_clear(&m->index);
+	m->count = 0;
+}
+
+int64_t ut_user_map_add(struct ut_user_map *m, const void *key, int64_t v)
+{
+	int64_t *p = ut_user_map_value(m, key);
+	if (!p)
+		return 0;
+	*p = (int64_t)((uint64_t)*p + (uint64_t)v);
+	return *p;
+}
+
+void ut_user_map_avg(struct ut_user_map *m, const void *key, int64_t v)
+{
+	struct ut_avg *p = ut_user_map_value(m, key);
+	if (p)
+		ut_avg_take(p, v);
+}
+
+void ut_user_map_minmax(struct ut_user_map *m, const void *key, int64_t v, bool is_min)
+{
+	struct ut_avg *p = ut_user_map_value(m, key);
+	if (p)
+		ut_minmax_take(p, v, is_min);
+}
+
+void ut_user_maps_init(struct ut_user_maps *um, const struct ut_program *prog)
+{
+	um->n = prog->nmaps;
+	um->maps = ut_xcalloc(prog->nmaps, sizeof(*um->maps));
+	for (unsigned i = 0; i < prog->nmaps; i++)
+		if (prog->maps[i].user_side)
+			ut_user_map_init(&um->maps[i], prog->maps[i].key_size, prog->maps[i].value_size);
+}
+
+void ut_user_maps_free(struct ut_user_maps *um)
+{
+	for (unsigned i = 0; i < um->n; i++)
+		ut_user_map_free(&um->maps[i]);
+	free(um->maps);
+	memset(um, 0, sizeof(*um));
+}

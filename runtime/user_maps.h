@@ -1,0 +1,69 @@
+/* The script's maps that live in the reader (split execution: ut_map's
+ * user_side): hash tables with the key and value layouts of the BPF maps
+ * the compiler would have made, bounded like them, and updated with the
+ * same arithmetic (bpf/records.h). */
+#ifndef UT_USER_MAPS_H
+#define UT_USER_MAPS_H
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "compiler/program.h"
+#include "engine/hashmap.h"
+
+/* As many entries as a BPF map of the script holds (compiler/gen.c). */
+#define UT_USER_MAP_MAX_ENTRIES 65536
+
+/* Entries are kept one after another (the summary walks them), each its
+ * key then its value, both at 8-byte aligned offsets.  index maps a key
+ * of up to 16 bytes to its entry; a longer key's 64-bit hash to the first
+ * entry with it, entries whose keys hash the same being chained. */
+struct ut_user_map {
+	uint32_t key_size, value_size;
+	uint32_t value_offset, stride;   /* in an entry */
+	uint32_t count;
+	size_t capacity;                 /* entries allocated */
+	unsigned char *entries;
+	struct hmap index;
+	uint64_t refused;                /* new keys not inserted: the map was full */
+};
+
+void ut_user_map_init(struct ut_user_map *m, uint32_t key_size, uint32_t value_size);
+void ut_user_map_free(struct ut_user_map *m);
+
+/* The value of key, or NULL.  Values stay where they are until the next
+ * insert or delete in the map. */
+void *ut_user_map_lookup(const struct ut_user_map *m, const void *key);
+/* The value of key, zeroed when new; NULL when key is new and the map is
+ * full (the insert fails, as in a BPF map, and is counted). */
+void *ut_user_map_value(struct ut_user_map *m, const void *key);
+void ut_user_map_delete(struct ut_user_map *m, const void *key);
+void ut_user_map_clear(struct ut_user_map *m);
+
+static inline const void *ut_user_map_entry_key(const struct ut_user_map *m, uint32_t i)
+{
+	return m->entries + (size_t)i * m->stride;
+}
+
+static inline const void *ut_user_map_entry_value(const struct ut_user_map *m, uint32_t i)
+{
+	return m->entries + (size_t)i * m->stride + m->value_offset;
+}
+
+/* The aggregations, as bpf/ut.h's helpers do them: count, sum and
+ * histogram buckets add (ut_agg_add), `+=` adds and returns the value
+ * after the add, or 0 when the map had no room (ut_shared_add). */
+int64_t ut_user_map_add(struct ut_user_map *m, const void *key, int64_t v);
+void ut_user_map_avg(struct ut_user_map *m, const void *key, int64_t v);
+void ut_user_map_minmax(struct ut_user_map *m, const void *key, int64_t v, bool is_min);
+
+/* The program's user-side maps: maps[i] is program map i (unused for a
+ * BPF map). */
+struct ut_user_maps {
+	unsigned n;
+	struct ut_user_map *maps;
+};
+
+void ut_user_maps_init(struct ut_user_maps *um, const struct ut_program *prog);
+void ut_user_maps_free(struct ut_user_maps *um);
+
+#endif

@@ -1,0 +1,540 @@
+#include "runtime/user_side.h"
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "bpf/records.h"
+#include "engine/alloc.h"
+#include "engine/hashmap.h"
+#include "runtime/decode.h"
+#include "runtime/user_maps.h"
+
+/* --sample on the user side: the decision drawn at a flow's begin,
+ * remembered by (flow kind, key) for its later points and for the spans
+ * keyed the same, as bpf/ut.h's ut_flow_sampled does in the kernel.  A
+ * bounded table: four ways a set, the oldest replaced; a point whose
+ * decision is gone (or was never seen) is kept. */
+#define SAMPLE_SETS 16384
+#define SAMPLE_WAYS 4
+
+struct sample_slot {
+	uint64_t key;
+	uint32_t kind;
+	uint8_t used, keep;
+};
+
+struct sample_set {
+	struct sample_slot way[SAMPLE_WAYS];
+	uint8_t next;   /* the way replaced next */
+};
+
+/* Where an event's locals are in the hit's locals buffer. */
+struct local_layout {
+	uint32_t first;   /* its first slot's entry in slot_offset */
+	uint32_t bytes;
+};
+
+struct ut_user_side {
+	const struct ut_program *prog;
+	struct ut_user_maps *maps;
+	uint32_t sample_permyriad;
+	uint64_t random;
+	struct sample_set *samples;       /* allocated at the first sampled point */
+	struct local_layout *layout;      /* per event */
+	uint32_t *slot_offset;
+	unsigned char *locals;            /* the running hit's */
+	unsigned char *record;            /* an emitted record being filled */
+};
+
+/* A local's string capacity (an integer's 8 bytes read as a string). */
+static uint32_t local_capacity(const struct ut_ulocal *l)
+{
+	return l->is_str ? l->size : 8;
+}
+
+/* The bytes a local takes in the locals buffer: at least an integer's. */
+static uint32_t local_bytes(const struct ut_ulocal *l)
+{
+	return local_capacity(l) > 8 ? (local_capacity(l) + 7u) & ~7u : 8;
+}
+
+struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_user_maps *maps,
+				      uint32_t sample_permyriad)
+{
+	struct ut_user_side *u = ut_xcalloc(1, sizeof(*u));
+	u->prog = prog;
+	u->maps = maps;
+	u->sample_permyriad = sample_permyriad && sample_permyriad < 10000 ? sample_permyriad : 10000;
+	u->random = 0x9e3779b97f4a7c15ull;
+	u->layout = ut_xcalloc(prog->nevents, sizeof(*u->layout));
+	size_t nslots = 0, locals = 0, record = 0;
+	for (unsigned e = 0; e < prog->nevents; e++)
+		nslots += prog->events[e].nlocals;
+	u->slot_offset = ut_xcalloc(nslots, sizeof(*u->slot_offset));
+	nslots = 0;
+	for (unsigned e = 0; e < prog->nevents; e++) {
+		const struct ut_event *ev = &prog->events[e];
+		u->layout[e].first = (uint32_t)nslots;
+		for (unsigned s = 0; s < ev->nlocals; s++) {
+			u->slot_offset[nslots++] = u->layout[e].bytes;
+			u->layout[e].bytes += local_bytes(&ev->locals[s]);
+		}
+		if (u->layout[e].bytes > locals)
+			locals = u->layout[e].bytes;
+		if (ev->size > record)
+			record = ev->size;
+	}
+	u->locals = ut_xcalloc(locals, 1);
+	u->record = ut_xcalloc(record, 1);
+	return u;
+}
+
+void ut_user_side_free(struct ut_user_side *u)
+{
+	if (!u)
+		return;
+	free(u->samples);
+	free(u->layout);
+	free(u->slot_offset);
+	free(u->locals);
+	free(u->record);
+	free(u);
+}
+
+/* xorshift64*: the kernel's bpf_get_prandom_u32 is no better a source */
+static uint32_t next_random(struct ut_user_side *u)
+{
+	u->random ^= u->random >> 12;
+	u->random ^= u->random << 25;
+	u->random ^= u->random >> 27;
+	return (uint32_t)((u->random * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+static bool sampled(struct ut_user_side *u, uint32_t kind, uint64_t key, bool begin)
+{
+	if (u->sample_permyriad >= 10000)
+		return true;
+	if (!u->samples)
+		u->samples = ut_xcalloc(SAMPLE_SETS, sizeof(*u->samples));
+	struct sample_set *set = &u->samples[hmap_hash(key, kind) & (SAMPLE_SETS - 1)];
+	struct sample_slot *found = NULL;
+	for (unsigned w = 0; w < SAMPLE_WAYS && !found; w++)
+		if (set->way[w].used && set->way[w].key == key && set->way[w].kind == kind)
+			found = &set->way[w];
+	if (!begin)
+		return found ? found->keep : true;
+	if (!found) {
+		found = &set->way[set->next];
+		set->next = (uint8_t)((set->next + 1) % SAMPLE_WAYS);
+	}
+	*found = (struct sample_slot){.key = key, .kind = kind, .used = 1,
+				      .keep = next_random(u) % 10000 < u->sample_permyriad};
+	return found->keep;
+}
+
+/* ---- one hit ---- */
+
+/* The hit's statements, expressions, maps and events are as checked when
+ * a program is loaded (compiler/program_io.c); what depends on the hit's
+ * event (its captured fields and locals) is checked here: a slot or field
+ * the event does not have reads as 0 or "" and takes no writes. */
+struct hit {
+	struct ut_user_side *u;
+	struct ut_decoder *d;
+	const struct ut_program *prog;
+	const struct ut_uexpr *uexprs;   /* the program's */
+	const struct ut_event *ev;
+	const unsigned char *rec;
+	const uint32_t *slot_offset;   /* the event's */
+	uint32_t steps;                /* left */
+};
+
+/* A string value: len bytes, none of them NUL, then (as far as its
+ * array goes) NULs. */
+struct str {
+	const char *p;
+	size_t len;
+};
+
+static struct str str_in(const void *p, size_t capacity)
+{
+	return (struct str){p, strnlen(p, capacity)};
+}
+
+static unsigned char *local_at(const struct hit *h, unsigned slot)
+{
+	return h->u->locals + h->slot_offset[slot];
+}
+
+static uint64_t local_int(const struct hit *h, unsigned slot)
+{
+	uint64_t v;
+	memcpy(&v, local_at(h, slot), 8);
+	return v;
+}
+
+static void set_local_int(const struct hit *h, unsigned slot, uint64_t v)
+{
+	memcpy(local_at(h, slot), &v, 8);
+}
+
+static inline uint64_t eval_int(struct hit *h, unsigned i);
+static struct str eval_str(struct hit *h, unsigned i);
+
+/* Writes the value of expression x into field f of the zeroed buffer at base. */
+static void store_field(struct hit *h, unsigned x, const struct ut_field *f, unsigned char *base)
+{
+	if (f->type == UT_F_STR) {
+		struct str s = eval_str(h, x);
+		memcpy(base + f->offset, s.p, s.len < f->size ? s.len : f->size);
+		return;
+	}
+	uint64_t v = eval_int(h, x);
+	memcpy(base + f->offset, &v, 8);
+}
+
+static void map_key(struct hit *h, unsigned map, unsigned keys, unsigned nkeys, unsigned char *key)
+{
+	const struct ut_map *m = &h->prog->maps[map];
+	memset(key, 0, m->key_size);
+	for (unsigned k = 0; k < nkeys && k < m->nkeys; k++)
+		store_field(h, h->prog->ukeys[keys + k], &m->keys[k], key);
+}
+
+/* The value of map[keys], or NULL when absent. */
+static const unsigned char *map_read(struct hit *h, const struct ut_uexpr *e)
+{
+	unsigned char key[UT_MAP_KEY_MAX];
+	map_key(h, e->map, e->keys, e->nkeys, key);
+	return ut_user_map_lookup(&h->u->maps->maps[e->map], key);
+}
+
+static uint64_t header_value(const struct hit *h, unsigned which)
+{
+	const struct ut_rec_hdr *hdr = (const void *)h->rec;
+	switch (which) {
+	case UT_UH_TS: return hdr->ts;
+	case UT_UH_PID: return hdr->pid;
+	case UT_UH_TID: return hdr->tid;
+	case UT_UH_CPU: return hdr->cpu;
+	default: return 0;
+	}
+}
+
+static uint64_t truncated(uint64_t v, unsigned bytes, bool sgn)
+{
+	switch (bytes) {
+	case 1: return sgn ? (uint64_t)(int64_t)(int8_t)v : (uint8_t)v;
+	case 2: return sgn ? (uint64_t)(int64_t)(int16_t)v : (uint16_t)v;
+	case 4: return sgn ? (uint64_t)(int64_t)(int32_t)v : (uint32_t)v;
+	default: return v;
+	}
+}
+
+/* Signed division as the compiler writes it for BPF (which has none):
+ * the magnitudes divided, then C's sign; BPF's x / 0 is 0 and x % 0 is x. */
+static uint64_t signed_divide(uint64_t a, uint64_t b, bool modulo)
+{
+	bool na = (int64_t)a < 0, nb = (int64_t)b < 0;
+	uint64_t x = na ? 0 - a : a, y = nb ? 0 - b : b;
+	if (modulo) {
+		uint64_t r = y ? x % y : x;
+		return na ? 0 - r : r;
+	}
+	uint64_t q = y ? x / y : 0;
+	return na != nb ? 0 - q : q;
+}
+
+static bool str_equal(struct str a, struct str b, size_t n)
+{
+	size_t la = a.len < n ? a.len : n, lb = b.len < n ? b.len : n;
+	return la == lb && memcmp(a.p, b.p, la) == 0;
+}
+
+static uint64_t eval_operation(struct hit *h, const struct ut_uexpr *e);
+
+/* Leaves, most of what is evaluated, where they are used; operations in
+ * eval_operation. */
+static inline uint64_t eval_int(struct hit *h, unsigned i)
+{
+	const struct ut_uexpr *e = &h->uexprs[i];
+	uint64_t v;
+	switch (e->op) {
+	case UT_UX_INT: return (uint64_t)e->i;
+	case UT_UX_CAPTURED:
+		if (e->field >= h->ev->nfields || h->ev->fields[e->field].type == UT_F_STR)
+			return 0;
+		memcpy(&v, h->rec + h->ev->fields[e->field].offset, 8);
+		return v;
+	case UT_UX_HEADER: return header_value(h, e->which);
+	case UT_UX_LOCAL: return e->slot < h->ev->nlocals ? local_int(h, e->slot) : 0;
+	default: return eval_operation(h, e);
+	}
+}
+
+static uint64_t eval_operation(struct hit *h, const struct ut_uexpr *e)
+{
+	uint64_t a, b;
+	switch (e->op) {
+	case UT_UX_MAP: {
+		const unsigned char *v = map_read(h, e);
+		a = 0;
+		if (v)
+			memcpy(&a, v, 8);
+		return a;
+	}
+	case UT_UX_NEG: return 0 - eval_int(h, e->a);
+	case UT_UX_NOT: return !eval_int(h, e->a);
+	case UT_UX_BITNOT: return ~eval_int(h, e->a);
+	case UT_UX_BOOL: return !!eval_int(h, e->a);
+	case UT_UX_LAND: return eval_int(h, e->a) && eval_int(h, e->b);
+	case UT_UX_LOR: return eval_int(h, e->a) || eval_int(h, e->b);
+	case UT_UX_COND: return eval_int(h, e->a) ? eval_int(h, e->b) : eval_int(h, e->c);
+	case UT_UX_TRUNC: return truncated(eval_int(h, e->a), e->n, e->sgn);
+	case UT_UX_STR_INT: {
+		struct str s = eval_str(h, e->a);
+		a = 0;
+		for (size_t k = 0; k < s.len && k < e->n && k < 8; k++)
+			a |= (uint64_t)(unsigned char)s.p[k] << (8 * k);
+		return a;
+	}
+	case UT_UX_STREQ: case UT_UX_STRNE:
+		return str_equal(eval_str(h, e->a), eval_str(h, e->b), e->n) == (e->op == UT_UX_STREQ);
+	case UT_UX_ADD: case UT_UX_SUB: case UT_UX_MUL: case UT_UX_UDIV: case UT_UX_UMOD: case UT_UX_SDIV:
+	case UT_UX_SMOD: case UT_UX_AND: case UT_UX_OR: case UT_UX_XOR: case UT_UX_SHL: case UT_UX_USHR:
+	case UT_UX_SSHR: case UT_UX_EQ: case UT_UX_NE: case UT_UX_ULT: case UT_UX_ULE: case UT_UX_SLT:
+	case UT_UX_SLE:
+		break;
+	default:   /* a string, or a leaf (eval_int's) */
+		return 0;
+	}
+	a = eval_int(h, e->a);
+	b = eval_int(h, e->b);
+	switch (e->op) {
+	case UT_UX_ADD: return a + b;
+	case UT_UX_SUB: return a - b;
+	case UT_UX_MUL: return a * b;
+	case UT_UX_UDIV: return b ? a / b : 0;
+	case UT_UX_UMOD: return b ? a % b : a;
+	case UT_UX_SDIV: return signed_divide(a, b, false);
+	case UT_UX_SMOD: return signed_divide(a, b, true);
+	case UT_UX_AND: return a & b;
+	case UT_UX_OR: return a | b;
+	case UT_UX_XOR: return a ^ b;
+	case UT_UX_SHL: return a << (b & 63);
+	case UT_UX_USHR: return a >> (b & 63);
+	case UT_UX_SSHR: return (uint64_t)((int64_t)a >> (b & 63));
+	case UT_UX_EQ: return a == b;
+	case UT_UX_NE: return a != b;
+	case UT_UX_ULT: return a < b;
+	case UT_UX_ULE: return a <= b;
+	case UT_UX_SLT: return (int64_t)a < (int64_t)b;
+	default: return (int64_t)a <= (int64_t)b;   /* UT_UX_SLE */
+	}
+}
+
+static struct str eval_str(struct hit *h, unsigned i)
+{
+	const struct ut_uexpr *e = &h->uexprs[i];
+	switch (e->op) {
+	case UT_UX_STR:
+		return (struct str){e->text, strlen(e->text)};
+	case UT_UX_CAPTURED:
+		if (e->field >= h->ev->nfields)
+			return (struct str){"", 0};
+		return str_in(h->rec + h->ev->fields[e->field].offset, h->ev->fields[e->field].size);
+	case UT_UX_LOCAL:
+		if (e->slot >= h->ev->nlocals)
+			return (struct str){"", 0};
+		return str_in(local_at(h, e->slot), local_capacity(&h->ev->locals[e->slot]));
+	case UT_UX_MAP: {
+		const unsigned char *v = map_read(h, e);
+		return v ? str_in(v, h->prog->maps[e->map].value_size) : (struct str){"", 0};
+	}
+	case UT_UX_COND:
+		return eval_int(h, e->a) ? eval_str(h, e->b) : eval_str(h, e->c);
+	default:   /* an integer */
+		return (struct str){"", 0};
+	}
+}
+
+/* ---- statements ---- */
+
+static void assign_local(struct hit *h, unsigned slot, unsigned x)
+{
+	if (slot >= h->ev->nlocals)
+		return;
+	const struct ut_ulocal *l = &h->ev->locals[slot];
+	if (!l->is_str) {
+		set_local_int(h, slot, eval_int(h, x));
+		return;
+	}
+	struct str s = eval_str(h, x);
+	size_t n = s.len < l->size ? s.len : l->size;
+	unsigned char *to = local_at(h, slot);
+	memmove(to, s.p, n);   /* s may be this local */
+	memset(to + n, 0, local_bytes(l) - n);
+}
+
+static void map_set(struct hit *h, const struct ut_ustmt *s)
+{
+	const struct ut_map *m = &h->prog->maps[s->map];
+	/* the value first: it may be in this map, which the insert can move */
+	unsigned char value[UT_MAP_VALUE_MAX], key[UT_MAP_KEY_MAX];
+	struct ut_field f = {.type = ut_map_holds_string(m) ? UT_F_STR : UT_F_S64, .size = m->value_size};
+	memset(value, 0, m->value_size);
+	store_field(h, s->a, &f, value);
+	map_key(h, s->map, s->keys, s->nkeys, key);
+	void *to = ut_user_map_value(&h->u->maps->maps[s->map], key);
+	if (to)
+		memcpy(to, value, m->value_size);
+}
+
+static void aggregate(struct hit *h, const struct ut_ustmt *s)
+{
+	const struct ut_map *m = &h->prog->maps[s->map];
+	struct ut_user_map *um = &h->u->maps->maps[s->map];
+	unsigned char key[UT_MAP_KEY_MAX];
+	int64_t v = m->agg == UT_AGG_COUNT ? 1 : (int64_t)eval_int(h, s->a);
+	map_key(h, s->map, s->keys, s->nkeys, key);
+	uint64_t bucket;
+	switch (m->agg) {
+	case UT_AGG_COUNT: case UT_AGG_SUM:
+		ut_user_map_add(um, key, v);
+		return;
+	case UT_AGG_AVG:
+		ut_user_map_avg(um, key, v);
+		return;
+	case UT_AGG_MIN: case UT_AGG_MAX:
+		ut_user_map_minmax(um, key, v, m->agg == UT_AGG_MIN);
+		return;
+	case UT_AGG_HIST: case UT_AGG_LHIST:
+		/* the bucket is the key's last 8 bytes */
+		bucket = m->agg == UT_AGG_HIST ? ut_log2_bucket(v)
+					       : ut_lin_bucket(v, m->lhist_min, m->lhist_max, m->lhist_step);
+		memcpy(key + m->key_size - 8, &bucket, 8);
+		ut_user_map_add(um, key, 1);
+		return;
+	default:
+		return;
+	}
+}
+
+static void emit(struct hit *h, const struct ut_ustmt *s)
+{
+	const struct ut_event *ev = &h->prog->events[s->event];
+	if (ev->op == UT_EV_HIT)   /* refused when loading: never run a hit inside a hit */
+		return;
+	unsigned char *r = h->u->record;
+	memset(r, 0, ev->size);
+	struct ut_rec_hdr hdr = *(const struct ut_rec_hdr *)(const void *)h->rec;
+	hdr.event = s->event;
+	memcpy(r, &hdr, sizeof(hdr));
+	for (unsigned f = 0; f < ev->nfields && f < s->nkeys; f++)
+		store_field(h, h->prog->ukeys[s->keys + f], &ev->fields[f], r);
+	if (ev->flow >= 0 && ev->key.kind == UT_VAL_FIELD) {
+		uint64_t key;
+		memcpy(&key, r + ev->fields[ev->key.field].offset, 8);
+		if (!sampled(h->u, (uint32_t)ev->flow, key, ev->op == UT_EV_FLOW_BEGIN))
+			return;
+	}
+	ut_decode_record(h->d, r, ev->size);
+}
+
+/* How a run of statements ended. */
+enum ending { GO_ON, BREAK, CONTINUE, RETURN, OUT_OF_STEPS };
+
+/* Counts a statement or a loop's turn against the hit's bound. */
+static bool step(struct hit *h)
+{
+	if (!h->steps)
+		return false;
+	h->steps--;
+	return true;
+}
+
+static enum ending run_list(struct hit *h, unsigned first, unsigned n);
+
+static enum ending run_for(struct hit *h, const struct ut_ustmt *s)
+{
+	if (s->slot >= h->ev->nlocals)
+		return GO_ON;
+	for (set_local_int(h, s->slot, eval_int(h, s->a)); (int64_t)local_int(h, s->slot) < (int64_t)eval_int(h, s->b);
+	     set_local_int(h, s->slot, local_int(h, s->slot) + 1)) {
+		if (!step(h))
+			return OUT_OF_STEPS;
+		enum ending e = run_list(h, s->body, s->nbody);
+		if (e == BREAK)
+			break;
+		if (e == RETURN || e == OUT_OF_STEPS)
+			return e;
+	}
+	return GO_ON;
+}
+
+static enum ending run_stmt(struct hit *h, const struct ut_ustmt *s)
+{
+	unsigned char key[UT_MAP_KEY_MAX];
+	switch (s->op) {
+	case UT_US_LOCAL:
+		assign_local(h, s->slot, s->a);
+		return GO_ON;
+	case UT_US_MAP_SET:
+		map_set(h, s);
+		return GO_ON;
+	case UT_US_MAP_ADD: {
+		int64_t v = (int64_t)eval_int(h, s->a);
+		map_key(h, s->map, s->keys, s->nkeys, key);
+		ut_user_map_add(&h->u->maps->maps[s->map], key, v);
+		return GO_ON;
+	}
+	case UT_US_AGG:
+		aggregate(h, s);
+		return GO_ON;
+	case UT_US_DELETE:
+		map_key(h, s->map, s->keys, s->nkeys, key);
+		ut_user_map_delete(&h->u->maps->maps[s->map], key);
+		return GO_ON;
+	case UT_US_IF:
+		return eval_int(h, s->a) ? run_list(h, s->body, s->nbody) : run_list(h, s->body2, s->nbody2);
+	case UT_US_FOR:
+		return run_for(h, s);
+	case UT_US_BREAK: return BREAK;
+	case UT_US_CONTINUE: return CONTINUE;
+	case UT_US_RETURN: return RETURN;
+	case UT_US_EMIT:
+		emit(h, s);
+		return GO_ON;
+	default:
+		return GO_ON;
+	}
+}
+
+static enum ending run_list(struct hit *h, unsigned first, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (!step(h))
+			return OUT_OF_STEPS;
+		enum ending e = run_stmt(h, &h->prog->ustmts[first + i]);
+		if (e != GO_ON)
+			return e;
+	}
+	return GO_ON;
+}
+
+void ut_user_side_run(struct ut_user_side *u, struct ut_decoder *d, const void *rec, size_t size)
+{
+	const struct ut_rec_hdr *hdr = rec;
+	const struct ut_event *ev = &u->prog->events[hdr->event];
+	if (size < ev->size) {
+		d->malformed++;
+		return;
+	}
+	struct hit h = {.u = u, .d = d, .prog = u->prog, .uexprs = u->prog->uexprs, .ev = ev, .rec = rec,
+			.slot_offset = u->slot_offset + u->layout[hdr->event].first, .steps = UT_HIT_MAX_STEPS};
+	memset(u->locals, 0, u->layout[hdr->event].bytes);
+	/* break or continue outside a loop ends the hit, as return does */
+	if (run_list(&h, ev->body, ev->nbody) == OUT_OF_STEPS)
+		d->malformed++;
+}

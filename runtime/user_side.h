@@ -1,0 +1,34 @@
+/* The user side of a probe (split execution): runs the statements the
+ * compiler placed in the reader over each UT_EV_HIT record, in time order
+ * with every other record.  Map statements update the reader's maps
+ * (runtime/user_maps.h); trace constructs, printf, exit and clear fill a
+ * record laid out as the kernel would have, which the decoder then
+ * handles as if it came from the ring. */
+#ifndef UT_USER_SIDE_H
+#define UT_USER_SIDE_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compiler/program.h"
+
+struct ut_decoder;
+struct ut_user_maps;
+
+/* Statements and loop turns one hit may run: a damaged program's loop
+ * ends there (the hit counts as malformed). */
+#define UT_HIT_MAX_STEPS (1u << 20)
+
+struct ut_user_side;
+
+/* The user side of prog (loaded from a .uto, checked there, or made by
+ * the compiler), over its user-side maps.  sample_permyriad: --sample
+ * (0 or 10000: every flow). */
+struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_user_maps *maps,
+				      uint32_t sample_permyriad);
+void ut_user_side_free(struct ut_user_side *u);
+
+/* Runs the statements of the UT_EV_HIT record rec (size bytes); the
+ * records they emit go to d. */
+void ut_user_side_run(struct ut_user_side *u, struct ut_decoder *d, const void *rec, size_t size);
+
+#endif
