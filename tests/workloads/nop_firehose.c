@@ -117,6 +117,9 @@ int main(int argc, char **argv)
 			n = (int)(count - submitted);
 		for (int i = 0; i < n; i++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+			/* an SQPOLL thread may not have taken the last batch yet */
+			if (!sqe && (setup_flags & IORING_SETUP_SQPOLL) && io_uring_sqring_wait(&ring) >= 0)
+				sqe = io_uring_get_sqe(&ring);
 			if (!sqe)
 				die("io_uring_get_sqe", EBUSY);
 			io_uring_prep_nop(sqe);
