@@ -603,8 +603,17 @@ struct object_set {
 	struct hmap index;
 };
 
-/* FLOW_ORPHAN: seen first at a step, so it cannot be complete. */
-enum flow_state { FLOW_OPEN = 1, FLOW_ORPHAN = 2 };
+/* An open flow's value in open_flows: the time of its last point, with
+ * FLOW_ORPHAN set when it was seen first at a step (it cannot be
+ * complete). */
+#define FLOW_ORPHAN ((uint64_t)1 << 63)
+
+/* A thread as Perfetto imports it: its slice stack, and the time of its
+ * last event (they must not go back: Perfetto nests by time). */
+struct thread_state {
+	struct fxt_slice_stack stack;
+	uint64_t last_ts;
+};
 
 struct stats {
 	uint64_t by_record_type[16];
@@ -616,23 +625,23 @@ struct stats {
 	uint64_t flows_complete;
 	uint64_t flows_incomplete; /* closed ones; those still open are added at the end */
 	uint64_t flow_points_unbound; /* no slice on their thread to bind to */
-	struct fxt_slice_stack *stacks;
-	size_t nstacks, stacks_capacity;
-	struct hmap stack_index; /* (pid, tid) -> stack */
+	struct thread_state *thread_states;
+	size_t nthread_states, thread_states_capacity;
+	struct hmap thread_state_index; /* (pid, tid) -> thread state */
 	struct object_set processes, threads;
 };
 
-static struct fxt_slice_stack *stack_of(struct stats *s, uint64_t pid, uint64_t tid)
+static struct thread_state *thread_state_of(struct stats *s, uint64_t pid, uint64_t tid)
 {
 	bool created;
-	uint64_t *pos = hmap_insert(&s->stack_index, pid, tid, &created);
+	uint64_t *pos = hmap_insert(&s->thread_state_index, pid, tid, &created);
 	if (created) {
-		ut_grow_array((void **)&s->stacks, &s->stacks_capacity, s->nstacks + 1,
-			      sizeof(*s->stacks));
-		*pos = s->nstacks;
-		s->stacks[s->nstacks++] = (struct fxt_slice_stack){ NULL, 0, 0 };
+		ut_grow_array((void **)&s->thread_states, &s->thread_states_capacity,
+			      s->nthread_states + 1, sizeof(*s->thread_states));
+		*pos = s->nthread_states;
+		s->thread_states[s->nthread_states++] = (struct thread_state){ 0 };
 	}
-	return &s->stacks[*pos];
+	return &s->thread_states[*pos];
 }
 
 /* Pops what a slice event at ts takes off the stack, as Perfetto's
@@ -699,13 +708,27 @@ const struct fxt_stacked_slice *fxt_slice_stack_apply(struct fxt_slice_stack *st
 	}
 }
 
-static void track_slices(struct stats *s, const struct fxt_record_view *v)
+/* Applies an event to its thread as Perfetto would, and counts as errors
+ * what Perfetto would mis-nest or drop: time going back on the thread, an
+ * end with no slice open, a flow point with no slice to bind to. */
+static void track_slices(struct stats *s, struct fxt_reader *r, const struct fxt_record_view *v)
 {
-	struct fxt_slice_stack *st = stack_of(s, v->pid, v->tid);
+	struct thread_state *t = thread_state_of(s, v->pid, v->tid);
+	if (v->ts < t->last_ts)
+		add_error(r, v->offset, "%s at %" PRIu64 " on thread %" PRIu64 "/%" PRIu64
+			  " goes back before the thread's event at %" PRIu64,
+			  event_type_name(v->subtype), v->ts, v->pid, v->tid, t->last_ts);
+	else
+		t->last_ts = v->ts;
 	size_t level;
-	if (v->subtype >= FXT_EV_FLOW_BEGIN && !st->depth)
+	if (v->subtype >= FXT_EV_FLOW_BEGIN && !t->stack.depth) {
 		s->flow_points_unbound++;
-	fxt_slice_stack_apply(st, v, 0, &level);
+		add_error(r, v->offset, "%s %" PRIu64 " on thread %" PRIu64 "/%" PRIu64
+			  " has no slice to bind to", event_type_name(v->subtype), v->value, v->pid, v->tid);
+	}
+	if (!fxt_slice_stack_apply(&t->stack, v, 0, &level) && v->subtype == FXT_EV_DURATION_END)
+		add_error(r, v->offset, "slice end at %" PRIu64 " on thread %" PRIu64 "/%" PRIu64
+			  " has no slice to end", v->ts, v->pid, v->tid);
 }
 
 
@@ -768,34 +791,49 @@ static void count_name(struct stats *s, unsigned type, const char *category, con
 	}
 }
 
-static void count_flow(struct stats *s, unsigned type, uint64_t id)
+/* Follows flow ids as Perfetto does (by id, across the trace), counting
+ * as errors a second begin of an open id (Perfetto ignores it), a step or
+ * end with no begin, and a point before the flow's previous one (an arrow
+ * back in time: the end sorts before its begin). */
+static void count_flow(struct stats *s, struct fxt_reader *r, const struct fxt_record_view *v)
 {
+	uint64_t id = v->value;
 	bool created;
-	if (type == FXT_EV_FLOW_BEGIN) {
-		uint64_t *state = hmap_insert(&s->open_flows, id, 0, &created);
-		if (!created)
+	if (v->subtype == FXT_EV_FLOW_BEGIN) {
+		uint64_t *last = hmap_insert(&s->open_flows, id, 0, &created);
+		if (!created) {
 			s->flows_incomplete++; /* the earlier flow with this id never ended */
-		*state = FLOW_OPEN;
+			add_error(r, v->offset, "flow %" PRIu64 " begins again while open", id);
+		}
+		*last = v->ts & ~FLOW_ORPHAN;
 		return;
 	}
-	uint64_t *state = hmap_find(&s->open_flows, id, 0);
-	if (!state) {
-		if (type == FXT_EV_FLOW_STEP)
-			*hmap_insert(&s->open_flows, id, 0, &created) = FLOW_ORPHAN;
+	uint64_t *last = hmap_find(&s->open_flows, id, 0);
+	if (!last) {
+		add_error(r, v->offset, "flow %" PRIu64 ": %s without a begin", id,
+			  event_type_name(v->subtype));
+		if (v->subtype == FXT_EV_FLOW_STEP)
+			*hmap_insert(&s->open_flows, id, 0, &created) = FLOW_ORPHAN | v->ts;
 		else
 			s->flows_incomplete++; /* an end alone */
 		return;
 	}
-	if (type == FXT_EV_FLOW_END) {
-		if (*state == FLOW_OPEN)
-			s->flows_complete++;
-		else
+	if (v->ts < (*last & ~FLOW_ORPHAN))
+		add_error(r, v->offset, "flow %" PRIu64 ": %s at %" PRIu64
+			  " comes before the flow's previous point at %" PRIu64, id,
+			  event_type_name(v->subtype), v->ts, *last & ~FLOW_ORPHAN);
+	else
+		*last = (*last & FLOW_ORPHAN) | v->ts;
+	if (v->subtype == FXT_EV_FLOW_END) {
+		if (*last & FLOW_ORPHAN)
 			s->flows_incomplete++;
+		else
+			s->flows_complete++;
 		hmap_remove(&s->open_flows, id, 0);
 	}
 }
 
-static void count_record(struct stats *s, const struct fxt_record_view *v)
+static void count_record(struct stats *s, struct fxt_reader *r, const struct fxt_record_view *v)
 {
 	s->by_record_type[v->type]++;
 	if (v->type == FXT_REC_THREAD) {
@@ -815,8 +853,8 @@ static void count_record(struct stats *s, const struct fxt_record_view *v)
 		s->by_event_type[v->subtype]++;
 		count_name(s, v->subtype, v->category, v->name);
 		if (v->subtype >= FXT_EV_FLOW_BEGIN)
-			count_flow(s, v->subtype, v->value);
-		track_slices(s, v);
+			count_flow(s, r, v);
+		track_slices(s, r, v);
 	}
 }
 
@@ -945,7 +983,7 @@ int fxt_stats(const char *path, FILE *out, bool json)
 	enum fxt_next_result res;
 	while ((res = fxt_reader_next(r, &v)) != FXT_NEXT_END && res != FXT_NEXT_FATAL)
 		if (res == FXT_NEXT_RECORD)
-			count_record(&s, &v);
+			count_record(&s, r, &v);
 
 	if (s.nnames)
 		qsort(s.names, s.nnames, sizeof(*s.names), compare_names);
@@ -966,10 +1004,10 @@ int fxt_stats(const char *path, FILE *out, bool json)
 	free(s.names);
 	hmap_free(&s.name_index);
 	hmap_free(&s.open_flows);
-	for (size_t i = 0; i < s.nstacks; i++)
-		free(s.stacks[i].items);
-	free(s.stacks);
-	hmap_free(&s.stack_index);
+	for (size_t i = 0; i < s.nthread_states; i++)
+		free(s.thread_states[i].stack.items);
+	free(s.thread_states);
+	hmap_free(&s.thread_state_index);
 	object_set_free(&s.processes);
 	object_set_free(&s.threads);
 	fxt_reader_close(r);

@@ -146,8 +146,43 @@ static void test_flow_binding(void)
 	fxt_writer_close(w, err, sizeof(err));
 	int rc;
 	char *stats = capture(fxt_stats, work, false, &rc);
-	CHECK("flow binding: 4 points outside any slice, as Perfetto would drop them",
-	      rc == 0 && strstr(stats, ", 4 points outside any slice\n") != NULL);
+	CHECK("flow binding: 4 points outside any slice, as Perfetto would drop them, are errors",
+	      rc == 1 && strstr(stats, ", 4 points outside any slice\n") != NULL &&
+		      strstr(stats, "errors: 4\n") && strstr(stats, "flow_step 2 on thread 1/3 has no slice to bind to"));
+	free(stats);
+}
+
+/* Stats count as errors what Perfetto would mis-nest: time going back on a
+ * thread, an end with nothing to end, flow points without a begin, before
+ * their begin, or begun twice. */
+static void test_order_errors(void)
+{
+	char err[256];
+	struct fxt_writer *w = fxt_writer_open(work, err, sizeof(err));
+	fxt_write_event(w, FXT_EV_DURATION_BEGIN, 100, 1, 2, "c", "a", NULL, 0, 0);
+	fxt_write_event(w, FXT_EV_INSTANT, 90, 1, 2, "c", "back", NULL, 0, 0);        /* 1: back in time */
+	fxt_write_event(w, FXT_EV_DURATION_END, 110, 1, 2, "c", "a", NULL, 0, 0);
+	fxt_write_event(w, FXT_EV_DURATION_END, 120, 1, 2, "c", "a", NULL, 0, 0);     /* 2: nothing to end */
+	fxt_write_event(w, FXT_EV_INSTANT, 200, 1, 3, "c", "p", NULL, 0, 0);
+	fxt_write_event(w, FXT_EV_FLOW_BEGIN, 200, 1, 3, "c", "p", NULL, 0, 5);
+	fxt_write_event(w, FXT_EV_INSTANT, 150, 1, 4, "c", "q", NULL, 0, 0);
+	fxt_write_event(w, FXT_EV_FLOW_END, 150, 1, 4, "c", "q", NULL, 0, 5);        /* 3: before its begin */
+	fxt_write_event(w, FXT_EV_INSTANT, 300, 1, 4, "c", "r", NULL, 0, 0);
+	fxt_write_event(w, FXT_EV_FLOW_STEP, 300, 1, 4, "c", "r", NULL, 0, 6);       /* 4: no begin */
+	fxt_write_event(w, FXT_EV_INSTANT, 310, 1, 4, "c", "s", NULL, 0, 0);
+	fxt_write_event(w, FXT_EV_FLOW_BEGIN, 310, 1, 4, "c", "s", NULL, 0, 7);
+	fxt_write_event(w, FXT_EV_INSTANT, 320, 1, 4, "c", "t", NULL, 0, 0);
+	fxt_write_event(w, FXT_EV_FLOW_BEGIN, 320, 1, 4, "c", "t", NULL, 0, 7);      /* 5: begun again */
+	fxt_writer_close(w, err, sizeof(err));
+	int rc;
+	char *stats = capture(fxt_stats, work, false, &rc);
+	CHECK("order errors: each counted and named",
+	      rc == 1 && strstr(stats, "errors: 5\n") &&
+		      strstr(stats, "instant at 90 on thread 1/2 goes back before the thread's event at 100") &&
+		      strstr(stats, "slice end at 120 on thread 1/2 has no slice to end") &&
+		      strstr(stats, "flow 5: flow_end at 150 comes before the flow's previous point at 200") &&
+		      strstr(stats, "flow 6: flow_step without a begin") &&
+		      strstr(stats, "flow 7 begins again while open"));
 	free(stats);
 }
 
@@ -224,8 +259,10 @@ static void test_corruption(const unsigned char *data, size_t n)
 	memcpy(copy + off, &bad, 8);
 	store(work, copy, n);
 	char *stats = capture(fxt_stats, work, false, &rc);
-	CHECK("stats names the error and its offset", rc == 1 && strstr(stats, "errors: 1\n") &&
-							 strstr(stats, "thread ref 153 is not defined"));
+	CHECK("stats names the error and its offset, and what it costs (the begin is not read)",
+	      rc == 1 && strstr(stats, "errors: 3\n") && strstr(stats, "offset 0x108: thread ref 153 is not defined") &&
+		      strstr(stats, "flow_begin 1 on thread 10/11 has no slice to bind to") &&
+		      strstr(stats, "slice end at 0 on thread 10/11 has no slice to end"));
 	free(stats);
 	free(copy);
 }
@@ -294,6 +331,7 @@ int main(void)
 	}
 
 	test_flow_binding();
+	test_order_errors();
 	test_cuts(data, n_plain);
 	test_corruption(data, n_plain);
 	test_garbage(data, n_plain);
