@@ -24,6 +24,21 @@ struct ut_thread_rec {
 	char pcomm[16];   /* the process (thread group leader) */
 };
 
+/* Records were lost: a CPU's hits between `since` and the header's time
+ * could not be written (the ring was full, or hits nested too deep), or
+ * the reader dropped records that came after it had written past their
+ * time.  The CPU sends it before its next records; the reader puts it in
+ * the stream in time order, and the trace ends there what was open
+ * (engine/engine.h, ut_events_lost). */
+#define UT_EVENT_LOST 0xfffffffeu
+enum ut_lost_reason { UT_LOST_IN_KERNEL, UT_LOST_LATE };
+struct ut_lost_rec {
+	struct ut_rec_hdr h;
+	__u64 since;
+	__u64 count;      /* probe hits (in the kernel) or records (late) lost */
+	__u64 reason;     /* enum ut_lost_reason */
+};
+
 /* What each CPU keeps between hits: the thread it named last (while that
  * thread keeps running its records skip the look-up in ut_seen_threads, an
  * LRU hash and the costliest part of a record at nop rates), whether the
@@ -44,6 +59,8 @@ struct ut_cpu_state {
 	__u32 last_tid;
 	__u64 written;
 	__u64 traced_verdict;  /* tgid << 32 | low 31 bits of ut_traced_changes << 1 | traced */
+	/* hits lost since the CPU last told the reader (ut_lost_rec) */
+	__u64 lost_since, lost_until, lost_hits;
 };
 
 struct ut_probe_counters {

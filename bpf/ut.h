@@ -187,16 +187,18 @@ static __always_inline void ut_submit(void *rec, __u32 size, __u32 probe)
 	ut_count(probe, 0);
 }
 
-/* A record of the current thread's name and its process's name. */
-static __always_inline void ut_name_thread(void)
+/* A record of the current thread's name and its process's name; 0 when
+ * the ring was full. */
+static __always_inline int ut_name_thread(void)
 {
 	struct ut_thread_rec *r = ut_reserve(sizeof(*r), UT_EVENT_THREAD, UT_NPROBES);
 	if (!r)
-		return;
+		return 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 	BPF_CORE_READ_STR_INTO(&r->pcomm, t, group_leader, comm);
 	ut_submit(r, sizeof(*r), UT_NPROBES);
+	return 1;
 }
 
 /* First sight of a thread: emit its name and its process's name. */
@@ -212,7 +214,11 @@ static __always_inline void ut_note_thread(void)
 	if (bpf_map_lookup_elem(&ut_seen_threads, &tid))
 		return;
 	bpf_map_update_elem(&ut_seen_threads, &tid, &one, BPF_ANY);
-	ut_name_thread();
+	if (!ut_name_thread()) {   /* named at its next record instead */
+		bpf_map_delete_elem(&ut_seen_threads, &tid);
+		if (st)
+			st->last_tid = 0;
+	}
 }
 
 /* ---- built-in programs: the runtime attaches them besides the script's
@@ -337,11 +343,47 @@ static __always_inline __u32 ut_held_bytes(const struct ut_cpu_state *st)
 	return st->held & (UT_HOLD_MAX - 1);
 }
 
+/* Hits lost on this CPU: remembered until the reader can be told. */
+static __always_inline void ut_note_loss(struct ut_cpu_state *st, __u32 hits, __u64 since)
+{
+	if (!st->lost_hits)
+		st->lost_since = since;
+	st->lost_until = bpf_ktime_get_ns();
+	st->lost_hits += hits;
+}
+
+/* Tells the reader of the hits lost on this CPU before its next records
+ * go out: without it, an end among them would leave its span open for the
+ * next end with the same key.  0 when the notice could not be written
+ * either (those records must then be lost too). */
+static __always_inline int ut_tell_loss(struct ut_cpu_state *st)
+{
+	__u64 hits = st->lost_hits;
+	if (!hits)
+		return 1;
+	struct ut_lost_rec r;
+	ut_header(&r.h, UT_EVENT_LOST, st->lost_until);
+	r.since = st->lost_since;
+	r.count = hits;
+	r.reason = UT_LOST_IN_KERNEL;
+	if (bpf_ringbuf_output(&ut_events, &r, sizeof(r), 0) != 0)
+		return 0;
+	st->lost_hits -= hits;   /* not = 0: a nested hit may have lost more meanwhile */
+	return 1;
+}
+
 /* Writes bytes of a stage to the ring buffer as one sample, its hits
  * counted for the probe as emitted or lost. */
 static __always_inline void ut_send(void *data, __u32 bytes, __u32 hits, __u32 probe)
 {
-	ut_count_hits(probe, bpf_ringbuf_output(&ut_events, data, bytes, ut_wakeup_flags(bytes)) != 0, hits);
+	struct ut_cpu_state *st = ut_cpu_state();
+	if (!st)
+		return;
+	int lost = !ut_tell_loss(st) ||
+		   bpf_ringbuf_output(&ut_events, data, bytes, ut_wakeup_flags(bytes)) != 0;
+	if (lost)
+		ut_note_loss(st, hits, st->held ? st->held_since : st->hit_ts);
+	ut_count_hits(probe, lost, hits);
 }
 
 /* NULL when nested too deep: the hit's records are then lost (counted). */
@@ -349,13 +391,12 @@ static __always_inline char *ut_batch_begin(__u32 probe, __u64 now)
 {
 	ut_note_thread();
 	struct ut_cpu_state *st = ut_cpu_state();
-	if (!st || st->batch_depth >= UT_BATCH_DEPTH) {
-		ut_count(probe, 1);
+	if (!st)
 		return 0;
-	}
 	__u32 slot = st->batch_depth;
-	struct ut_batch_buf *b = bpf_map_lookup_elem(&ut_batches, &slot);
+	struct ut_batch_buf *b = slot < UT_BATCH_DEPTH ? bpf_map_lookup_elem(&ut_batches, &slot) : 0;
 	if (!b) {
+		ut_note_loss(st, 1, now);
 		ut_count(probe, 1);
 		return 0;
 	}

@@ -45,6 +45,7 @@ struct counter_series {
 
 struct track {
 	uint32_t pid, tid; /* koids as written */
+	uint64_t last_ts;  /* of its last event written */
 	char *name;        /* as last written in a kernel-object record */
 	struct slice_frame *frames;
 	uint32_t depth;
@@ -84,6 +85,7 @@ struct open_item {
 	uint64_t a, b; /* key */
 	uint32_t older, newer;
 	uint64_t correlation_id; /* flows */
+	uint64_t last_ts;        /* flows: of the last point */
 	uint32_t index;          /* spans: the group; threads: the track */
 	uint32_t lane;           /* spans */
 	bool phase_open;         /* spans */
@@ -156,6 +158,21 @@ static void note_ts(struct ut_engine *e, uint64_t ts)
 {
 	if (ts > e->max_ts)
 		e->max_ts = ts;
+}
+
+/* The time to write an event on track t at: a track's events are written
+ * in time order whatever the caller gives (Perfetto nests a thread's
+ * slices by time), so one older than the track's last is written at that
+ * one's time, and counted.  The reader hands records on in time order
+ * (runtime/reorder.c); this keeps the trace valid when a caller does not. */
+static uint64_t track_time(struct ut_engine *e, struct track *t, uint64_t ts)
+{
+	if (ts >= t->last_ts) {
+		t->last_ts = ts;
+		return ts;
+	}
+	e->stats.events_late++;
+	return t->last_ts;
 }
 
 /* ---- open sets ---- */
@@ -412,8 +429,8 @@ static void push_slice(struct ut_engine *e, uint32_t ti, uint64_t ts, const char
 	f->name_at = (uint32_t)(t->arena_used + clen);
 	memcpy(t->arena + f->name_at, name, nlen);
 	t->arena_used += clen + nlen;
-	fxt_write_event(e->w, FXT_EV_DURATION_BEGIN, ts, t->pid, t->tid, category, name, args, nargs,
-			0);
+	fxt_write_event(e->w, FXT_EV_DURATION_BEGIN, track_time(e, t, ts), t->pid, t->tid, category,
+			name, args, nargs, 0);
 }
 
 /* Ends the innermost open slice of track ti; false if none is open. */
@@ -424,7 +441,7 @@ static bool pop_slice(struct ut_engine *e, uint32_t ti, uint64_t ts, const char 
 	if (!t->depth)
 		return false;
 	struct slice_frame *f = &t->frames[--t->depth];
-	fxt_write_event(e->w, FXT_EV_DURATION_END, ts, t->pid, t->tid, t->arena + f->category_at,
+	fxt_write_event(e->w, FXT_EV_DURATION_END, track_time(e, t, ts), t->pid, t->tid, t->arena + f->category_at,
 			rename ? rename : t->arena + f->name_at, args, nargs, 0);
 	t->arena_used = f->category_at;
 	return true;
@@ -646,7 +663,8 @@ void ut_instant(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 	note_ts(e, ts);
 	uint32_t ti = track_of(e, t); /* may move e->tracks */
 	struct track *tr = &e->tracks[ti];
-	fxt_write_event(e->w, FXT_EV_INSTANT, ts, tr->pid, tr->tid, category, name, args, nargs, 0);
+	fxt_write_event(e->w, FXT_EV_INSTANT, track_time(e, tr, ts), tr->pid, tr->tid, category, name,
+			args, nargs, 0);
 	e->stats.events++;
 }
 
@@ -747,8 +765,8 @@ void ut_counter(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		return;
 	/* Perfetto keys counters by (process, name, arg, counter id): the
 	 * thread's koid as id gives each thread its own counter tracks */
-	fxt_write_event(e->w, FXT_EV_COUNTER, ts, tr->pid, tr->tid, "", name, changed, nchanged,
-			tr->tid);
+	fxt_write_event(e->w, FXT_EV_COUNTER, track_time(e, tr, ts), tr->pid, tr->tid, "", name, changed,
+			nchanged, tr->tid);
 	e->stats.events++;
 }
 
@@ -775,10 +793,20 @@ void ut_flow(struct ut_engine *e, uint64_t ts, uint32_t pid, uint32_t tid,
 		}
 		f = open_add(&e->flows, kid, key);
 		f->correlation_id = ++e->next_correlation_id;
+		f->last_ts = ts;
 		record = FXT_EV_FLOW_BEGIN;
 	} else if (phase == UT_FLOW_END) {
 		e->stats.flows_ended++;
 	}
+	/* an arrow never points back in time (Perfetto would sort the end
+	 * before its begin), nor does its thread's time go back */
+	if (ts < f->last_ts) {
+		e->stats.events_late++;
+		ts = f->last_ts;
+	}
+	struct track *t = &e->tracks[ti];
+	ts = track_time(e, t, ts);
+	f->last_ts = ts;
 	uint64_t id = f->correlation_id;
 	if (phase == UT_FLOW_END)
 		open_remove(&e->flows, f);
@@ -788,7 +816,6 @@ void ut_flow(struct ut_engine *e, uint64_t ts, uint32_t pid, uint32_t tid,
 	 * until the thread's next slice event, so the flow record right after
 	 * it binds to it (2 words and the args, where a begin/end pair around
 	 * the flow record took 4). */
-	struct track *t = &e->tracks[ti];
 	fxt_write_event(e->w, FXT_EV_INSTANT, ts, t->pid, t->tid, category, name, args, nargs, 0);
 	fxt_write_event(e->w, record, ts, t->pid, t->tid, category, name, NULL, 0, id);
 	e->stats.events++;
@@ -868,17 +895,35 @@ void ut_span_phase(struct ut_engine *e, uint64_t ts, const char *group, uint64_t
 	e->stats.events++;
 }
 
-void ut_lost_marker(struct ut_engine *e, uint64_t ts, uint64_t lost, const char *what)
+/* Ends every open span and slice at ts, marked with arg, and forgets the
+ * open flows. */
+static void cut_open(struct ut_engine *e, uint64_t ts, const struct ut_arg *arg)
+{
+	while (e->spans.oldest != NONE) {
+		end_span(e, ts, &e->spans.items[e->spans.oldest], NULL, arg, 1);
+		e->stats.spans_cut++;
+	}
+	for (size_t i = 0; i < e->ntracks; i++)
+		while (pop_slice(e, (uint32_t)i, ts, NULL, arg, 1))
+			e->stats.slices_cut++;
+	e->stats.flows_cut += e->flows.open;
+	open_set_free(&e->flows);
+}
+
+void ut_events_lost(struct ut_engine *e, uint64_t ts, uint64_t since, uint64_t lost, const char *what)
 {
 	note_ts(e, ts);
 	uint32_t gi = group_for(e, LOST_GROUP_KIND, 0, "uring-trace");
 	struct track *t = &e->tracks[e->groups[gi].main_track];
 	struct ut_arg args[] = {
 		{ .name = "lost", .kind = UT_ARG_UINT, .u = lost },
+		{ .name = "since_ns", .kind = UT_ARG_UINT, .u = since <= ts ? ts - since : 0 },
 		{ .name = "what", .kind = UT_ARG_STR, .s = what ? what : "" },
 	};
-	fxt_write_event(e->w, FXT_EV_INSTANT, ts, t->pid, t->tid, "uring-trace", "events lost", args,
-			2, 0);
+	fxt_write_event(e->w, FXT_EV_INSTANT, track_time(e, t, ts), t->pid, t->tid, "uring-trace",
+			"events lost", args, 3, 0);
+	struct ut_arg cut = { .name = "cut_by_lost_events", .kind = UT_ARG_BOOL, .b = true };
+	cut_open(e, ts, &cut);
 	e->stats.lost_markers++;
 	e->stats.events++;
 }
@@ -888,7 +933,8 @@ void ut_lost_marker(struct ut_engine *e, uint64_t ts, uint64_t lost, const char 
  * ut_engine_free. */
 void ut_engine_finish(struct ut_engine *e, uint64_t last_ts)
 {
-	note_ts(e, last_ts);
+	if (last_ts > e->max_ts)
+		e->max_ts = last_ts;
 	struct ut_arg unfinished = { .name = "unfinished", .kind = UT_ARG_BOOL, .b = true };
 	for (size_t i = 0; i < e->ntracks; i++) {
 		while (pop_slice(e, (uint32_t)i, e->max_ts, NULL, &unfinished, 1))

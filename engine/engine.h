@@ -75,6 +75,9 @@ struct ut_engine_stats {
 	uint64_t processes_evicted;
 	uint64_t counters_unchanged; /* counter values not written: same as the last one */
 	uint64_t lost_markers;
+	/* what losses ended (spans, slices) or forgot (flows) */
+	uint64_t spans_cut, slices_cut, flows_cut;
+	uint64_t events_late;        /* older than one written before: written at its time */
 };
 
 struct ut_engine;
@@ -148,8 +151,13 @@ void ut_span_phase(struct ut_engine *e, uint64_t ts, const char *group, uint64_t
 		   uint64_t span_key, const char *name,
 		   const struct ut_arg *args, unsigned nargs);
 
-/* A marker that events were lost (drawn as an instant on a global
- * "uring-trace" track), with how many. */
-void ut_lost_marker(struct ut_engine *e, uint64_t ts, uint64_t lost, const char *what);
+/* Events were lost between since and ts (how many, and what lost them).
+ * A marker on a global "uring-trace" track says so, and everything open
+ * is ended there, marked cut_by_lost_events: the end of a span, slice or
+ * flow may be among the lost events, and a later end with the same key
+ * may belong to another item whose begin was lost too.  Later ends and
+ * steps of what was open then find nothing open (a flow step or end
+ * starts a new flow). */
+void ut_events_lost(struct ut_engine *e, uint64_t ts, uint64_t since, uint64_t lost, const char *what);
 
 #endif

@@ -279,9 +279,28 @@ static void thread_record(struct ut_decoder *d, const struct ut_rec_hdr *h, cons
 	ut_engine_process_name(d->engine, h->pid, pcomm);
 }
 
+static void lost_record(struct ut_decoder *d, const void *rec, size_t size)
+{
+	const struct ut_lost_rec *l = rec;
+	if (size < sizeof(*l)) {
+		d->malformed++;
+		return;
+	}
+	if (l->reason == UT_LOST_LATE)
+		d->lost_late += l->count;
+	if (d->engine)
+		ut_events_lost(d->engine, l->h.ts, l->since, l->count,
+			       l->reason == UT_LOST_LATE ? "records that reached the reader too late to be put in order"
+							 : "probe hits with no room in the ring buffer");
+}
+
 static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 {
 	const struct ut_rec_hdr *h = rec;
+	if (h->event == UT_EVENT_LOST) {
+		lost_record(d, rec, size);
+		return;
+	}
 	if (h->event < d->prog->nevents && d->prog->events[h->event].op == UT_EV_HIT) {
 		/* not a record of the trace: the records its statements emit are */
 		if (d->user_side)
@@ -418,6 +437,8 @@ size_t ut_decode_record_len(struct ut_decoder *d, const void *rec, size_t avail)
 	if (avail >= sizeof(*h)) {
 		if (h->event == UT_EVENT_THREAD)
 			len = sizeof(struct ut_thread_rec);
+		else if (h->event == UT_EVENT_LOST)
+			len = sizeof(struct ut_lost_rec);
 		else if (h->event < d->prog->nevents)
 			len = d->prog->events[h->event].size;
 	}

@@ -18,6 +18,7 @@ struct ut_decoder {
 	FILE *print_out;              /* printf() output */
 	uint64_t first_ts, last_ts;
 	uint64_t records, malformed;
+	uint64_t lost_late;           /* records dropped for reaching the reader late */
 	bool exit_requested;          /* the script called exit() */
 	/* clear(@map): done by the caller, which owns the maps */
 	void (*clear_map)(void *ctx, const char *name);

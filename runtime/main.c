@@ -430,7 +430,6 @@ struct session {
 	struct ut_engine *engine;
 	struct ut_decoder dec;
 	struct ut_user_maps user_maps;   /* the maps the reader keeps (split execution) */
-	uint64_t *lost_seen;    /* per probe, for markers */
 };
 
 static size_t record_len(void *ctx, const void *rec, size_t avail)
@@ -461,20 +460,6 @@ static void totals(struct session *s, uint64_t *emitted, uint64_t *lost)
 			*emitted += t.emitted;
 			*lost += t.lost;
 		}
-	}
-}
-
-/* Losses since the last look become markers in the trace, per probe. */
-static void mark_losses(struct session *s)
-{
-	for (unsigned i = 0; i <= s->prog->nprobes; i++) {
-		struct ut_probe_totals t = {0};
-		if (ut_consumer_counters(s->consumer, i, &t) != 0 || t.lost <= s->lost_seen[i])
-			continue;
-		if (s->engine)
-			ut_lost_marker(s->engine, now_ns(), t.lost - s->lost_seen[i],
-				       i < s->prog->nprobes ? s->prog->probes[i].spec : "thread names, records held on an idle CPU");
-		s->lost_seen[i] = t.lost;
 	}
 }
 
@@ -663,7 +648,6 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 		goto out;
 	}
 	ut_stacks_open(s.obj, prog, child ? child : (pid_t)o->pid);
-	s.lost_seen = calloc(prog->nprobes + 1, sizeof(*s.lost_seen));
 	ut_user_maps_init(&s.user_maps, prog);
 	s.dec = (struct ut_decoder){.prog = prog, .engine = s.engine, .print_out = stdout,
 				    .clear_map = on_clear, .clear_ctx = &s,
@@ -722,7 +706,6 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 			break;
 		}
 		if (now_s() - last_status >= 1.0) {
-			mark_losses(&s);
 			if (tty)
 				status_line(&s, started, &last_records, &last_status);
 			else
@@ -736,7 +719,6 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	ut_consumer_drain(s.consumer);
 	run_once_probes(&s, UT_PROBE_END);
 	ut_stacks_poll();
-	mark_losses(&s);
 	uint64_t emitted, lost;
 	totals(&s, &emitted, &lost);
 	uint64_t missed = ut_loaded_missed(s.loaded);
@@ -756,8 +738,9 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 			fprintf(stderr, "uring-trace: cannot write %s: %s\n", o->json, strerror(errno));
 			rc = 1;
 		} else {
-			fprintf(j, "{\"events\":%llu,\"lost\":%llu,\"missed\":%llu,\"maps\":", (unsigned long long)s.dec.records,
-				(unsigned long long)lost, (unsigned long long)missed);
+			fprintf(j, "{\"events\":%llu,\"lost\":%llu,\"late\":%llu,\"missed\":%llu,\"maps\":",
+				(unsigned long long)s.dec.records, (unsigned long long)lost,
+				(unsigned long long)s.dec.lost_late, (unsigned long long)missed);
 			ut_maps_json(prog, s.obj, &s.user_maps, j);
 			fputs("}\n", j);
 			if (j != stdout)
@@ -773,6 +756,10 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 		if (lost)
 			fprintf(stderr, "uring-trace: events were lost: raise --buffer (now %zu bytes) or trace less\n",
 				o->buffer_bytes ? o->buffer_bytes : (size_t)8 << 20);
+		if (s.dec.lost_late)
+			fprintf(stderr, "uring-trace: %llu records reached the reader after it had written past their "
+				"time and were left out (the reader was behind): trace less, or use --sample\n",
+				(unsigned long long)s.dec.lost_late);
 		if (missed)
 			fprintf(stderr, "uring-trace: the kernel skipped %llu probe hits (a probe's program was already "
 				"running on that CPU, interrupted or hit by itself): counts and flows miss them\n",
@@ -809,7 +796,6 @@ out:
 	ut_stacks_close();
 	ut_user_side_free(s.dec.user_side);
 	ut_user_maps_free(&s.user_maps);
-	free(s.lost_seen);
 	return rc;
 }
 

@@ -32,6 +32,11 @@ struct ut_reorder {
 	ut_record_len_fn *len;
 	void *len_ctx;
 	size_t queued;
+	uint64_t released_ts;    /* of the newest record released */
+	/* records dropped since the last release: they came after records
+	 * newer than them had been released */
+	uint64_t late, late_since;
+	uint64_t late_total;
 };
 
 struct ut_reorder *ut_reorder_new(unsigned ncpus, ut_record_len_fn *len, void *len_ctx)
@@ -108,12 +113,19 @@ void ut_reorder_add(struct ut_reorder *r, const void *sample, size_t size)
 		if (len < sizeof(struct ut_rec_hdr) || len > avail)
 			break;
 		const struct ut_rec_hdr *h = (const void *)p;
-		unsigned cpu = h->cpu < r->ncpus ? h->cpu : r->ncpus - 1;
-		copy->records_left++;
-		push_in_order(&r->queues[cpu], (struct queued){.ts = h->ts, .rec = p, .len = len, .copy = copy});
-		r->queued++;
 		p += len;
 		avail -= len;
+		if (h->ts < r->released_ts) {
+			if (!r->late || h->ts < r->late_since)
+				r->late_since = h->ts;
+			r->late++;
+			r->late_total++;
+			continue;
+		}
+		unsigned cpu = h->cpu < r->ncpus ? h->cpu : r->ncpus - 1;
+		copy->records_left++;
+		push_in_order(&r->queues[cpu], (struct queued){.ts = h->ts, .rec = (const void *)h, .len = len, .copy = copy});
+		r->queued++;
 	}
 	release_copy(copy);
 }
@@ -125,10 +137,26 @@ static bool releasable(const struct ut_reorder *r, uint64_t ts, uint64_t waterma
 	return ts <= watermark || r->queued > max_queued;
 }
 
+/* The records dropped for coming late, as a loss at the time of the
+ * newest record released: what was open then may have lost its end. */
+static int release_late(struct ut_reorder *r, ut_record_fn *fn, void *ctx)
+{
+	struct ut_lost_rec lost = {
+		.h = {.ts = r->released_ts, .event = UT_EVENT_LOST},
+		.since = r->late_since,
+		.count = r->late,
+		.reason = UT_LOST_LATE,
+	};
+	r->late = 0;
+	return fn(ctx, &lost, sizeof(lost));
+}
+
 long ut_reorder_release(struct ut_reorder *r, uint64_t watermark, size_t max_queued, ut_record_fn *fn,
 			void *ctx)
 {
 	long released = 0;
+	if (r->late && release_late(r, fn, ctx))
+		return released;
 	for (;;) {
 		/* the queue with the oldest head, and the next oldest head: that
 		 * queue's records up to it go out in one run */
@@ -154,6 +182,7 @@ long ut_reorder_release(struct ut_reorder *r, uint64_t watermark, size_t max_que
 			oldest->head = (oldest->head + 1) & (oldest->capacity - 1);
 			oldest->count--;
 			r->queued--;
+			r->released_ts = item.ts;
 			int stop = fn(ctx, item.rec, item.len);
 			release_copy(item.copy);
 			released++;
@@ -167,4 +196,9 @@ long ut_reorder_release(struct ut_reorder *r, uint64_t watermark, size_t max_que
 size_t ut_reorder_queued(const struct ut_reorder *r)
 {
 	return r->queued;
+}
+
+uint64_t ut_reorder_late(const struct ut_reorder *r)
+{
+	return r->late_total;
 }

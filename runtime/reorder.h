@@ -3,8 +3,11 @@
  * ut_batch_end), so one CPU's records arrive in order but late against
  * another's: they wait here, one queue per CPU, until the reader knows no
  * CPU can still send an older one (the watermark), and leave merged by
- * timestamp.  Records that arrive after the watermark passed them leave at
- * the next release, as they are. */
+ * timestamp.  They always leave in time order: a record that arrives older
+ * than one released already (the queues were full and let records go past
+ * the watermark, or a hit was preempted for longer than the reader waits)
+ * is dropped, and the next release begins with a UT_EVENT_LOST record
+ * (bpf/records.h) saying how many and since when. */
 #ifndef UT_REORDER_H
 #define UT_REORDER_H
 #include <stddef.h>
@@ -39,5 +42,8 @@ long ut_reorder_release(struct ut_reorder *r, uint64_t watermark, size_t max_que
 
 /* Records queued. */
 size_t ut_reorder_queued(const struct ut_reorder *r);
+
+/* Records dropped for arriving late, in all. */
+uint64_t ut_reorder_late(const struct ut_reorder *r);
 
 #endif

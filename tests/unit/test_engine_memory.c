@@ -35,7 +35,7 @@ static size_t heap_in_use(void)
 
 struct run {
 	struct ut_engine_stats stats;
-	size_t growth; /* heap bytes gained from WARM_THREADS to THREADS */
+	long long growth; /* heap bytes gained from WARM_THREADS to THREADS (may be < 0) */
 };
 
 /* Threads 1000+i of process 100+i%processes, each seen once and never again. */
@@ -61,7 +61,7 @@ static struct run run_threads(const char *path, size_t max_threads, uint32_t pro
 		if (i > 0) /* the previous thread's request ends here */
 			ut_flow(e, ts + 3, pid, tid, UT_FLOW_END, "req", i - 1, "c", "done", NULL, 0);
 	}
-	struct run r = { .growth = heap_in_use() - warm };
+	struct run r = { .growth = (long long)heap_in_use() - (long long)warm };
 	ut_engine_finish(e, 10 * (uint64_t)THREADS);
 	r.stats = *ut_engine_stats(e);
 	ut_engine_free(e);
@@ -87,11 +87,11 @@ int main(void)
 	struct run one_thread_each = run_threads(path, LIMIT, THREADS);
 	struct run unbounded = run_threads(path, 2 * THREADS, 10);
 
-	printf("heap growth over %u threads: %zu bytes with a limit of %u threads (10 processes), "
-	       "%zu (a process each), %zu without a limit\n", THREADS - WARM_THREADS,
+	printf("heap growth over %u threads: %lld bytes with a limit of %u threads (10 processes), "
+	       "%lld (a process each), %lld without a limit\n", THREADS - WARM_THREADS,
 	       bounded.growth, LIMIT, one_thread_each.growth, unbounded.growth);
 	CHECK("without a limit the heap grows with every thread (the measure sees growth)",
-	      unbounded.growth > (size_t)(THREADS - WARM_THREADS) * 100);
+	      unbounded.growth > (long long)(THREADS - WARM_THREADS) * 100);
 	CHECK("with a limit the heap stays flat (under 64 KB for 60k more threads)",
 	      bounded.growth < 64 * 1024 && one_thread_each.growth < 64 * 1024);
 	CHECK("threads past the limit are evicted, least recently used first",

@@ -35,6 +35,7 @@ static void run(uint64_t seed, const char *path)
 	uint64_t ts = 1;
 	for (int i = 0; i < 20000; i++) {
 		ts += rnd(3); /* equal timestamps happen */
+		uint64_t event_ts = ts > 10 && rnd(50) == 0 ? ts - rnd(10) : ts; /* and some come late */
 		uint32_t pid = 1 + rnd(4), tid = pid * 100 + rnd(3);
 		struct ut_track t = { .kind = UT_TRACK_THREAD, .pid = pid, .tid = tid };
 		if (rnd(4) == 0)
@@ -48,35 +49,35 @@ static void run(uint64_t seed, const char *path)
 		const char *name = names[rnd(6)];
 		switch (rnd(12)) {
 		case 0: case 1:
-			ut_slice_begin(e, ts, &t, "c", name, args, rnd(4));
+			ut_slice_begin(e, event_ts, &t, "c", name, args, rnd(4));
 			break;
 		case 2: case 3:
-			ut_slice_end(e, ts, &t, args, rnd(2));
+			ut_slice_end(e, event_ts, &t, args, rnd(2));
 			break;
 		case 4:
-			ut_instant(e, ts, &t, "c", name, args, 3);
+			ut_instant(e, event_ts, &t, "c", name, args, 3);
 			break;
 		case 5:
-			ut_counter(e, ts, &t, "n", args, 2);
+			ut_counter(e, event_ts, &t, "n", args, 2);
 			break;
 		case 6: case 7:
-			ut_flow(e, ts, pid, tid, (enum ut_flow_phase)rnd(3), "req", rnd(50), "io", name,
+			ut_flow(e, event_ts, pid, tid, (enum ut_flow_phase)rnd(3), "req", rnd(50), "io", name,
 				args, rnd(4));
 			break;
 		case 8: case 9:
-			ut_span_begin(e, ts, "ring", rnd(2), rnd(40), "io", name, args, rnd(4));
+			ut_span_begin(e, event_ts, "ring", rnd(2), rnd(40), "io", name, args, rnd(4));
 			break;
 		case 10:
-			ut_span_phase(e, ts, "ring", rnd(2), rnd(40), name, NULL, 0);
+			ut_span_phase(e, event_ts, "ring", rnd(2), rnd(40), name, NULL, 0);
 			break;
 		default:
-			ut_span_end(e, ts, "ring", rnd(2), rnd(40), rnd(2) ? NULL : "renamed", args, rnd(2));
+			ut_span_end(e, event_ts, "ring", rnd(2), rnd(40), rnd(2) ? NULL : "renamed", args, rnd(2));
 			break;
 		}
 		if (rnd(500) == 0)
 			ut_engine_thread_name(e, pid, tid, names[rnd(6)]);
 		if (rnd(2000) == 0)
-			ut_lost_marker(e, ts, rnd(100), "test");
+			ut_events_lost(e, ts, ts - rnd(100), rnd(100), "test");
 	}
 	ut_engine_finish(e, ts);
 	struct ut_engine_stats st = *ut_engine_stats(e);

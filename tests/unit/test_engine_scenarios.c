@@ -235,7 +235,7 @@ static void test_counters_instants_lost(void)
 			      { .name = "ratio", .kind = UT_ARG_DOUBLE, .d = 0.5 } };
 	ut_counter(e, 10, &ring, "ring", v, 2);
 	ut_instant(e, 11, &main_thread, "sched", "wakeup", NULL, 0);
-	ut_lost_marker(e, 12, 77, "ring buffer");
+	ut_events_lost(e, 12, 5, 77, "ring buffer");
 	struct ut_engine_stats st = finish(e, 20);
 	CHECK("counter: one record with the values, on the group's thread, id = thread",
 	      at("event counter ts=10 pid=1073741824 tid=1073741825 cat=\"\" name=\"ring\" "
@@ -244,8 +244,50 @@ static void test_counters_instants_lost(void)
 	      at("event instant ts=11 pid=100 tid=100 cat=\"sched\" name=\"wakeup\"") >= 0);
 	CHECK("lost marker on the uring-trace track",
 	      at("kernel_object process koid=1073741826 name=\"uring-trace\"") >= 0 &&
-		      at("name=\"events lost\" args={lost: uint32 77, what: string \"ring buffer\"}") >= 0 &&
+		      at("name=\"events lost\" args={lost: uint32 77, since_ns: uint32 7, what: string \"ring buffer\"}") >= 0 &&
 		      st.lost_markers == 1);
+}
+
+/* A loss ends what is open: its end may be among the lost events, and the
+ * next end with its key may be another item's, whose begin was lost too. */
+static void test_loss_cuts_open(void)
+{
+	struct ut_engine *e = start(NULL);
+	ut_slice_begin(e, 10, &main_thread, "sys", "io_uring_enter", NULL, 0);
+	ut_flow(e, 11, 100, 100, UT_FLOW_BEGIN, "req", 7, "io", "submit", NULL, 0);
+	ut_span_begin(e, 11, "ring", 1, 7, "io", "first", NULL, 0);
+	ut_events_lost(e, 20, 15, 3, "ring buffer");
+	/* after the loss: the ends of items begun again in the lost events */
+	ut_slice_end(e, 30, &main_thread, NULL, 0);
+	ut_span_end(e, 31, "ring", 1, 7, NULL, NULL, 0);
+	ut_flow(e, 31, 100, 100, UT_FLOW_END, "req", 7, "io", "complete", NULL, 0);
+	struct ut_engine_stats st = finish(e, 40);
+	CHECK("loss: the open slice and span end at the loss, marked",
+	      at("duration_end ts=20 pid=100 tid=100 cat=\"sys\" name=\"io_uring_enter\" args={cut_by_lost_events: bool true}") >= 0 &&
+		      at("duration_end ts=20 pid=1073741824 tid=1073741826 cat=\"io\" name=\"first\" args={cut_by_lost_events: bool true}") >= 0 &&
+		      st.slices_cut == 1 && st.spans_cut == 1 && st.flows_cut == 1);
+	CHECK("loss: later ends find nothing open (not ended twice, not attached)",
+	      count("duration_end") == 2 && st.slices_unmatched_end == 1 && st.spans_without_begin == 1 &&
+		      at("flow_begin ts=31 pid=100 tid=100 cat=\"io\" name=\"complete\" id=2") >= 0);
+	CHECK("loss: trace valid", dump_rc == 0 && stats_rc == 0);
+}
+
+/* Events given out of time order are written in order: at the time of the
+ * newest written before them (counted). */
+static void test_time_order(void)
+{
+	struct ut_engine *e = start(NULL);
+	ut_slice_begin(e, 50, &main_thread, "c", "late begin", NULL, 0);
+	ut_instant(e, 40, &main_thread, "c", "older", NULL, 0);
+	ut_slice_end(e, 30, &main_thread, NULL, 0);
+	ut_flow(e, 60, 100, 101, UT_FLOW_BEGIN, "req", 1, "io", "submit", NULL, 0);
+	ut_flow(e, 55, 100, 100, UT_FLOW_END, "req", 1, "io", "complete", NULL, 0);
+	struct ut_engine_stats st = finish(e, 70);
+	CHECK("time order: older events written at the time of their thread's or flow's newest",
+	      at("event instant ts=50 pid=100 tid=100 cat=\"c\" name=\"older\"") >= 0 &&
+		      at("duration_end ts=50 pid=100 tid=100") >= 0 &&
+		      at("flow_end ts=60 pid=100 tid=100") >= 0 && st.events_late == 3);
+	CHECK("time order: trace valid", dump_rc == 0 && stats_rc == 0 && strstr(stats, "errors: 0\n"));
 }
 
 /* Unchanged values are skipped per series (counter name, value name),
@@ -387,6 +429,8 @@ int main(void)
 	test_flow_key_reuse_and_missing_begin();
 	test_span_lanes();
 	test_counters_instants_lost();
+	test_loss_cuts_open();
+	test_time_order();
 	test_counter_series();
 	test_limits();
 	test_thread_limit();

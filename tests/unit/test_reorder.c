@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct rec {
 	struct ut_rec_hdr h;
@@ -112,6 +113,40 @@ static void test_bounded(void)
 	ut_reorder_free(r);
 }
 
+static struct ut_lost_rec lost_seen;
+
+static int collect_lost(void *ctx, const void *rec, size_t size)
+{
+	const struct ut_rec_hdr *h = rec;
+	if (h->event == UT_EVENT_LOST && size == sizeof(lost_seen)) {
+		memcpy(&lost_seen, rec, size);
+		return 0;
+	}
+	return collect(ctx, rec, size);
+}
+
+/* Released records are in time order whatever arrives: a record older
+ * than one released already is dropped, and the next release begins with
+ * a loss record at the time of the newest released (what was open then may
+ * have lost its end). */
+static void test_late_dropped(void)
+{
+	struct ut_reorder *r = ut_reorder_new(2, rec_len, NULL);
+	struct out o = {0};
+	add(r, 0, (uint64_t[]){10, 20, 30, 40}, 4);
+	add(r, 1, (uint64_t[]){35}, 1);
+	ut_reorder_release(r, 5, 2, collect_lost, &o);   /* over the bound: past the watermark */
+	CHECK("late: released past the watermark", ts_are(&o, (uint64_t[]){10, 20, 30}, 3));
+	add(r, 1, (uint64_t[]){25, 28, 50}, 3);   /* CPU 1 sends older records late */
+	CHECK("late: dropped, not queued", ut_reorder_queued(r) == 3 && ut_reorder_late(r) == 2);
+	ut_reorder_release(r, UINT64_MAX, SIZE_MAX, collect_lost, &o);
+	CHECK("late: the rest in time order", ts_are(&o, (uint64_t[]){10, 20, 30, 35, 40, 50}, 6));
+	CHECK("late: a loss record at the newest time released, with how many since when",
+	      lost_seen.h.ts == 30 && lost_seen.since == 25 && lost_seen.count == 2 &&
+		      lost_seen.reason == UT_LOST_LATE);
+	ut_reorder_free(r);
+}
+
 static void test_malformed_stop_and_free(void)
 {
 	struct ut_reorder *r = ut_reorder_new(2, rec_len, NULL);
@@ -194,6 +229,7 @@ int main(void)
 {
 	test_merge();
 	test_late_within_cpu();
+	test_late_dropped();
 	test_bounded();
 	test_malformed_stop_and_free();
 	for (unsigned seed = 1; seed <= 5; seed++)

@@ -8,6 +8,9 @@
  * --sqpoll: the ring has an SQPOLL thread, which takes the submissions (and
  * spins between them, running empty task work).
  *
+ * Each request's user_data is unique across processes: the pid in the top
+ * bits, the request's number below.
+ *
  * Output: {"workload":"nop_firehose","pid","tid","cpu","batch","submitted",
  * "completed","seconds","ops_per_sec","cpu_seconds","ok"} on stdout;
  * cpu_seconds is the thread's own CPU time meanwhile (what a request costs
@@ -104,6 +107,7 @@ int main(int argc, char **argv)
 	}
 
 	struct io_uring ring;
+	const uint64_t user_data_base = (uint64_t)getpid() << 40;
 	int ret = io_uring_queue_init((unsigned)batch, &ring, setup_flags);
 	if (ret < 0)
 		die("io_uring_queue_init", -ret);
@@ -123,7 +127,7 @@ int main(int argc, char **argv)
 			if (!sqe)
 				die("io_uring_get_sqe", EBUSY);
 			io_uring_prep_nop(sqe);
-			sqe->user_data = (uint64_t)(submitted + i);
+			sqe->user_data = user_data_base + (uint64_t)(submitted + i);
 		}
 		/* Nops complete inline, so the wait rarely sleeps. */
 		ret = io_uring_submit_and_wait(&ring, (unsigned)n);

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Events lost under load (a ring buffer far too small for the rate, and a
+# reader whose queue is too short to put every CPU's records in order):
+# the trace stays valid under Perfetto's import rules (stats counts an
+# event going back in time on a thread, an end with nothing to end, a flow
+# point before its begin as errors), and no end attaches to another
+# request than its own: every request carries its own user_data at its
+# submission and at its completion, and each flow and span must show the
+# same one at both ends.
+source "$(dirname "$0")/../lib.sh"
+need_root_bpf losses || exit 0
+
+script='
+import "io_uring";
+io_uring_submit {
+	flow request[args.req] begin "submit" with user_data = args.user_data;
+	span ring[args.ctx] begin request[args.req] "request" with user_data = args.user_data;
+}
+io_uring_complete {
+	flow request[args.req] end "complete" with user_data = args.user_data;
+	span ring[args.ctx] end request[args.req] with done = args.user_data;
+}'
+
+# Two firehoses, one per CPU (their request pointers are reused at once;
+# user_data is unique across both).
+run() { # NAME QUEUE BUFFER
+	UT_READER_QUEUE=$2 "$UT" --buffer $3 -o "$TMP/$1.fxt" -e "$script" \
+		-c "sh -c '$UT_WORKLOADS/nop_firehose --count 400000 --cpu 0 >/dev/null &
+			   $UT_WORKLOADS/nop_firehose --count 400000 --cpu 1 >/dev/null; wait'" \
+		>/dev/null 2>"$TMP/$1.err"
+}
+
+check() { # NAME: the trace passes stats, losses are marked, no end is another request's
+	local name=$1
+	if ! "$UT" stats "$TMP/$name.fxt" >"$TMP/$name.stats" 2>&1; then
+		fail "losses/${name}_valid" "$(grep -A5 '^errors' "$TMP/$name.stats" | head -6)"
+		return
+	fi
+	pass "losses/${name}_valid"
+	"$UT" dump "$TMP/$name.fxt" >"$TMP/$name.dump" || { fail "losses/${name}_dump" "dump failed"; return; }
+	python3 - "$TMP/$name.dump" "$TMP/$name.err" "$name" <<'PY'
+import re, sys
+dump, err, name = sys.argv[1], open(sys.argv[2]).read(), sys.argv[3]
+arg = re.compile(r'(user_data|done): u?int64 (\d+)')
+flow_rec = re.compile(r'event flow_(begin|end) ts=\d+ pid=(\d+) tid=(\d+) .* id=(\d+)$')
+last_instant = {}   # (pid, tid) -> user_data of the thread's last instant
+flow_user_data = {} # flow id -> user_data at its begin
+span_user_data = {} # (pid, tid) of a lane -> user_data of its open span
+wrong_flows = wrong_spans = flows_checked = spans_checked = 0
+markers = 0
+for line in open(dump):
+    if '"events lost"' in line:
+        markers += 1
+    m = re.search(r'event (\w+) ts=\d+ pid=(\d+) tid=(\d+)', line)
+    if not m:
+        continue
+    kind, thread = m.group(1), (m.group(2), m.group(3))
+    a = arg.search(line)
+    if kind == 'instant':
+        last_instant[thread] = a.group(2) if a else None
+    elif kind in ('flow_begin', 'flow_end'):
+        f = flow_rec.search(line)
+        ud = last_instant.get(thread)
+        if kind == 'flow_begin':
+            flow_user_data[f.group(4)] = ud
+        elif f.group(4) in flow_user_data:
+            flows_checked += 1
+            if flow_user_data.pop(f.group(4)) != ud:
+                wrong_flows += 1
+    elif kind == 'duration_begin' and a and a.group(1) == 'user_data':
+        span_user_data[thread] = a.group(2)
+    elif kind == 'duration_end' and a and a.group(1) == 'done':
+        spans_checked += 1
+        if span_user_data.pop(thread, None) != a.group(2):
+            wrong_spans += 1
+lost = int(re.search(r'(\d+) lost', err).group(1))
+print(f"{name}: {lost} lost, {markers} markers, {flows_checked} flows, {spans_checked} spans checked")
+ok = lost > 0 and markers > 0 and wrong_flows == 0 and wrong_spans == 0 and flows_checked > 1000 and spans_checked > 1000
+print(("PASS " if ok else "FAIL ") + f"losses/{name}_ends_match_their_begins" +
+      ("" if ok else f": {lost} lost, {markers} loss markers, {wrong_flows} of {flows_checked} flows "
+                     f"and {wrong_spans} of {spans_checked} spans end with another request's user_data"))
+PY
+}
+
+run ring 0 256K
+check ring
+# A reader queue of 256 records lets records go past the watermark all the
+# time: those that arrive older than what was written are left out (and
+# said so) instead of written back in time.
+run behind 256 4M
+check behind
+if grep -q 'reached the reader after it had written past their time' "$TMP/behind.err"; then
+	pass losses/late_records_reported
+else
+	fail losses/late_records_reported "$(tail -3 "$TMP/behind.err")"
+fi
