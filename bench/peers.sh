@@ -18,6 +18,8 @@
 #                    for by its "tracing; Ctrl-C to stop" line on stderr; its
 #                    "N events, M lost" exit line gives events and losses.
 #   uring_trace_noreaps  the same with --reaps=0 (no reaped-completion marks)
+#   uring_trace_ring     the same with --ring 5s (the flight recorder: the
+#                    last 5 s kept in memory, written at the end)
 #   ut_NAME          $UT with bench/content/NAME.ut: the content ladder, parts
 #                    of the default script's work alone (see that folder)
 # A round runs the workload untraced and then under each tracer; the ratio is
@@ -130,6 +132,8 @@ start_tracer() { # NAME LOG; sets TRACER_PID, returns 1 if it did not attach
       "$UT" -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
     uring_trace_noreaps)
       "$UT" --reaps=0 -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
+    uring_trace_ring)
+      "$UT" --ring 5s -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
     ut_*)
       "$UT" -o "$OUT/ut.fxt" "$ROOT/bench/content/${1#ut_}.ut" >/dev/null 2>"$2" & ;;
   esac

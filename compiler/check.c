@@ -901,6 +901,7 @@ static const struct call_def calls[] = {
 	{"lhist", 4, 4, call_aggregation},
 	{"printf", 1, 16, call_statement_only},
 	{"exit", 0, 0, call_statement_only},
+	{"snapshot", 0, 0, call_statement_only},
 	{"delete", 1, 1, call_statement_only},
 	{"clear", 1, 1, call_statement_only},
 };
@@ -1891,6 +1892,12 @@ static void call_stmt(struct compiler *c, struct node *n)
 		if (e->a)
 			ERR(e, "exit() takes no arguments");
 		return printf_stmt(c, e, true);
+	}
+	if (strcmp(e->str, "snapshot") == 0) {
+		if (e->a)
+			ERR(e, "snapshot() takes no arguments");
+		record_end(c, record_begin(c, UT_EV_SNAPSHOT, e), NULL);
+		return;
 	}
 	if (strcmp(e->str, "delete") == 0 || strcmp(e->str, "clear") == 0) {
 		struct node *m = e->a;

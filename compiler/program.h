@@ -113,6 +113,7 @@ enum ut_event_op {
 	UT_EV_CLEAR,        /* clear(@map): name is the map's name */
 	UT_EV_HIT,          /* a probe hit's captured values: the reader runs the
 			       hit's user statements over them (ut_event.body) */
+	UT_EV_SNAPSHOT,     /* snapshot(): write the flight recorder's window */
 	UT_EV_OP_COUNT
 };
 

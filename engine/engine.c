@@ -105,6 +105,7 @@ struct ut_engine {
 	struct ut_engine_limits limits;
 	struct ut_engine_stats stats;
 	uint64_t max_ts;
+	bool cut;   /* the trace reached limits.max_bytes: nothing more is written */
 
 	struct track *tracks;
 	size_t ntracks, tracks_capacity;
@@ -158,6 +159,26 @@ static void note_ts(struct ut_engine *e, uint64_t ts)
 {
 	if (ts > e->max_ts)
 		e->max_ts = ts;
+}
+
+/* Room for any one event and the marker that says the trace is cut: a
+ * record is at most 32 KiB, with the strings and thread it may bring. */
+#define CUT_RESERVE_BYTES (64u << 10)
+
+static void write_cut_marker(struct ut_engine *e);
+
+/* False once the trace reached its size limit: the event is dropped
+ * (counted), the file ends on a whole record. */
+static bool writing(struct ut_engine *e)
+{
+	if (!e->cut && e->limits.max_bytes &&
+	    fxt_writer_bytes(e->w) + CUT_RESERVE_BYTES > e->limits.max_bytes) {
+		write_cut_marker(e);
+		e->cut = true;
+	}
+	if (e->cut)
+		e->stats.events_cut++;
+	return !e->cut;
 }
 
 /* The time to write an event on track t at: a track's events are written
@@ -624,16 +645,22 @@ void ut_engine_report_limits(const struct ut_engine *e, FILE *out)
 
 void ut_engine_process_name(struct ut_engine *e, uint32_t pid, const char *name)
 {
+	if (e->cut)
+		return;
 	real_process(e, pid, name ? name : "");
 }
 
 void ut_engine_thread_name(struct ut_engine *e, uint32_t pid, uint32_t tid, const char *name)
 {
+	if (e->cut)
+		return;
 	real_thread(e, pid, tid, name ? name : "");
 }
 
 void ut_engine_group_name(struct ut_engine *e, const char *kind, uint64_t key, const char *name)
 {
+	if (e->cut)
+		return;
 	name_group(e, group_for(e, kind, key, NULL), name ? name : "");
 }
 
@@ -641,6 +668,8 @@ void ut_slice_begin(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		    const char *category, const char *name,
 		    const struct ut_arg *args, unsigned nargs)
 {
+	if (!writing(e))
+		return;
 	note_ts(e, ts);
 	push_slice(e, track_of(e, t), ts, category, name, args, nargs);
 	e->stats.events++;
@@ -649,6 +678,8 @@ void ut_slice_begin(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 void ut_slice_end(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		  const struct ut_arg *args, unsigned nargs)
 {
+	if (!writing(e))
+		return;
 	note_ts(e, ts);
 	if (pop_slice(e, track_of(e, t), ts, NULL, args, nargs))
 		e->stats.events++;
@@ -660,6 +691,8 @@ void ut_instant(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		const char *category, const char *name,
 		const struct ut_arg *args, unsigned nargs)
 {
+	if (!writing(e))
+		return;
 	note_ts(e, ts);
 	uint32_t ti = track_of(e, t); /* may move e->tracks */
 	struct track *tr = &e->tracks[ti];
@@ -745,6 +778,8 @@ static bool counter_changed(struct track *t, const char *name, const struct ut_a
 void ut_counter(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		const char *name, const struct ut_arg *values, unsigned nvalues)
 {
+	if (!writing(e))
+		return;
 	note_ts(e, ts);
 	uint32_t ti = track_of(e, t); /* may move e->tracks */
 	struct track *tr = &e->tracks[ti];
@@ -775,6 +810,8 @@ void ut_flow(struct ut_engine *e, uint64_t ts, uint32_t pid, uint32_t tid,
 	     const char *category, const char *name,
 	     const struct ut_arg *args, unsigned nargs)
 {
+	if (!writing(e))
+		return;
 	note_ts(e, ts);
 	uint32_t ti = real_thread(e, pid, tid, NULL);
 	uint32_t kid = kind_id(e, flow_kind);
@@ -825,6 +862,8 @@ void ut_span_begin(struct ut_engine *e, uint64_t ts, const char *group, uint64_t
 		   uint64_t span_key, const char *category, const char *name,
 		   const struct ut_arg *args, unsigned nargs)
 {
+	if (!writing(e))
+		return;
 	note_ts(e, ts);
 	uint32_t gi = group_for(e, group, group_key, NULL);
 	struct open_item *s = open_find(&e->spans, gi, span_key);
@@ -859,6 +898,8 @@ void ut_span_end(struct ut_engine *e, uint64_t ts, const char *group, uint64_t g
 		 uint64_t span_key, const char *name,
 		 const struct ut_arg *args, unsigned nargs)
 {
+	if (!writing(e))
+		return;
 	note_ts(e, ts);
 	struct open_item *s = find_open_span(e, group, group_key, span_key);
 	if (!s)
@@ -872,6 +913,8 @@ void ut_span_phase(struct ut_engine *e, uint64_t ts, const char *group, uint64_t
 		   uint64_t span_key, const char *name,
 		   const struct ut_arg *args, unsigned nargs)
 {
+	if (!writing(e))
+		return;
 	note_ts(e, ts);
 	struct open_item *s = find_open_span(e, group, group_key, span_key);
 	if (!s)
@@ -910,8 +953,22 @@ static void cut_open(struct ut_engine *e, uint64_t ts, const struct ut_arg *arg)
 	open_set_free(&e->flows);
 }
 
+static void write_cut_marker(struct ut_engine *e)
+{
+	uint32_t gi = group_for(e, LOST_GROUP_KIND, 0, "uring-trace");
+	struct track *t = &e->tracks[e->groups[gi].main_track];
+	struct ut_arg args[] = {
+		{ .name = "max_bytes", .kind = UT_ARG_UINT, .u = e->limits.max_bytes },
+		{ .name = "events_written", .kind = UT_ARG_UINT, .u = e->stats.events },
+	};
+	fxt_write_event(e->w, FXT_EV_INSTANT, track_time(e, t, e->max_ts), t->pid, t->tid, "uring-trace",
+			"trace cut: size limit reached", args, 2, 0);
+}
+
 void ut_events_lost(struct ut_engine *e, uint64_t ts, uint64_t since, uint64_t lost, const char *what)
 {
+	if (!writing(e))
+		return;
 	note_ts(e, ts);
 	uint32_t gi = group_for(e, LOST_GROUP_KIND, 0, "uring-trace");
 	struct track *t = &e->tracks[e->groups[gi].main_track];
@@ -933,6 +990,11 @@ void ut_events_lost(struct ut_engine *e, uint64_t ts, uint64_t since, uint64_t l
  * ut_engine_free. */
 void ut_engine_finish(struct ut_engine *e, uint64_t last_ts)
 {
+	if (e->cut) {   /* what is open stays open: no room to end it */
+		open_set_free(&e->flows);
+		open_set_free(&e->spans);
+		return;
+	}
 	if (last_ts > e->max_ts)
 		e->max_ts = last_ts;
 	struct ut_arg unfinished = { .name = "unfinished", .kind = UT_ARG_BOOL, .b = true };

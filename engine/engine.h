@@ -62,6 +62,10 @@ struct ut_engine_limits {
 	 * threads already named, so a thread forgotten here is named again
 	 * before its next event). */
 	size_t max_threads;
+	/* The trace file stops growing before this many bytes (uncompressed):
+	 * an "trace cut" instant says so, and later events are dropped
+	 * (counted in events_cut).  0 = no limit. */
+	uint64_t max_bytes;
 };
 
 struct ut_engine_stats {
@@ -78,6 +82,7 @@ struct ut_engine_stats {
 	/* what losses ended (spans, slices) or forgot (flows) */
 	uint64_t spans_cut, slices_cut, flows_cut;
 	uint64_t events_late;        /* older than one written before: written at its time */
+	uint64_t events_cut;         /* dropped: the trace reached max_bytes */
 };
 
 struct ut_engine;

@@ -8,6 +8,7 @@
 #include "bpf/records.h"
 #include "engine/engine.h"
 #include "runtime/disks.h"
+#include "runtime/recorder.h"
 #include "runtime/stacks.h"
 #include "runtime/user_side.h"
 
@@ -267,97 +268,79 @@ static void to_arg(const struct ut_program *prog, const struct ut_event *ev, con
 	out->n++;
 }
 
-static void thread_record(struct ut_decoder *d, const struct ut_rec_hdr *h, const void *rec, size_t size)
+static void thread_record(struct ut_engine *e, const struct ut_rec_hdr *h, const void *rec, size_t size)
 {
 	const struct ut_thread_rec *t = rec;
-	if (size < sizeof(*t) || !d->engine)
+	if (size < sizeof(*t))
 		return;
 	char comm[17], pcomm[17];
 	snprintf(comm, sizeof(comm), "%.*s", (int)strnlen(t->comm, 16), t->comm);
 	snprintf(pcomm, sizeof(pcomm), "%.*s", (int)strnlen(t->pcomm, 16), t->pcomm);
-	ut_engine_thread_name(d->engine, h->pid, h->tid, comm);
-	ut_engine_process_name(d->engine, h->pid, pcomm);
+	ut_engine_thread_name(e, h->pid, h->tid, comm);
+	ut_engine_process_name(e, h->pid, pcomm);
 }
 
-static void lost_record(struct ut_decoder *d, const void *rec, size_t size)
+static void lost_record(struct ut_engine *e, const void *rec, size_t size)
 {
 	const struct ut_lost_rec *l = rec;
-	if (size < sizeof(*l)) {
-		d->malformed++;
+	if (size < sizeof(*l))
 		return;
-	}
-	if (l->reason == UT_LOST_LATE)
-		d->lost_late += l->count;
-	if (d->engine)
-		ut_events_lost(d->engine, l->h.ts, l->since, l->count,
-			       l->reason == UT_LOST_LATE ? "records that reached the reader too late to be put in order"
-							 : "probe hits with no room in the ring buffer");
+	ut_events_lost(e, l->h.ts, l->since, l->count,
+		       l->reason == UT_LOST_LATE ? "records that reached the reader too late to be put in order"
+						 : "probe hits with no room in the ring buffer");
 }
 
-static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
+/* The group and keys of a trace record (0 where its event has none). */
+static const char *record_place(const struct ut_program *p, const struct ut_event *ev, const void *rec,
+				uint64_t *gkey, uint64_t *key)
+{
+	*gkey = *key = 0;
+	if (ev->group_key.kind == UT_VAL_FIELD && ev->group_key.field < ev->nfields)
+		*gkey = field_u64(&ev->fields[ev->group_key.field], rec);
+	if (ev->key.kind == UT_VAL_FIELD && ev->key.field < ev->nfields)
+		*key = field_u64(&ev->fields[ev->key.field], rec);
+	return ev->group >= 0 && (unsigned)ev->group < p->ngroups ? p->groups[ev->group] : NULL;
+}
+
+bool ut_decode_place(const struct ut_program *p, const void *rec, size_t size, struct ut_record_place *out)
 {
 	const struct ut_rec_hdr *h = rec;
-	if (h->event == UT_EVENT_LOST) {
-		lost_record(d, rec, size);
-		return;
-	}
-	if (h->event < d->prog->nevents && d->prog->events[h->event].op == UT_EV_HIT) {
-		/* not a record of the trace: the records its statements emit are */
-		if (d->user_side)
-			ut_user_side_run(d->user_side, d, rec, size);
-		else
-			d->malformed++;
-		return;
-	}
-	d->records++;
-	if (!d->first_ts || h->ts < d->first_ts)
-		d->first_ts = h->ts;
-	if (h->ts > d->last_ts)
-		d->last_ts = h->ts;
+	if (size < sizeof(*h) || h->event >= p->nevents || size < p->events[h->event].size)
+		return false;
+	const struct ut_event *ev = &p->events[h->event];
+	out->op = ev->op;
+	out->group = record_place(p, ev, rec, &out->group_key, &out->key) ? ev->group : -1;
+	if (out->group < 0)
+		out->group_key = (uint64_t)h->pid << 32 | h->tid;
+	return true;
+}
+
+void ut_decode_trace(const struct ut_program *p, struct ut_engine *e, const void *rec, size_t size)
+{
+	const struct ut_rec_hdr *h = rec;
 	if (h->event == UT_EVENT_THREAD) {
-		thread_record(d, h, rec, size);
+		thread_record(e, h, rec, size);
 		return;
 	}
-	if (h->event >= d->prog->nevents) {
-		d->malformed++;
+	if (h->event == UT_EVENT_LOST) {
+		lost_record(e, rec, size);
 		return;
 	}
-	const struct ut_program *p = d->prog;
+	if (h->event >= p->nevents)
+		return;
 	const struct ut_event *ev = &p->events[h->event];
 	char name_text[512];
 	const char *name = value_str(p, ev->fields, ev->nfields, rec, size, &ev->name, name_text, sizeof(name_text));
-	switch (ev->op) {
-	case UT_EV_PRINT:
-		if (d->print_out)
-			fputs(name, d->print_out);
-		return;
-	case UT_EV_EXIT:
-		d->exit_requested = true;
-		return;
-	case UT_EV_CLEAR:
-		if (d->clear_map)
-			d->clear_map(d->clear_ctx, name);
-		return;
-	default:
-		break;
-	}
-	if (!d->engine)
-		return;
 	struct decoded_args args;
 	args.n = 0;
 	for (unsigned i = 0; i < ev->nargs; i++)
 		to_arg(p, ev, rec, size, ev->args[i].name, &ev->args[i].value, &args);
-	uint64_t gkey = 0, key = 0;
-	const char *group = ev->group >= 0 && (unsigned)ev->group < p->ngroups ? p->groups[ev->group] : NULL;
+	uint64_t gkey, key;
+	const char *group = record_place(p, ev, rec, &gkey, &key);
 	const char *flow = ev->flow >= 0 && (unsigned)ev->flow < p->nflows ? p->flows[ev->flow] : NULL;
-	if (ev->group_key.kind == UT_VAL_FIELD && ev->group_key.field < ev->nfields)
-		gkey = field_u64(&ev->fields[ev->group_key.field], rec);
-	if (ev->key.kind == UT_VAL_FIELD && ev->key.field < ev->nfields)
-		key = field_u64(&ev->fields[ev->key.field], rec);
 	struct ut_track track = {.kind = UT_TRACK_THREAD, .pid = h->pid, .tid = h->tid};
 	if (group)
 		track = (struct ut_track){.kind = UT_TRACK_GROUP, .group = group, .key = gkey};
-	struct ut_engine *e = d->engine;
 	switch (ev->op) {
 	case UT_EV_SLICE_BEGIN:
 		ut_slice_begin(e, h->ts, &track, ev->category, name, args.args, args.n);
@@ -398,18 +381,85 @@ static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 	}
 }
 
+/* A record of the trace: to the engine now, or to the flight recorder,
+ * which hands it to an engine if it is still in its window when a
+ * snapshot is written. */
+static void to_trace(struct ut_decoder *d, const void *rec, size_t size)
+{
+	if (d->recorder)
+		ut_recorder_add(d->recorder, rec, size);
+	else if (d->engine)
+		ut_decode_trace(d->prog, d->engine, rec, size);
+}
+
+static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
+{
+	const struct ut_rec_hdr *h = rec;
+	if (h->event == UT_EVENT_LOST) {
+		const struct ut_lost_rec *l = rec;
+		if (size < sizeof(*l)) {
+			d->malformed++;
+			return;
+		}
+		if (l->reason == UT_LOST_LATE)
+			d->lost_late += l->count;
+		to_trace(d, rec, size);
+		return;
+	}
+	if (h->event < d->prog->nevents && d->prog->events[h->event].op == UT_EV_HIT) {
+		/* not a record of the trace: the records its statements emit are */
+		if (d->user_side)
+			ut_user_side_run(d->user_side, d, rec, size);
+		else
+			d->malformed++;
+		return;
+	}
+	d->records++;
+	if (!d->first_ts || h->ts < d->first_ts)
+		d->first_ts = h->ts;
+	if (h->ts > d->last_ts)
+		d->last_ts = h->ts;
+	if (h->event == UT_EVENT_THREAD) {
+		if (size >= sizeof(struct ut_thread_rec))
+			to_trace(d, rec, size);
+		return;
+	}
+	if (h->event >= d->prog->nevents) {
+		d->malformed++;
+		return;
+	}
+	const struct ut_program *p = d->prog;
+	const struct ut_event *ev = &p->events[h->event];
+	switch (ev->op) {
+	case UT_EV_SNAPSHOT:
+		if (!d->snapshot_ts)
+			d->snapshot_ts = h->ts;
+		return;
+	case UT_EV_PRINT: case UT_EV_EXIT: case UT_EV_CLEAR: {
+		char name_text[512];
+		const char *name = value_str(p, ev->fields, ev->nfields, rec, size, &ev->name, name_text,
+					     sizeof(name_text));
+		if (ev->op == UT_EV_PRINT && d->print_out)
+			fputs(name, d->print_out);
+		else if (ev->op == UT_EV_EXIT)
+			d->exit_requested = true;
+		else if (ev->op == UT_EV_CLEAR && d->clear_map)
+			d->clear_map(d->clear_ctx, name);
+		return;
+	}
+	default:
+		to_trace(d, rec, size);
+	}
+}
+
 static void declare_value(struct ut_engine *e, const struct ut_value *v)
 {
 	if (v->kind == UT_VAL_TEXT)
 		ut_engine_stable_string(e, v->text);
 }
 
-void ut_decoder_declare_names(struct ut_decoder *d)
+void ut_decode_declare_names(const struct ut_program *p, struct ut_engine *e)
 {
-	const struct ut_program *p = d->prog;
-	struct ut_engine *e = d->engine;
-	if (!e)
-		return;
 	for (unsigned i = 0; i < p->nevents; i++) {
 		const struct ut_event *ev = &p->events[i];
 		ut_engine_stable_string(e, ev->category);

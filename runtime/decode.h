@@ -10,16 +10,19 @@
 #include "compiler/program.h"
 
 struct ut_engine;
+struct ut_recorder;
 struct ut_user_side;
 
 struct ut_decoder {
 	const struct ut_program *prog;
 	struct ut_engine *engine;     /* NULL: no trace file (--summary-only) */
+	struct ut_recorder *recorder; /* --ring: trace records go here, not to engine */
 	FILE *print_out;              /* printf() output */
 	uint64_t first_ts, last_ts;
 	uint64_t records, malformed;
 	uint64_t lost_late;           /* records dropped for reaching the reader late */
 	bool exit_requested;          /* the script called exit() */
+	uint64_t snapshot_ts;         /* the script called snapshot() then (0: not since the last look) */
 	/* clear(@map): done by the caller, which owns the maps */
 	void (*clear_map)(void *ctx, const char *name);
 	void *clear_ctx;
@@ -30,17 +33,34 @@ struct ut_decoder {
 
 /* Declares the program's names (categories, literal and table names,
  * argument names, kinds) stable to the engine, which then finds them by
- * address: they are what almost every record carries.  Once, before the
- * first record. */
-void ut_decoder_declare_names(struct ut_decoder *d);
+ * address: they are what almost every record carries.  Once per engine,
+ * before its first record. */
+void ut_decode_declare_names(const struct ut_program *p, struct ut_engine *e);
 
 /* Length of the record at rec, avail bytes being left in its sample; 0
  * (counted as malformed) for an unknown event or a short record. */
 size_t ut_decode_record_len(struct ut_decoder *d, const void *rec, size_t avail);
 
 /* Handles one record; malformed records (unknown event, short) are counted
- * and skipped, never trusted. */
+ * and skipped, never trusted.  What it means for the maps, printf() and
+ * exit() happens now; a record of the trace goes to the engine, or to the
+ * flight recorder. */
 void ut_decode_record(struct ut_decoder *d, const void *rec, size_t size);
+
+/* Writes a record of the trace (a trace construct, a thread's name, a
+ * loss) to e.  The record is known well-formed: ut_decode_record took it. */
+void ut_decode_trace(const struct ut_program *p, struct ut_engine *e, const void *rec, size_t size);
+
+/* Where a trace record is drawn, for the flight recorder to keep what is
+ * open when older records leave its window. */
+struct ut_record_place {
+	enum ut_event_op op;
+	int group;            /* index in the program's groups; -1: a thread */
+	uint64_t group_key;   /* the group's key, or pid << 32 | tid */
+	uint64_t key;         /* a span's or flow's key */
+};
+/* False for a record that is not a trace construct of the program. */
+bool ut_decode_place(const struct ut_program *p, const void *rec, size_t size, struct ut_record_place *out);
 
 /* Text of a value in a record (names, printf): table names, errno names,
  * formats.  Used for map keys too (rec = the key, fields = key layout). */

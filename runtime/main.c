@@ -30,6 +30,7 @@
 #include "runtime/decode.h"
 #include "runtime/info.h"
 #include "runtime/loader.h"
+#include "runtime/recorder.h"
 #include "runtime/stacks.h"
 #include "runtime/summary.h"
 #include "runtime/usage.h"
@@ -50,6 +51,10 @@ struct options {
 	double duration;            /* -d, seconds; 0 = until stopped */
 	double sample_pct;          /* --sample */
 	size_t buffer_bytes;        /* --buffer */
+	double ring_s;              /* --ring: seconds kept in memory; 0 = write as it comes */
+	double after_s;             /* --after: a snapshot's seconds after its trigger */
+	unsigned max_snapshots;     /* --max-snapshots */
+	uint64_t max_size;          /* --max-size: bytes of a trace file; 0 = no limit */
 	const char *list;           /* -l */
 	bool list_given;
 	bool emit_c, dump_ast, compile_only, verbose, quiet, summary_only;
@@ -61,9 +66,10 @@ struct options {
 	char *flag_defines[64];
 };
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, snapshot_signal;
 
 static void on_signal(int sig) { stop_signal = sig; }
+static void on_snapshot_signal(int sig) { snapshot_signal = sig; }
 
 static double now_s(void)
 {
@@ -101,21 +107,24 @@ static const char *data_dir(const char *what, char *buf, size_t len)
 	return NULL;
 }
 
-static int parse_size(const char *s, size_t *out)
+/* A size like 4096, 64K, 8M, 2G or 1T, from min to max bytes. */
+static int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	char *end;
 	unsigned long long v = strtoull(s, &end, 10);
-	if (end == s)
+	if (end == s || *s == '-')
 		return -1;
+	unsigned shift = 0;
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
 	default: break;
 	}
-	if (*end || v < 4096 || v > (1ull << 31))
+	if (*end || v > max >> shift || v << shift < min)
 		return -1;
-	*out = (size_t)v;
+	*out = v << shift;
 	return 0;
 }
 
@@ -144,7 +153,7 @@ static void die_usage(const char *msg, const char *arg)
 }
 
 enum { OPT_EMIT_C = 256, OPT_DUMP, OPT_COMPILE, OPT_SAMPLE, OPT_BUFFER, OPT_SUMMARY_ONLY, OPT_JSON,
-       OPT_VERSION, OPT_COMM };
+       OPT_VERSION, OPT_COMM, OPT_RING, OPT_AFTER, OPT_MAX_SNAPSHOTS, OPT_MAX_SIZE };
 
 static void parse_options(int argc, char **argv, struct options *o)
 {
@@ -158,6 +167,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{"comm", required_argument, NULL, OPT_COMM},
 		{"sample", required_argument, NULL, OPT_SAMPLE},
 		{"buffer", required_argument, NULL, OPT_BUFFER},
+		{"ring", required_argument, NULL, OPT_RING},
+		{"after", required_argument, NULL, OPT_AFTER},
+		{"max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS},
+		{"max-size", required_argument, NULL, OPT_MAX_SIZE},
 		{"list", optional_argument, NULL, 'l'},
 		{"emit-c", no_argument, NULL, OPT_EMIT_C},
 		{"dump", required_argument, NULL, OPT_DUMP},
@@ -232,9 +245,34 @@ static void parse_options(int argc, char **argv, struct options *o)
 				die_usage("--sample takes a percentage above 0 and at most 100", optarg);
 			break;
 		}
-		case OPT_BUFFER:
-			if (parse_size(optarg, &o->buffer_bytes) < 0)
+		case OPT_BUFFER: {
+			uint64_t bytes;
+			if (parse_size(optarg, 4096, 1ull << 31, &bytes) < 0)
 				die_usage("--buffer takes a size from 4K to 2G, e.g. 64M", optarg);
+			o->buffer_bytes = (size_t)bytes;
+			break;
+		}
+		case OPT_RING:
+			if (parse_duration(optarg, &o->ring_s) < 0)
+				die_usage("--ring takes a duration like 5s, 500ms or 2m", optarg);
+			break;
+		case OPT_AFTER:
+			if (strcmp(optarg, "0") == 0)
+				o->after_s = 0;
+			else if (parse_duration(optarg, &o->after_s) < 0)
+				die_usage("--after takes a duration like 1s or 200ms, or 0", optarg);
+			break;
+		case OPT_MAX_SNAPSHOTS: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < 1 || v > 10000)
+				die_usage("--max-snapshots takes a number from 1 to 10000", optarg);
+			o->max_snapshots = (unsigned)v;
+			break;
+		}
+		case OPT_MAX_SIZE:
+			if (parse_size(optarg, 1u << 20, UINT64_MAX, &o->max_size) < 0)
+				die_usage("--max-size takes a size of at least 1M, e.g. 500M or 2G", optarg);
 			break;
 		case 'l': o->list_given = true; o->list = optarg; break;
 		case 'D':
@@ -271,6 +309,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		die_usage("give -p or -c, not both", NULL);
 	if (o->command && !o->command[strspn(o->command, " \t")])
 		die_usage("-c takes a command to run", NULL);
+	if (o->ring_s && o->summary_only)
+		die_usage("--ring keeps the trace's last seconds to write them; --summary-only writes no trace", NULL);
 }
 
 /* Kinds -l can list: tracepoints (tracefs) and functions (BTF). */
@@ -430,6 +470,10 @@ struct session {
 	struct ut_engine *engine;
 	struct ut_decoder dec;
 	struct ut_user_maps user_maps;   /* the maps the reader keeps (split execution) */
+	struct ut_recorder *recorder;    /* --ring */
+	unsigned snapshots;              /* written so far */
+	uint64_t snapshot_trigger, snapshot_until;   /* the snapshot waiting for its after-time */
+	bool snapshot_refused_noted, size_noted;
 };
 
 static size_t record_len(void *ctx, const void *rec, size_t avail)
@@ -593,6 +637,119 @@ static void report_full_maps(const struct ut_program *prog, const struct ut_user
 				prog->maps[i].name, UT_USER_MAP_MAX_ENTRIES, (unsigned long long)user->maps[i].refused);
 }
 
+/* Snapshot n of trace.fxt is trace.n.fxt (trace.n.fxt.gz for trace.fxt.gz,
+ * out.n for out). */
+static void snapshot_path(const char *output, unsigned n, char *buf, size_t len)
+{
+	const char *base = strrchr(output, '/');
+	base = base ? base + 1 : output;
+	const char *ext = strstr(base, ".fxt");
+	if (!ext)
+		ext = strrchr(base, '.');
+	if (!ext || ext == base)
+		ext = base + strlen(base);
+	snprintf(buf, len, "%.*s.%u%s", (int)(ext - output), output, n, ext);
+}
+
+static struct ut_engine *new_engine(const struct options *o, struct fxt_writer *w)
+{
+	struct ut_engine_limits limits = {.max_bytes = o->max_size};
+	return ut_engine_new(w, &limits);
+}
+
+/* Writes the flight recorder's records from `from` to `to` as a trace file
+ * (a snapshot says where it was triggered); false, said, on an error. */
+static bool write_window(struct session *s, const char *path, uint64_t from, uint64_t to, uint64_t trigger,
+			 uint64_t *events)
+{
+	char err[4096];
+	struct fxt_writer *w = fxt_writer_open(path, err, sizeof(err));
+	if (!w) {
+		fprintf(stderr, "uring-trace: cannot write the trace: %s\n", err);
+		return false;
+	}
+	struct ut_engine *e = new_engine(s->o, w);
+	ut_decode_declare_names(s->prog, e);
+	mark_start(e);
+	if (trigger) {
+		*events = ut_recorder_write(s->recorder, e, from, trigger);
+		struct ut_track self = {.kind = UT_TRACK_GROUP, .group = "uring-trace", .key = 0};
+		ut_engine_group_name(e, self.group, self.key, "uring-trace");
+		ut_instant(e, trigger, &self, "uring-trace", "snapshot", NULL, 0);
+		*events += ut_recorder_write_more(s->recorder, e, trigger, to);
+	} else {
+		*events = ut_recorder_write(s->recorder, e, from, to);
+	}
+	ut_engine_finish(e, to);
+	if (!s->o->quiet)
+		ut_engine_report_limits(e, stderr);
+	ut_engine_free(e);
+	if (fxt_writer_close(w, err, sizeof(err)) != 0) {
+		fprintf(stderr, "uring-trace: writing %s failed: %s\n", path, err);
+		return false;
+	}
+	return true;
+}
+
+static uint64_t seconds_ns(double seconds)
+{
+	return (uint64_t)(seconds * 1e9 + 0.5);
+}
+
+/* snapshot() or SIGUSR1 at ts: the window up to ts and --after DURATION
+ * past it become a file of their own.  A trigger while a snapshot waits
+ * for its after-time joins it. */
+static void take_snapshot_trigger(struct session *s, uint64_t ts)
+{
+	const struct options *o = s->o;
+	if (s->snapshot_until)
+		return;
+	if (!s->recorder || s->snapshots >= o->max_snapshots) {
+		if (!s->snapshot_refused_noted && !o->quiet)
+			fprintf(stderr, "uring-trace: note: a snapshot was asked for (snapshot() or SIGUSR1) and not "
+				"taken: %s\n", s->recorder ? "--max-snapshots reached" : "snapshots need --ring DURATION");
+		s->snapshot_refused_noted = true;
+		return;
+	}
+	uint64_t window = seconds_ns(o->ring_s);
+	s->snapshot_trigger = ts;
+	s->snapshot_until = ts + seconds_ns(o->after_s);
+	ut_recorder_hold(s->recorder, ts > window ? ts - window : 1);
+}
+
+/* Writes the snapshot waiting for its after-time once its records are in
+ * (or at the end, with what there is). */
+static void finish_snapshot(struct session *s, bool at_end)
+{
+	/* records reach the reader a few ms after their time (reorder) */
+	const uint64_t slack = 300 * 1000000ull;
+	if (!s->snapshot_until ||
+	    (!at_end && ut_recorder_newest(s->recorder) < s->snapshot_until && now_ns() < s->snapshot_until + slack))
+		return;
+	char path[PATH_MAX];
+	snapshot_path(s->o->output, ++s->snapshots, path, sizeof(path));
+	uint64_t window = seconds_ns(s->o->ring_s), events = 0;
+	uint64_t from = s->snapshot_trigger > window ? s->snapshot_trigger - window : 0;
+	if (write_window(s, path, from, s->snapshot_until, s->snapshot_trigger, &events) && !s->o->quiet)
+		fprintf(stderr, "uring-trace: snapshot %u: %llu events written to %s\n", s->snapshots,
+			(unsigned long long)events, path);
+	ut_recorder_release(s->recorder);
+	s->snapshot_until = 0;
+}
+
+/* Without --max-size a trace grows as long as tracing lasts: say once
+ * what keeps it small. */
+static void note_trace_size(struct session *s)
+{
+	if (s->size_noted || !s->writer || s->o->max_size || fxt_writer_bytes(s->writer) < (1ull << 30))
+		return;
+	s->size_noted = true;
+	if (!s->o->quiet)
+		fprintf(stderr, "\nuring-trace: the trace passed 1 GB (large traces are slow to open in a browser): "
+			"--ring 10s keeps only the last seconds, --max-size 1G stops the file there, --sample 10 "
+			"keeps one request in ten\n");
+}
+
 /* k: the kernel the script was compiled against (its BTF already parsed),
  * or NULL to open it here. */
 static int trace(struct options *o, struct ut_program *prog, const void *obj, size_t obj_len, struct ut_kernel *k)
@@ -606,7 +763,10 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 			fprintf(stderr, "uring-trace: cannot write the trace: %s\n", err);
 			return 1;
 		}
-		s.engine = ut_engine_new(s.writer, NULL);
+		if (o->ring_s)
+			s.recorder = ut_recorder_new(prog, seconds_ns(o->ring_s));
+		else
+			s.engine = new_engine(o, s.writer);
 	}
 	int release_fd = -1, report_fd = -1, child_status = 0;
 	pid_t child = 0;
@@ -649,10 +809,11 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	}
 	ut_stacks_open(s.obj, prog, child ? child : (pid_t)o->pid);
 	ut_user_maps_init(&s.user_maps, prog);
-	s.dec = (struct ut_decoder){.prog = prog, .engine = s.engine, .print_out = stdout,
+	s.dec = (struct ut_decoder){.prog = prog, .engine = s.engine, .recorder = s.recorder, .print_out = stdout,
 				    .clear_map = on_clear, .clear_ctx = &s,
 				    .user_side = ut_user_side_new(prog, &s.user_maps, lo.sample_permyriad)};
-	ut_decoder_declare_names(&s.dec);
+	if (s.engine)
+		ut_decode_declare_names(prog, s.engine);
 	if (o->verbose)
 		for (unsigned i = 0; i < prog->nprobes; i++) {
 			int a = ut_loaded_alt(s.loaded, i);
@@ -699,6 +860,16 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 			break;
 		}
 		ut_stacks_poll();   /* before the child is reaped: its frames can still be named */
+		if (snapshot_signal) {
+			snapshot_signal = 0;
+			take_snapshot_trigger(&s, now_ns());
+		}
+		if (s.dec.snapshot_ts) {
+			take_snapshot_trigger(&s, s.dec.snapshot_ts);
+			s.dec.snapshot_ts = 0;
+		}
+		finish_snapshot(&s, false);
+		note_trace_size(&s);
 		if (o->duration > 0 && now_s() - started >= o->duration)
 			break;
 		if (child && waitpid(child, &child_status, WNOHANG) == child) {
@@ -722,6 +893,20 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	uint64_t emitted, lost;
 	totals(&s, &emitted, &lost);
 	uint64_t missed = ut_loaded_missed(s.loaded);
+	if (s.recorder) {
+		if (s.dec.snapshot_ts)
+			take_snapshot_trigger(&s, s.dec.snapshot_ts);
+		finish_snapshot(&s, true);
+		/* the last window, in the -o file */
+		uint64_t to = s.dec.last_ts ? s.dec.last_ts : now_ns(), window = seconds_ns(o->ring_s), events;
+		s.engine = new_engine(o, s.writer);
+		ut_decode_declare_names(prog, s.engine);
+		mark_start(s.engine);
+		events = ut_recorder_write(s.recorder, s.engine, to > window ? to - window : 0, to);
+		if (!o->quiet)
+			fprintf(stderr, "uring-trace: the last %.3g s: %llu events of %llu kept\n", o->ring_s,
+				(unsigned long long)events, (unsigned long long)s.dec.records);
+	}
 	if (s.engine)
 		ut_engine_finish(s.engine, s.dec.last_ts ? s.dec.last_ts : now_ns());
 	if (s.writer) {
@@ -764,8 +949,14 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 			fprintf(stderr, "uring-trace: the kernel skipped %llu probe hits (a probe's program was already "
 				"running on that CPU, interrupted or hit by itself): counts and flows miss them\n",
 				(unsigned long long)missed);
-		if (s.engine)
+		if (s.engine) {
 			ut_engine_report_limits(s.engine, stderr);
+			const struct ut_engine_stats *es = ut_engine_stats(s.engine);
+			if (es->events_cut)
+				fprintf(stderr, "uring-trace: the trace reached --max-size (%llu bytes): %llu events were "
+					"left out of it (the summary counts them)\n", (unsigned long long)o->max_size,
+					(unsigned long long)es->events_cut);
+		}
 		report_full_maps(prog, &s.user_maps);
 		if (s.dec.malformed)
 			fprintf(stderr, "uring-trace: %llu records could not be used (unknown or short, or a hit whose "
@@ -796,6 +987,7 @@ out:
 	ut_stacks_close();
 	ut_user_side_free(s.dec.user_side);
 	ut_user_maps_free(&s.user_maps);
+	ut_recorder_free(s.recorder);
 	return rc;
 }
 
@@ -892,7 +1084,7 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 2 && strcmp(argv[1], "render") == 0)
 		return render_command(argc - 1, argv + 1);
-	struct options o = {.output = "trace.fxt"};
+	struct options o = {.output = "trace.fxt", .after_s = 1, .max_snapshots = 10};
 	parse_options(argc, argv, &o);
 	if (o.compile_only && strcmp(o.output, "trace.fxt") == 0)
 		die_usage("--compile needs -o FILE.uto", NULL);
@@ -910,6 +1102,7 @@ int main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGUSR1, on_snapshot_signal);
 	signal(SIGPIPE, SIG_IGN);
 
 	/* A compiled script (.uto) runs as it is: no compiler, no clang. */

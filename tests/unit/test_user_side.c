@@ -884,7 +884,7 @@ static void trace_of(const struct ut_program *p, bool hit, const char *path, str
 	struct fxt_writer *w = fxt_writer_open(path, err, sizeof(err));
 	struct ut_engine *e = ut_engine_new(w, NULL);
 	session_open(s, p, 0, e);
-	ut_decoder_declare_names(&s->d);
+	ut_decode_declare_names(s->d.prog, s->d.engine);
 	for (uint64_t ts = 1000; ts < 4000; ts += 1000)
 		if (hit)
 			decode_hit(s, ts);

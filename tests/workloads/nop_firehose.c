@@ -3,8 +3,10 @@
  * (one io_uring_enter per batch), for --seconds S or --count N requests.
  * Each nop fires io_uring_submit_req and io_uring_complete once (6.18).
  *
- *   nop_firehose [--seconds S | --count N] [--cpu N] [--batch B] [--sqpoll] [--json]
+ *   nop_firehose [--seconds S | --count N] [--cpu N] [--batch B] [--rate R] [--sqpoll] [--json]
  *
+ * --rate R: at most R nops a second (a steady load, whatever the machine
+ * can do); batches wait for their time.
  * --sqpoll: the ring has an SQPOLL thread, which takes the submissions (and
  * spins between them, running empty task work).
  *
@@ -45,7 +47,7 @@ static double clock_seconds(clockid_t clock)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: nop_firehose [--seconds S | --count N] [--cpu N] [--batch B] [--sqpoll] [--json]\n");
+	fprintf(stderr, "usage: nop_firehose [--seconds S | --count N] [--cpu N] [--batch B] [--rate R] [--sqpoll] [--json]\n");
 	exit(2);
 }
 
@@ -54,12 +56,14 @@ int main(int argc, char **argv)
 	double seconds = 3.0;
 	long long count = 0; /* 0: run for `seconds` */
 	int cpu = -1, batch = 32;
+	double rate = 0; /* nops a second; 0: as many as it can */
 	unsigned setup_flags = 0;
 	static const struct option long_options[] = {
 		{"seconds", required_argument, 0, 's'},
 		{"count", required_argument, 0, 'n'},
 		{"cpu", required_argument, 0, 'c'},
 		{"batch", required_argument, 0, 'b'},
+		{"rate", required_argument, 0, 'r'},
 		{"sqpoll", no_argument, 0, 'q'},
 		{"json", no_argument, 0, 'j'},
 		{0, 0, 0, 0},
@@ -86,6 +90,11 @@ int main(int argc, char **argv)
 		case 'b':
 			batch = (int)strtol(optarg, &end, 10);
 			if (*end || batch < 1 || batch > 256)
+				usage();
+			break;
+		case 'r':
+			rate = strtod(optarg, &end);
+			if (*end || rate <= 0)
 				usage();
 			break;
 		case 'q':
@@ -143,6 +152,14 @@ int main(int argc, char **argv)
 		}
 		io_uring_cq_advance(&ring, seen);
 		completed += seen;
+		if (rate) {
+			double due = start + (double)submitted / rate, now = clock_seconds(CLOCK_MONOTONIC);
+			if (due > now) {
+				double wait = due - now;
+				struct timespec ts = {(time_t)wait, (long)((wait - (double)(time_t)wait) * 1e9)};
+				nanosleep(&ts, NULL);
+			}
+		}
 		if (count ? submitted >= count : ((submitted / batch) % 64 == 0 &&
 						  clock_seconds(CLOCK_MONOTONIC) - start >= seconds))
 			break;

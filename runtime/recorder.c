@@ -1,0 +1,397 @@
+#include "runtime/recorder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/types.h>
+
+#include "bpf/records.h"
+#include "engine/alloc.h"
+#include "engine/hashmap.h"
+#include "runtime/decode.h"
+
+#define NONE UINT32_MAX
+#define CHUNK_BYTES (1u << 20)
+/* Bounds of what is kept of the records that left the window: names of
+ * threads and groups, counters (the oldest go first), open slices and
+ * spans (as the engine's own limits). */
+#define MAX_NAMES 65536u
+#define MAX_COUNTERS 65536u
+#define MAX_OPEN (1u << 20)
+
+/* Records one after another, each behind its length, 8-byte aligned. */
+struct chunk {
+	struct chunk *next;
+	size_t used, capacity, read;   /* read: where the oldest kept record is */
+	unsigned char data[];
+};
+
+struct kept {
+	uint64_t a, b;
+	unsigned char *rec;
+	uint32_t size;
+	uint32_t older, newer;
+};
+
+/* Records kept by key, oldest first; past max the oldest goes. */
+struct kept_set {
+	struct hmap index;
+	struct kept *items;
+	uint32_t allocated, capacity, free_list;
+	uint32_t oldest, newest;
+	size_t count, max, bytes;
+};
+
+struct ut_recorder {
+	const struct ut_program *prog;
+	uint64_t window;
+	struct chunk *first, *last;
+	size_t chunk_bytes;
+	uint64_t oldest_ts, newest_ts;
+	uint64_t hold_from;   /* 0: none */
+	/* what left the window and still counts */
+	struct kept_set threads, groups, counters, slices, spans, phases;
+	struct hmap depths;   /* a place's open slices */
+};
+
+static void kept_init(struct kept_set *s, size_t max)
+{
+	memset(s, 0, sizeof(*s));
+	s->free_list = s->oldest = s->newest = NONE;
+	s->max = max;
+}
+
+static void kept_unlink(struct kept_set *s, uint32_t i)
+{
+	struct kept *k = &s->items[i];
+	if (k->older != NONE)
+		s->items[k->older].newer = k->newer;
+	else
+		s->oldest = k->newer;
+	if (k->newer != NONE)
+		s->items[k->newer].older = k->older;
+	else
+		s->newest = k->older;
+}
+
+static void kept_remove_at(struct kept_set *s, uint32_t i)
+{
+	struct kept *k = &s->items[i];
+	kept_unlink(s, i);
+	hmap_remove(&s->index, k->a, k->b);
+	s->bytes -= k->size;
+	free(k->rec);
+	k->rec = NULL;
+	k->newer = s->free_list;
+	s->free_list = i;
+	s->count--;
+}
+
+static bool kept_take(struct kept_set *s, uint64_t a, uint64_t b)
+{
+	uint64_t *pos = hmap_find(&s->index, a, b);
+	if (!pos)
+		return false;
+	kept_remove_at(s, (uint32_t)*pos);
+	return true;
+}
+
+/* Keeps a copy of rec under (a, b), the newest, replacing one kept there. */
+static void kept_put(struct kept_set *s, uint64_t a, uint64_t b, const void *rec, size_t size)
+{
+	kept_take(s, a, b);
+	if (s->count >= s->max)
+		kept_remove_at(s, s->oldest);
+	uint32_t i;
+	if (s->free_list != NONE) {
+		i = s->free_list;
+		s->free_list = s->items[i].newer;
+	} else {
+		if (s->allocated == s->capacity) {
+			s->capacity = s->capacity ? s->capacity * 2 : 64;
+			s->items = ut_xrealloc(s->items, (size_t)s->capacity * sizeof(*s->items));
+		}
+		i = s->allocated++;
+	}
+	struct kept *k = &s->items[i];
+	*k = (struct kept){.a = a, .b = b, .rec = ut_xalloc_check(malloc(size)), .size = (uint32_t)size,
+			   .older = s->newest, .newer = NONE};
+	memcpy(k->rec, rec, size);
+	if (s->newest != NONE)
+		s->items[s->newest].newer = i;
+	else
+		s->oldest = i;
+	s->newest = i;
+	bool created;
+	*hmap_insert(&s->index, a, b, &created) = i;
+	s->count++;
+	s->bytes += size;
+}
+
+static const struct kept *kept_find(const struct kept_set *s, uint64_t a, uint64_t b)
+{
+	const uint64_t *pos = hmap_find(&s->index, a, b);
+	return pos ? &s->items[*pos] : NULL;
+}
+
+static void kept_clear(struct kept_set *s)
+{
+	while (s->oldest != NONE)
+		kept_remove_at(s, s->oldest);
+}
+
+static void kept_free(struct kept_set *s)
+{
+	kept_clear(s);
+	hmap_free(&s->index);
+	free(s->items);
+}
+
+struct ut_recorder *ut_recorder_new(const struct ut_program *prog, uint64_t window_ns)
+{
+	struct ut_recorder *r = ut_xcalloc(1, sizeof(*r));
+	r->prog = prog;
+	r->window = window_ns;
+	kept_init(&r->threads, MAX_NAMES);
+	kept_init(&r->groups, MAX_NAMES);
+	kept_init(&r->counters, MAX_COUNTERS);
+	kept_init(&r->slices, MAX_OPEN);
+	kept_init(&r->spans, MAX_OPEN);
+	kept_init(&r->phases, MAX_OPEN);
+	return r;
+}
+
+void ut_recorder_free(struct ut_recorder *r)
+{
+	if (!r)
+		return;
+	while (r->first) {
+		struct chunk *next = r->first->next;
+		free(r->first);
+		r->first = next;
+	}
+	kept_free(&r->threads);
+	kept_free(&r->groups);
+	kept_free(&r->counters);
+	kept_free(&r->slices);
+	kept_free(&r->spans);
+	kept_free(&r->phases);
+	hmap_free(&r->depths);
+	free(r);
+}
+
+/* A thread or a group's track, as one word: where slices and counters are. */
+static uint64_t place_of(const struct ut_record_place *p)
+{
+	return hmap_hash(p->group_key, (uint64_t)(int64_t)p->group);
+}
+
+/* A record leaves the window: what it opens, names or sets is kept. */
+static void carry(struct ut_recorder *r, const unsigned char *rec, size_t size)
+{
+	const struct ut_rec_hdr *h = (const void *)rec;
+	if (h->event == UT_EVENT_THREAD) {
+		kept_put(&r->threads, h->tid, 0, rec, size);
+		return;
+	}
+	if (h->event == UT_EVENT_LOST) {   /* what was open ends there */
+		kept_clear(&r->slices);
+		kept_clear(&r->spans);
+		kept_clear(&r->phases);
+		hmap_clear(&r->depths);
+		return;
+	}
+	struct ut_record_place p;
+	if (!ut_decode_place(r->prog, rec, size, &p))
+		return;
+	uint64_t place = place_of(&p);
+	bool created;
+	switch (p.op) {
+	case UT_EV_GROUP_NAME:
+		kept_put(&r->groups, p.group_key, (uint64_t)p.group, rec, size);
+		break;
+	case UT_EV_COUNTER:
+		kept_put(&r->counters, place, h->event, rec, size);
+		break;
+	case UT_EV_SLICE_BEGIN: {
+		uint64_t *depth = hmap_insert(&r->depths, place, 0, &created);
+		kept_put(&r->slices, place, ++*depth, rec, size);
+		break;
+	}
+	case UT_EV_SLICE_END: {
+		uint64_t *depth = hmap_find(&r->depths, place, 0);
+		if (!depth)
+			break;
+		kept_take(&r->slices, place, (*depth)--);
+		if (!*depth)
+			hmap_remove(&r->depths, place, 0);
+		break;
+	}
+	case UT_EV_SPAN_BEGIN:
+		kept_take(&r->phases, p.key, place);
+		kept_put(&r->spans, p.key, place, rec, size);
+		break;
+	case UT_EV_SPAN_PHASE:
+		if (kept_find(&r->spans, p.key, place))
+			kept_put(&r->phases, p.key, place, rec, size);
+		break;
+	case UT_EV_SPAN_END:
+		kept_take(&r->spans, p.key, place);
+		kept_take(&r->phases, p.key, place);
+		break;
+	default:
+		break;
+	}
+}
+
+static size_t stored_bytes(size_t size)
+{
+	return sizeof(uint64_t) + ((size + 7) & ~(size_t)7);
+}
+
+/* Records older than limit leave the window. */
+static void evict(struct ut_recorder *r, uint64_t limit)
+{
+	while (r->first) {
+		struct chunk *c = r->first;
+		while (c->read < c->used) {
+			uint64_t size;
+			memcpy(&size, c->data + c->read, sizeof(size));
+			const unsigned char *rec = c->data + c->read + sizeof(size);
+			const struct ut_rec_hdr *h = (const void *)rec;
+			if (h->ts >= limit) {
+				r->oldest_ts = h->ts;
+				return;
+			}
+			carry(r, rec, (size_t)size);
+			c->read += stored_bytes((size_t)size);
+		}
+		if (c == r->last) {   /* empty: kept for the next records */
+			c->used = c->read = 0;
+			r->oldest_ts = 0;
+			return;
+		}
+		r->first = c->next;
+		r->chunk_bytes -= c->capacity;
+		free(c);
+	}
+}
+
+void ut_recorder_add(struct ut_recorder *r, const void *rec, size_t size)
+{
+	const struct ut_rec_hdr *h = rec;
+	size_t need = stored_bytes(size);
+	struct chunk *c = r->last;
+	if (!c || c->capacity - c->used < need) {
+		size_t capacity = need > CHUNK_BYTES ? need : CHUNK_BYTES;
+		c = ut_xalloc_check(malloc(sizeof(*c) + capacity));
+		*c = (struct chunk){.capacity = capacity};
+		if (r->last)
+			r->last->next = c;
+		else
+			r->first = c;
+		r->last = c;
+		r->chunk_bytes += capacity;
+	}
+	uint64_t stored = size;
+	memcpy(c->data + c->used, &stored, sizeof(stored));
+	memcpy(c->data + c->used + sizeof(stored), rec, size);
+	c->used += need;
+	if (!r->oldest_ts)
+		r->oldest_ts = h->ts;
+	r->newest_ts = h->ts;
+	uint64_t limit = h->ts > r->window ? h->ts - r->window : 0;
+	if (r->hold_from && r->hold_from < limit)
+		limit = r->hold_from;
+	if (r->oldest_ts < limit)
+		evict(r, limit);
+}
+
+void ut_recorder_hold(struct ut_recorder *r, uint64_t from)
+{
+	r->hold_from = from ? from : 1;
+}
+
+void ut_recorder_release(struct ut_recorder *r)
+{
+	r->hold_from = 0;
+}
+
+uint64_t ut_recorder_oldest(const struct ut_recorder *r)
+{
+	return r->oldest_ts;
+}
+
+uint64_t ut_recorder_newest(const struct ut_recorder *r)
+{
+	return r->newest_ts;
+}
+
+size_t ut_recorder_bytes(const struct ut_recorder *r)
+{
+	return r->chunk_bytes + r->threads.bytes + r->groups.bytes + r->counters.bytes + r->slices.bytes +
+	       r->spans.bytes + r->phases.bytes;
+}
+
+/* Writes each record kept in s to e, at ts when it is older. */
+static void replay(struct ut_recorder *r, const struct kept_set *s, struct ut_engine *e, uint64_t ts,
+		   const struct kept_set *follow)
+{
+	for (uint32_t i = s->oldest; i != NONE; i = s->items[i].newer) {
+		const struct kept *k = &s->items[i];
+		struct ut_rec_hdr *h = (void *)k->rec;
+		if (h->ts < ts)
+			h->ts = ts;
+		ut_decode_trace(r->prog, e, k->rec, k->size);
+		const struct kept *next = follow ? kept_find(follow, k->a, k->b) : NULL;
+		if (next) {
+			h = (void *)next->rec;
+			if (h->ts < ts)
+				h->ts = ts;
+			ut_decode_trace(r->prog, e, next->rec, next->size);
+		}
+	}
+}
+
+/* Writes the records with lo <= ts <= hi (lo < ts when after_lo). */
+static uint64_t write_records(struct ut_recorder *r, struct ut_engine *e, uint64_t lo, bool after_lo,
+			      uint64_t hi)
+{
+	uint64_t written = 0;
+	for (struct chunk *c = r->first; c; c = c->next) {
+		for (size_t at = c->read; at < c->used;) {
+			uint64_t size;
+			memcpy(&size, c->data + at, sizeof(size));
+			const unsigned char *rec = c->data + at + sizeof(size);
+			at += stored_bytes((size_t)size);
+			const struct ut_rec_hdr *h = (const void *)rec;
+			if (h->ts < lo || (after_lo && h->ts == lo))
+				continue;
+			if (h->ts > hi)
+				return written;
+			ut_decode_trace(r->prog, e, rec, (size_t)size);
+			written++;
+		}
+	}
+	return written;
+}
+
+uint64_t ut_recorder_write(struct ut_recorder *r, struct ut_engine *e, uint64_t from, uint64_t to)
+{
+	if (r->oldest_ts && r->oldest_ts < from)
+		evict(r, from);
+	/* what the window starts with, as it was when its first record
+	 * came: names, counters, open slices, open spans in their phase */
+	uint64_t start = r->oldest_ts > from ? r->oldest_ts : from;
+	replay(r, &r->threads, e, start, NULL);
+	replay(r, &r->groups, e, start, NULL);
+	replay(r, &r->counters, e, start, NULL);
+	replay(r, &r->slices, e, start, NULL);
+	replay(r, &r->spans, e, start, &r->phases);
+	return write_records(r, e, from, false, to);
+}
+
+uint64_t ut_recorder_write_more(struct ut_recorder *r, struct ut_engine *e, uint64_t after, uint64_t to)
+{
+	return write_records(r, e, after, true, to);
+}

@@ -1,0 +1,47 @@
+/* The flight recorder (--ring DURATION): the trace's records of the last
+ * DURATION stay in memory, as the reader hands them on (in time order),
+ * and are written as a trace only when asked: at the end of tracing, or
+ * for a snapshot.  Records are kept as they came from the ring buffer
+ * (about 50 bytes each, where the engine and the FXT writer would spend
+ * their time), so a window costs its records' bytes.
+ *
+ * What leaves the window is not forgotten entirely: the names of threads
+ * and groups, the slices and spans still open and the last value of each
+ * counter are kept (each as the record that made it), so that a window
+ * written alone is a whole trace: named, with what was open at its start
+ * beginning there. */
+#ifndef UT_RECORDER_H
+#define UT_RECORDER_H
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compiler/program.h"
+
+struct ut_engine;
+struct ut_recorder;
+
+struct ut_recorder *ut_recorder_new(const struct ut_program *prog, uint64_t window_ns);
+void ut_recorder_free(struct ut_recorder *r);
+
+/* Keeps a copy of a trace record (records come in time order); those
+ * older than the window before it leave, unless held. */
+void ut_recorder_add(struct ut_recorder *r, const void *rec, size_t size);
+
+/* Records from `from` on stay until ut_recorder_release (a snapshot waits
+ * for the records after its trigger). */
+void ut_recorder_hold(struct ut_recorder *r, uint64_t from);
+void ut_recorder_release(struct ut_recorder *r);
+
+/* Time of the oldest and newest record kept (0 when none). */
+uint64_t ut_recorder_oldest(const struct ut_recorder *r);
+uint64_t ut_recorder_newest(const struct ut_recorder *r);
+/* Bytes of records and state kept. */
+size_t ut_recorder_bytes(const struct ut_recorder *r);
+
+/* Writes the kept records from `from` to `to` into e: first what was open
+ * before `from` (begun there), then the records; returns how many. */
+uint64_t ut_recorder_write(struct ut_recorder *r, struct ut_engine *e, uint64_t from, uint64_t to);
+/* Then the records after `after` up to `to` (a marker may go between). */
+uint64_t ut_recorder_write_more(struct ut_recorder *r, struct ut_engine *e, uint64_t after, uint64_t to);
+
+#endif

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The flight recorder (--ring): a snapshot triggered by one slow request
+# after seconds of fast ones holds that request whole, on its named ring;
+# memory stays flat however long it runs; --max-size cuts a trace on a
+# record boundary with the summary exact.
+source "$(dirname "$0")/../lib.sh"
+need_root_bpf ring || exit 0
+
+# One slow request (a pipe read answered after 50 ms) after 3 s of nops;
+# the ring was created 3 s before the snapshot's window.
+"$UT" --ring 1s --slow-us=20000 -o "$TMP/slow.fxt" \
+	-c "$UT_WORKLOADS/slow_request --before 3 --after 0.5 > $TMP/slow.json" >"$TMP/slow.out" 2>"$TMP/slow.err"
+rc=$?
+if [ $rc -ne 0 ] || ! grep -q '"ok":true' "$TMP/slow.json"; then
+	fail ring/slow_runs "status $rc: $(tail -3 "$TMP/slow.err")"
+	exit 0
+fi
+if [ -f "$TMP/slow.1.fxt" ] && [ ! -e "$TMP/slow.2.fxt" ] && grep -q '^@slow_requests\[READ\]: 1$' "$TMP/slow.out"; then
+	pass ring/one_snapshot
+else
+	fail ring/one_snapshot "$(ls "$TMP"; grep slow_requests "$TMP/slow.out")"
+fi
+for f in slow slow.1; do
+	if "$UT" stats "$TMP/$f.fxt" >"$TMP/$f.stats" 2>&1; then pass "ring/${f}_valid"
+	else fail "ring/${f}_valid" "$(grep -A3 '^errors' "$TMP/$f.stats")"; fi
+done
+"$UT" dump "$TMP/slow.1.fxt" >"$TMP/slow.1.dump"
+python3 - "$TMP/slow.1.dump" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().splitlines()
+# the slow request's flow: its submit point, and an end with the same id
+begin = None
+for i, l in enumerate(lines):
+    if 'name="submit"' in l and 'user_data: pointer 0x5105' in l and 'event instant' in l:
+        m = re.search(r'event flow_begin .* id=(\d+)$', lines[i + 1])
+        begin = m.group(1) if m else None
+ends = [l for l in lines if re.search(r'event flow_end .* id=%s$' % begin, l)] if begin else []
+span = any('duration_begin' in l and 'user_data: pointer 0x5105' in l for l in lines)
+marked = any('name="slow request"' in l and 'user_data: pointer 0x5105' in l for l in lines)
+snapshot = any('name="snapshot"' in l for l in lines)
+ring = any(re.search(r'kernel_object process .*name="ring 0x[0-9a-f]+ fd \d+ of slow_request\[', l) for l in lines)
+checks = {"flow": begin is not None and len(ends) == 1, "span": span, "marked": marked,
+          "snapshot_marker": snapshot, "ring_named": ring}
+bad = [k for k, v in checks.items() if not v]
+print(("FAIL ring/snapshot_holds_the_slow_request: missing " + ", ".join(bad)) if bad
+      else "PASS ring/snapshot_holds_the_slow_request")
+PY
+
+# Memory: the recorder keeps half a second of a steady 200k nops a second
+# whether they ran 4 s or 16 s (kept whole, the 16 s would take 600 MB).
+peak_rss_kb() { # SECONDS
+	python3 - "$UT" "$UT_WORKLOADS/nop_firehose --seconds $1 --rate 200000" "$TMP/rss$1.fxt" <<'PY'
+import resource, subprocess, sys
+subprocess.run([sys.argv[1], "-q", "--ring", "500ms", "-o", sys.argv[3], "-c", sys.argv[2] + " >/dev/null", "-e",
+                'import "io_uring"; io_uring_submit { flow request[args.req] begin "submit"; } '
+                'io_uring_complete { flow request[args.req] end "complete"; }'],
+               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+PY
+}
+short=$(peak_rss_kb 4) long=$(peak_rss_kb 16)
+if [ -n "$short" ] && [ -n "$long" ] && [ "$long" -lt $((short * 13 / 10)) ]; then
+	pass ring/memory_flat
+else
+	fail ring/memory_flat "peak RSS ${short} kB for 4 s, ${long} kB for 16 s"
+fi
+echo "ring: peak RSS ${short} kB (4 s), ${long} kB (16 s)"
+
+# --max-size: the file stops at 2 MiB on a record boundary, says so, and
+# the summary still counts every request.
+"$UT" --max-size 2M -o "$TMP/cut.fxt" -e '
+import "io_uring";
+io_uring_submit { flow request[args.req] begin "submit"; @submitted = count(); }
+io_uring_complete { flow request[args.req] end "complete"; }' \
+	-c "$UT_WORKLOADS/nop_firehose --count 200000 --cpu 1 > $TMP/cut.json" >"$TMP/cut.out" 2>"$TMP/cut.err"
+size=$(stat -c %s "$TMP/cut.fxt")
+if [ "$size" -le $((2 << 20)) ] && "$UT" stats "$TMP/cut.fxt" >"$TMP/cut.stats" 2>&1 &&
+	"$UT" dump "$TMP/cut.fxt" | grep -q 'name="trace cut: size limit reached"' &&
+	grep -q 'reached --max-size' "$TMP/cut.err" && grep -q '^@submitted: 200000$' "$TMP/cut.out"; then
+	pass ring/max_size
+else
+	fail ring/max_size "size $size; $(grep -A3 '^errors' "$TMP/cut.stats"); $(tail -2 "$TMP/cut.err"); $(grep submitted "$TMP/cut.out")"
+fi
