@@ -471,8 +471,8 @@ struct session {
 	struct ut_decoder dec;
 	struct ut_user_maps user_maps;   /* the maps the reader keeps (split execution) */
 	struct ut_recorder *recorder;    /* --ring */
-	unsigned snapshots;              /* written so far */
-	uint64_t snapshot_trigger, snapshot_until;   /* the snapshot waiting for its after-time */
+	unsigned snapshots;              /* taken so far */
+	struct window_file *snapshot;    /* the one being written */
 	bool snapshot_refused_noted, size_noted;
 };
 
@@ -657,38 +657,66 @@ static struct ut_engine *new_engine(const struct options *o, struct fxt_writer *
 	return ut_engine_new(w, &limits);
 }
 
-/* Writes the flight recorder's records from `from` to `to` as a trace file
- * (a snapshot says where it was triggered); false, said, on an error. */
-static bool write_window(struct session *s, const char *path, uint64_t from, uint64_t to, uint64_t trigger,
-			 uint64_t *events)
+/* A file the flight recorder's window is written to, a part at a time
+ * while tracing goes on (a snapshot), or at once at the end. */
+struct window_file {
+	char path[PATH_MAX];
+	struct fxt_writer *w;
+	struct ut_engine *e;
+	struct ut_recorder_cursor cur;
+	uint64_t from, to, trigger;   /* trigger: a snapshot's, else 0 */
+	uint64_t events;
+};
+
+static struct window_file *window_open(struct session *s, const char *path, uint64_t from, uint64_t to,
+				       uint64_t trigger)
 {
 	char err[4096];
 	struct fxt_writer *w = fxt_writer_open(path, err, sizeof(err));
 	if (!w) {
 		fprintf(stderr, "uring-trace: cannot write the trace: %s\n", err);
-		return false;
+		return NULL;
 	}
-	struct ut_engine *e = new_engine(s->o, w);
-	ut_decode_declare_names(s->prog, e);
-	mark_start(e);
-	if (trigger) {
-		*events = ut_recorder_write(s->recorder, e, from, trigger);
+	struct window_file *f = calloc(1, sizeof(*f));
+	if (!f) {
+		fxt_writer_close(w, err, sizeof(err));
+		return NULL;
+	}
+	*f = (struct window_file){.w = w, .e = new_engine(s->o, w), .from = from, .to = to, .trigger = trigger};
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	ut_decode_declare_names(s->prog, f->e);
+	mark_start(f->e);
+	ut_recorder_start(s->recorder, f->e, from, trigger, &f->cur);
+	return f;
+}
+
+/* Writes up to max more records (all when at the end); true when the
+ * window is whole: a record past its end came, or at the end all did. */
+static bool window_continue(struct session *s, struct window_file *f, uint64_t max, bool at_end)
+{
+	for (;;) {
+		f->events += ut_recorder_continue(s->recorder, f->e, &f->cur, f->to, max);
+		if (!f->cur.at_mark)
+			break;
 		struct ut_track self = {.kind = UT_TRACK_GROUP, .group = "uring-trace", .key = 0};
-		ut_engine_group_name(e, self.group, self.key, "uring-trace");
-		ut_instant(e, trigger, &self, "uring-trace", "snapshot", NULL, 0);
-		*events += ut_recorder_write_more(s->recorder, e, trigger, to);
-	} else {
-		*events = ut_recorder_write(s->recorder, e, from, to);
+		ut_engine_group_name(f->e, self.group, self.key, "uring-trace");
+		ut_instant(f->e, f->trigger, &self, "uring-trace", "snapshot", NULL, 0);
 	}
-	ut_engine_finish(e, to);
+	return f->cur.done || (f->cur.caught_up && at_end);
+}
+
+static bool window_close(struct session *s, struct window_file *f)
+{
+	char err[4096];
+	ut_engine_finish(f->e, f->to);
 	if (!s->o->quiet)
-		ut_engine_report_limits(e, stderr);
-	ut_engine_free(e);
-	if (fxt_writer_close(w, err, sizeof(err)) != 0) {
-		fprintf(stderr, "uring-trace: writing %s failed: %s\n", path, err);
-		return false;
-	}
-	return true;
+		ut_engine_report_limits(f->e, stderr);
+	ut_engine_free(f->e);
+	bool ok = fxt_writer_close(f->w, err, sizeof(err)) == 0;
+	if (!ok)
+		fprintf(stderr, "uring-trace: writing %s failed: %s\n", f->path, err);
+	free(f);
+	return ok;
 }
 
 static uint64_t seconds_ns(double seconds)
@@ -697,12 +725,12 @@ static uint64_t seconds_ns(double seconds)
 }
 
 /* snapshot() or SIGUSR1 at ts: the window up to ts and --after DURATION
- * past it become a file of their own.  A trigger while a snapshot waits
- * for its after-time joins it. */
+ * past it become a file of their own, written while tracing goes on.  A
+ * trigger while a snapshot is taken joins it. */
 static void take_snapshot_trigger(struct session *s, uint64_t ts)
 {
 	const struct options *o = s->o;
-	if (s->snapshot_until)
+	if (s->snapshot)
 		return;
 	if (!s->recorder || s->snapshots >= o->max_snapshots) {
 		if (!s->snapshot_refused_noted && !o->quiet)
@@ -711,30 +739,43 @@ static void take_snapshot_trigger(struct session *s, uint64_t ts)
 		s->snapshot_refused_noted = true;
 		return;
 	}
-	uint64_t window = seconds_ns(o->ring_s);
-	s->snapshot_trigger = ts;
-	s->snapshot_until = ts + seconds_ns(o->after_s);
-	ut_recorder_hold(s->recorder, ts > window ? ts - window : 1);
+	uint64_t window = seconds_ns(o->ring_s), from = ts > window ? ts - window : 1;
+	char path[PATH_MAX];
+	snapshot_path(o->output, s->snapshots + 1, path, sizeof(path));
+	ut_recorder_hold(s->recorder, from);
+	s->snapshot = window_open(s, path, from, ts + seconds_ns(o->after_s), ts);
+	if (s->snapshot)
+		s->snapshots++;
+	else
+		ut_recorder_release(s->recorder);
 }
 
-/* Writes the snapshot waiting for its after-time once its records are in
- * (or at the end, with what there is). */
-static void finish_snapshot(struct session *s, bool at_end)
+/* Records of a snapshot written between two reads of the ring buffer:
+ * about 4 ms of the reader's time. */
+#define SNAPSHOT_RECORDS_A_TURN 20000
+
+/* The snapshot being taken gets its next records; once whole (records
+ * come a few ms after their time: 300 ms past its end it is taken as
+ * whole), it is closed. */
+static void continue_snapshot(struct session *s, bool at_end)
 {
-	/* records reach the reader a few ms after their time (reorder) */
-	const uint64_t slack = 300 * 1000000ull;
-	if (!s->snapshot_until ||
-	    (!at_end && ut_recorder_newest(s->recorder) < s->snapshot_until && now_ns() < s->snapshot_until + slack))
+	struct window_file *f = s->snapshot;
+	if (!f)
 		return;
+	const uint64_t slack = 300 * 1000000ull;
+	bool whole = window_continue(s, f, at_end ? UINT64_MAX : SNAPSHOT_RECORDS_A_TURN,
+				     at_end || now_ns() > f->to + slack);
+	if (!whole)
+		return;
+	unsigned n = s->snapshots;
+	uint64_t events = f->events;
 	char path[PATH_MAX];
-	snapshot_path(s->o->output, ++s->snapshots, path, sizeof(path));
-	uint64_t window = seconds_ns(s->o->ring_s), events = 0;
-	uint64_t from = s->snapshot_trigger > window ? s->snapshot_trigger - window : 0;
-	if (write_window(s, path, from, s->snapshot_until, s->snapshot_trigger, &events) && !s->o->quiet)
-		fprintf(stderr, "uring-trace: snapshot %u: %llu events written to %s\n", s->snapshots,
-			(unsigned long long)events, path);
+	snprintf(path, sizeof(path), "%s", f->path);
+	s->snapshot = NULL;
+	if (window_close(s, f) && !s->o->quiet)
+		fprintf(stderr, "uring-trace: snapshot %u: %llu events written to %s\n", n, (unsigned long long)events,
+			path);
 	ut_recorder_release(s->recorder);
-	s->snapshot_until = 0;
 }
 
 /* Without --max-size a trace grows as long as tracing lasts: say once
@@ -868,7 +909,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 			take_snapshot_trigger(&s, s.dec.snapshot_ts);
 			s.dec.snapshot_ts = 0;
 		}
-		finish_snapshot(&s, false);
+		continue_snapshot(&s, false);
 		note_trace_size(&s);
 		if (o->duration > 0 && now_s() - started >= o->duration)
 			break;
@@ -896,13 +937,15 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	if (s.recorder) {
 		if (s.dec.snapshot_ts)
 			take_snapshot_trigger(&s, s.dec.snapshot_ts);
-		finish_snapshot(&s, true);
+		continue_snapshot(&s, true);
 		/* the last window, in the -o file */
 		uint64_t to = s.dec.last_ts ? s.dec.last_ts : now_ns(), window = seconds_ns(o->ring_s), events;
 		s.engine = new_engine(o, s.writer);
 		ut_decode_declare_names(prog, s.engine);
 		mark_start(s.engine);
-		events = ut_recorder_write(s.recorder, s.engine, to > window ? to - window : 0, to);
+		struct ut_recorder_cursor cur;
+		ut_recorder_start(s.recorder, s.engine, to > window ? to - window : 0, 0, &cur);
+		events = ut_recorder_continue(s.recorder, s.engine, &cur, to, UINT64_MAX);
 		if (!o->quiet)
 			fprintf(stderr, "uring-trace: the last %.3g s: %llu events of %llu kept\n", o->ring_s,
 				(unsigned long long)events, (unsigned long long)s.dec.records);

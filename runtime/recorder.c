@@ -353,30 +353,8 @@ static void replay(struct ut_recorder *r, const struct kept_set *s, struct ut_en
 	}
 }
 
-/* Writes the records with lo <= ts <= hi (lo < ts when after_lo). */
-static uint64_t write_records(struct ut_recorder *r, struct ut_engine *e, uint64_t lo, bool after_lo,
-			      uint64_t hi)
-{
-	uint64_t written = 0;
-	for (struct chunk *c = r->first; c; c = c->next) {
-		for (size_t at = c->read; at < c->used;) {
-			uint64_t size;
-			memcpy(&size, c->data + at, sizeof(size));
-			const unsigned char *rec = c->data + at + sizeof(size);
-			at += stored_bytes((size_t)size);
-			const struct ut_rec_hdr *h = (const void *)rec;
-			if (h->ts < lo || (after_lo && h->ts == lo))
-				continue;
-			if (h->ts > hi)
-				return written;
-			ut_decode_trace(r->prog, e, rec, (size_t)size);
-			written++;
-		}
-	}
-	return written;
-}
-
-uint64_t ut_recorder_write(struct ut_recorder *r, struct ut_engine *e, uint64_t from, uint64_t to)
+void ut_recorder_start(struct ut_recorder *r, struct ut_engine *e, uint64_t from, uint64_t mark,
+			struct ut_recorder_cursor *cur)
 {
 	if (r->oldest_ts && r->oldest_ts < from)
 		evict(r, from);
@@ -388,10 +366,46 @@ uint64_t ut_recorder_write(struct ut_recorder *r, struct ut_engine *e, uint64_t 
 	replay(r, &r->counters, e, start, NULL);
 	replay(r, &r->slices, e, start, NULL);
 	replay(r, &r->spans, e, start, &r->phases);
-	return write_records(r, e, from, false, to);
+	*cur = (struct ut_recorder_cursor){.chunk = r->first, .at = r->first ? r->first->read : 0, .from = from,
+					   .mark = mark};
 }
 
-uint64_t ut_recorder_write_more(struct ut_recorder *r, struct ut_engine *e, uint64_t after, uint64_t to)
+uint64_t ut_recorder_continue(struct ut_recorder *r, struct ut_engine *e, struct ut_recorder_cursor *cur,
+			      uint64_t to, uint64_t max)
 {
-	return write_records(r, e, after, true, to);
+	uint64_t written = 0;
+	cur->at_mark = cur->caught_up = false;
+	while (cur->chunk && !cur->done && written < max) {
+		struct chunk *c = cur->chunk;
+		if (cur->at >= c->used) {
+			if (!c->next) {
+				cur->caught_up = true;
+				break;
+			}
+			cur->chunk = c->next;
+			cur->at = c->next->read;
+			continue;
+		}
+		uint64_t size;
+		memcpy(&size, c->data + cur->at, sizeof(size));
+		const unsigned char *rec = c->data + cur->at + sizeof(size);
+		const struct ut_rec_hdr *h = (const void *)rec;
+		if (h->ts > to) {
+			cur->done = true;
+			break;
+		}
+		if (cur->mark && h->ts > cur->mark) {
+			cur->mark = 0;
+			cur->at_mark = true;
+			break;
+		}
+		cur->at += stored_bytes((size_t)size);
+		if (h->ts < cur->from)
+			continue;
+		ut_decode_trace(r->prog, e, rec, (size_t)size);
+		written++;
+	}
+	if (!cur->chunk)
+		cur->caught_up = true;
+	return written;
 }

@@ -12,6 +12,7 @@
  * beginning there. */
 #ifndef UT_RECORDER_H
 #define UT_RECORDER_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,10 +39,23 @@ uint64_t ut_recorder_newest(const struct ut_recorder *r);
 /* Bytes of records and state kept. */
 size_t ut_recorder_bytes(const struct ut_recorder *r);
 
-/* Writes the kept records from `from` to `to` into e: first what was open
- * before `from` (begun there), then the records; returns how many. */
-uint64_t ut_recorder_write(struct ut_recorder *r, struct ut_engine *e, uint64_t from, uint64_t to);
-/* Then the records after `after` up to `to` (a marker may go between). */
-uint64_t ut_recorder_write_more(struct ut_recorder *r, struct ut_engine *e, uint64_t after, uint64_t to);
+/* Writing a window into an engine, a part at a time (the ring buffer is
+ * read in between): ut_recorder_start writes what was open before `from`
+ * (begun there); each ut_recorder_continue writes up to max more records
+ * up to `to`.  Records keep coming meanwhile; those from `from` on stay
+ * while ut_recorder_hold(from) holds them. */
+struct ut_recorder_cursor {
+	void *chunk;
+	size_t at;
+	uint64_t from;
+	uint64_t mark;    /* continue stops before the first record after it (0: none) */
+	bool at_mark;     /* it did: write the mark, then continue */
+	bool caught_up;   /* every record kept so far is written */
+	bool done;        /* a record past `to` came: the window is whole */
+};
+void ut_recorder_start(struct ut_recorder *r, struct ut_engine *e, uint64_t from, uint64_t mark,
+		       struct ut_recorder_cursor *cur);
+uint64_t ut_recorder_continue(struct ut_recorder *r, struct ut_engine *e, struct ut_recorder_cursor *cur,
+			      uint64_t to, uint64_t max);
 
 #endif
