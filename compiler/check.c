@@ -730,6 +730,10 @@ static char *call_diskdev(struct compiler *c, struct node *n, struct node **args
 	return xasprintf("((__u32)ut_disk_%u)", i);
 }
 
+/* printf() and fmt(): a format and at most this many values, a record
+ * field each. */
+#define FORMAT_MAX_VALUES 16
+
 static void check_format(struct compiler *c, struct node *fmtn, struct node **args, int nargs)
 {
 	if (fmtn->kind != N_STR) {
@@ -885,7 +889,7 @@ static char *call_statement_only(struct compiler *c, struct node *n, struct node
 static const struct call_def calls[] = {
 	{"hex", 1, 1, call_hex},
 	{"errname", 1, 1, call_errname},
-	{"fmt", 1, 16, call_fmt},
+	{"fmt", 1, FORMAT_MAX_VALUES + 1, call_fmt},
 	{"str", 1, 2, call_str},
 	{"ustr", 1, 2, call_str},
 	{"path", 1, 1, call_path},
@@ -899,7 +903,7 @@ static const struct call_def calls[] = {
 	{"max", 1, 1, call_aggregation},
 	{"hist", 1, 1, call_aggregation},
 	{"lhist", 4, 4, call_aggregation},
-	{"printf", 1, 16, call_statement_only},
+	{"printf", 1, FORMAT_MAX_VALUES + 1, call_statement_only},
 	{"exit", 0, 0, call_statement_only},
 	{"delete", 1, 1, call_statement_only},
 	{"clear", 1, 1, call_statement_only},
@@ -913,6 +917,8 @@ static const struct call_def *find_call(const char *name)
 	return NULL;
 }
 
+/* The first max arguments in out; returns how many there are, which may be
+ * more: callers check that before reading out. */
 static int collect_args(struct node *list, struct node **out, int max)
 {
 	int n = 0;
@@ -966,8 +972,7 @@ static unsigned long count_nodes(const struct node *n)
 /* A call of a script function: expands its body in place. */
 static struct node *expand_macro(struct compiler *c, struct node *n, struct node *fn)
 {
-	struct node *args[16];
-	int nargs = collect_args(n->a, args, 16);
+	int nargs = (int)node_list_len(n->a);
 	int nparams = (int)node_list_len(fn->a);
 	if (nargs != nparams) {
 		ERR(n, "%s() takes %d argument%s, not %d", fn->str, nparams, nparams == 1 ? "" : "s", nargs);
@@ -977,12 +982,15 @@ static struct node *expand_macro(struct compiler *c, struct node *n, struct node
 		ERR(n, "%s() expands too deeply (is it recursive?)", fn->str);
 		return NULL;
 	}
+	struct node **args = xcalloc((size_t)nargs, sizeof(*args));   /* a script function takes any number */
+	collect_args(n->a, args, nargs);
 	struct node *body = fn->b;
 	struct node *saved = body->next;
 	body->next = NULL;
 	node_free(n->resolved);
 	n->resolved = substitute(body, fn->a, args);
 	body->next = saved;
+	free(args);
 	/* Nested calls that use an argument several times grow exponentially
 	 * (fn b(x) = a(a(x)) with a using x 50 times): bound the whole
 	 * script's expansions rather than hang writing gigabytes of C. */
@@ -1633,6 +1641,24 @@ static struct ut_value format_value(struct compiler *c, struct record *r, struct
 	return v;
 }
 
+/* The format and values of a call of printf() or fmt() in args (room for
+ * FORMAT_MAX_VALUES + 1); their number, or -1 when there are none or too
+ * many (reported). */
+static int format_args(struct compiler *c, struct node *call, struct node **args)
+{
+	int na = collect_args(call->a, args, FORMAT_MAX_VALUES + 1);
+	if (na > FORMAT_MAX_VALUES + 1) {
+		ERR(call, "%s() takes a format string and up to %d values, not %d", call->str, FORMAT_MAX_VALUES,
+		    na - 1);
+		return -1;
+	}
+	if (na < 1) {
+		ERR(call, "%s() takes a format string and up to %d values", call->str, FORMAT_MAX_VALUES);
+		return -1;
+	}
+	return na;
+}
+
 /* Evaluates n and describes how user space shows it. */
 static struct ut_value record_value(struct compiler *c, struct record *r, struct node *n)
 {
@@ -1644,12 +1670,10 @@ static struct ut_value record_value(struct compiler *c, struct record *r, struct
 		return (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(e->str)};
 	}
 	if (e->kind == N_CALL && strcmp(e->str, "fmt") == 0 && !find_decl(c->fns, c->nfns, "fmt")) {
-		struct node *args[17];
-		int na = collect_args(e->a, args, 17);
-		if (na < 1 || na > 17) {
-			ERR(e, "fmt() takes a format and up to 16 values");
+		struct node *args[FORMAT_MAX_VALUES + 1];
+		int na = format_args(c, e, args);
+		if (na < 0)
 			return (struct ut_value){0};
-		}
 		struct ut_value v = format_value(c, r, args, na);
 		e->type = t_show();
 		n->type = e->type;
@@ -1852,13 +1876,12 @@ static void printf_stmt(struct compiler *c, struct node *n, bool is_exit)
 {
 	struct record *r = record_begin(c, is_exit ? UT_EV_EXIT : UT_EV_PRINT, n);
 	if (!is_exit) {
-		struct node *args[17];
-		int na = collect_args(n->a, args, 17);
-		if (na < 1 || args[0]->kind != N_STR) {
-			ERR(n, "printf() takes a format string and up to 16 values");
-		} else {
+		struct node *args[FORMAT_MAX_VALUES + 1];
+		int na = format_args(c, n, args);
+		if (na > 0 && args[0]->kind != N_STR)
+			ERR(n, "printf() takes a format string and up to %d values", FORMAT_MAX_VALUES);
+		else if (na > 0)
 			r->ev->name = format_value(c, r, args, na);
-		}
 	}
 	record_end(c, r, NULL);
 }
