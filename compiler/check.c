@@ -744,24 +744,31 @@ static void check_format(struct compiler *c, struct node *fmtn, struct node **ar
 	for (const char *p = fmtn->str; *p; p++) {
 		if (*p != '%')
 			continue;
-		p++;
-		if (*p == '%')
-			continue;
-		while (*p && strchr("-0123456789.l", *p))
+		if (p[1] == '%') {
 			p++;
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))) {
+			continue;
+		}
+		struct ut_directive d = ut_format_directive(p);
+		char conv = d.conv;
+		if (!((conv >= 'a' && conv <= 'z') || (conv >= 'A' && conv <= 'Z'))) {
 			ERR(fmtn, "a '%%' in the format starts no directive (write %%%% for a percent sign)");
 			return;
 		}
-		if (!strchr("dixXuspc", *p)) {
-			ERR(fmtn, "unsupported format directive '%%%c' (use %%d %%u %%x %%s %%p %%c)", *p);
+		if (!strchr(UT_FORMAT_CONVERSIONS, conv)) {
+			ERR(fmtn, "unsupported format directive '%%%c' (use %%d %%u %%x %%s %%p %%c)", conv);
 			return;
 		}
-		if (need < nargs && *p == 's' && args[need]->type.kind != T_STR && args[need]->type.kind != T_SHOW &&
+		if (d.widest > UT_FORMAT_MAX_WIDTH) {
+			ERR(fmtn, "the width or precision of '%.*s' is too large: at most %d", (int)d.len, p,
+			    UT_FORMAT_MAX_WIDTH);
+			return;
+		}
+		p += d.len - 1;
+		if (need < nargs && conv == 's' && args[need]->type.kind != T_STR && args[need]->type.kind != T_SHOW &&
 		    args[need]->type.show == UT_SHOW_PLAIN)
 			ERR(args[need], "%%s needs a string, but this is %s", a_type(&args[need]->type));
-		if (need < nargs && *p != 's' && (args[need]->type.kind == T_STR || args[need]->type.kind == T_SHOW))
-			ERR(args[need], "%%%c needs a number, but this is %s", *p, a_type(&args[need]->type));
+		if (need < nargs && conv != 's' && (args[need]->type.kind == T_STR || args[need]->type.kind == T_SHOW))
+			ERR(args[need], "%%%c needs a number, but this is %s", conv, a_type(&args[need]->type));
 		need++;
 	}
 	if (need != nargs)
