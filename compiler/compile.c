@@ -271,7 +271,11 @@ static void compile_alternative(struct compiler *c, struct ut_probe *p, unsigned
 	p->nalts++;
 	c->alt = &a;
 	struct strbuf fn = {0};
-	sb_printf(&fn, "/* %s:%d:%d %s */\n", s->loc.file, s->loc.line, s->loc.col, s->text);
+	sb_puts(&fn, "/* ");
+	sb_c_comment(&fn, s->loc.file);
+	sb_printf(&fn, ":%d:%d ", s->loc.line, s->loc.col);
+	sb_c_comment(&fn, s->text);
+	sb_puts(&fn, " */\n");
 	def->header(c, &a, &fn);
 	if (def->kind != UT_PROBE_BEGIN && def->kind != UT_PROBE_END && def->kind != UT_PROBE_INTERVAL && !block->num)
 		sb_puts(&fn, "\tif (!ut_pass_filter())\n\t\treturn 0;\n");

@@ -36,6 +36,9 @@ void sb_puts(struct strbuf *b, const char *s);
 void sb_free(struct strbuf *b);
 /* s as a C string literal body, escaped: no script text reaches C unescaped. */
 void sb_c_string(struct strbuf *b, const char *s);
+/* s inside a C block comment, escaped the same way: it cannot end the
+ * comment (a script path holding star-slash and a newline) nor the line. */
+void sb_c_comment(struct strbuf *b, const char *s);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void *xcalloc(size_t n, size_t size);

@@ -153,6 +153,13 @@ static int resolve_tracepoint(struct compiler *c, struct alt_ctx *a, const char 
 	}
 	snprintf(cat, sizeof(cat), "%.*s", (int)(colon - target), target);
 	snprintf(name, sizeof(name), "%s", colon + 1);
+	/* they name files in tracefs, and the section and a struct of the C */
+	const char *word = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_";
+	if (cat[strspn(cat, word)] || name[strspn(name, word)]) {
+		diag_error(c->d, loc, "'%s' is no tracepoint: categories and names are letters, digits and '_'",
+			   a->spec);
+		return -1;
+	}
 	const struct ut_tracepoint *tp = ut_kernel_tracepoint(c->k, cat, name);
 	struct ut_tracepoint declared = {0};
 	char sname[160];
