@@ -40,6 +40,45 @@ static const char *a_type(const struct type *t)
 	}
 }
 
+/* clang refuses C that nests more than 256 brackets ((, [ and {
+ * together): "bracket nesting level exceeded".  The checker measures the C
+ * it writes, a line's indentation (a level per block) and its brackets,
+ * and keeps a margin for what macros add (BPF_CORE_READ puts its argument
+ * about 6 deeper). */
+#define C_MAX_NESTING 240
+
+/* How deep the brackets of a line of C nest (not those in literals). */
+static int c_nesting(const char *line)
+{
+	int depth = 0, deepest = 0;
+	for (const char *p = line; *p; p++) {
+		if (*p == '"' || *p == '\'') {
+			char quote = *p;
+			while (p[1] && p[1] != quote)
+				p += p[1] == '\\' && p[2] ? 2 : 1;
+			if (p[1])
+				p++;
+		} else if (*p == '(' || *p == '[' || *p == '{') {
+			deepest = ++depth > deepest ? depth : deepest;
+		} else if (*p == ')' || *p == ']' || *p == '}') {
+			depth--;
+		}
+	}
+	return deepest;
+}
+
+/* A line of C at indent: reported when clang would refuse its nesting. */
+static void check_nesting(struct compiler *c, int indent, const char *line)
+{
+	if (c->too_deep || c->d->errors > c->errors_before_body || indent + c_nesting(line) <= C_MAX_NESTING)
+		return;
+	c->too_deep = true;
+	diag_error(c->d, c->at->loc, "this nests too deeply for clang: its C would nest more than %d brackets "
+		   "(blocks, ifs and else-ifs, loops, operators and the bodies of functions called count); nest "
+		   "less, e.g. keep part of an expression in a local ($x = ...) or join conditions with &&",
+		   C_MAX_NESTING);
+}
+
 static void emit(struct compiler *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void emit(struct compiler *c, const char *fmt, ...)
 {
@@ -51,6 +90,7 @@ static void emit(struct compiler *c, const char *fmt, ...)
 	va_end(ap);
 	if (!s)
 		return;
+	check_nesting(c, c->indent, s);
 	sb_printf(c->out, "%.*s%s\n", c->indent, "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t", s);
 	free(s);
 }
@@ -371,7 +411,10 @@ static char *computed_arg_value(struct compiler *c, struct node *n, struct node 
 		char *d = c_decl(c, &n->type, cvar), *cast = c_decl(c, &n->type, "");
 		if (cast[strlen(cast) - 1] == ' ')
 			cast[strlen(cast) - 1] = 0;   /* the space before the name */
-		sb_printf(out, "\t%s = (%s)(%s);\n", d, cast, r);
+		char *line = xasprintf("%s = (%s)(%s);", d, cast, r);
+		check_nesting(c, 1, line);
+		sb_printf(out, "\t%s\n", line);
+		free(line);
 		free(d);
 		free(cast);
 		free(r);
@@ -2127,7 +2170,19 @@ static void for_stmt(struct compiler *c, struct node *n)
 	emit(c, "}");
 }
 
+static void stmt_inner(struct compiler *c, struct node *n);
+
 static void stmt(struct compiler *c, struct node *n)
+{
+	if (c->too_deep)   /* reported: the statements inside would say it again */
+		return;
+	const struct node *outer = c->at;
+	c->at = n;
+	stmt_inner(c, n);
+	c->at = outer;
+}
+
+static void stmt_inner(struct compiler *c, struct node *n)
 {
 	switch (n->kind) {
 	case N_BLOCK:
@@ -2254,6 +2309,9 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 	c->loop_iterations = 1;
 	c->stage_refills = false;
 	c->stage_reloads = false;
+	c->too_deep = false;
+	c->errors_before_body = c->d->errors;
+	c->at = pred ? pred : block;
 	if (pred) {
 		emit(c, "{");
 		c->indent++;

@@ -188,6 +188,12 @@ struct compiler {
 	unsigned nadded;                /* ut_added_* variables of the body */
 	struct strbuf *out;         /* the function body being written */
 	int indent;
+	/* C nested deeper than clang takes is reported once per body without
+	 * other errors (their C is not built), at the statement (or predicate)
+	 * being written (check.c, emit) */
+	const struct node *at;
+	bool too_deep;
+	int errors_before_body;
 	/* the whole generated C */
 	struct strbuf c_types, c_maps, c_funcs;
 	char **loaded_files;        /* imports already loaded */
