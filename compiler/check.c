@@ -97,6 +97,15 @@ static void emit(struct compiler *c, const char *fmt, ...)
 
 static char *new_tmp(struct compiler *c) { return xasprintf("t%d", c->tmp++); }
 
+/* v as a C literal.  INT64_MIN has none: 9223372036854775808 does not fit
+ * before its minus applies (clang warns, and reads it unsigned). */
+static char *c_int64(int64_t v)
+{
+	if (v == INT64_MIN)
+		return xstrdup("(-9223372036854775807LL - 1)");
+	return xasprintf("%lldLL", (long long)v);
+}
+
 /* ---- symbols ---- */
 
 static struct node *find_decl(struct node **v, unsigned n, const char *name)
@@ -566,7 +575,7 @@ static char *ident_expr(struct compiler *c, struct node *n)
 	int64_t v;
 	if (ut_kernel_enum_value(c->k, n->str, &v) == 0) {
 		n->type = t_int(8, v < 0);
-		return xasprintf("%lldLL", (long long)v);
+		return c_int64(v);
 	}
 	ERR(n, "unknown name '%s' (not a builtin, constant or kernel enum value)", n->str);
 	return xstrdup("0");
@@ -630,6 +639,8 @@ static char *ternary_expr(struct compiler *c, const char *ct, const char *a, con
 	return t;
 }
 
+static bool const_int(struct compiler *c, const struct node *n, int64_t *v, int depth);
+
 static char *binop_expr(struct compiler *c, struct node *n)
 {
 	bool logic = n->op == OP_AND || n->op == OP_OR;
@@ -682,8 +693,14 @@ static char *binop_expr(struct compiler *c, struct node *n)
 	bool logical = n->op == '<' || n->op == '>' || n->op == OP_EQ || n->op == OP_NE || n->op == OP_LE ||
 		       n->op == OP_GE || n->op == OP_AND || n->op == OP_OR;
 	n->type = logical ? t_int(1, false) : t_int(8, sgn);
-	if ((n->op == '/' || n->op == '%') && n->b->kind == N_INT && n->b->num == 0)
+	/* what C leaves undefined, with a constant: clang folds it to anything
+	 * (5 / (1 - 1) stored stack garbage, 1 << 200 a warning and 0) */
+	bool divides = n->op == '/' || n->op == '%', shifts = n->op == OP_SHL || n->op == OP_SHR;
+	int64_t k;
+	if (divides && const_int(c, n->b, &k, 0) && k == 0)
 		ERR(n, "division by zero");
+	if (shifts && const_int(c, n->b, &k, 0) && (uint64_t)k > 63)
+		ERR(n, "shift count %lld is out of range: shifts take 0 to 63", (long long)k);
 	if (sgn && (n->op == '/' || n->op == '%')) {
 		/* BPF has no signed division (clang-14 rejects sdiv): divide the
 		 * magnitudes, then give the result C's sign (the quotient's from
@@ -1208,7 +1225,7 @@ static char *expr_inner(struct compiler *c, struct node *n)
 			return xasprintf("%lluULL", (unsigned long long)n->num);
 		}
 		n->type = t_int(8, n->num < 0);
-		return xasprintf("%lldLL", (long long)n->num);
+		return c_int64(n->num);
 	case N_STR: {
 		size_t len = strlen(n->str);
 		if (len > 254)   /* a string value is a char array of at most 255 */
@@ -1476,8 +1493,6 @@ static int agg_of(const struct node *v)
 	return -1;
 }
 
-static bool const_int(struct compiler *c, const struct node *n, int64_t *v, int depth);
-
 static void map_assign(struct compiler *c, struct node *n)
 {
 	struct map_info *m = map_get(c, n->a);
@@ -1538,11 +1553,15 @@ static void map_assign(struct compiler *c, struct node *n)
 			emit(c, "%s.bucket = ut_log2_bucket((__s64)(%s));", k, v);
 			emit(c, "ut_agg_add(&m_%d, &%s, 1);", idx, k);
 			break;
-		case UT_AGG_LHIST:
-			emit(c, "%s.bucket = ut_lin_bucket((__s64)(%s), %lldLL, %lldLL, %lldLL);", k, v,
-			     (long long)m->lhist_min, (long long)m->lhist_max, (long long)m->lhist_step);
+		case UT_AGG_LHIST: {
+			char *lo = c_int64(m->lhist_min), *hi = c_int64(m->lhist_max), *step = c_int64(m->lhist_step);
+			emit(c, "%s.bucket = ut_lin_bucket((__s64)(%s), %s, %s, %s);", k, v, lo, hi, step);
 			emit(c, "ut_agg_add(&m_%d, &%s, 1);", idx, k);
+			free(lo);
+			free(hi);
+			free(step);
 			break;
+		}
 		default:
 			break;
 		}
@@ -2143,8 +2162,10 @@ static void for_stmt(struct compiler *c, struct node *n)
 	uint64_t share = all <= UT_LOOP_STAGE_BYTES ? all : iteration > UT_LOOP_STAGE_BYTES ? iteration : UT_LOOP_STAGE_BYTES;
 	c->batch_bytes = before + (uint32_t)share;
 	c->stage_refills = refills || share < all;
-	emit(c, "for (l_%s = %lldLL; l_%s < %lldLL; l_%s++) {", var + 1, (long long)first, var + 1,
-	     (long long)end, var + 1);
+	char *from = c_int64(first), *to = c_int64(end);
+	emit(c, "for (l_%s = %s; l_%s < %s; l_%s++) {", var + 1, from, var + 1, to, var + 1);
+	free(from);
+	free(to);
 	if (iteration) {
 		/* The verifier follows ut_off's exact value on every path, and
 		 * paths that staged different records never merge: their number

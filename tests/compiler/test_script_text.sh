@@ -40,3 +40,9 @@ clean import "$TMP/imports.ut"
 echo 'const name = "x"; BEGIN { printf("%s\n", name); instant name; exit(); }' >"$TMP/define.ut"
 clean define -D "name=a\"b\\c*/${nl}int injected_define = 1; /*\"" "$TMP/define.ut"
 clean flag "--name=*/${nl}int injected_flag = 1; /*" "$TMP/define.ut"
+
+# the lowest 64-bit value has no C literal (clang warned, and read it
+# unsigned): -D, a for loop's bound and lhist()'s are written another way
+echo 'const low = 0; BEGIN { @low = low; @h = lhist(pid, low, low + 100, 10);
+	for ($i : low..low + 3) { @i[$i] = 1; } exit(); }' >"$TMP/lowest.ut"
+clean lowest -D low=-9223372036854775808 "$TMP/lowest.ut"
