@@ -237,7 +237,8 @@ static char *field_of_ptr(struct compiler *c, struct node *n, const struct type 
 {
 	struct ut_ktype kt;
 	if (base->user) {
-		ERR(n, "cannot read field '%s' of a user-space pointer", n->str);
+		ERR(n, "cannot read field '%s' of a user-space pointer: scripts read user memory as strings "
+		    "(str(p, len)), not as structs", n->str);
 		return xstrdup("0");
 	}
 	if (base->btf <= 0 || ut_kernel_type(c->k, base->btf, &kt) < 0 ||

@@ -21,6 +21,13 @@ else fail cli/fallback_alternative "$(cat "$TMP/alt.json" "$TMP/alt.err")"; fi
 grep -q "attached tracepoint:syscalls/sys_enter_getppid" "$TMP/alt.err" && pass cli/verbose_names_attached \
 	|| fail cli/verbose_names_attached "$(cat "$TMP/alt.err")"
 
+# str() of a syscall's pointer argument reads user memory, where the
+# pointer points (it read kernel memory there, and gave "" for every file).
+"$UT" -q --summary-only --json "$TMP/opened.json" -c "cat /etc/hostname" \
+	-e 'tracepoint:syscalls:sys_enter_openat { @opened[str(args.filename)] = count(); }' >/dev/null 2>"$TMP/opened.err"
+grep -q '"key":\["/etc/hostname"\]' "$TMP/opened.json" && pass cli/str_of_syscall_pointer \
+	|| fail cli/str_of_syscall_pointer "$(head -c 300 "$TMP/opened.json") $(cat "$TMP/opened.err")"
+
 # exit() in a quiet trace acts at once: the reader reads a ring that had
 # too little data to wake it when its poll times out (it used to wait for
 # -d: 10 s, 200 ticks).
