@@ -742,9 +742,15 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	uint64_t missed = ut_loaded_missed(s.loaded);
 	if (s.engine)
 		ut_engine_finish(s.engine, s.dec.last_ts ? s.dec.last_ts : now_ns());
+	bool trace_cut = false;
 	if (s.writer) {
+		uint64_t kept_bytes;
+		fxt_writer_flush(s.writer);
+		uint64_t kept = fxt_writer_events_written(s.writer, &kept_bytes);
 		if (fxt_writer_close(s.writer, err, sizeof(err)) != 0) {
-			fprintf(stderr, "uring-trace: writing %s failed: %s\n", o->output, err);
+			fprintf(stderr, "uring-trace: writing the trace failed: %s; the trace is cut after its first %llu "
+				"events (%.1f MB)\n", err, (unsigned long long)kept, (double)kept_bytes / 1e6);
+			trace_cut = true;
 			rc = 1;
 		}
 		s.writer = NULL;
@@ -767,7 +773,9 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	if (!o->quiet) {
 		fprintf(stderr, "uring-trace: %llu events, %llu lost", (unsigned long long)s.dec.records,
 			(unsigned long long)lost);
-		if (!o->summary_only)
+		if (trace_cut)
+			fprintf(stderr, "; the trace in %s is cut", o->output);
+		else if (!o->summary_only)
 			fprintf(stderr, "; trace written to %s (open it at https://ui.perfetto.dev)", o->output);
 		fputc('\n', stderr);
 		if (lost)

@@ -216,6 +216,32 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "cannot write the trace" "$TMP/out.err" && pass cli/unwritable_output \
 	|| fail cli/unwritable_output "rc=$rc $(cat "$TMP/out.err")"
 
+# A write error (a full device) cuts the trace: said with how many events
+# the file holds, exit status 1, not "trace written".
+"$UT" -o /dev/full -e 'BEGIN { instant "x"; exit(); }' >/dev/null 2>"$TMP/full.err"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "the trace is cut after its first 0 events" "$TMP/full.err" &&
+   ! grep -q "trace written" "$TMP/full.err"; then pass cli/write_error_dev_full
+else fail cli/write_error_dev_full "rc=$rc $(cat "$TMP/full.err")"; fi
+# a full disk: the file ends after its last whole record, and holds the
+# events said
+mkdir -p "$TMP/small"
+if mount -t tmpfs -o size=1M tmpfs "$TMP/small" 2>"$TMP/mount.err"; then
+	printf 'import os\nfor i in range(100000): os.getppid()\n' >"$TMP/many.py"
+	"$UT" -q -o "$TMP/small/t.fxt" -c "/usr/bin/python3 $TMP/many.py" \
+		-e 'tracepoint:syscalls:sys_enter_getppid { instant "x" with a = pid, b = tid; }' >/dev/null 2>"$TMP/disk.err"
+	rc=$?
+	said=$(sed -n 's/.*the trace is cut after its first \([0-9]*\) events.*/\1/p' "$TMP/disk.err")
+	"$UT" stats --json "$TMP/small/t.fxt" >"$TMP/disk.stats" 2>&1
+	src=$?
+	umount "$TMP/small"
+	if [ $rc -eq 1 ] && [ -n "$said" ] && [ $src -eq 0 ] && grep -q "\"events\": $said," "$TMP/disk.stats"; then
+		pass cli/write_error_full_disk
+	else fail cli/write_error_full_disk "rc=$rc stats rc=$src said=$said $(cat "$TMP/disk.err") $(head -c 200 "$TMP/disk.stats")"; fi
+else
+	skip cli/write_error_full_disk "cannot mount a tmpfs: $(cat "$TMP/mount.err")"
+fi
+
 # Signals at random moments (during start-up, attach, under load) always
 # leave a trace that reads without error.
 cat >"$TMP/sig.ut" <<'UT'
