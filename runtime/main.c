@@ -361,8 +361,10 @@ _Noreturn static void command_failed(int report_fd, int status, const char *fmt,
 /* -c: the child waits on a pipe until the probes are attached, so nothing
  * it does is missed; under sudo it runs as the invoking user.  Until it
  * execs the command it is a copy of uring-trace, and named so.
- * *report_fd reads why the command could not run, or nothing. */
-static pid_t start_command(const char *cmd, int *release_fd, int *report_fd)
+ * *report_fd reads why the command could not run, or nothing.
+ * stdout_to_stderr: the command's standard output goes to our standard
+ * error (--json - keeps standard output for the JSON). */
+static pid_t start_command(const char *cmd, bool stdout_to_stderr, int *release_fd, int *report_fd)
 {
 	int release[2], report[2];
 	if (pipe2(release, O_CLOEXEC) < 0)
@@ -379,6 +381,9 @@ static pid_t start_command(const char *cmd, int *release_fd, int *report_fd)
 		close(report[0]);
 		if (read(release[0], &b, 1) != 1)
 			_exit(127);   /* uring-trace ended before attaching */
+		if (stdout_to_stderr && dup2(2, 1) < 0)
+			command_failed(report[1], 126, "cannot run '%s' with its output on standard error: %s", cmd,
+				       strerror(errno));
 		const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
 		if (getuid() == 0 && su && sg && (setgid((gid_t)atoi(sg)) != 0 || setuid((uid_t)atoi(su)) != 0))
 			command_failed(report[1], 126, "cannot run '%s' as user %s: %s", cmd, su, strerror(errno));
@@ -615,6 +620,13 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	struct session s = {.o = o, .prog = prog};
 	char err[4096];
 	int rc = 0;
+	/* --json -: standard output carries the JSON alone; the text that
+	 * goes there otherwise (printf, the maps, the -c command's output)
+	 * goes to standard error.  printf lines come out as they are made,
+	 * into a pipe too. */
+	bool json_stdout = o->json && strcmp(o->json, "-") == 0;
+	FILE *text_out = json_stdout ? stderr : stdout;
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!o->summary_only) {
 		s.writer = fxt_writer_open(o->output, err, sizeof(err));
 		if (!s.writer) {
@@ -626,7 +638,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	int release_fd = -1, report_fd = -1, child_status = 0;
 	pid_t child = 0;
 	if (o->command) {
-		child = start_command(o->command, &release_fd, &report_fd);
+		child = start_command(o->command, json_stdout, &release_fd, &report_fd);
 		if (child < 0) {
 			fprintf(stderr, "uring-trace: cannot start '%s': %s\n", o->command, strerror(errno));
 			rc = 1;
@@ -665,7 +677,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	ut_stacks_open(s.obj, prog, child ? child : (pid_t)o->pid);
 	s.lost_seen = calloc(prog->nprobes + 1, sizeof(*s.lost_seen));
 	ut_user_maps_init(&s.user_maps, prog);
-	s.dec = (struct ut_decoder){.prog = prog, .engine = s.engine, .print_out = stdout,
+	s.dec = (struct ut_decoder){.prog = prog, .engine = s.engine, .print_out = text_out,
 				    .clear_map = on_clear, .clear_ctx = &s,
 				    .user_side = ut_user_side_new(prog, &s.user_maps, lo.sample_permyriad)};
 	ut_decoder_declare_names(&s.dec);
@@ -755,9 +767,9 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 		}
 		s.writer = NULL;
 	}
-	ut_print_maps(prog, s.obj, &s.user_maps, stdout);
+	ut_print_maps(prog, s.obj, &s.user_maps, text_out);
 	if (o->json) {
-		FILE *j = strcmp(o->json, "-") == 0 ? stdout : fopen(o->json, "w");
+		FILE *j = json_stdout ? stdout : fopen(o->json, "w");
 		if (!j) {
 			fprintf(stderr, "uring-trace: cannot write %s: %s\n", o->json, strerror(errno));
 			rc = 1;

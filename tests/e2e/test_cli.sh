@@ -216,6 +216,19 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "cannot write the trace" "$TMP/out.err" && pass cli/unwritable_output \
 	|| fail cli/unwritable_output "rc=$rc $(cat "$TMP/out.err")"
 
+# --json -: standard output is the JSON alone (printf output, the maps'
+# text and the command's output go to standard error)
+"$UT" -q --json - -c "echo from-the-command" -e 'BEGIN { printf("from printf\n"); @x = 1; }
+	tracepoint:syscalls:sys_enter_getppid { @calls = count(); }' >"$TMP/json.out" 2>"$TMP/json.err"
+if python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$TMP/json.out" 2>/dev/null &&
+   grep -q "from printf" "$TMP/json.err" && grep -q "from-the-command" "$TMP/json.err"; then pass cli/json_stdout_clean
+else fail cli/json_stdout_clean "stdout: $(cat "$TMP/json.out") stderr: $(cat "$TMP/json.err")"; fi
+# printf lines reach a pipe as they are printed (they waited for 4 KB or
+# the end of the trace): the first tick arrives while it runs
+("$UT" -q --summary-only -d 60 -e 'interval:ms:100 { printf("tick\n"); }' & echo $! >"$TMP/tick.pid"; wait) |
+	{ read -r -t 30 line; echo "$line" >"$TMP/tick.line"; kill -INT "$(cat "$TMP/tick.pid")"; cat >/dev/null; }
+[ "$(cat "$TMP/tick.line")" = tick ] && pass cli/printf_line_flushed || fail cli/printf_line_flushed "no line in 30 s"
+
 # A write error (a full device) cuts the trace: said with how many events
 # the file holds, exit status 1, not "trace written".
 "$UT" -o /dev/full -e 'BEGIN { instant "x"; exit(); }' >/dev/null 2>"$TMP/full.err"
