@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 
 #include "compiler/compiler.h"
@@ -23,25 +24,42 @@ const char *intern(struct compiler *c, const char *s)
 	return p->strings[p->nstrings++];
 }
 
-static char *read_file(const char *path)
+/* A script's text; NULL, with why it cannot be one in *why. */
+static char *read_file(const char *path, const char **why)
 {
 	FILE *f = fopen(path, "rb");
-	if (!f)
+	struct stat st;
+	if (!f || fstat(fileno(f), &st) != 0) {
+		*why = strerror(errno);
+		if (f)
+			fclose(f);
 		return NULL;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		*why = "it is a directory, not a script file";
+		fclose(f);
+		return NULL;
+	}
 	struct strbuf b = {0};
 	char buf[8192];
 	size_t n;
 	while ((n = fread(buf, 1, sizeof(buf) - 1, f)) > 0) {   /* room for the NUL */
 		buf[n] = 0;
-		if (memchr(buf, 0, n)) {   /* binary: not a script */
-			sb_free(&b);
-			fclose(f);
-			errno = EINVAL;
-			return NULL;
+		if (memchr(buf, 0, n)) {
+			*why = "it holds binary data (a NUL byte), not script text; a compiled script is a .uto "
+			       "file made by --compile";
+			break;
 		}
 		sb_puts(&b, buf);
 	}
+	if (n == 0 && ferror(f))
+		*why = strerror(errno);
+	bool failed = n > 0 || ferror(f);
 	fclose(f);
+	if (failed) {
+		sb_free(&b);
+		return NULL;
+	}
 	return b.s ? b.s : xstrdup("");
 }
 
@@ -89,9 +107,12 @@ static struct node *load_import(struct compiler *c, struct node *imp)
 			continue;   /* scripts/io_uring.ut imports the module io_uring, not itself */
 		if (already_loaded(c, real))
 			return NULL;
-		char *text = read_file(real);
-		if (!text)
-			continue;
+		const char *why;
+		char *text = read_file(real, &why);
+		if (!text) {
+			diag_error(c->d, imp->loc, "cannot read module '%s' at %s: %s", name, path, why);
+			return NULL;
+		}
 		return load_text(c, intern(c, path), text);
 	}
 	diag_error(c->d, imp->loc, "cannot find module '%s' (looked for %s in -I directories, %s%s%s)", name, rel, dir,
@@ -547,9 +568,10 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 	c->prog = xcalloc(1, sizeof(*c->prog));
 	struct node *items;
 	if (o->file) {
-		char *text = read_file(o->file);
+		const char *why;
+		char *text = read_file(o->file, &why);
 		if (!text) {
-			diag_error(d, (struct ut_loc){0}, "cannot read %s: %s", o->file, strerror(errno));
+			diag_error(d, (struct ut_loc){0}, "cannot read %s: %s", o->file, why);
 			ut_program_free(c->prog);
 			return NULL;
 		}
