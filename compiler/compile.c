@@ -97,14 +97,17 @@ static struct node *load_import(struct compiler *c, struct node *imp)
 	dirs[nd++] = dir;
 	if (c->opts->stdlib_dir)
 		dirs[nd++] = c->opts->stdlib_dir;
+	const char *itself = NULL;
 	for (unsigned i = 0; i < nd; i++) {
 		char path[2 * PATH_MAX + 2], real[PATH_MAX];
 		snprintf(path, sizeof(path), "%s/%s", dirs[i], rel);
 		if (!realpath(path, real))
 			continue;
 		char importer[PATH_MAX];
-		if (realpath(imp->loc.file, importer) && strcmp(importer, real) == 0)
-			continue;   /* scripts/io_uring.ut imports the module io_uring, not itself */
+		if (realpath(imp->loc.file, importer) && strcmp(importer, real) == 0) {
+			itself = imp->loc.file;   /* scripts/io_uring.ut imports the module io_uring, not itself */
+			continue;
+		}
 		if (already_loaded(c, real))
 			return NULL;
 		const char *why;
@@ -115,8 +118,14 @@ static struct node *load_import(struct compiler *c, struct node *imp)
 		}
 		return load_text(c, intern(c, path), text);
 	}
-	diag_error(c->d, imp->loc, "cannot find module '%s' (looked for %s in -I directories, %s%s%s)", name, rel, dir,
-		   c->opts->stdlib_dir ? " and " : "", c->opts->stdlib_dir ? c->opts->stdlib_dir : "");
+	if (itself)
+		diag_error(c->d, imp->loc, "module '%s' is this script itself (%s), which cannot import itself, and no "
+			   "other module '%s' is found (in -I directories, %s%s%s); rename the script or the module",
+			   name, itself, name, dir, c->opts->stdlib_dir ? " and " : "",
+			   c->opts->stdlib_dir ? c->opts->stdlib_dir : "");
+	else
+		diag_error(c->d, imp->loc, "cannot find module '%s' (looked for %s in -I directories, %s%s%s)", name, rel,
+			   dir, c->opts->stdlib_dir ? " and " : "", c->opts->stdlib_dir ? c->opts->stdlib_dir : "");
 	return NULL;
 }
 
