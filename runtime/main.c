@@ -279,6 +279,72 @@ static bool lists_functions(enum ut_probe_kind k)
 	return k == UT_PROBE_KPROBE || k == UT_PROBE_KRETPROBE || k == UT_PROBE_FENTRY || k == UT_PROBE_FEXIT;
 }
 
+static bool listable(enum ut_probe_kind k)
+{
+	return k == UT_PROBE_TRACEPOINT || k == UT_PROBE_TP_BTF || k == UT_PROBE_RAW_TP || lists_functions(k);
+}
+
+/* -l PATTERN matched nothing: say so, and why when its first word is
+ * neither a kind -l lists nor a tracepoint category here. */
+static void no_probe_matches(struct ut_kernel *k, const char *pattern)
+{
+	fprintf(stderr, "uring-trace: no probe matches '%s' on kernel %s\n", pattern, ut_kernel_release(k));
+	size_t len = strcspn(pattern, ":");
+	char word[64];
+	snprintf(word, sizeof(word), "%.*s", (int)(len < sizeof(word) ? len : 0), pattern);
+	const struct probe_kind_def *def = probe_kind_find(word);
+	if ((def && def->kind == UT_PROBE_TRACEPOINT && !strchr(pattern + len + 1, ':')) || !pattern[len]) {
+		bool no_category = def && !pattern[len + 1];
+		fprintf(stderr, "uring-trace: tracepoints are CATEGORY:NAME; all of %s: -l '%s%s*'\n",
+			no_category ? "them" : "a category", pattern, no_category ? "" : ":");
+		return;
+	}
+	if (len >= sizeof(word) || strcspn(pattern, "*?[") < len)
+		return;
+	if (def && !listable(def->kind)) {
+		fprintf(stderr, "uring-trace: -l lists tracepoint, tp_btf, raw_tp, kprobe, kretprobe, fentry and fexit "
+			"probes, not %s\n", def->name);
+		return;
+	}
+	/* the category of tracepoint:CATEGORY:... or of CATEGORY:... */
+	const char *category = def ? pattern + len + 1 : pattern;
+	len = strcspn(category, ":");
+	if (!category[len] || len >= sizeof(word) || strcspn(category, "*?[") < len ||
+	    (def && def->kind != UT_PROBE_TRACEPOINT))
+		return;
+	snprintf(word, sizeof(word), "%.*s", (int)len, category);
+	char **names = NULL, glob[80];
+	snprintf(glob, sizeof(glob), "%s:*", word);
+	int n = ut_kernel_tracepoints_matching(k, glob, &names);
+	if (n != 0) {
+		if (n > 0)
+			ut_strv_free(names, n);
+		return;
+	}
+	/* candidates: the kinds -l lists (when no kind was written) and the
+	 * categories */
+	n = ut_kernel_tracepoints_matching(k, "*", &names);
+	char **cands = calloc((size_t)(n > 0 ? n : 0) + UT_PROBE_KIND_COUNT, sizeof(char *));
+	unsigned ncands = 0;
+	for (int kind = 0; cands && !def && kind < UT_PROBE_KIND_COUNT; kind++)
+		if (listable((enum ut_probe_kind)kind))
+			cands[ncands++] = strdup(probe_kind_name((enum ut_probe_kind)kind));
+	for (int i = 0; cands && i < n; i++) {
+		names[i][strcspn(names[i], ":")] = 0;
+		if (!ncands || strcmp(cands[ncands - 1], names[i]) != 0)   /* sorted: categories in runs */
+			cands[ncands++] = strdup(names[i]);
+	}
+	const char *near = cands ? ut_suggest(word, cands, ncands) : NULL;
+	fprintf(stderr, "uring-trace: '%s' is %s tracepoint category on this kernel%s%s%s (list them with: "
+		"uring-trace -l 'tracepoint:*')\n", word, def ? "no" : "neither a probe kind -l lists nor a",
+		near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+	for (unsigned i = 0; i < ncands; i++)
+		free(cands[i]);
+	free(cands);
+	if (n > 0)
+		ut_strv_free(names, n);
+}
+
 /* -l -v: the arguments a probe's body can read, as "    type name". */
 static void list_arguments(struct ut_kernel *k, const struct probe_kind_def *def, const char *name)
 {
@@ -319,8 +385,7 @@ static int list_probes(const char *pattern, bool with_arguments)
 		char kind[32];
 		snprintf(kind, sizeof(kind), "%.*s", (int)(colon - p), p);
 		const struct probe_kind_def *named = probe_kind_find(kind);
-		if (named && (named->kind == UT_PROBE_TRACEPOINT || named->kind == UT_PROBE_TP_BTF ||
-			      named->kind == UT_PROBE_RAW_TP || lists_functions(named->kind))) {
+		if (named && listable(named->kind)) {
 			def = named;
 			glob = colon + 1;
 		}
@@ -339,6 +404,8 @@ static int list_probes(const char *pattern, bool with_arguments)
 			list_arguments(k, def, names[i]);
 	}
 	ut_strv_free(names, n);
+	if (n == 0)
+		no_probe_matches(k, p);
 	ut_kernel_close(k);
 	return n > 0 ? 0 : 1;
 }

@@ -283,6 +283,18 @@ for i in $(seq 1 8); do
 	else fail "cli/signal_${i}_trace_valid" "$(tail -3 "$TMP/sig$i.stats")"; fi
 done
 
+# -l with no match says so (it exited 1 without a word), and why when the
+# first word is no kind -l lists and no tracepoint category.
+"$UT" -l 'nosuch:*' >"$TMP/l1.out" 2>"$TMP/l1.err"
+rc=$?
+[ $rc -eq 1 ] && [ ! -s "$TMP/l1.out" ] && grep -q "no probe matches 'nosuch:\*'" "$TMP/l1.err" &&
+	grep -q "'nosuch' is neither a probe kind -l lists nor a tracepoint category" "$TMP/l1.err" &&
+	pass cli/list_no_match || fail cli/list_no_match "rc=$rc $(cat "$TMP/l1.err")"
+"$UT" -l 'tracepoint:syscals:sys_enter_open*' 2>&1 | grep -q "did you mean 'syscalls'" && pass cli/list_category_typo \
+	|| fail cli/list_category_typo "$("$UT" -l 'tracepoint:syscals:sys_enter_open*' 2>&1)"
+"$UT" -l 'uprobe:*' 2>&1 | grep -q "not uprobe" && pass cli/list_unlisted_kind \
+	|| fail cli/list_unlisted_kind "$("$UT" -l 'uprobe:*' 2>&1)"
+
 # --info: kernel, BTF, probe kinds by trial, and a verdict.
 "$UT" --info >"$TMP/info.txt" 2>&1
 rc=$?
