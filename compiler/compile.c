@@ -379,13 +379,23 @@ static void compile_probe(struct compiler *c, struct node *alts, struct node *bl
 			diag_error(c->d, specs[0].loc, "'%s' matches %d probes; narrow it down (at most 500)", specs[0].text, m);
 			m = 0;
 		}
+		/* the body is checked once for each match: the same error at the
+		 * same place is said once, with how many matches have it */
+		unsigned repeating = 0;
+		diag_repeats_begin(c->d);
 		for (int i = 0; i < m; i++) {
 			char *full = xasprintf("%s:%s", def0->name, names[i]);
 			struct spec_ref one = {intern(c, full), specs[0].loc, NULL, specs[0].computed};
 			struct ut_probe *p = new_probe(c, full, specs[0].loc, optional, 1);
+			unsigned before = c->d->repeated;
 			compile_alternative(c, p, c->prog->nprobes - 1, def0, &one, names[i], block);
+			repeating += c->d->repeated > before;
 			free(full);
 		}
+		diag_repeats_end(c->d);
+		if (repeating)
+			diag_note(c->d, "'%s' matches %d probes: errors at the places above in %u more of them are not repeated",
+				  specs[0].text, m, repeating);
 		if (nmatched > 0)
 			ut_strv_free(names, nmatched);
 		return;
