@@ -171,6 +171,16 @@ static int name_index(char ***v, unsigned *n, const char *name)
 	return (int)(*n)++;
 }
 
+/* " (did you mean 'X'?)" for the candidate nearest name, in hint; "" when
+ * none is near. */
+static void near_name(char *hint, size_t len, const char *name, char *const *cands, unsigned n)
+{
+	const char *s = ut_suggest(name, cands, n);
+	hint[0] = 0;
+	if (s)
+		snprintf(hint, len, " (did you mean '%s'?)", s);
+}
+
 /* ---- expressions ---- */
 
 static char *expr(struct compiler *c, struct node *n);
@@ -578,7 +588,29 @@ static char *ident_expr(struct compiler *c, struct node *n)
 		n->type = t_int(8, v < 0);
 		return c_int64(v);
 	}
-	ERR(n, "unknown name '%s' (not a builtin, constant or kernel enum value)", n->str);
+	/* the builtins, the constants, and the probe's arguments as args.NAME */
+	size_t nb = sizeof(builtins) / sizeof(builtins[0]);
+	char **names = xcalloc(nb + 1 + c->nconsts, sizeof(char *));
+	unsigned nn = 0;
+	for (size_t i = 0; i < nb; i++)
+		names[nn++] = (char *)builtins[i].name;
+	names[nn++] = (char *)"probe";
+	for (unsigned i = 0; i < c->nconsts; i++)
+		names[nn++] = c->consts[i]->str;
+	char hint[160];
+	const struct probe_arg *arg = NULL;
+	for (unsigned i = 0; i < c->alt->nargs && !arg; i++)
+		if (strcmp(c->alt->args[i].name, n->str) == 0)
+			arg = &c->alt->args[i];
+	if (arg)
+		snprintf(hint, sizeof(hint), " (did you mean 'args.%s'?)", n->str);
+	else
+		near_name(hint, sizeof(hint), n->str, names, nn);
+	if (hint[0])
+		ERR(n, "unknown name '%s'%s", n->str, hint);
+	else
+		ERR(n, "unknown name '%s' (not a builtin, constant or kernel enum value)", n->str);
+	free(names);
 	return xstrdup("0");
 }
 
@@ -1097,7 +1129,16 @@ static char *call_expr(struct compiler *c, struct node *n)
 	}
 	const struct call_def *def = find_call(n->str);
 	if (!def) {
-		ERR(n, "unknown function '%s'", n->str);
+		size_t ncalls = sizeof(calls) / sizeof(calls[0]);
+		char **names = xcalloc(ncalls + c->nfns, sizeof(char *));
+		for (size_t i = 0; i < ncalls; i++)
+			names[i] = (char *)calls[i].name;
+		for (unsigned i = 0; i < c->nfns; i++)
+			names[ncalls + i] = c->fns[i]->str;
+		char hint[160];
+		near_name(hint, sizeof(hint), n->str, names, (unsigned)ncalls + c->nfns);
+		ERR(n, "unknown function '%s'%s", n->str, hint);
+		free(names);
 		return xstrdup("0");
 	}
 	struct node *args[16];
@@ -1243,7 +1284,12 @@ static char *expr_inner(struct compiler *c, struct node *n)
 	case N_LOCAL: {
 		struct local *l = find_local(c, n->str);
 		if (!l) {
-			ERR(n, "local %s is used before it is assigned", n->str);
+			char **names = xcalloc(c->nlocals + 1, sizeof(char *)), hint[160];
+			for (unsigned i = 0; i < c->nlocals; i++)
+				names[i] = c->locals[i].name;
+			near_name(hint, sizeof(hint), n->str, names, c->nlocals);
+			free(names);
+			ERR(n, "local %s is used before it is assigned%s", n->str, hint);
 			return xstrdup("0");
 		}
 		if (l->loop_var && !in_loop_of(c, n->str)) {

@@ -627,9 +627,22 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 	if (blocks == 0 && d->errors == 0)
 		diag_error(d, (struct ut_loc){intern(c, o->file ? o->file : "-e"), 1, 1},
 			   "the script has no probes; add one, e.g. tracepoint:io_uring:io_uring_complete { @[comm] = count(); }");
+	char **assigned = xcalloc(c->nmaps + 1, sizeof(char *));
+	unsigned nassigned = 0;
 	for (unsigned i = 0; i < c->nmaps; i++)
-		if (c->maps[i].read_in_bpf && !c->maps[i].assigned)
+		if (c->maps[i].assigned)
+			assigned[nassigned++] = c->maps[i].name;
+	for (unsigned i = 0; i < c->nmaps; i++) {
+		if (!c->maps[i].read_in_bpf || c->maps[i].assigned)
+			continue;
+		const char *near = ut_suggest(c->maps[i].name, assigned, nassigned);
+		if (near)
+			diag_error(d, c->maps[i].read_loc, "%s is read but never assigned (did you mean '%s'?)",
+				   c->maps[i].name, near);
+		else
 			diag_error(d, c->maps[i].read_loc, "%s is read but never assigned", c->maps[i].name);
+	}
+	free(assigned);
 	struct ut_program *prog = c->prog;
 	if (d->errors == 0)
 		prog->bpf_c = gen_finish(c);
