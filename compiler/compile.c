@@ -445,7 +445,8 @@ static bool same_literal(const struct node *a, const struct node *b)
 }
 
 /* A constant declared with the values it may take (const unit: "ns" | "us"
- * = "us";) must hold one of them, from its declaration or from -D. */
+ * = "us";) must hold one of them, from its declaration or from a flag or
+ * -D (define: as written, "--unit=s" or "-D unit=s"). */
 static void check_choices(struct compiler *c, const struct node *k, const char *define)
 {
 	if (!k->b)
@@ -462,7 +463,7 @@ static void check_choices(struct compiler *c, const struct node *k, const char *
 			sb_printf(&list, "%s\"%s\"", sep, ch->str);
 	}
 	if (define) {
-		diag_error(c->d, (struct ut_loc){0}, "-D %s: '%s' is one of %s", define, k->str, list.s);
+		diag_error(c->d, (struct ut_loc){0}, "%s: '%s' is one of %s", define, k->str, list.s);
 		diag_note(c->d, "'%s' is declared at %s:%d:%d", k->str, k->loc.file, k->loc.line, k->loc.col);
 	} else {
 		diag_error(c->d, k->a->loc, "the default of '%s' must be one of its values: %s", k->str, list.s);
@@ -501,46 +502,88 @@ static void compile_probes(struct compiler *c, struct node *alts, struct node *b
 		compile_probes(c, p, block, optional || alts->num, depth + 1);
 }
 
-/* -D NAME=VALUE replaces the value of `const NAME`: scripts declare their
+/* A flag that sets no constant: a misspelt option of the tool, or of the
+ * script.  Its near ones are among both. */
+static void unknown_flag(struct compiler *c, const char *flag, const char *name)
+{
+	unsigned noptions = 0;
+	while (c->opts->options && c->opts->options[noptions])
+		noptions++;
+	char **cands = xcalloc(noptions + c->nconsts + 1, sizeof(char *));
+	for (unsigned i = 0; i < noptions; i++)
+		cands[i] = xstrdup(c->opts->options[i]);
+	for (unsigned i = 0; i < c->nconsts; i++) {   /* as flags: all_rings is --all-rings */
+		cands[noptions + i] = xstrdup(c->consts[i]->str);
+		for (char *p = cands[noptions + i]; *p; p++)
+			*p = *p == '_' ? '-' : *p;
+	}
+	size_t len = strcspn(flag, "=");
+	char *typed = xasprintf("%.*s", (int)len, flag);
+	const char *near = ut_suggest(typed, cands, noptions + c->nconsts);
+	diag_error(c->d, (struct ut_loc){0}, "unknown option '--%s'%s%s%s: uring-trace has no such option, and the "
+		   "script no const %s for it to set", typed, near ? " (did you mean '--" : "", near ? near : "",
+		   near ? "'?)" : "", name);
+	free(typed);
+	for (unsigned i = 0; i < noptions + c->nconsts; i++)
+		free(cands[i]);
+	free(cands);
+}
+
+/* A flag (flag: the text after "--", with '-' in its name for '_') or -D
+ * NAME=VALUE replaces the value of `const NAME`: scripts declare their
  * options as constants with defaults. */
+static void apply_define(struct compiler *c, const char *def, bool flag)
+{
+	const char *eq = strchr(def, '=');
+	size_t len = eq ? (size_t)(eq - def) : strlen(def);
+	const char *value = eq ? eq + 1 : "1";
+	char *name = xasprintf("%.*s", (int)len, def);
+	for (char *p = name; flag && *p; p++)
+		*p = *p == '-' ? '_' : *p;
+	char *written = xasprintf("%s%s", flag ? "--" : "-D ", def);
+	struct node *k = NULL;
+	for (unsigned j = 0; j < c->nconsts; j++)
+		if (strcmp(c->consts[j]->str, name) == 0)
+			k = c->consts[j];
+	if (!k && flag)
+		unknown_flag(c, def, name);
+	else if (!k)
+		diag_error(c->d, (struct ut_loc){0}, "%s: the script declares no constant '%s' (options are set with const NAME = default;)",
+			   written, name);
+	if (!k)
+		goto out;
+	char *end;
+	errno = 0;
+	long long v = strtoll(value, &end, 0);
+	bool above = errno == ERANGE && v == LLONG_MAX;   /* typed unsigned, as in scripts */
+	if (above) {
+		errno = 0;
+		v = (long long)strtoull(value, &end, 0);
+	}
+	struct node *n = node_new(*end || !*value ? N_STR : N_INT, k->a->loc);
+	if (n->kind == N_INT && errno == ERANGE)
+		diag_error(c->d, (struct ut_loc){0}, "%s: the value does not fit in 64 bits", written);
+	if (n->kind == N_INT) {
+		n->num = v;
+		n->op = above ? 'u' : 0;
+	} else {
+		n->str = xstrdup(value);
+	}
+	node_free(k->a);
+	k->a = n;
+	k->num = 1;
+	check_choices(c, k, written);
+out:
+	free(name);
+	free(written);
+}
+
 static void apply_defines(struct compiler *c)
 {
-	for (unsigned i = 0; i < c->opts->ndefines; i++) {
-		const char *def = c->opts->defines[i];
-		const char *eq = strchr(def, '=');
-		size_t len = eq ? (size_t)(eq - def) : strlen(def);
-		const char *value = eq ? eq + 1 : "1";
-		struct node *k = NULL;
-		for (unsigned j = 0; j < c->nconsts; j++)
-			if (strlen(c->consts[j]->str) == len && strncmp(c->consts[j]->str, def, len) == 0)
-				k = c->consts[j];
-		if (!k) {
-			diag_error(c->d, (struct ut_loc){0}, "-D %.*s: the script declares no constant '%.*s' (options are set with const NAME = default;)",
-				   (int)len, def, (int)len, def);
-			continue;
-		}
-		char *end;
-		errno = 0;
-		long long v = strtoll(value, &end, 0);
-		bool above = errno == ERANGE && v == LLONG_MAX;   /* typed unsigned, as in scripts */
-		if (above) {
-			errno = 0;
-			v = (long long)strtoull(value, &end, 0);
-		}
-		struct node *n = node_new(*end || !*value ? N_STR : N_INT, k->a->loc);
-		if (n->kind == N_INT && errno == ERANGE)
-			diag_error(c->d, (struct ut_loc){0}, "-D %s: the value does not fit in 64 bits", def);
-		if (n->kind == N_INT) {
-			n->num = v;
-			n->op = above ? 'u' : 0;
-		} else {
-			n->str = xstrdup(value);
-		}
-		node_free(k->a);
-		k->a = n;
-		k->num = 1;
-		check_choices(c, k, def);
-	}
+	for (unsigned i = 0; i < c->opts->nflags; i++)
+		apply_define(c, c->opts->flags[i], true);
+	for (unsigned i = 0; i < c->opts->ndefines; i++)
+		apply_define(c, c->opts->defines[i], false);
 	for (unsigned j = 0; j < c->nconsts; j++)
 		if (!c->consts[j]->num)
 			check_choices(c, c->consts[j], NULL);

@@ -16,9 +16,14 @@ struct ut_compile_opts {
 	unsigned ninclude_dirs;
 	const char *stdlib_dir;    /* last place searched for imports */
 	FILE *dump_ast;            /* --dump ast: print the checked AST here */
-	/* -D NAME=VALUE and script flags (--NAME): override `const NAME` */
+	/* script flags, then -D NAME=VALUE: override `const NAME`.  A flag
+	 * is the text after "--" of a long option not the tool's (all-rings,
+	 * unit=ms), '-' in its name standing for '_' */
+	const char *const *flags;
+	unsigned nflags;
 	const char *const *defines;
 	unsigned ndefines;
+	const char *const *options;   /* the tool's long options (NULL-ended): a flag's near ones */
 	bool verbose;
 };
 

@@ -56,9 +56,10 @@ struct options {
 	const char *json;
 	const char *includes[32];
 	unsigned nincludes;
-	const char *defines[64];     /* -D NAME=VALUE, script flags --NAME[=VALUE] */
+	const char *defines[64];     /* -D NAME=VALUE */
 	unsigned ndefines;
-	char *flag_defines[64];
+	const char *flags[64];       /* script flags: NAME[=VALUE] of --NAME[=VALUE] */
+	unsigned nflags;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -146,35 +147,37 @@ static void die_usage(const char *msg, const char *arg)
 enum { OPT_EMIT_C = 256, OPT_DUMP, OPT_COMPILE, OPT_SAMPLE, OPT_BUFFER, OPT_SUMMARY_ONLY, OPT_JSON,
        OPT_VERSION, OPT_COMM };
 
+/* uring-trace's long options; others are script flags (parse_options). */
+static const struct option long_options[] = {
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{"output", required_argument, NULL, 'o'},
+	{"pid", required_argument, NULL, 'p'},
+	{"command", required_argument, NULL, 'c'},
+	{"duration", required_argument, NULL, 'd'},
+	{"comm", required_argument, NULL, OPT_COMM},
+	{"sample", required_argument, NULL, OPT_SAMPLE},
+	{"buffer", required_argument, NULL, OPT_BUFFER},
+	{"list", optional_argument, NULL, 'l'},
+	{"emit-c", no_argument, NULL, OPT_EMIT_C},
+	{"dump", required_argument, NULL, OPT_DUMP},
+	{"compile", no_argument, NULL, OPT_COMPILE},
+	{"summary-only", no_argument, NULL, OPT_SUMMARY_ONLY},
+	{"json", required_argument, NULL, OPT_JSON},
+	{"verbose", no_argument, NULL, 'v'},
+	{"quiet", no_argument, NULL, 'q'},
+	{NULL, 0, NULL, 0},
+};
+
 static void parse_options(int argc, char **argv, struct options *o)
 {
-	static const struct option longs[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, OPT_VERSION},
-		{"output", required_argument, NULL, 'o'},
-		{"pid", required_argument, NULL, 'p'},
-		{"command", required_argument, NULL, 'c'},
-		{"duration", required_argument, NULL, 'd'},
-		{"comm", required_argument, NULL, OPT_COMM},
-		{"sample", required_argument, NULL, OPT_SAMPLE},
-		{"buffer", required_argument, NULL, OPT_BUFFER},
-		{"list", optional_argument, NULL, 'l'},
-		{"emit-c", no_argument, NULL, OPT_EMIT_C},
-		{"dump", required_argument, NULL, OPT_DUMP},
-		{"compile", no_argument, NULL, OPT_COMPILE},
-		{"summary-only", no_argument, NULL, OPT_SUMMARY_ONLY},
-		{"json", required_argument, NULL, OPT_JSON},
-		{"verbose", no_argument, NULL, 'v'},
-		{"quiet", no_argument, NULL, 'q'},
-		{NULL, 0, NULL, 0},
-	};
 	/* Long options we do not know are the script's flags: --all-rings sets
 	 * the script's `const all_rings` to 1, --unit=ms sets `const unit`. */
 	int kept = 1;
 	for (int i = 1; i < argc; i++) {
 		char *a = argv[i];
 		bool known = strncmp(a, "--", 2) != 0 || !a[2];
-		for (const struct option *l = longs; !known && l->name; l++) {
+		for (const struct option *l = long_options; !known && l->name; l++) {
 			size_t n = strlen(l->name);
 			known = strncmp(a + 2, l->name, n) == 0 && (a[2 + n] == 0 || a[2 + n] == '=');
 		}
@@ -183,21 +186,16 @@ static void parse_options(int argc, char **argv, struct options *o)
 				argv[kept++] = argv[i++];
 			break;
 		}
-		if (known || o->ndefines >= 64) {
+		if (known || o->nflags >= 64) {
 			argv[kept++] = a;
 			continue;
 		}
-		char *d = strdup(a + 2);
-		for (char *p = d; *p && *p != '='; p++)
-			if (*p == '-')
-				*p = '_';
-		o->flag_defines[o->ndefines] = d;
-		o->defines[o->ndefines++] = d;
+		o->flags[o->nflags++] = a + 2;
 	}
 	argc = kept;
 	argv[argc] = NULL;
 	int ch;
-	while ((ch = getopt_long(argc, argv, "+he:o:p:c:d:lI:D:vq", longs, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+he:o:p:c:d:lI:D:vq", long_options, NULL)) != -1) {
 		switch (ch) {
 		case 'h': printf(ut_usage_text); exit(0);
 		case OPT_VERSION: printf("uring-trace %s\n", UT_VERSION); exit(0);
@@ -271,6 +269,28 @@ static void parse_options(int argc, char **argv, struct options *o)
 		die_usage("give -p or -c, not both", NULL);
 	if (o->command && !o->command[strspn(o->command, " \t")])
 		die_usage("-c takes a command to run", NULL);
+}
+
+/* Flags and -D set a script's constants: without a script to compile
+ * (-l, a compiled .uto) there are none, and a flag is a misspelt option. */
+_Noreturn static void no_constants_to_set(const struct options *o, const char *why)
+{
+	if (o->nflags) {
+		const char *names[sizeof(long_options) / sizeof(long_options[0])];
+		unsigned n = 0;
+		for (; long_options[n].name; n++)
+			names[n] = long_options[n].name;
+		size_t len = strcspn(o->flags[0], "=");
+		char typed[64];
+		snprintf(typed, sizeof(typed), "%.*s", (int)(len < sizeof(typed) ? len : sizeof(typed) - 1), o->flags[0]);
+		const char *near = ut_suggest(typed, (char *const *)names, n);
+		fprintf(stderr, "uring-trace: unknown option '--%s'%s%s%s: %s\n", typed, near ? " (did you mean '--" : "",
+			near ? near : "", near ? "'?)" : "", why);
+	} else {
+		fprintf(stderr, "uring-trace: -D %s: %s\n", o->defines[0], why);
+	}
+	fprintf(stderr, "Try 'uring-trace --help'.\n");
+	exit(2);
 }
 
 /* Kinds -l can list: tracepoints (tracefs) and functions (BTF). */
@@ -997,6 +1017,8 @@ int main(int argc, char **argv)
 	parse_options(argc, argv, &o);
 	if (o.compile_only && strcmp(o.output, "trace.fxt") == 0)
 		die_usage("--compile needs -o FILE.uto", NULL);
+	if (o.list_given && (o.nflags || o.ndefines))
+		no_constants_to_set(&o, "-l runs no script whose constant it could set");
 	if (o.list_given)
 		return list_probes(o.list, o.verbose);
 	char stdlib[PATH_MAX], scripts[PATH_MAX], deflt[PATH_MAX + 16];
@@ -1019,6 +1041,8 @@ int main(int argc, char **argv)
 	char err[8192];
 	if (o.script && ut_read_file(o.script, &image, &image_len) == 0 && image_len >= 4 &&
 	    memcmp(image, UT_PROGRAM_MAGIC, 3) == 0) {
+		if (o.nflags || o.ndefines)
+			no_constants_to_set(&o, "a compiled script's constants are set when it is compiled (--compile)");
 		const void *obj;
 		size_t obj_len;
 		struct ut_program *prog = ut_program_load(image, image_len, &obj, &obj_len, err, sizeof(err));
@@ -1040,10 +1064,13 @@ int main(int argc, char **argv)
 	struct ut_kernel *k = ut_kernel_open();
 	struct diag d;
 	diag_init(&d, stderr);
+	const char *options[sizeof(long_options) / sizeof(long_options[0])];
+	for (size_t i = 0; i < sizeof(long_options) / sizeof(long_options[0]); i++)
+		options[i] = long_options[i].name;
 	struct ut_compile_opts co = {
 		.file = o.script, .text = o.program, .include_dirs = o.includes, .ninclude_dirs = o.nincludes,
 		.stdlib_dir = stdlib_dir, .dump_ast = o.dump_ast ? stdout : NULL, .verbose = o.verbose,
-		.defines = o.defines, .ndefines = o.ndefines,
+		.flags = o.flags, .nflags = o.nflags, .defines = o.defines, .ndefines = o.ndefines, .options = options,
 	};
 	struct ut_program *prog = ut_compile(&co, k, &d);
 	int rc = 0;
@@ -1089,8 +1116,6 @@ int main(int argc, char **argv)
 	rc = trace(&o, prog, obj, obj_len, k);
 	free(obj);
 done:
-	for (unsigned i = 0; i < o.ndefines; i++)
-		free(o.flag_defines[i]);
 	ut_program_free(prog);
 	if (k)
 		ut_kernel_close(k);

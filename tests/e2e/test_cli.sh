@@ -295,6 +295,22 @@ rc=$?
 "$UT" -l 'uprobe:*' 2>&1 | grep -q "not uprobe" && pass cli/list_unlisted_kind \
 	|| fail cli/list_unlisted_kind "$("$UT" -l 'uprobe:*' 2>&1)"
 
+# A misspelt long option is an unknown option with the one meant, not "the
+# script declares no constant"; where no script is compiled (-l, a .uto)
+# too, where flags were ignored.
+"$UT" --sumary-only -e 'BEGIN { exit(); }' >/dev/null 2>"$TMP/opt.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "unknown option '--sumary-only' (did you mean '--summary-only'?)" "$TMP/opt.err" &&
+	pass cli/misspelt_option || fail cli/misspelt_option "rc=$rc $(cat "$TMP/opt.err")"
+"$UT" --verbos -l 'io_uring:*' >/dev/null 2>"$TMP/opt_l.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "unknown option '--verbos' (did you mean '--verbose'?)" "$TMP/opt_l.err" &&
+	pass cli/misspelt_option_list || fail cli/misspelt_option_list "rc=$rc $(cat "$TMP/opt_l.err")"
+"$UT" --quiett "$TMP/alt.uto" >/dev/null 2>"$TMP/opt_uto.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "unknown option '--quiett' (did you mean '--quiet'?)" "$TMP/opt_uto.err" &&
+	pass cli/misspelt_option_uto || fail cli/misspelt_option_uto "rc=$rc $(cat "$TMP/opt_uto.err")"
+
 # --info: kernel, BTF, probe kinds by trial, and a verdict.
 "$UT" --info >"$TMP/info.txt" 2>&1
 rc=$?
