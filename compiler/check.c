@@ -40,6 +40,45 @@ static const char *a_type(const struct type *t)
 	}
 }
 
+/* clang refuses C that nests more than 256 brackets ((, [ and {
+ * together): "bracket nesting level exceeded".  The checker measures the C
+ * it writes, a line's indentation (a level per block) and its brackets,
+ * and keeps a margin for what macros add (BPF_CORE_READ puts its argument
+ * about 6 deeper). */
+#define C_MAX_NESTING 240
+
+/* How deep the brackets of a line of C nest (not those in literals). */
+static int c_nesting(const char *line)
+{
+	int depth = 0, deepest = 0;
+	for (const char *p = line; *p; p++) {
+		if (*p == '"' || *p == '\'') {
+			char quote = *p;
+			while (p[1] && p[1] != quote)
+				p += p[1] == '\\' && p[2] ? 2 : 1;
+			if (p[1])
+				p++;
+		} else if (*p == '(' || *p == '[' || *p == '{') {
+			deepest = ++depth > deepest ? depth : deepest;
+		} else if (*p == ')' || *p == ']' || *p == '}') {
+			depth--;
+		}
+	}
+	return deepest;
+}
+
+/* A line of C at indent: reported when clang would refuse its nesting. */
+static void check_nesting(struct compiler *c, int indent, const char *line)
+{
+	if (c->too_deep || c->d->errors > c->errors_before_body || indent + c_nesting(line) <= C_MAX_NESTING)
+		return;
+	c->too_deep = true;
+	diag_error(c->d, c->at->loc, "this nests too deeply for clang: its C would nest more than %d brackets "
+		   "(blocks, ifs and else-ifs, loops, operators and the bodies of functions called count); nest "
+		   "less, e.g. keep part of an expression in a local ($x = ...) or join conditions with &&",
+		   C_MAX_NESTING);
+}
+
 static void emit(struct compiler *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void emit(struct compiler *c, const char *fmt, ...)
 {
@@ -51,11 +90,21 @@ static void emit(struct compiler *c, const char *fmt, ...)
 	va_end(ap);
 	if (!s)
 		return;
+	check_nesting(c, c->indent, s);
 	sb_printf(c->out, "%.*s%s\n", c->indent, "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t", s);
 	free(s);
 }
 
 static char *new_tmp(struct compiler *c) { return xasprintf("t%d", c->tmp++); }
+
+/* v as a C literal.  INT64_MIN has none: 9223372036854775808 does not fit
+ * before its minus applies (clang warns, and reads it unsigned). */
+static char *c_int64(int64_t v)
+{
+	if (v == INT64_MIN)
+		return xstrdup("(-9223372036854775807LL - 1)");
+	return xasprintf("%lldLL", (long long)v);
+}
 
 /* ---- symbols ---- */
 
@@ -120,6 +169,16 @@ static int name_index(char ***v, unsigned *n, const char *name)
 	*v = xrealloc_array(*v, *n + 1, sizeof(char *));
 	(*v)[*n] = xstrdup(name);
 	return (int)(*n)++;
+}
+
+/* " (did you mean 'X'?)" for the candidate nearest name, in hint; "" when
+ * none is near. */
+static void near_name(char *hint, size_t len, const char *name, char *const *cands, unsigned n)
+{
+	const char *s = ut_suggest(name, cands, n);
+	hint[0] = 0;
+	if (s)
+		snprintf(hint, len, " (did you mean '%s'?)", s);
 }
 
 /* ---- expressions ---- */
@@ -188,7 +247,8 @@ static char *field_of_ptr(struct compiler *c, struct node *n, const struct type 
 {
 	struct ut_ktype kt;
 	if (base->user) {
-		ERR(n, "cannot read field '%s' of a user-space pointer", n->str);
+		ERR(n, "cannot read field '%s' of a user-space pointer: scripts read user memory as strings "
+		    "(str(p, len)), not as structs", n->str);
 		return xstrdup("0");
 	}
 	if (base->btf <= 0 || ut_kernel_type(c->k, base->btf, &kt) < 0 ||
@@ -371,7 +431,10 @@ static char *computed_arg_value(struct compiler *c, struct node *n, struct node 
 		char *d = c_decl(c, &n->type, cvar), *cast = c_decl(c, &n->type, "");
 		if (cast[strlen(cast) - 1] == ' ')
 			cast[strlen(cast) - 1] = 0;   /* the space before the name */
-		sb_printf(out, "\t%s = (%s)(%s);\n", d, cast, r);
+		char *line = xasprintf("%s = (%s)(%s);", d, cast, r);
+		check_nesting(c, 1, line);
+		sb_printf(out, "\t%s\n", line);
+		free(line);
 		free(d);
 		free(cast);
 		free(r);
@@ -523,9 +586,31 @@ static char *ident_expr(struct compiler *c, struct node *n)
 	int64_t v;
 	if (ut_kernel_enum_value(c->k, n->str, &v) == 0) {
 		n->type = t_int(8, v < 0);
-		return xasprintf("%lldLL", (long long)v);
+		return c_int64(v);
 	}
-	ERR(n, "unknown name '%s' (not a builtin, constant or kernel enum value)", n->str);
+	/* the builtins, the constants, and the probe's arguments as args.NAME */
+	size_t nb = sizeof(builtins) / sizeof(builtins[0]);
+	char **names = xcalloc(nb + 1 + c->nconsts, sizeof(char *));
+	unsigned nn = 0;
+	for (size_t i = 0; i < nb; i++)
+		names[nn++] = (char *)builtins[i].name;
+	names[nn++] = (char *)"probe";
+	for (unsigned i = 0; i < c->nconsts; i++)
+		names[nn++] = c->consts[i]->str;
+	char hint[160];
+	const struct probe_arg *arg = NULL;
+	for (unsigned i = 0; i < c->alt->nargs && !arg; i++)
+		if (strcmp(c->alt->args[i].name, n->str) == 0)
+			arg = &c->alt->args[i];
+	if (arg)
+		snprintf(hint, sizeof(hint), " (did you mean 'args.%s'?)", n->str);
+	else
+		near_name(hint, sizeof(hint), n->str, names, nn);
+	if (hint[0])
+		ERR(n, "unknown name '%s'%s", n->str, hint);
+	else
+		ERR(n, "unknown name '%s' (not a builtin, constant or kernel enum value)", n->str);
+	free(names);
 	return xstrdup("0");
 }
 
@@ -587,6 +672,8 @@ static char *ternary_expr(struct compiler *c, const char *ct, const char *a, con
 	return t;
 }
 
+static bool const_int(struct compiler *c, const struct node *n, int64_t *v, int depth);
+
 static char *binop_expr(struct compiler *c, struct node *n)
 {
 	bool logic = n->op == OP_AND || n->op == OP_OR;
@@ -639,8 +726,14 @@ static char *binop_expr(struct compiler *c, struct node *n)
 	bool logical = n->op == '<' || n->op == '>' || n->op == OP_EQ || n->op == OP_NE || n->op == OP_LE ||
 		       n->op == OP_GE || n->op == OP_AND || n->op == OP_OR;
 	n->type = logical ? t_int(1, false) : t_int(8, sgn);
-	if ((n->op == '/' || n->op == '%') && n->b->kind == N_INT && n->b->num == 0)
+	/* what C leaves undefined, with a constant: clang folds it to anything
+	 * (5 / (1 - 1) stored stack garbage, 1 << 200 a warning and 0) */
+	bool divides = n->op == '/' || n->op == '%', shifts = n->op == OP_SHL || n->op == OP_SHR;
+	int64_t k;
+	if (divides && const_int(c, n->b, &k, 0) && k == 0)
 		ERR(n, "division by zero");
+	if (shifts && const_int(c, n->b, &k, 0) && (uint64_t)k > 63)
+		ERR(n, "shift count %lld is out of range: shifts take 0 to 63", (long long)k);
 	if (sgn && (n->op == '/' || n->op == '%')) {
 		/* BPF has no signed division (clang-14 rejects sdiv): divide the
 		 * magnitudes, then give the result C's sign (the quotient's from
@@ -730,6 +823,10 @@ static char *call_diskdev(struct compiler *c, struct node *n, struct node **args
 	return xasprintf("((__u32)ut_disk_%u)", i);
 }
 
+/* printf() and fmt(): a format and at most this many values, a record
+ * field each. */
+#define FORMAT_MAX_VALUES 16
+
 static void check_format(struct compiler *c, struct node *fmtn, struct node **args, int nargs)
 {
 	if (fmtn->kind != N_STR) {
@@ -740,24 +837,31 @@ static void check_format(struct compiler *c, struct node *fmtn, struct node **ar
 	for (const char *p = fmtn->str; *p; p++) {
 		if (*p != '%')
 			continue;
-		p++;
-		if (*p == '%')
-			continue;
-		while (*p && strchr("-0123456789.l", *p))
+		if (p[1] == '%') {
 			p++;
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))) {
+			continue;
+		}
+		struct ut_directive d = ut_format_directive(p);
+		char conv = d.conv;
+		if (!((conv >= 'a' && conv <= 'z') || (conv >= 'A' && conv <= 'Z'))) {
 			ERR(fmtn, "a '%%' in the format starts no directive (write %%%% for a percent sign)");
 			return;
 		}
-		if (!strchr("dixXuspc", *p)) {
-			ERR(fmtn, "unsupported format directive '%%%c' (use %%d %%u %%x %%s %%p %%c)", *p);
+		if (!strchr(UT_FORMAT_CONVERSIONS, conv)) {
+			ERR(fmtn, "unsupported format directive '%%%c' (use %%d %%u %%x %%s %%p %%c)", conv);
 			return;
 		}
-		if (need < nargs && *p == 's' && args[need]->type.kind != T_STR && args[need]->type.kind != T_SHOW &&
+		if (d.widest > UT_FORMAT_MAX_WIDTH) {
+			ERR(fmtn, "the width or precision of '%.*s' is too large: at most %d", (int)d.len, p,
+			    UT_FORMAT_MAX_WIDTH);
+			return;
+		}
+		p += d.len - 1;
+		if (need < nargs && conv == 's' && args[need]->type.kind != T_STR && args[need]->type.kind != T_SHOW &&
 		    args[need]->type.show == UT_SHOW_PLAIN)
 			ERR(args[need], "%%s needs a string, but this is %s", a_type(&args[need]->type));
-		if (need < nargs && *p != 's' && (args[need]->type.kind == T_STR || args[need]->type.kind == T_SHOW))
-			ERR(args[need], "%%%c needs a number, but this is %s", *p, a_type(&args[need]->type));
+		if (need < nargs && conv != 's' && (args[need]->type.kind == T_STR || args[need]->type.kind == T_SHOW))
+			ERR(args[need], "%%%c needs a number, but this is %s", conv, a_type(&args[need]->type));
 		need++;
 	}
 	if (need != nargs)
@@ -885,7 +989,7 @@ static char *call_statement_only(struct compiler *c, struct node *n, struct node
 static const struct call_def calls[] = {
 	{"hex", 1, 1, call_hex},
 	{"errname", 1, 1, call_errname},
-	{"fmt", 1, 16, call_fmt},
+	{"fmt", 1, FORMAT_MAX_VALUES + 1, call_fmt},
 	{"str", 1, 2, call_str},
 	{"ustr", 1, 2, call_str},
 	{"path", 1, 1, call_path},
@@ -899,7 +1003,7 @@ static const struct call_def calls[] = {
 	{"max", 1, 1, call_aggregation},
 	{"hist", 1, 1, call_aggregation},
 	{"lhist", 4, 4, call_aggregation},
-	{"printf", 1, 16, call_statement_only},
+	{"printf", 1, FORMAT_MAX_VALUES + 1, call_statement_only},
 	{"exit", 0, 0, call_statement_only},
 	{"snapshot", 0, 0, call_statement_only},
 	{"delete", 1, 1, call_statement_only},
@@ -914,6 +1018,8 @@ static const struct call_def *find_call(const char *name)
 	return NULL;
 }
 
+/* The first max arguments in out; returns how many there are, which may be
+ * more: callers check that before reading out. */
 static int collect_args(struct node *list, struct node **out, int max)
 {
 	int n = 0;
@@ -967,8 +1073,7 @@ static unsigned long count_nodes(const struct node *n)
 /* A call of a script function: expands its body in place. */
 static struct node *expand_macro(struct compiler *c, struct node *n, struct node *fn)
 {
-	struct node *args[16];
-	int nargs = collect_args(n->a, args, 16);
+	int nargs = (int)node_list_len(n->a);
 	int nparams = (int)node_list_len(fn->a);
 	if (nargs != nparams) {
 		ERR(n, "%s() takes %d argument%s, not %d", fn->str, nparams, nparams == 1 ? "" : "s", nargs);
@@ -978,12 +1083,15 @@ static struct node *expand_macro(struct compiler *c, struct node *n, struct node
 		ERR(n, "%s() expands too deeply (is it recursive?)", fn->str);
 		return NULL;
 	}
+	struct node **args = xcalloc((size_t)nargs, sizeof(*args));   /* a script function takes any number */
+	collect_args(n->a, args, nargs);
 	struct node *body = fn->b;
 	struct node *saved = body->next;
 	body->next = NULL;
 	node_free(n->resolved);
 	n->resolved = substitute(body, fn->a, args);
 	body->next = saved;
+	free(args);
 	/* Nested calls that use an argument several times grow exponentially
 	 * (fn b(x) = a(a(x)) with a using x 50 times): bound the whole
 	 * script's expansions rather than hang writing gigabytes of C. */
@@ -1022,7 +1130,16 @@ static char *call_expr(struct compiler *c, struct node *n)
 	}
 	const struct call_def *def = find_call(n->str);
 	if (!def) {
-		ERR(n, "unknown function '%s'", n->str);
+		size_t ncalls = sizeof(calls) / sizeof(calls[0]);
+		char **names = xcalloc(ncalls + c->nfns, sizeof(char *));
+		for (size_t i = 0; i < ncalls; i++)
+			names[i] = (char *)calls[i].name;
+		for (unsigned i = 0; i < c->nfns; i++)
+			names[ncalls + i] = c->fns[i]->str;
+		char hint[160];
+		near_name(hint, sizeof(hint), n->str, names, (unsigned)ncalls + c->nfns);
+		ERR(n, "unknown function '%s'%s", n->str, hint);
+		free(names);
 		return xstrdup("0");
 	}
 	struct node *args[16];
@@ -1151,7 +1268,7 @@ static char *expr_inner(struct compiler *c, struct node *n)
 			return xasprintf("%lluULL", (unsigned long long)n->num);
 		}
 		n->type = t_int(8, n->num < 0);
-		return xasprintf("%lldLL", (long long)n->num);
+		return c_int64(n->num);
 	case N_STR: {
 		size_t len = strlen(n->str);
 		if (len > 254)   /* a string value is a char array of at most 255 */
@@ -1168,7 +1285,12 @@ static char *expr_inner(struct compiler *c, struct node *n)
 	case N_LOCAL: {
 		struct local *l = find_local(c, n->str);
 		if (!l) {
-			ERR(n, "local %s is used before it is assigned", n->str);
+			char **names = xcalloc(c->nlocals + 1, sizeof(char *)), hint[160];
+			for (unsigned i = 0; i < c->nlocals; i++)
+				names[i] = c->locals[i].name;
+			near_name(hint, sizeof(hint), n->str, names, c->nlocals);
+			free(names);
+			ERR(n, "local %s is used before it is assigned%s", n->str, hint);
 			return xstrdup("0");
 		}
 		if (l->loop_var && !in_loop_of(c, n->str)) {
@@ -1419,8 +1541,6 @@ static int agg_of(const struct node *v)
 	return -1;
 }
 
-static bool const_int(struct compiler *c, const struct node *n, int64_t *v, int depth);
-
 static void map_assign(struct compiler *c, struct node *n)
 {
 	struct map_info *m = map_get(c, n->a);
@@ -1481,11 +1601,15 @@ static void map_assign(struct compiler *c, struct node *n)
 			emit(c, "%s.bucket = ut_log2_bucket((__s64)(%s));", k, v);
 			emit(c, "ut_agg_add(&m_%d, &%s, 1);", idx, k);
 			break;
-		case UT_AGG_LHIST:
-			emit(c, "%s.bucket = ut_lin_bucket((__s64)(%s), %lldLL, %lldLL, %lldLL);", k, v,
-			     (long long)m->lhist_min, (long long)m->lhist_max, (long long)m->lhist_step);
+		case UT_AGG_LHIST: {
+			char *lo = c_int64(m->lhist_min), *hi = c_int64(m->lhist_max), *step = c_int64(m->lhist_step);
+			emit(c, "%s.bucket = ut_lin_bucket((__s64)(%s), %s, %s, %s);", k, v, lo, hi, step);
 			emit(c, "ut_agg_add(&m_%d, &%s, 1);", idx, k);
+			free(lo);
+			free(hi);
+			free(step);
 			break;
+		}
 		default:
 			break;
 		}
@@ -1634,6 +1758,24 @@ static struct ut_value format_value(struct compiler *c, struct record *r, struct
 	return v;
 }
 
+/* The format and values of a call of printf() or fmt() in args (room for
+ * FORMAT_MAX_VALUES + 1); their number, or -1 when there are none or too
+ * many (reported). */
+static int format_args(struct compiler *c, struct node *call, struct node **args)
+{
+	int na = collect_args(call->a, args, FORMAT_MAX_VALUES + 1);
+	if (na > FORMAT_MAX_VALUES + 1) {
+		ERR(call, "%s() takes a format string and up to %d values, not %d", call->str, FORMAT_MAX_VALUES,
+		    na - 1);
+		return -1;
+	}
+	if (na < 1) {
+		ERR(call, "%s() takes a format string and up to %d values", call->str, FORMAT_MAX_VALUES);
+		return -1;
+	}
+	return na;
+}
+
 /* Evaluates n and describes how user space shows it. */
 static struct ut_value record_value(struct compiler *c, struct record *r, struct node *n)
 {
@@ -1645,12 +1787,10 @@ static struct ut_value record_value(struct compiler *c, struct record *r, struct
 		return (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(e->str)};
 	}
 	if (e->kind == N_CALL && strcmp(e->str, "fmt") == 0 && !find_decl(c->fns, c->nfns, "fmt")) {
-		struct node *args[17];
-		int na = collect_args(e->a, args, 17);
-		if (na < 1 || na > 17) {
-			ERR(e, "fmt() takes a format and up to 16 values");
+		struct node *args[FORMAT_MAX_VALUES + 1];
+		int na = format_args(c, e, args);
+		if (na < 0)
 			return (struct ut_value){0};
-		}
 		struct ut_value v = format_value(c, r, args, na);
 		e->type = t_show();
 		n->type = e->type;
@@ -1853,13 +1993,12 @@ static void printf_stmt(struct compiler *c, struct node *n, bool is_exit)
 {
 	struct record *r = record_begin(c, is_exit ? UT_EV_EXIT : UT_EV_PRINT, n);
 	if (!is_exit) {
-		struct node *args[17];
-		int na = collect_args(n->a, args, 17);
-		if (na < 1 || args[0]->kind != N_STR) {
-			ERR(n, "printf() takes a format string and up to 16 values");
-		} else {
+		struct node *args[FORMAT_MAX_VALUES + 1];
+		int na = format_args(c, n, args);
+		if (na > 0 && args[0]->kind != N_STR)
+			ERR(n, "printf() takes a format string and up to %d values", FORMAT_MAX_VALUES);
+		else if (na > 0)
 			r->ev->name = format_value(c, r, args, na);
-		}
 	}
 	record_end(c, r, NULL);
 }
@@ -2077,8 +2216,10 @@ static void for_stmt(struct compiler *c, struct node *n)
 	uint64_t share = all <= UT_LOOP_STAGE_BYTES ? all : iteration > UT_LOOP_STAGE_BYTES ? iteration : UT_LOOP_STAGE_BYTES;
 	c->batch_bytes = before + (uint32_t)share;
 	c->stage_refills = refills || share < all;
-	emit(c, "for (l_%s = %lldLL; l_%s < %lldLL; l_%s++) {", var + 1, (long long)first, var + 1,
-	     (long long)end, var + 1);
+	char *from = c_int64(first), *to = c_int64(end);
+	emit(c, "for (l_%s = %s; l_%s < %s; l_%s++) {", var + 1, from, var + 1, to, var + 1);
+	free(from);
+	free(to);
 	if (iteration) {
 		/* The verifier follows ut_off's exact value on every path, and
 		 * paths that staged different records never merge: their number
@@ -2104,7 +2245,19 @@ static void for_stmt(struct compiler *c, struct node *n)
 	emit(c, "}");
 }
 
+static void stmt_inner(struct compiler *c, struct node *n);
+
 static void stmt(struct compiler *c, struct node *n)
+{
+	if (c->too_deep)   /* reported: the statements inside would say it again */
+		return;
+	const struct node *outer = c->at;
+	c->at = n;
+	stmt_inner(c, n);
+	c->at = outer;
+}
+
+static void stmt_inner(struct compiler *c, struct node *n)
 {
 	switch (n->kind) {
 	case N_BLOCK:
@@ -2231,6 +2384,9 @@ void check_probe_body(struct compiler *c, struct node *block, struct node *pred)
 	c->loop_iterations = 1;
 	c->stage_refills = false;
 	c->stage_reloads = false;
+	c->too_deep = false;
+	c->errors_before_body = c->d->errors;
+	c->at = pred ? pred : block;
 	if (pred) {
 		emit(c, "{");
 		c->indent++;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 
 #include "compiler/compiler.h"
@@ -23,25 +24,42 @@ const char *intern(struct compiler *c, const char *s)
 	return p->strings[p->nstrings++];
 }
 
-static char *read_file(const char *path)
+/* A script's text; NULL, with why it cannot be one in *why. */
+static char *read_file(const char *path, const char **why)
 {
 	FILE *f = fopen(path, "rb");
-	if (!f)
+	struct stat st;
+	if (!f || fstat(fileno(f), &st) != 0) {
+		*why = strerror(errno);
+		if (f)
+			fclose(f);
 		return NULL;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		*why = "it is a directory, not a script file";
+		fclose(f);
+		return NULL;
+	}
 	struct strbuf b = {0};
 	char buf[8192];
 	size_t n;
 	while ((n = fread(buf, 1, sizeof(buf) - 1, f)) > 0) {   /* room for the NUL */
 		buf[n] = 0;
-		if (memchr(buf, 0, n)) {   /* binary: not a script */
-			sb_free(&b);
-			fclose(f);
-			errno = EINVAL;
-			return NULL;
+		if (memchr(buf, 0, n)) {
+			*why = "it holds binary data (a NUL byte), not script text; a compiled script is a .uto "
+			       "file made by --compile";
+			break;
 		}
 		sb_puts(&b, buf);
 	}
+	if (n == 0 && ferror(f))
+		*why = strerror(errno);
+	bool failed = n > 0 || ferror(f);
 	fclose(f);
+	if (failed) {
+		sb_free(&b);
+		return NULL;
+	}
 	return b.s ? b.s : xstrdup("");
 }
 
@@ -79,23 +97,35 @@ static struct node *load_import(struct compiler *c, struct node *imp)
 	dirs[nd++] = dir;
 	if (c->opts->stdlib_dir)
 		dirs[nd++] = c->opts->stdlib_dir;
+	const char *itself = NULL;
 	for (unsigned i = 0; i < nd; i++) {
 		char path[2 * PATH_MAX + 2], real[PATH_MAX];
 		snprintf(path, sizeof(path), "%s/%s", dirs[i], rel);
 		if (!realpath(path, real))
 			continue;
 		char importer[PATH_MAX];
-		if (realpath(imp->loc.file, importer) && strcmp(importer, real) == 0)
-			continue;   /* scripts/io_uring.ut imports the module io_uring, not itself */
+		if (realpath(imp->loc.file, importer) && strcmp(importer, real) == 0) {
+			itself = imp->loc.file;   /* scripts/io_uring.ut imports the module io_uring, not itself */
+			continue;
+		}
 		if (already_loaded(c, real))
 			return NULL;
-		char *text = read_file(real);
-		if (!text)
-			continue;
+		const char *why;
+		char *text = read_file(real, &why);
+		if (!text) {
+			diag_error(c->d, imp->loc, "cannot read module '%s' at %s: %s", name, path, why);
+			return NULL;
+		}
 		return load_text(c, intern(c, path), text);
 	}
-	diag_error(c->d, imp->loc, "cannot find module '%s' (looked for %s in -I directories, %s%s%s)", name, rel, dir,
-		   c->opts->stdlib_dir ? " and " : "", c->opts->stdlib_dir ? c->opts->stdlib_dir : "");
+	if (itself)
+		diag_error(c->d, imp->loc, "module '%s' is this script itself (%s), which cannot import itself, and no "
+			   "other module '%s' is found (in -I directories, %s%s%s); rename the script or the module",
+			   name, itself, name, dir, c->opts->stdlib_dir ? " and " : "",
+			   c->opts->stdlib_dir ? c->opts->stdlib_dir : "");
+	else
+		diag_error(c->d, imp->loc, "cannot find module '%s' (looked for %s in -I directories, %s%s%s)", name, rel,
+			   dir, c->opts->stdlib_dir ? " and " : "", c->opts->stdlib_dir ? c->opts->stdlib_dir : "");
 	return NULL;
 }
 
@@ -271,7 +301,11 @@ static void compile_alternative(struct compiler *c, struct ut_probe *p, unsigned
 	p->nalts++;
 	c->alt = &a;
 	struct strbuf fn = {0};
-	sb_printf(&fn, "/* %s:%d:%d %s */\n", s->loc.file, s->loc.line, s->loc.col, s->text);
+	sb_puts(&fn, "/* ");
+	sb_c_comment(&fn, s->loc.file);
+	sb_printf(&fn, ":%d:%d ", s->loc.line, s->loc.col);
+	sb_c_comment(&fn, s->text);
+	sb_puts(&fn, " */\n");
 	def->header(c, &a, &fn);
 	if (def->kind != UT_PROBE_BEGIN && def->kind != UT_PROBE_END && def->kind != UT_PROBE_INTERVAL && !block->num)
 		sb_puts(&fn, "\tif (!ut_pass_filter())\n\t\treturn 0;\n");
@@ -345,13 +379,23 @@ static void compile_probe(struct compiler *c, struct node *alts, struct node *bl
 			diag_error(c->d, specs[0].loc, "'%s' matches %d probes; narrow it down (at most 500)", specs[0].text, m);
 			m = 0;
 		}
+		/* the body is checked once for each match: the same error at the
+		 * same place is said once, with how many matches have it */
+		unsigned repeating = 0;
+		diag_repeats_begin(c->d);
 		for (int i = 0; i < m; i++) {
 			char *full = xasprintf("%s:%s", def0->name, names[i]);
 			struct spec_ref one = {intern(c, full), specs[0].loc, NULL, specs[0].computed};
 			struct ut_probe *p = new_probe(c, full, specs[0].loc, optional, 1);
+			unsigned before = c->d->repeated;
 			compile_alternative(c, p, c->prog->nprobes - 1, def0, &one, names[i], block);
+			repeating += c->d->repeated > before;
 			free(full);
 		}
+		diag_repeats_end(c->d);
+		if (repeating)
+			diag_note(c->d, "'%s' matches %d probes: errors at the places above in %u more of them are not repeated",
+				  specs[0].text, m, repeating);
 		if (nmatched > 0)
 			ut_strv_free(names, nmatched);
 		return;
@@ -401,7 +445,8 @@ static bool same_literal(const struct node *a, const struct node *b)
 }
 
 /* A constant declared with the values it may take (const unit: "ns" | "us"
- * = "us";) must hold one of them, from its declaration or from -D. */
+ * = "us";) must hold one of them, from its declaration or from a flag or
+ * -D (define: as written, "--unit=s" or "-D unit=s"). */
 static void check_choices(struct compiler *c, const struct node *k, const char *define)
 {
 	if (!k->b)
@@ -418,7 +463,7 @@ static void check_choices(struct compiler *c, const struct node *k, const char *
 			sb_printf(&list, "%s\"%s\"", sep, ch->str);
 	}
 	if (define) {
-		diag_error(c->d, (struct ut_loc){0}, "-D %s: '%s' is one of %s", define, k->str, list.s);
+		diag_error(c->d, (struct ut_loc){0}, "%s: '%s' is one of %s", define, k->str, list.s);
 		diag_note(c->d, "'%s' is declared at %s:%d:%d", k->str, k->loc.file, k->loc.line, k->loc.col);
 	} else {
 		diag_error(c->d, k->a->loc, "the default of '%s' must be one of its values: %s", k->str, list.s);
@@ -457,46 +502,88 @@ static void compile_probes(struct compiler *c, struct node *alts, struct node *b
 		compile_probes(c, p, block, optional || alts->num, depth + 1);
 }
 
-/* -D NAME=VALUE replaces the value of `const NAME`: scripts declare their
+/* A flag that sets no constant: a misspelt option of the tool, or of the
+ * script.  Its near ones are among both. */
+static void unknown_flag(struct compiler *c, const char *flag, const char *name)
+{
+	unsigned noptions = 0;
+	while (c->opts->options && c->opts->options[noptions])
+		noptions++;
+	char **cands = xcalloc(noptions + c->nconsts + 1, sizeof(char *));
+	for (unsigned i = 0; i < noptions; i++)
+		cands[i] = xstrdup(c->opts->options[i]);
+	for (unsigned i = 0; i < c->nconsts; i++) {   /* as flags: all_rings is --all-rings */
+		cands[noptions + i] = xstrdup(c->consts[i]->str);
+		for (char *p = cands[noptions + i]; *p; p++)
+			*p = *p == '_' ? '-' : *p;
+	}
+	size_t len = strcspn(flag, "=");
+	char *typed = xasprintf("%.*s", (int)len, flag);
+	const char *near = ut_suggest(typed, cands, noptions + c->nconsts);
+	diag_error(c->d, (struct ut_loc){0}, "unknown option '--%s'%s%s%s: uring-trace has no such option, and the "
+		   "script no const %s for it to set", typed, near ? " (did you mean '--" : "", near ? near : "",
+		   near ? "'?)" : "", name);
+	free(typed);
+	for (unsigned i = 0; i < noptions + c->nconsts; i++)
+		free(cands[i]);
+	free(cands);
+}
+
+/* A flag (flag: the text after "--", with '-' in its name for '_') or -D
+ * NAME=VALUE replaces the value of `const NAME`: scripts declare their
  * options as constants with defaults. */
+static void apply_define(struct compiler *c, const char *def, bool flag)
+{
+	const char *eq = strchr(def, '=');
+	size_t len = eq ? (size_t)(eq - def) : strlen(def);
+	const char *value = eq ? eq + 1 : "1";
+	char *name = xasprintf("%.*s", (int)len, def);
+	for (char *p = name; flag && *p; p++)
+		*p = *p == '-' ? '_' : *p;
+	char *written = xasprintf("%s%s", flag ? "--" : "-D ", def);
+	struct node *k = NULL;
+	for (unsigned j = 0; j < c->nconsts; j++)
+		if (strcmp(c->consts[j]->str, name) == 0)
+			k = c->consts[j];
+	if (!k && flag)
+		unknown_flag(c, def, name);
+	else if (!k)
+		diag_error(c->d, (struct ut_loc){0}, "%s: the script declares no constant '%s' (options are set with const NAME = default;)",
+			   written, name);
+	if (!k)
+		goto out;
+	char *end;
+	errno = 0;
+	long long v = strtoll(value, &end, 0);
+	bool above = errno == ERANGE && v == LLONG_MAX;   /* typed unsigned, as in scripts */
+	if (above) {
+		errno = 0;
+		v = (long long)strtoull(value, &end, 0);
+	}
+	struct node *n = node_new(*end || !*value ? N_STR : N_INT, k->a->loc);
+	if (n->kind == N_INT && errno == ERANGE)
+		diag_error(c->d, (struct ut_loc){0}, "%s: the value does not fit in 64 bits", written);
+	if (n->kind == N_INT) {
+		n->num = v;
+		n->op = above ? 'u' : 0;
+	} else {
+		n->str = xstrdup(value);
+	}
+	node_free(k->a);
+	k->a = n;
+	k->num = 1;
+	check_choices(c, k, written);
+out:
+	free(name);
+	free(written);
+}
+
 static void apply_defines(struct compiler *c)
 {
-	for (unsigned i = 0; i < c->opts->ndefines; i++) {
-		const char *def = c->opts->defines[i];
-		const char *eq = strchr(def, '=');
-		size_t len = eq ? (size_t)(eq - def) : strlen(def);
-		const char *value = eq ? eq + 1 : "1";
-		struct node *k = NULL;
-		for (unsigned j = 0; j < c->nconsts; j++)
-			if (strlen(c->consts[j]->str) == len && strncmp(c->consts[j]->str, def, len) == 0)
-				k = c->consts[j];
-		if (!k) {
-			diag_error(c->d, (struct ut_loc){0}, "-D %.*s: the script declares no constant '%.*s' (options are set with const NAME = default;)",
-				   (int)len, def, (int)len, def);
-			continue;
-		}
-		char *end;
-		errno = 0;
-		long long v = strtoll(value, &end, 0);
-		bool above = errno == ERANGE && v == LLONG_MAX;   /* typed unsigned, as in scripts */
-		if (above) {
-			errno = 0;
-			v = (long long)strtoull(value, &end, 0);
-		}
-		struct node *n = node_new(*end || !*value ? N_STR : N_INT, k->a->loc);
-		if (n->kind == N_INT && errno == ERANGE)
-			diag_error(c->d, (struct ut_loc){0}, "-D %s: the value does not fit in 64 bits", def);
-		if (n->kind == N_INT) {
-			n->num = v;
-			n->op = above ? 'u' : 0;
-		} else {
-			n->str = xstrdup(value);
-		}
-		node_free(k->a);
-		k->a = n;
-		k->num = 1;
-		check_choices(c, k, def);
-	}
+	for (unsigned i = 0; i < c->opts->nflags; i++)
+		apply_define(c, c->opts->flags[i], true);
+	for (unsigned i = 0; i < c->opts->ndefines; i++)
+		apply_define(c, c->opts->defines[i], false);
 	for (unsigned j = 0; j < c->nconsts; j++)
 		if (!c->consts[j]->num)
 			check_choices(c, c->consts[j], NULL);
@@ -543,9 +630,10 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 	c->prog = xcalloc(1, sizeof(*c->prog));
 	struct node *items;
 	if (o->file) {
-		char *text = read_file(o->file);
+		const char *why;
+		char *text = read_file(o->file, &why);
 		if (!text) {
-			diag_error(d, (struct ut_loc){0}, "cannot read %s: %s", o->file, strerror(errno));
+			diag_error(d, (struct ut_loc){0}, "cannot read %s: %s", o->file, why);
 			ut_program_free(c->prog);
 			return NULL;
 		}
@@ -582,9 +670,22 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 	if (blocks == 0 && d->errors == 0)
 		diag_error(d, (struct ut_loc){intern(c, o->file ? o->file : "-e"), 1, 1},
 			   "the script has no probes; add one, e.g. tracepoint:io_uring:io_uring_complete { @[comm] = count(); }");
+	char **assigned = xcalloc(c->nmaps + 1, sizeof(char *));
+	unsigned nassigned = 0;
 	for (unsigned i = 0; i < c->nmaps; i++)
-		if (c->maps[i].read_in_bpf && !c->maps[i].assigned)
+		if (c->maps[i].assigned)
+			assigned[nassigned++] = c->maps[i].name;
+	for (unsigned i = 0; i < c->nmaps; i++) {
+		if (!c->maps[i].read_in_bpf || c->maps[i].assigned)
+			continue;
+		const char *near = ut_suggest(c->maps[i].name, assigned, nassigned);
+		if (near)
+			diag_error(d, c->maps[i].read_loc, "%s is read but never assigned (did you mean '%s'?)",
+				   c->maps[i].name, near);
+		else
 			diag_error(d, c->maps[i].read_loc, "%s is read but never assigned", c->maps[i].name);
+	}
+	free(assigned);
 	struct ut_program *prog = c->prog;
 	if (d->errors == 0)
 		prog->bpf_c = gen_finish(c);

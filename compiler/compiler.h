@@ -16,9 +16,14 @@ struct ut_compile_opts {
 	unsigned ninclude_dirs;
 	const char *stdlib_dir;    /* last place searched for imports */
 	FILE *dump_ast;            /* --dump ast: print the checked AST here */
-	/* -D NAME=VALUE and script flags (--NAME): override `const NAME` */
+	/* script flags, then -D NAME=VALUE: override `const NAME`.  A flag
+	 * is the text after "--" of a long option not the tool's (all-rings,
+	 * unit=ms), '-' in its name standing for '_' */
+	const char *const *flags;
+	unsigned nflags;
 	const char *const *defines;
 	unsigned ndefines;
+	const char *const *options;   /* the tool's long options (NULL-ended): a flag's near ones */
 	bool verbose;
 };
 
@@ -36,6 +41,9 @@ void sb_puts(struct strbuf *b, const char *s);
 void sb_free(struct strbuf *b);
 /* s as a C string literal body, escaped: no script text reaches C unescaped. */
 void sb_c_string(struct strbuf *b, const char *s);
+/* s inside a C block comment, escaped the same way: it cannot end the
+ * comment (a script path holding star-slash and a newline) nor the line. */
+void sb_c_comment(struct strbuf *b, const char *s);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void *xcalloc(size_t n, size_t size);
@@ -185,6 +193,12 @@ struct compiler {
 	unsigned nadded;                /* ut_added_* variables of the body */
 	struct strbuf *out;         /* the function body being written */
 	int indent;
+	/* C nested deeper than clang takes is reported once per body without
+	 * other errors (their C is not built), at the statement (or predicate)
+	 * being written (check.c, emit) */
+	const struct node *at;
+	bool too_deep;
+	int errors_before_body;
 	/* the whole generated C */
 	struct strbuf c_types, c_maps, c_funcs;
 	char **loaded_files;        /* imports already loaded */

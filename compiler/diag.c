@@ -15,6 +15,38 @@ void diag_free(struct diag *d)
 	free(d->sources);
 	d->sources = NULL;
 	d->nsources = 0;
+	diag_repeats_end(d);
+}
+
+void diag_repeats_begin(struct diag *d)
+{
+	d->collapsing = true;
+	d->repeated = 0;
+}
+
+void diag_repeats_end(struct diag *d)
+{
+	d->collapsing = d->note_dropped = false;
+	free(d->seen);
+	d->seen = NULL;
+	d->nseen = 0;
+}
+
+/* While collapsing: true when an error at loc was reported already;
+ * otherwise loc is remembered. */
+static bool repeated_place(struct diag *d, struct ut_loc loc)
+{
+	if (!d->collapsing || !loc.file)
+		return false;
+	for (unsigned i = 0; i < d->nseen; i++)
+		if (d->seen[i].line == loc.line && d->seen[i].col == loc.col && strcmp(d->seen[i].file, loc.file) == 0)
+			return true;
+	struct ut_loc *seen = realloc(d->seen, (d->nseen + 1) * sizeof(*seen));
+	if (seen) {
+		d->seen = seen;
+		d->seen[d->nseen++] = loc;
+	}
+	return false;
 }
 
 void diag_add_source(struct diag *d, const char *file, const char *text)
@@ -68,6 +100,11 @@ static void report(struct diag *d, const char *level, struct ut_loc loc, const c
 
 void diag_error(struct diag *d, struct ut_loc loc, const char *fmt, ...)
 {
+	d->note_dropped = repeated_place(d, loc);
+	if (d->note_dropped) {
+		d->repeated++;
+		return;
+	}
 	d->errors++;
 	if (d->errors > d->max_errors)
 		return;
@@ -90,7 +127,7 @@ void diag_warning(struct diag *d, struct ut_loc loc, const char *fmt, ...)
 
 void diag_note(struct diag *d, const char *fmt, ...)
 {
-	if (d->errors > d->max_errors)
+	if (d->errors > d->max_errors || d->note_dropped)
 		return;
 	va_list ap;
 	va_start(ap, fmt);

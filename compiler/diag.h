@@ -14,6 +14,12 @@ struct diag {
 	/* source texts by file name, to print the offending line */
 	unsigned nsources;
 	struct diag_source { const char *file; const char *text; } *sources;
+	/* between diag_repeats_begin and _end: errors at a place already
+	 * reported are counted in repeated, not reported (nor their notes) */
+	bool collapsing, note_dropped;
+	unsigned nseen;
+	struct ut_loc *seen;
+	unsigned repeated;
 };
 
 void diag_init(struct diag *d, FILE *out);
@@ -24,6 +30,10 @@ void diag_error(struct diag *d, struct ut_loc loc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void diag_warning(struct diag *d, struct ut_loc loc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* One body checked for each match of a wildcard makes the same errors at
+ * the same places: each is reported once. */
+void diag_repeats_begin(struct diag *d);
+void diag_repeats_end(struct diag *d);
 /* An indented "note:" line after an error, without location. */
 void diag_note(struct diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

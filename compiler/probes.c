@@ -132,7 +132,7 @@ static int declared_tracepoint(struct compiler *c, struct node *fields, struct u
 	return 0;
 }
 
-static int tracepoint_args(struct alt_ctx *a, const struct ut_tracepoint *tp, bool co_re);
+static int tracepoint_args(struct alt_ctx *a, const struct ut_tracepoint *tp, bool co_re, bool user_pointers);
 
 static void free_declared(struct ut_tracepoint *t)
 {
@@ -153,6 +153,13 @@ static int resolve_tracepoint(struct compiler *c, struct alt_ctx *a, const char 
 	}
 	snprintf(cat, sizeof(cat), "%.*s", (int)(colon - target), target);
 	snprintf(name, sizeof(name), "%s", colon + 1);
+	/* they name files in tracefs, and the section and a struct of the C */
+	const char *word = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_";
+	if (cat[strspn(cat, word)] || name[strspn(name, word)]) {
+		diag_error(c->d, loc, "'%s' is no tracepoint: categories and names are letters, digits and '_'",
+			   a->spec);
+		return -1;
+	}
 	const struct ut_tracepoint *tp = ut_kernel_tracepoint(c->k, cat, name);
 	struct ut_tracepoint declared = {0};
 	char sname[160];
@@ -204,15 +211,18 @@ static int resolve_tracepoint(struct compiler *c, struct alt_ctx *a, const char 
 		at = f->offset + f->size;
 	}
 	sb_printf(&a->prelude, "}%s;\n\n", raw ? " __attribute__((preserve_access_index))" : "");
-	int rc = tracepoint_args(a, tp, raw != NULL);
+	/* a syscall's pointer arguments are the caller's: user memory (tracefs
+	 * does not say so, the kernel's prototypes do: __user) */
+	int rc = tracepoint_args(a, tp, raw != NULL, strcmp(cat, "syscalls") == 0);
 	free_declared(&declared);
 	return rc;
 }
 
 /* co_re: the record struct has a BTF counterpart, so field existence is
  * asked of the running kernel; otherwise the fields are those of the local
- * format and exist. */
-static int tracepoint_args(struct alt_ctx *a, const struct ut_tracepoint *tp, bool co_re)
+ * format and exist.  user_pointers: pointer fields hold user addresses
+ * (str() reads them as ustr() does). */
+static int tracepoint_args(struct alt_ctx *a, const struct ut_tracepoint *tp, bool co_re, bool user_pointers)
 {
 	for (unsigned i = 0; i < tp->nfields; i++) {
 		const struct ut_tp_field *f = &tp->fields[i];
@@ -232,7 +242,8 @@ static int tracepoint_args(struct alt_ctx *a, const struct ut_tracepoint *tp, bo
 		} else if (f->array_len) {
 			continue;
 		} else if (f->is_pointer) {
-			p = add_arg(a, f->name, (struct type){.kind = T_PTR, .size = 8}, xasprintf("((void *)tp->%s)", f->name));
+			p = add_arg(a, f->name, (struct type){.kind = T_PTR, .size = 8, .user = user_pointers},
+				    xasprintf("((void *)tp->%s)", f->name));
 		} else {
 			p = add_arg(a, f->name, int_type((int)f->size, f->is_signed),
 				    xasprintf("((%s)tp->%s)", f->is_signed ? "__s64" : "__u64", f->name));

@@ -1,4 +1,5 @@
-/* Freeing a compiled program; appending to its user side. */
+/* Freeing a compiled program; appending to its user side; reading its
+ * formats. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,4 +104,25 @@ unsigned ut_program_add_ukeys(struct ut_program *p, const unsigned *exprs, unsig
 	memcpy(p->ukeys + p->nukeys, exprs, n * sizeof(*exprs));
 	p->nukeys += n;
 	return p->nukeys - n;
+}
+
+struct ut_directive ut_format_directive(const char *p)
+{
+	struct ut_directive d = {.len = 1};
+	unsigned long number = 0;
+	for (; p[d.len] && strchr(UT_FORMAT_FLAGS, p[d.len]); d.len++) {
+		char ch = p[d.len];
+		if (ch < '0' || ch > '9') {
+			number = 0;
+			continue;
+		}
+		/* saturated: only whether it passes UT_FORMAT_MAX_WIDTH matters */
+		number = number > UT_FORMAT_MAX_WIDTH ? number : number * 10 + (unsigned long)(ch - '0');
+		if (number > d.widest)
+			d.widest = number;
+	}
+	d.conv = p[d.len];
+	if (d.conv)
+		d.len++;
+	return d;
 }

@@ -97,6 +97,25 @@ struct ut_value {
 	struct ut_value *fmt;
 };
 
+/* printf() and fmt() formats: the compiler checks a script's, the loader a
+ * .uto's, and the decoder hands them to snprintf.  A directive is "%%", or
+ * '%' and flags, width, precision and length characters
+ * (UT_FORMAT_FLAGS), then a conversion of UT_FORMAT_CONVERSIONS.  Widths
+ * and precisions are at most UT_FORMAT_MAX_WIDTH: a printf line is cut at
+ * 511 bytes, and snprintf spends seconds padding a width of 10^9. */
+#define UT_FORMAT_FLAGS "-0123456789.l"
+#define UT_FORMAT_CONVERSIONS "dixXuspc"
+#define UT_FORMAT_MAX_WIDTH 255
+
+struct ut_directive {
+	size_t len;             /* characters from the '%' to the conversion, both included */
+	char conv;              /* the character after the flags (0 at the text's end) */
+	unsigned long widest;   /* its largest width or precision */
+};
+
+/* The directive that the '%' at p starts (other than "%%"). */
+struct ut_directive ut_format_directive(const char *p);
+
 struct ut_named_value {
 	char *name;
 	struct ut_value value;

@@ -362,18 +362,21 @@ static char **r_strv(struct reader *r, unsigned *n)
 }
 
 /* A format's directives as the compiler allows them: the decoder hands
- * them to snprintf (where %n would write through a value). */
+ * them to snprintf (where %n would write through a value, and a width of
+ * 10^9 takes seconds). */
 static bool format_ok(const char *f)
 {
 	for (const char *p = f ? f : ""; *p; p++) {
 		if (*p != '%')
 			continue;
-		if (*++p == '%')
+		if (p[1] == '%') {
+			p++;
 			continue;
-		size_t flags = strspn(p, "-0123456789.l");
-		if (flags > 6 || !p[flags] || !strchr("dixXuspc", p[flags]))
+		}
+		struct ut_directive d = ut_format_directive(p);
+		if (!d.conv || !strchr(UT_FORMAT_CONVERSIONS, d.conv) || d.widest > UT_FORMAT_MAX_WIDTH)
 			return false;
-		p += flags;
+		p += d.len - 1;
 	}
 	return true;
 }

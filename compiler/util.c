@@ -1,5 +1,5 @@
 /* Small helpers the compiler passes share: growable strings, checked
- * allocation, C string escaping. */
+ * allocation, escaping text for C strings and comments. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,16 +89,34 @@ void sb_free(struct strbuf *b)
 	memset(b, 0, sizeof(*b));
 }
 
+/* A byte of script text in C: printable ASCII as it is (but '?': no
+ * trigraphs), the rest escaped, so it ends no line. */
+static void sb_c_byte(struct strbuf *b, unsigned char ch)
+{
+	if (ch == '\n')
+		sb_puts(b, "\\n");
+	else if (ch < 0x20 || ch >= 0x7f || ch == '?')
+		sb_printf(b, "\\%03o", ch);   /* octal: no hex run-on */
+	else
+		sb_printf(b, "%c", ch);
+}
+
 void sb_c_string(struct strbuf *b, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p == '"' || *p == '\\')
 			sb_printf(b, "\\%c", *p);
-		else if (*p == '\n')
-			sb_puts(b, "\\n");
-		else if (*p < 0x20 || *p >= 0x7f || *p == '?')
-			sb_printf(b, "\\%03o", *p);   /* octal: no trigraphs, no hex run-on */
 		else
-			sb_printf(b, "%c", *p);
+			sb_c_byte(b, *p);
+	}
+}
+
+void sb_c_comment(struct strbuf *b, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '/' && ((p > (const unsigned char *)s && p[-1] == '*') || p[1] == '*'))
+			sb_printf(b, "\\%03o", *p);   /* neither ends the comment nor opens one */
+		else
+			sb_c_byte(b, *p);
 	}
 }

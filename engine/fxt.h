@@ -21,6 +21,11 @@ int fxt_writer_close(struct fxt_writer *w, char *err, size_t errlen);
 /* First write error seen (NULL if none): writes never fail silently. */
 const char *fxt_writer_error(const struct fxt_writer *w);
 uint64_t fxt_writer_bytes(const struct fxt_writer *w);
+/* The event records in the file and its size in *bytes: after a write
+ * error, those before the buffer that failed (the file is cut there, on a
+ * record boundary, when it is a regular file); with gzip, those handed to
+ * zlib.  Flush first to count everything. */
+uint64_t fxt_writer_events_written(const struct fxt_writer *w, uint64_t *bytes);
 
 /* `uring-trace dump FILE`: one line per record.  Returns 0, or 1 on a
  * malformed trace (after printing what it could and the error). */

@@ -346,6 +346,10 @@ enum fxt_next_result fxt_reader_next(struct fxt_reader *r, struct fxt_record_vie
 	memset(v, 0, sizeof(*v));
 	v->offset = r->offset;
 	long n = read_bytes(r, r->rec, 8);
+	if (n == 0 && r->records == 0) {
+		add_error(r, v->offset, "the file is empty: not an FXT trace, which starts with its magic record");
+		return FXT_NEXT_FATAL;
+	}
 	if (n == 0)
 		return FXT_NEXT_END;
 	if (n != 8) {

@@ -61,6 +61,9 @@ struct fxt_writer {
 	uint64_t *buf;
 	size_t buf_words;
 	uint64_t bytes;
+	/* in the file: whole buffers written before the first error */
+	uint64_t bytes_written, events_written;
+	uint64_t events_buffered;
 	char error[256];
 
 	struct string_slot strings[FXT_STRING_SLOTS + 1];
@@ -81,17 +84,19 @@ static void set_error(struct fxt_writer *w, const char *what, const char *why)
 		snprintf(w->error, sizeof(w->error), "%s %s: %s", what, w->path, why);
 }
 
-static void write_out(struct fxt_writer *w, const void *data, size_t len)
+/* False when data could not be written whole (the error is kept). */
+static bool write_out(struct fxt_writer *w, const void *data, size_t len)
 {
 	if (w->error[0])
-		return; /* the file is already broken; the first error is kept */
+		return false; /* the file is already broken; the first error is kept */
 	if (w->gz) {
 		if (len && gzwrite(w->gz, data, (unsigned)len) != (int)len) {
 			int errnum;
 			const char *msg = gzerror(w->gz, &errnum);
 			set_error(w, "write", errnum == Z_ERRNO ? strerror(errno) : msg);
+			return false;
 		}
-		return;
+		return true;
 	}
 	const char *p = data;
 	while (len) {
@@ -100,17 +105,28 @@ static void write_out(struct fxt_writer *w, const void *data, size_t len)
 			continue;
 		if (n <= 0) {
 			set_error(w, "write", n < 0 ? strerror(errno) : "no progress");
-			return;
+			return false;
 		}
 		p += n;
 		len -= (size_t)n;
 	}
+	return true;
 }
 
+/* A buffer that could not be written whole (a full disk) is taken back
+ * from the file, which then ends after the last whole record: a trace
+ * readable up to there. */
 static void drain_buffer(struct fxt_writer *w)
 {
-	write_out(w, w->buf, w->buf_words * 8);
+	bool had_error = w->error[0] != 0;
+	if (write_out(w, w->buf, w->buf_words * 8)) {
+		w->bytes_written += w->buf_words * 8;
+		w->events_written += w->events_buffered;
+	} else if (!had_error && !w->gz && ftruncate(w->fd, (off_t)w->bytes_written) != 0) {
+		/* not a regular file (/dev/full, a pipe): nothing to take back */
+	}
 	w->buf_words = 0;
+	w->events_buffered = 0;
 }
 
 /* Space for one whole record of nwords words. */
@@ -496,6 +512,7 @@ void fxt_write_event(struct fxt_writer *w, enum fxt_event_type type, uint64_t ts
 	size_t words = 2 + encode_args(w, args, nargs, enc) + event_has_type_word(type);
 
 	uint64_t *p = reserve(w, words);
+	w->events_buffered++;
 	p[0] = FXT_REC_EVENT | (uint64_t)words << 4 | (uint64_t)type << 16 | (uint64_t)nargs << 20 |
 	       thread << 24 | cat << 32 | nm << 48;
 	p[1] = ts;
@@ -590,6 +607,12 @@ const char *fxt_writer_error(const struct fxt_writer *w)
 uint64_t fxt_writer_bytes(const struct fxt_writer *w)
 {
 	return w->bytes;
+}
+
+uint64_t fxt_writer_events_written(const struct fxt_writer *w, uint64_t *bytes)
+{
+	*bytes = w->bytes_written;
+	return w->events_written;
 }
 
 int fxt_writer_close(struct fxt_writer *w, char *err, size_t errlen)

@@ -131,13 +131,12 @@ void ut_value_text(const struct ut_program *prog, const struct ut_field *fields,
 				p++;
 				continue;
 			}
-			const char *start = p++;
-			while (*p && strchr("-0123456789.l", *p))
-				p++;
-			if (!*p || next >= v->nfmt)
+			struct ut_directive d = ut_format_directive(p);
+			if (!d.conv || next >= v->nfmt)
 				break;
-			size_t w = format_one(prog, fields, nfields, rec, size, &v->fmt[next++], start,
-					      (size_t)(p - start + 1), buf + at, len - at);
+			size_t w = format_one(prog, fields, nfields, rec, size, &v->fmt[next++], p, d.len, buf + at,
+					      len - at);
+			p += d.len - 1;
 			at += w < len - at ? w : len - at - 1;
 		}
 		buf[at < len ? at : len - 1] = 0;

@@ -61,9 +61,10 @@ struct options {
 	const char *json;
 	const char *includes[32];
 	unsigned nincludes;
-	const char *defines[64];     /* -D NAME=VALUE, script flags --NAME[=VALUE] */
+	const char *defines[64];     /* -D NAME=VALUE */
 	unsigned ndefines;
-	char *flag_defines[64];
+	const char *flags[64];       /* script flags: NAME[=VALUE] of --NAME[=VALUE] */
+	unsigned nflags;
 };
 
 static volatile sig_atomic_t stop_signal, snapshot_signal;
@@ -155,39 +156,41 @@ static void die_usage(const char *msg, const char *arg)
 enum { OPT_EMIT_C = 256, OPT_DUMP, OPT_COMPILE, OPT_SAMPLE, OPT_BUFFER, OPT_SUMMARY_ONLY, OPT_JSON,
        OPT_VERSION, OPT_COMM, OPT_RING, OPT_AFTER, OPT_MAX_SNAPSHOTS, OPT_MAX_SIZE };
 
+/* uring-trace's long options; others are script flags (parse_options). */
+static const struct option long_options[] = {
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{"output", required_argument, NULL, 'o'},
+	{"pid", required_argument, NULL, 'p'},
+	{"command", required_argument, NULL, 'c'},
+	{"duration", required_argument, NULL, 'd'},
+	{"comm", required_argument, NULL, OPT_COMM},
+	{"sample", required_argument, NULL, OPT_SAMPLE},
+	{"buffer", required_argument, NULL, OPT_BUFFER},
+	{"ring", required_argument, NULL, OPT_RING},
+	{"after", required_argument, NULL, OPT_AFTER},
+	{"max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS},
+	{"max-size", required_argument, NULL, OPT_MAX_SIZE},
+	{"list", optional_argument, NULL, 'l'},
+	{"emit-c", no_argument, NULL, OPT_EMIT_C},
+	{"dump", required_argument, NULL, OPT_DUMP},
+	{"compile", no_argument, NULL, OPT_COMPILE},
+	{"summary-only", no_argument, NULL, OPT_SUMMARY_ONLY},
+	{"json", required_argument, NULL, OPT_JSON},
+	{"verbose", no_argument, NULL, 'v'},
+	{"quiet", no_argument, NULL, 'q'},
+	{NULL, 0, NULL, 0},
+};
+
 static void parse_options(int argc, char **argv, struct options *o)
 {
-	static const struct option longs[] = {
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, OPT_VERSION},
-		{"output", required_argument, NULL, 'o'},
-		{"pid", required_argument, NULL, 'p'},
-		{"command", required_argument, NULL, 'c'},
-		{"duration", required_argument, NULL, 'd'},
-		{"comm", required_argument, NULL, OPT_COMM},
-		{"sample", required_argument, NULL, OPT_SAMPLE},
-		{"buffer", required_argument, NULL, OPT_BUFFER},
-		{"ring", required_argument, NULL, OPT_RING},
-		{"after", required_argument, NULL, OPT_AFTER},
-		{"max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS},
-		{"max-size", required_argument, NULL, OPT_MAX_SIZE},
-		{"list", optional_argument, NULL, 'l'},
-		{"emit-c", no_argument, NULL, OPT_EMIT_C},
-		{"dump", required_argument, NULL, OPT_DUMP},
-		{"compile", no_argument, NULL, OPT_COMPILE},
-		{"summary-only", no_argument, NULL, OPT_SUMMARY_ONLY},
-		{"json", required_argument, NULL, OPT_JSON},
-		{"verbose", no_argument, NULL, 'v'},
-		{"quiet", no_argument, NULL, 'q'},
-		{NULL, 0, NULL, 0},
-	};
 	/* Long options we do not know are the script's flags: --all-rings sets
 	 * the script's `const all_rings` to 1, --unit=ms sets `const unit`. */
 	int kept = 1;
 	for (int i = 1; i < argc; i++) {
 		char *a = argv[i];
 		bool known = strncmp(a, "--", 2) != 0 || !a[2];
-		for (const struct option *l = longs; !known && l->name; l++) {
+		for (const struct option *l = long_options; !known && l->name; l++) {
 			size_t n = strlen(l->name);
 			known = strncmp(a + 2, l->name, n) == 0 && (a[2 + n] == 0 || a[2 + n] == '=');
 		}
@@ -196,21 +199,16 @@ static void parse_options(int argc, char **argv, struct options *o)
 				argv[kept++] = argv[i++];
 			break;
 		}
-		if (known || o->ndefines >= 64) {
+		if (known || o->nflags >= 64) {
 			argv[kept++] = a;
 			continue;
 		}
-		char *d = strdup(a + 2);
-		for (char *p = d; *p && *p != '='; p++)
-			if (*p == '-')
-				*p = '_';
-		o->flag_defines[o->ndefines] = d;
-		o->defines[o->ndefines++] = d;
+		o->flags[o->nflags++] = a + 2;
 	}
 	argc = kept;
 	argv[argc] = NULL;
 	int ch;
-	while ((ch = getopt_long(argc, argv, "+he:o:p:c:d:lI:D:vq", longs, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+he:o:p:c:d:lI:D:vq", long_options, NULL)) != -1) {
 		switch (ch) {
 		case 'h': printf(ut_usage_text); exit(0);
 		case OPT_VERSION: printf("uring-trace %s\n", UT_VERSION); exit(0);
@@ -313,10 +311,98 @@ static void parse_options(int argc, char **argv, struct options *o)
 		die_usage("--ring keeps the trace's last seconds to write them; --summary-only writes no trace", NULL);
 }
 
+/* Flags and -D set a script's constants: without a script to compile
+ * (-l, a compiled .uto) there are none, and a flag is a misspelt option. */
+_Noreturn static void no_constants_to_set(const struct options *o, const char *why)
+{
+	if (o->nflags) {
+		const char *names[sizeof(long_options) / sizeof(long_options[0])];
+		unsigned n = 0;
+		for (; long_options[n].name; n++)
+			names[n] = long_options[n].name;
+		size_t len = strcspn(o->flags[0], "=");
+		char typed[64];
+		snprintf(typed, sizeof(typed), "%.*s", (int)(len < sizeof(typed) ? len : sizeof(typed) - 1), o->flags[0]);
+		const char *near = ut_suggest(typed, (char *const *)names, n);
+		fprintf(stderr, "uring-trace: unknown option '--%s'%s%s%s: %s\n", typed, near ? " (did you mean '--" : "",
+			near ? near : "", near ? "'?)" : "", why);
+	} else {
+		fprintf(stderr, "uring-trace: -D %s: %s\n", o->defines[0], why);
+	}
+	fprintf(stderr, "Try 'uring-trace --help'.\n");
+	exit(2);
+}
+
 /* Kinds -l can list: tracepoints (tracefs) and functions (BTF). */
 static bool lists_functions(enum ut_probe_kind k)
 {
 	return k == UT_PROBE_KPROBE || k == UT_PROBE_KRETPROBE || k == UT_PROBE_FENTRY || k == UT_PROBE_FEXIT;
+}
+
+static bool listable(enum ut_probe_kind k)
+{
+	return k == UT_PROBE_TRACEPOINT || k == UT_PROBE_TP_BTF || k == UT_PROBE_RAW_TP || lists_functions(k);
+}
+
+/* -l PATTERN matched nothing: say so, and why when its first word is
+ * neither a kind -l lists nor a tracepoint category here. */
+static void no_probe_matches(struct ut_kernel *k, const char *pattern)
+{
+	fprintf(stderr, "uring-trace: no probe matches '%s' on kernel %s\n", pattern, ut_kernel_release(k));
+	size_t len = strcspn(pattern, ":");
+	char word[64];
+	snprintf(word, sizeof(word), "%.*s", (int)(len < sizeof(word) ? len : 0), pattern);
+	const struct probe_kind_def *def = probe_kind_find(word);
+	if ((def && def->kind == UT_PROBE_TRACEPOINT && !strchr(pattern + len + 1, ':')) || !pattern[len]) {
+		bool no_category = def && !pattern[len + 1];
+		fprintf(stderr, "uring-trace: tracepoints are CATEGORY:NAME; all of %s: -l '%s%s*'\n",
+			no_category ? "them" : "a category", pattern, no_category ? "" : ":");
+		return;
+	}
+	if (len >= sizeof(word) || strcspn(pattern, "*?[") < len)
+		return;
+	if (def && !listable(def->kind)) {
+		fprintf(stderr, "uring-trace: -l lists tracepoint, tp_btf, raw_tp, kprobe, kretprobe, fentry and fexit "
+			"probes, not %s\n", def->name);
+		return;
+	}
+	/* the category of tracepoint:CATEGORY:... or of CATEGORY:... */
+	const char *category = def ? pattern + len + 1 : pattern;
+	len = strcspn(category, ":");
+	if (!category[len] || len >= sizeof(word) || strcspn(category, "*?[") < len ||
+	    (def && def->kind != UT_PROBE_TRACEPOINT))
+		return;
+	snprintf(word, sizeof(word), "%.*s", (int)len, category);
+	char **names = NULL, glob[80];
+	snprintf(glob, sizeof(glob), "%s:*", word);
+	int n = ut_kernel_tracepoints_matching(k, glob, &names);
+	if (n != 0) {
+		if (n > 0)
+			ut_strv_free(names, n);
+		return;
+	}
+	/* candidates: the kinds -l lists (when no kind was written) and the
+	 * categories */
+	n = ut_kernel_tracepoints_matching(k, "*", &names);
+	char **cands = calloc((size_t)(n > 0 ? n : 0) + UT_PROBE_KIND_COUNT, sizeof(char *));
+	unsigned ncands = 0;
+	for (int kind = 0; cands && !def && kind < UT_PROBE_KIND_COUNT; kind++)
+		if (listable((enum ut_probe_kind)kind))
+			cands[ncands++] = strdup(probe_kind_name((enum ut_probe_kind)kind));
+	for (int i = 0; cands && i < n; i++) {
+		names[i][strcspn(names[i], ":")] = 0;
+		if (!ncands || strcmp(cands[ncands - 1], names[i]) != 0)   /* sorted: categories in runs */
+			cands[ncands++] = strdup(names[i]);
+	}
+	const char *near = cands ? ut_suggest(word, cands, ncands) : NULL;
+	fprintf(stderr, "uring-trace: '%s' is %s tracepoint category on this kernel%s%s%s (list them with: "
+		"uring-trace -l 'tracepoint:*')\n", word, def ? "no" : "neither a probe kind -l lists nor a",
+		near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+	for (unsigned i = 0; i < ncands; i++)
+		free(cands[i]);
+	free(cands);
+	if (n > 0)
+		ut_strv_free(names, n);
 }
 
 /* -l -v: the arguments a probe's body can read, as "    type name". */
@@ -359,8 +445,7 @@ static int list_probes(const char *pattern, bool with_arguments)
 		char kind[32];
 		snprintf(kind, sizeof(kind), "%.*s", (int)(colon - p), p);
 		const struct probe_kind_def *named = probe_kind_find(kind);
-		if (named && (named->kind == UT_PROBE_TRACEPOINT || named->kind == UT_PROBE_TP_BTF ||
-			      named->kind == UT_PROBE_RAW_TP || lists_functions(named->kind))) {
+		if (named && listable(named->kind)) {
 			def = named;
 			glob = colon + 1;
 		}
@@ -379,6 +464,8 @@ static int list_probes(const char *pattern, bool with_arguments)
 			list_arguments(k, def, names[i]);
 	}
 	ut_strv_free(names, n);
+	if (n == 0)
+		no_probe_matches(k, p);
 	ut_kernel_close(k);
 	return n > 0 ? 0 : 1;
 }
@@ -401,8 +488,10 @@ _Noreturn static void command_failed(int report_fd, int status, const char *fmt,
 /* -c: the child waits on a pipe until the probes are attached, so nothing
  * it does is missed; under sudo it runs as the invoking user.  Until it
  * execs the command it is a copy of uring-trace, and named so.
- * *report_fd reads why the command could not run, or nothing. */
-static pid_t start_command(const char *cmd, int *release_fd, int *report_fd)
+ * *report_fd reads why the command could not run, or nothing.
+ * stdout_to_stderr: the command's standard output goes to our standard
+ * error (--json - keeps standard output for the JSON). */
+static pid_t start_command(const char *cmd, bool stdout_to_stderr, int *release_fd, int *report_fd)
 {
 	int release[2], report[2];
 	if (pipe2(release, O_CLOEXEC) < 0)
@@ -419,6 +508,9 @@ static pid_t start_command(const char *cmd, int *release_fd, int *report_fd)
 		close(report[0]);
 		if (read(release[0], &b, 1) != 1)
 			_exit(127);   /* uring-trace ended before attaching */
+		if (stdout_to_stderr && dup2(2, 1) < 0)
+			command_failed(report[1], 126, "cannot run '%s' with its output on standard error: %s", cmd,
+				       strerror(errno));
 		const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
 		if (getuid() == 0 && su && sg && (setgid((gid_t)atoi(sg)) != 0 || setuid((uid_t)atoi(su)) != 0))
 			command_failed(report[1], 126, "cannot run '%s' as user %s: %s", cmd, su, strerror(errno));
@@ -798,6 +890,13 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	struct session s = {.o = o, .prog = prog};
 	char err[4096];
 	int rc = 0;
+	/* --json -: standard output carries the JSON alone; the text that
+	 * goes there otherwise (printf, the maps, the -c command's output)
+	 * goes to standard error.  printf lines come out as they are made,
+	 * into a pipe too. */
+	bool json_stdout = o->json && strcmp(o->json, "-") == 0;
+	FILE *text_out = json_stdout ? stderr : stdout;
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!o->summary_only) {
 		s.writer = fxt_writer_open(o->output, err, sizeof(err));
 		if (!s.writer) {
@@ -812,7 +911,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	int release_fd = -1, report_fd = -1, child_status = 0;
 	pid_t child = 0;
 	if (o->command) {
-		child = start_command(o->command, &release_fd, &report_fd);
+		child = start_command(o->command, json_stdout, &release_fd, &report_fd);
 		if (child < 0) {
 			fprintf(stderr, "uring-trace: cannot start '%s': %s\n", o->command, strerror(errno));
 			rc = 1;
@@ -850,7 +949,7 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	}
 	ut_stacks_open(s.obj, prog, child ? child : (pid_t)o->pid);
 	ut_user_maps_init(&s.user_maps, prog);
-	s.dec = (struct ut_decoder){.prog = prog, .engine = s.engine, .recorder = s.recorder, .print_out = stdout,
+	s.dec = (struct ut_decoder){.prog = prog, .engine = s.engine, .recorder = s.recorder, .print_out = text_out,
 				    .clear_map = on_clear, .clear_ctx = &s,
 				    .user_side = ut_user_side_new(prog, &s.user_maps, lo.sample_permyriad)};
 	if (s.engine)
@@ -952,16 +1051,22 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	}
 	if (s.engine)
 		ut_engine_finish(s.engine, s.dec.last_ts ? s.dec.last_ts : now_ns());
+	bool trace_cut = false;
 	if (s.writer) {
+		uint64_t kept_bytes;
+		fxt_writer_flush(s.writer);
+		uint64_t kept = fxt_writer_events_written(s.writer, &kept_bytes);
 		if (fxt_writer_close(s.writer, err, sizeof(err)) != 0) {
-			fprintf(stderr, "uring-trace: writing %s failed: %s\n", o->output, err);
+			fprintf(stderr, "uring-trace: writing the trace failed: %s; the trace is cut after its first %llu "
+				"events (%.1f MB)\n", err, (unsigned long long)kept, (double)kept_bytes / 1e6);
+			trace_cut = true;
 			rc = 1;
 		}
 		s.writer = NULL;
 	}
-	ut_print_maps(prog, s.obj, &s.user_maps, stdout);
+	ut_print_maps(prog, s.obj, &s.user_maps, text_out);
 	if (o->json) {
-		FILE *j = strcmp(o->json, "-") == 0 ? stdout : fopen(o->json, "w");
+		FILE *j = json_stdout ? stdout : fopen(o->json, "w");
 		if (!j) {
 			fprintf(stderr, "uring-trace: cannot write %s: %s\n", o->json, strerror(errno));
 			rc = 1;
@@ -978,7 +1083,9 @@ static int trace(struct options *o, struct ut_program *prog, const void *obj, si
 	if (!o->quiet) {
 		fprintf(stderr, "uring-trace: %llu events, %llu lost", (unsigned long long)s.dec.records,
 			(unsigned long long)lost);
-		if (!o->summary_only)
+		if (trace_cut)
+			fprintf(stderr, "; the trace in %s is cut", o->output);
+		else if (!o->summary_only)
 			fprintf(stderr, "; trace written to %s (open it at https://ui.perfetto.dev)", o->output);
 		fputc('\n', stderr);
 		if (lost)
@@ -1131,6 +1238,8 @@ int main(int argc, char **argv)
 	parse_options(argc, argv, &o);
 	if (o.compile_only && strcmp(o.output, "trace.fxt") == 0)
 		die_usage("--compile needs -o FILE.uto", NULL);
+	if (o.list_given && (o.nflags || o.ndefines))
+		no_constants_to_set(&o, "-l runs no script whose constant it could set");
 	if (o.list_given)
 		return list_probes(o.list, o.verbose);
 	char stdlib[PATH_MAX], scripts[PATH_MAX], deflt[PATH_MAX + 16];
@@ -1154,6 +1263,8 @@ int main(int argc, char **argv)
 	char err[8192];
 	if (o.script && ut_read_file(o.script, &image, &image_len) == 0 && image_len >= 4 &&
 	    memcmp(image, UT_PROGRAM_MAGIC, 3) == 0) {
+		if (o.nflags || o.ndefines)
+			no_constants_to_set(&o, "a compiled script's constants are set when it is compiled (--compile)");
 		const void *obj;
 		size_t obj_len;
 		struct ut_program *prog = ut_program_load(image, image_len, &obj, &obj_len, err, sizeof(err));
@@ -1175,10 +1286,13 @@ int main(int argc, char **argv)
 	struct ut_kernel *k = ut_kernel_open();
 	struct diag d;
 	diag_init(&d, stderr);
+	const char *options[sizeof(long_options) / sizeof(long_options[0])];
+	for (size_t i = 0; i < sizeof(long_options) / sizeof(long_options[0]); i++)
+		options[i] = long_options[i].name;
 	struct ut_compile_opts co = {
 		.file = o.script, .text = o.program, .include_dirs = o.includes, .ninclude_dirs = o.nincludes,
 		.stdlib_dir = stdlib_dir, .dump_ast = o.dump_ast ? stdout : NULL, .verbose = o.verbose,
-		.defines = o.defines, .ndefines = o.ndefines,
+		.flags = o.flags, .nflags = o.nflags, .defines = o.defines, .ndefines = o.ndefines, .options = options,
 	};
 	struct ut_program *prog = ut_compile(&co, k, &d);
 	int rc = 0;
@@ -1224,8 +1338,6 @@ int main(int argc, char **argv)
 	rc = trace(&o, prog, obj, obj_len, k);
 	free(obj);
 done:
-	for (unsigned i = 0; i < o.ndefines; i++)
-		free(o.flag_defines[i]);
 	ut_program_free(prog);
 	if (k)
 		ut_kernel_close(k);

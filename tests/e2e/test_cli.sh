@@ -21,6 +21,13 @@ else fail cli/fallback_alternative "$(cat "$TMP/alt.json" "$TMP/alt.err")"; fi
 grep -q "attached tracepoint:syscalls/sys_enter_getppid" "$TMP/alt.err" && pass cli/verbose_names_attached \
 	|| fail cli/verbose_names_attached "$(cat "$TMP/alt.err")"
 
+# str() of a syscall's pointer argument reads user memory, where the
+# pointer points (it read kernel memory there, and gave "" for every file).
+"$UT" -q --summary-only --json "$TMP/opened.json" -c "cat /etc/hostname" \
+	-e 'tracepoint:syscalls:sys_enter_openat { @opened[str(args.filename)] = count(); }' >/dev/null 2>"$TMP/opened.err"
+grep -q '"key":\["/etc/hostname"\]' "$TMP/opened.json" && pass cli/str_of_syscall_pointer \
+	|| fail cli/str_of_syscall_pointer "$(head -c 300 "$TMP/opened.json") $(cat "$TMP/opened.err")"
+
 # exit() in a quiet trace acts at once: the reader reads a ring that had
 # too little data to wake it when its poll times out (it used to wait for
 # -d: 10 s, 200 ticks).
@@ -209,6 +216,45 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "cannot write the trace" "$TMP/out.err" && pass cli/unwritable_output \
 	|| fail cli/unwritable_output "rc=$rc $(cat "$TMP/out.err")"
 
+# --json -: standard output is the JSON alone (printf output, the maps'
+# text and the command's output go to standard error)
+"$UT" -q --json - -c "echo from-the-command" -e 'BEGIN { printf("from printf\n"); @x = 1; }
+	tracepoint:syscalls:sys_enter_getppid { @calls = count(); }' >"$TMP/json.out" 2>"$TMP/json.err"
+if python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$TMP/json.out" 2>/dev/null &&
+   grep -q "from printf" "$TMP/json.err" && grep -q "from-the-command" "$TMP/json.err"; then pass cli/json_stdout_clean
+else fail cli/json_stdout_clean "stdout: $(cat "$TMP/json.out") stderr: $(cat "$TMP/json.err")"; fi
+# printf lines reach a pipe as they are printed (they waited for 4 KB or
+# the end of the trace): the first tick arrives while it runs
+("$UT" -q --summary-only -d 60 -e 'interval:ms:100 { printf("tick\n"); }' & echo $! >"$TMP/tick.pid"; wait) |
+	{ read -r -t 30 line; echo "$line" >"$TMP/tick.line"; kill -INT "$(cat "$TMP/tick.pid")"; cat >/dev/null; }
+[ "$(cat "$TMP/tick.line")" = tick ] && pass cli/printf_line_flushed || fail cli/printf_line_flushed "no line in 30 s"
+
+# A write error (a full device) cuts the trace: said with how many events
+# the file holds, exit status 1, not "trace written".
+"$UT" -o /dev/full -e 'BEGIN { instant "x"; exit(); }' >/dev/null 2>"$TMP/full.err"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "the trace is cut after its first 0 events" "$TMP/full.err" &&
+   ! grep -q "trace written" "$TMP/full.err"; then pass cli/write_error_dev_full
+else fail cli/write_error_dev_full "rc=$rc $(cat "$TMP/full.err")"; fi
+# a full disk: the file ends after its last whole record, and holds the
+# events said
+mkdir -p "$TMP/small"
+if mount -t tmpfs -o size=1M tmpfs "$TMP/small" 2>"$TMP/mount.err"; then
+	printf 'import os\nfor i in range(100000): os.getppid()\n' >"$TMP/many.py"
+	"$UT" -q -o "$TMP/small/t.fxt" -c "/usr/bin/python3 $TMP/many.py" \
+		-e 'tracepoint:syscalls:sys_enter_getppid { instant "x" with a = pid, b = tid; }' >/dev/null 2>"$TMP/disk.err"
+	rc=$?
+	said=$(sed -n 's/.*the trace is cut after its first \([0-9]*\) events.*/\1/p' "$TMP/disk.err")
+	"$UT" stats --json "$TMP/small/t.fxt" >"$TMP/disk.stats" 2>&1
+	src=$?
+	umount "$TMP/small"
+	if [ $rc -eq 1 ] && [ -n "$said" ] && [ $src -eq 0 ] && grep -q "\"events\": $said," "$TMP/disk.stats"; then
+		pass cli/write_error_full_disk
+	else fail cli/write_error_full_disk "rc=$rc stats rc=$src said=$said $(cat "$TMP/disk.err") $(head -c 200 "$TMP/disk.stats")"; fi
+else
+	skip cli/write_error_full_disk "cannot mount a tmpfs: $(cat "$TMP/mount.err")"
+fi
+
 # Signals at random moments (during start-up, attach, under load) always
 # leave a trace that reads without error.
 cat >"$TMP/sig.ut" <<'UT'
@@ -236,6 +282,34 @@ for i in $(seq 1 8); do
 	if "$UT" stats "$TMP/sig$i.fxt" >"$TMP/sig$i.stats" 2>&1; then pass "cli/signal_${i}_trace_valid"
 	else fail "cli/signal_${i}_trace_valid" "$(tail -3 "$TMP/sig$i.stats")"; fi
 done
+
+# -l with no match says so (it exited 1 without a word), and why when the
+# first word is no kind -l lists and no tracepoint category.
+"$UT" -l 'nosuch:*' >"$TMP/l1.out" 2>"$TMP/l1.err"
+rc=$?
+[ $rc -eq 1 ] && [ ! -s "$TMP/l1.out" ] && grep -q "no probe matches 'nosuch:\*'" "$TMP/l1.err" &&
+	grep -q "'nosuch' is neither a probe kind -l lists nor a tracepoint category" "$TMP/l1.err" &&
+	pass cli/list_no_match || fail cli/list_no_match "rc=$rc $(cat "$TMP/l1.err")"
+"$UT" -l 'tracepoint:syscals:sys_enter_open*' 2>&1 | grep -q "did you mean 'syscalls'" && pass cli/list_category_typo \
+	|| fail cli/list_category_typo "$("$UT" -l 'tracepoint:syscals:sys_enter_open*' 2>&1)"
+"$UT" -l 'uprobe:*' 2>&1 | grep -q "not uprobe" && pass cli/list_unlisted_kind \
+	|| fail cli/list_unlisted_kind "$("$UT" -l 'uprobe:*' 2>&1)"
+
+# A misspelt long option is an unknown option with the one meant, not "the
+# script declares no constant"; where no script is compiled (-l, a .uto)
+# too, where flags were ignored.
+"$UT" --sumary-only -e 'BEGIN { exit(); }' >/dev/null 2>"$TMP/opt.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "unknown option '--sumary-only' (did you mean '--summary-only'?)" "$TMP/opt.err" &&
+	pass cli/misspelt_option || fail cli/misspelt_option "rc=$rc $(cat "$TMP/opt.err")"
+"$UT" --verbos -l 'io_uring:*' >/dev/null 2>"$TMP/opt_l.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "unknown option '--verbos' (did you mean '--verbose'?)" "$TMP/opt_l.err" &&
+	pass cli/misspelt_option_list || fail cli/misspelt_option_list "rc=$rc $(cat "$TMP/opt_l.err")"
+"$UT" --quiett "$TMP/alt.uto" >/dev/null 2>"$TMP/opt_uto.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "unknown option '--quiett' (did you mean '--quiet'?)" "$TMP/opt_uto.err" &&
+	pass cli/misspelt_option_uto || fail cli/misspelt_option_uto "rc=$rc $(cat "$TMP/opt_uto.err")"
 
 # --info: kernel, BTF, probe kinds by trial, and a verdict.
 "$UT" --info >"$TMP/info.txt" 2>&1

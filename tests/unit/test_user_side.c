@@ -1117,6 +1117,16 @@ static void test_damaged(void)
 	free(p->events[EV_PRINT].name.text);
 	p->events[EV_PRINT].name.text = strdup("res=%lln");
 	CHECK("damaged/format_writes", !loads(p));
+	/* a width the decoder's snprintf would pad for seconds per event */
+	free(p->events[EV_PRINT].name.text);
+	p->events[EV_PRINT].name.text = strdup("res=%1000000000d path=%s\n");
+	CHECK("damaged/format_width", !loads(p));
+	free(p->events[EV_PRINT].name.text);
+	p->events[EV_PRINT].name.text = strdup("res=%d path=%.256s\n");
+	CHECK("damaged/format_precision", !loads(p));
+	free(p->events[EV_PRINT].name.text);
+	p->events[EV_PRINT].name.text = strdup("res=%-255lld path=%255.255s\n");
+	CHECK("damaged/format_widest_loads", loads(p));
 	ut_program_free(p);
 
 	/* statements: a body before its statement, a body twice, too deep */

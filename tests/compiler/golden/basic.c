@@ -109,7 +109,7 @@ int ut_p1_a0(void *ctx)
 		char t3[16];
 		bpf_get_current_comm(t3, sizeof(t3));
 		char t4[64] = {};
-		bpf_probe_read_kernel_str(t4, sizeof(t4), (const void *)(((void *)tp->filename)));
+		bpf_probe_read_user_str(t4, sizeof(t4), (const void *)(((void *)tp->filename)));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 1, ut_now);

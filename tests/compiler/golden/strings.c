@@ -162,7 +162,7 @@ int ut_p0_a0(void *ctx)
 	__u32 ut_off = 0;
 	{
 		char t0[64] = {};
-		bpf_probe_read_kernel_str(t0, sizeof(t0), (const void *)(((void *)tp->filename)));
+		bpf_probe_read_user_str(t0, sizeof(t0), (const void *)(((void *)tp->filename)));
 		__builtin_memcpy(l_f, t0, sizeof(t0) < sizeof(l_f) ? sizeof(t0) : sizeof(l_f));
 	}
 	{
