@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compiler/kernel.h"
+#include "probes/attach.h"
 #include "probes/resolve.h"
 
 /* ---- compiler ---- */
@@ -40,17 +41,41 @@ static bool names_parameter(struct ut_kernel *k, const char *target, const char 
 	return param;
 }
 
+/* ---- runtime ---- */
+
+static bool kprobe_exists(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_t len)
+{
+	return probe_btf_target_exists(k, alt, false, false, why, len);
+}
+
+static int trial_kprobe(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_t len)
+{
+	(void)k;
+	return probe_trial_pmu(alt, "kprobe", why, len);
+}
+
+static int attach_kprobe(struct bpf_program *prog, const struct ut_alt *alt, struct ut_links *links)
+{
+	bool retprobe = alt->kind == UT_PROBE_KRETPROBE;
+	return probe_links_add(links, bpf_program__attach_kprobe(prog, retprobe, alt->target));
+}
+
 const struct probe_kind_def probe_kind_kprobe = {
 	.name = "kprobe",
 	.short_name = "k",
 	.kind = UT_PROBE_KPROBE,
 	.wildcards = true,
 	.numbered_params = true,
+	.slow_detach = true,
+	.info_target = "vfs_read",
 	.resolve = resolve_kprobe,
 	.header = header_kprobe,
 	.absent = probe_absent_function,
 	.list = ut_kernel_functions_matching,
 	.list_args = probe_list_function_args,
+	.exists = kprobe_exists,
+	.trial = trial_kprobe,
+	.attach = attach_kprobe,
 };
 
 const struct probe_kind_def probe_kind_kretprobe = {
@@ -60,10 +85,15 @@ const struct probe_kind_def probe_kind_kretprobe = {
 	.wildcards = true,
 	.entry_kind = "kprobe",
 	.args_elsewhere = ", or use fexit, which has the arguments",
+	.slow_detach = true,
+	.info_target = "vfs_read",
 	.resolve = resolve_kretprobe,
 	.header = header_kprobe,
 	.absent = probe_absent_function,
 	.names_parameter = names_parameter,
 	.list = ut_kernel_functions_matching,
 	.list_args = probe_list_function_args_retval,
+	.exists = kprobe_exists,
+	.trial = trial_kprobe,
+	.attach = attach_kprobe,
 };

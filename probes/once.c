@@ -22,20 +22,36 @@ static void header_once(struct compiler *c, struct alt_ctx *a, struct strbuf *ou
 	sb_printf(out, "SEC(\"raw_tp\")\nint %s(void *ctx)\n{\n", a->alt->prog_name);
 }
 
+/* ---- runtime ---- */
+
+/* An alternative of another probe (tracepoint:x | BEGIN) is passed over:
+ * only a probe that is BEGIN or END alone runs once. */
+static bool once_exists(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_t len)
+{
+	(void)k;
+	(void)alt;
+	snprintf(why, len, "not a BPF probe");
+	return false;
+}
+
 const struct probe_kind_def probe_kind_begin = {
 	.name = "BEGIN",
 	.kind = UT_PROBE_BEGIN,
+	.runs = PROBE_RUN_AT_START,
 	.no_target = true,
 	.unfiltered = true,
 	.resolve = resolve_once,
 	.header = header_once,
+	.exists = once_exists,
 };
 
 const struct probe_kind_def probe_kind_end = {
 	.name = "END",
 	.kind = UT_PROBE_END,
+	.runs = PROBE_RUN_AT_EXIT,
 	.no_target = true,
 	.unfiltered = true,
 	.resolve = resolve_once,
 	.header = header_once,
+	.exists = once_exists,
 };

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compiler/kernel.h"
+#include "probes/attach.h"
 #include "probes/resolve.h"
 
 /* ---- compiler ---- */
@@ -60,23 +61,62 @@ static void list_btf_tracepoint_args(struct ut_kernel *k, const char *name, FILE
 	free(params);
 }
 
+/* ---- runtime ---- */
+
+static bool tp_btf_exists(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_t len)
+{
+	return probe_btf_target_exists(k, alt, true, true, why, len);
+}
+
+static bool raw_tp_exists(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_t len)
+{
+	return probe_btf_target_exists(k, alt, false, true, why, len);
+}
+
+static int trial_tp_btf(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_t len)
+{
+	return probe_trial_tracing(k, alt, BPF_TRACE_RAW_TP, true, why, len);
+}
+
+static int trial_raw_tp(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_t len)
+{
+	(void)k;
+	int fd;
+	int rc = probe_trial_load(alt, BPF_PROG_TYPE_RAW_TRACEPOINT, 0, 0, &fd, why, len);
+	return rc == 1 ? probe_trial_link(alt, fd, alt->target, why, len) : rc;
+}
+
+static int attach_raw_tp(struct bpf_program *prog, const struct ut_alt *alt, struct ut_links *links)
+{
+	return probe_links_add(links, bpf_program__attach_raw_tracepoint(prog, alt->target));
+}
+
 const struct probe_kind_def probe_kind_tp_btf = {
 	.name = "tp_btf",
 	.kind = UT_PROBE_TP_BTF,
+	.info_target = "sched_switch",
 	.resolve = resolve_tp_btf,
 	.header = probe_header_ctx_array,
 	.absent = absent_btf_tracepoint,
 	.list = ut_kernel_tracepoints_matching,
 	.list_args = list_btf_tracepoint_args,
+	.exists = tp_btf_exists,
+	.trial = trial_tp_btf,
+	.prepare = probe_prepare_tracing,
+	.attach = probe_attach_tracing,
 };
 
 const struct probe_kind_def probe_kind_raw_tp = {
 	.name = "raw_tp",
 	.short_name = "rawtracepoint",
 	.kind = UT_PROBE_RAW_TP,
+	.info_target = "sched_switch",
 	.resolve = resolve_raw_tp,
 	.header = probe_header_ctx_array,
 	.absent = absent_btf_tracepoint,
 	.list = ut_kernel_tracepoints_matching,
 	.list_args = list_btf_tracepoint_args,
+	.exists = raw_tp_exists,
+	.trial = trial_raw_tp,
+	.attach = attach_raw_tp,
 };

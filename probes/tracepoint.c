@@ -3,10 +3,12 @@
  * our copy of the record struct, which CO-RE relocates where the kernel
  * has its BTF counterpart.  Attached as a perf event. */
 #include <bpf/btf.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler/kernel.h"
+#include "probes/attach.h"
 #include "probes/resolve.h"
 
 /* ---- compiler ---- */
@@ -228,14 +230,58 @@ static void list_tracepoint_args(struct ut_kernel *k, const char *name, FILE *ou
 		fprintf(out, "    %s %s\n", tp->fields[i].c_type, tp->fields[i].name);
 }
 
+/* ---- runtime ---- */
+
+/* "cat/name" (or "cat:name") */
+static bool split_tracepoint(const char *target, char *cat, size_t clen, char *name, size_t nlen)
+{
+	return probe_split_last(target, '/', cat, clen, name, nlen) ||
+	       probe_split_last(target, ':', cat, clen, name, nlen);
+}
+
+static bool tracepoint_exists(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_t len)
+{
+	char cat[256], name[256];
+	if (!split_tracepoint(alt->target, cat, sizeof(cat), name, sizeof(name))) {
+		snprintf(why, len, "bad tracepoint name");
+		return false;
+	}
+	if (ut_kernel_tracepoint(k, cat, name))
+		return true;
+	if (strstr(ut_kernel_error(k), "tracefs"))  /* no tracefs at all */
+		snprintf(why, len, "%s", ut_kernel_error(k));
+	else
+		snprintf(why, len, "no such tracepoint");
+	return false;
+}
+
+static int trial_tracepoint(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_t len)
+{
+	(void)k;
+	return probe_trial_load(alt, BPF_PROG_TYPE_TRACEPOINT, 0, 0, NULL, why, len);
+}
+
+static int attach_tracepoint(struct bpf_program *prog, const struct ut_alt *alt, struct ut_links *links)
+{
+	char cat[256], name[256];
+	if (!split_tracepoint(alt->target, cat, sizeof(cat), name, sizeof(name)))
+		return -EINVAL;
+	return probe_links_add(links, bpf_program__attach_tracepoint(prog, cat, name));
+}
+
 const struct probe_kind_def probe_kind_tracepoint = {
 	.name = "tracepoint",
 	.short_name = "t",
 	.kind = UT_PROBE_TRACEPOINT,
 	.wildcards = true,
+	.slow_detach = true,
+	.info_target = "syscalls/sys_enter_getpid",
 	.resolve = resolve_tracepoint,
 	.header = header_tracepoint,
 	.absent = absent_tracepoint,
 	.list = ut_kernel_tracepoints_matching,
 	.list_args = list_tracepoint_args,
+	.exists = tracepoint_exists,
+	.trial = trial_tracepoint,
+	.attach = attach_tracepoint,
 };

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "compiler/elfsyms.h"
+#include "probes/attach.h"
 #include "probes/resolve.h"
 
 /* ---- compiler ---- */
@@ -129,13 +130,49 @@ static void absent_uprobe(struct compiler *c, const struct probe_kind_def *def, 
 	free(path);
 }
 
+/* ---- runtime ---- */
+
+static bool uprobe_exists(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_t len)
+{
+	(void)k;
+	char path[256], function[256];
+	if (!probe_split_last(alt->target, ':', path, sizeof(path), function, sizeof(function))) {
+		snprintf(why, len, "bad uprobe target (want /path:symbol)");
+		return false;
+	}
+	if (access(path, R_OK) == 0)
+		return true;
+	snprintf(why, len, "%s: %s", path, strerror(errno));
+	return false;
+}
+
+static int trial_uprobe(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_t len)
+{
+	(void)k;
+	return probe_trial_pmu(alt, "uprobe", why, len);
+}
+
+static int attach_uprobe(struct bpf_program *prog, const struct ut_alt *alt, struct ut_links *links)
+{
+	char path[256], function[256];
+	if (!probe_split_last(alt->target, ':', path, sizeof(path), function, sizeof(function)))
+		return -EINVAL;
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = function, .retprobe = alt->kind == UT_PROBE_URETPROBE);
+	return probe_links_add(links, bpf_program__attach_uprobe_opts(prog, -1, path, 0, &opts));
+}
+
 const struct probe_kind_def probe_kind_uprobe = {
 	.name = "uprobe",
 	.short_name = "u",
 	.kind = UT_PROBE_UPROBE,
+	.slow_detach = true,
+	.info_target = "/bin/sh:main",
 	.resolve = resolve_uprobe,
 	.header = header_uprobe,
 	.absent = absent_uprobe,
+	.exists = uprobe_exists,
+	.trial = trial_uprobe,
+	.attach = attach_uprobe,
 };
 
 const struct probe_kind_def probe_kind_uretprobe = {
@@ -144,7 +181,11 @@ const struct probe_kind_def probe_kind_uretprobe = {
 	.kind = UT_PROBE_URETPROBE,
 	.entry_kind = "uprobe",
 	.args_elsewhere = "",
+	.slow_detach = true,
 	.resolve = resolve_uretprobe,
 	.header = header_uprobe,
 	.absent = absent_uprobe,
+	.exists = uprobe_exists,
+	.trial = trial_uprobe,
+	.attach = attach_uprobe,
 };

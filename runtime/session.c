@@ -19,7 +19,7 @@
 
 #include "engine/engine.h"
 #include "engine/fxt.h"
-#include "runtime/attach.h"
+#include "probes/kind.h"
 #include "runtime/consumer.h"
 #include "runtime/decode.h"
 #include "runtime/loader.h"
@@ -186,11 +186,11 @@ static void mark_start(struct ut_engine *e)
 	ut_instant(e, now_ns(), &self, "uring-trace", "trace start", args, 2);
 }
 
-static void run_once_probes(struct session *s, enum ut_probe_kind kind)
+static void run_once_probes(struct session *s, enum probe_runs when)
 {
 	for (unsigned i = 0; i < s->prog->nprobes; i++) {
 		const struct ut_probe *p = &s->prog->probes[i];
-		if (p->nalts != 1 || p->alts[0].kind != kind)
+		if (p->nalts != 1 || probe_kind_def(p->alts[0].kind)->runs != when)
 			continue;
 		struct bpf_program *prog = bpf_object__find_program_by_name(s->obj, p->alts[0].prog_name);
 		if (!prog)
@@ -226,7 +226,7 @@ static void report_builtins(const struct ut_program *prog, const struct ut_loade
 		if (a < 0 && !o->quiet)
 			fprintf(stderr, "uring-trace: note: %s is not attached: tried %s\n", p->spec, ut_loaded_skipped(l, i));
 		else if (a >= 0 && o->verbose)
-			fprintf(stderr, "uring-trace: %s uses %s:%s\n", p->spec, ut_kind_name(p->alts[a].kind), p->alts[a].target);
+			fprintf(stderr, "uring-trace: %s uses %s:%s\n", p->spec, probe_kind_name(p->alts[a].kind), p->alts[a].target);
 	}
 }
 
@@ -256,7 +256,7 @@ static void note_degraded(const struct ut_program *prog, const struct ut_loaded 
 	unsigned nkinds = 0, fallbacks = 0, left_out = 0;
 	for (unsigned i = 0; i < prog->nprobes; i++) {
 		const struct ut_probe *p = &prog->probes[i];
-		if (!p->nalts || !ut_kind_is_bpf(p->alts[0].kind))
+		if (!p->nalts || probe_kind_def(p->alts[0].kind)->runs != PROBE_ATTACHED)
 			continue;
 		int a = ut_loaded_alt(l, i);
 		if (a < 0)
@@ -266,9 +266,9 @@ static void note_degraded(const struct ut_program *prog, const struct ut_loaded 
 		unsigned passed_over = a < 0 ? p->nalts : (unsigned)a;
 		for (unsigned j = 0; j < passed_over; j++) {
 			enum ut_probe_kind kind = p->alts[j].kind;
-			if (!named[kind] && ut_kind_refused(kind)) {
+			if (!named[kind] && probe_kind_refused(kind)) {
 				named[kind] = true;
-				kinds[nkinds++] = ut_kind_name(kind);
+				kinds[nkinds++] = probe_kind_name(kind);
 			}
 		}
 	}
@@ -362,11 +362,10 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 			const char *skipped = ut_loaded_skipped(s.loaded, i);
 			if (a >= 0)
 				fprintf(stderr, "uring-trace: %s:%d: attached %s:%s%s%s\n", prog->probes[i].loc.file,
-					prog->probes[i].loc.line, ut_kind_name(prog->probes[i].alts[a].kind),
+					prog->probes[i].loc.line, probe_kind_name(prog->probes[i].alts[a].kind),
 					prog->probes[i].alts[a].target, skipped[0] ? " (skipped: " : "",
 					skipped[0] ? skipped : "");
-			else if (prog->probes[i].nalts && prog->probes[i].alts[0].kind != UT_PROBE_BEGIN &&
-				 prog->probes[i].alts[0].kind != UT_PROBE_END)
+			else if (prog->probes[i].nalts && probe_kind_def(prog->probes[i].alts[0].kind)->runs == PROBE_ATTACHED)
 				fprintf(stderr, "uring-trace: %s: not attached (%s)\n", prog->probes[i].spec, skipped);
 		}
 	else if (!o->quiet)
@@ -374,7 +373,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 	report_builtins(prog, s.loaded, o);
 	if (s.engine)
 		mark_start(s.engine);
-	run_once_probes(&s, UT_PROBE_BEGIN);
+	run_once_probes(&s, PROBE_RUN_AT_START);
 	if (child) {
 		if (write(release_fd, "g", 1) != 1)
 			fprintf(stderr, "uring-trace: cannot start the command\n");
@@ -420,7 +419,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 	struct ut_detach_stats ds;
 	ut_detach(s.loaded, &ds);
 	ut_consumer_drain(s.consumer);
-	run_once_probes(&s, UT_PROBE_END);
+	run_once_probes(&s, PROBE_RUN_AT_EXIT);
 	ut_stacks_poll();
 	uint64_t emitted, lost;
 	totals(&s, &emitted, &lost);
