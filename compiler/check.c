@@ -331,39 +331,27 @@ static const struct probe_arg *find_arg(struct compiler *c, const char *name)
 
 static bool is_return_probe(struct compiler *c)
 {
-	return c->alt->alt->kind == UT_PROBE_KRETPROBE || c->alt->alt->kind == UT_PROBE_URETPROBE;
+	return c->alt->def->entry_kind != NULL;
 }
 
 /* A function's argument read at its return, where the registers that held
  * it hold other values. */
 static void argument_at_return(struct compiler *c, struct node *n, const char *what)
 {
-	bool kernel = c->alt->alt->kind == UT_PROBE_KRETPROBE;
 	const char *dot = strchr(what, '.');
 	ERR(n, "'%s' is not available in %s probes: at the return the argument registers hold other values; "
 	    "keep it in a map in a %s of the function (@%s[tid] = %s) and read that here%s",
-	    what, probe_kind_name(c->alt->alt->kind), kernel ? "kprobe" : "uprobe", dot ? dot + 1 : what, what,
-	    kernel ? ", or use fexit, which has the arguments" : "");
+	    what, probe_kind_name(c->alt->alt->kind), c->alt->def->entry_kind, dot ? dot + 1 : what, what,
+	    c->alt->def->args_elsewhere);
 }
 
 static void no_such_arg(struct compiler *c, struct node *n)
 {
-	if (c->alt->alt->kind == UT_PROBE_KRETPROBE) {
-		struct ut_param *params;
-		unsigned np;
-		int32_t ret_type;
-		bool param = false;
-		if (ut_kernel_func_params(c->k, c->alt->target, &params, &np, &ret_type) == 0) {
-			for (unsigned i = 0; i < np; i++)
-				param |= strcmp(params[i].name, n->str) == 0;
-			free(params);
-		}
-		if (param) {
-			char *what = xasprintf("args.%s", n->str);
-			argument_at_return(c, n, what);
-			free(what);
-			return;
-		}
+	if (c->alt->def->names_parameter && c->alt->def->names_parameter(c->k, c->alt->target, n->str)) {
+		char *what = xasprintf("args.%s", n->str);
+		argument_at_return(c, n, what);
+		free(what);
+		return;
 	}
 	char **names = xcalloc(c->alt->nargs + 1, sizeof(char *));
 	for (unsigned i = 0; i < c->alt->nargs; i++)
@@ -560,7 +548,7 @@ static char *ident_expr(struct compiler *c, struct node *n)
 			else if (n->str[0] == 'a' && regs)
 				ERR(n, "'%s' is not available in %s, which has %s%u", n->str, c->alt->spec,
 				    regs > 1 ? "arg0 to arg" : "only arg", regs - 1);
-			else if (n->str[0] == 'a' && c->alt->alt->kind == UT_PROBE_KPROBE)
+			else if (n->str[0] == 'a' && c->alt->def->numbered_params)
 				ERR(n, "'%s' is not available in %s: the function takes no arguments", n->str, c->alt->spec);
 			else
 				ERR(n, "'%s' is not available in %s probes", n->str, probe_kind_name(c->alt->alt->kind));

@@ -202,7 +202,8 @@ static unsigned expand_specs(struct compiler *c, struct node *alts, struct spec_
 	if (alts->num)
 		*optional = true;
 	for (struct node *s = alts->a; s; s = s->next) {
-		if (!strchr(s->str, ':') && strcmp(s->str, "BEGIN") && strcmp(s->str, "END")) {
+		const struct probe_kind_def *alone = probe_kind_find(s->str);
+		if (!strchr(s->str, ':') && !(alone && alone->no_target)) {
 			struct node *al = NULL;
 			for (unsigned i = 0; i < c->naliases; i++)
 				if (strcmp(c->aliases[i]->str, s->str) == 0)
@@ -243,46 +244,6 @@ static void split_spec(const char *spec, char *kind, size_t klen, const char **t
 	*target = colon + 1;
 }
 
-static void not_found_note(struct compiler *c, const struct probe_kind_def *def, const char *target)
-{
-	char **names = NULL;
-	int n = -1;
-	char glob[256];
-	bool by_name = false;   /* candidates are "category:name", the target a name */
-	if (strlen(target) > 128 || !target[0]) {
-		/* no suggestion: edit distances over thousands of names cost too much */
-	} else if (def->kind == UT_PROBE_TRACEPOINT) {
-		const char *colon = strchr(target, ':');
-		snprintf(glob, sizeof(glob), "%.*s:*", colon ? (int)(colon - target) : 0, target);
-		n = ut_kernel_tracepoints_matching(c->k, glob, &names);
-	} else if (def->kind == UT_PROBE_TP_BTF || def->kind == UT_PROBE_RAW_TP) {
-		/* names starting with the same letter (a typo there is not caught) */
-		snprintf(glob, sizeof(glob), "*:%c*", target[0]);
-		n = ut_kernel_tracepoints_matching(c->k, glob, &names);
-		by_name = true;
-	} else if (def->kind == UT_PROBE_KPROBE || def->kind == UT_PROBE_KRETPROBE ||
-		   def->kind == UT_PROBE_FENTRY || def->kind == UT_PROBE_FEXIT) {
-		snprintf(glob, sizeof(glob), "%c*", target[0]);
-		n = ut_kernel_functions_matching(c->k, glob, &names);
-	}
-	if (n > 0) {
-		char **cands = xcalloc((size_t)n, sizeof(char *));
-		for (int i = 0; i < n; i++) {
-			const char *colon = by_name ? strchr(names[i], ':') : NULL;
-			cands[i] = colon ? (char *)colon + 1 : names[i];
-		}
-		const char *s = ut_suggest(target, cands, (unsigned)n);
-		if (s)
-			diag_note(c->d, "did you mean %s:%s?", def->name, s);
-		free(cands);
-	} else if (def->kind == UT_PROBE_TRACEPOINT && n == 0) {
-		diag_note(c->d, "this kernel has no tracepoint category '%.*s'; list them with: uring-trace -l 'tracepoint:*'",
-			  (int)strcspn(target, ":"), target);
-	}
-	if (n > 0)
-		ut_strv_free(names, n);
-}
-
 static void compile_alternative(struct compiler *c, struct ut_probe *p, unsigned pi, const struct probe_kind_def *def,
 				const struct spec_ref *s, const char *target, struct node *block)
 {
@@ -307,7 +268,7 @@ static void compile_alternative(struct compiler *c, struct ut_probe *p, unsigned
 	sb_c_comment(&fn, s->text);
 	sb_puts(&fn, " */\n");
 	def->header(c, &a, &fn);
-	if (def->kind != UT_PROBE_BEGIN && def->kind != UT_PROBE_END && def->kind != UT_PROBE_INTERVAL && !block->num)
+	if (!def->unfiltered && !block->num)
 		sb_puts(&fn, "\tif (!ut_pass_filter())\n\t\treturn 0;\n");
 	c->out = &fn;
 	check_probe_body(c, block->c, block->b);
@@ -365,11 +326,8 @@ static void compile_probe(struct compiler *c, struct node *alts, struct node *bl
 	if (n == 1 && def0 && has_wildcard(target)) {
 		char **names = NULL;
 		int m = -1;
-		if (def0->kind == UT_PROBE_TRACEPOINT)
-			m = ut_kernel_tracepoints_matching(c->k, target, &names);
-		else if (def0->kind == UT_PROBE_KPROBE || def0->kind == UT_PROBE_KRETPROBE ||
-			 def0->kind == UT_PROBE_FENTRY || def0->kind == UT_PROBE_FEXIT)
-			m = ut_kernel_functions_matching(c->k, target, &names);
+		if (def0->wildcards)
+			m = def0->list(c->k, target, &names);
 		else
 			diag_error(c->d, specs[0].loc, "wildcards work in tracepoint, kprobe and fentry probes only");
 		if (m == 0 && !optional)
@@ -411,7 +369,9 @@ static void compile_probe(struct compiler *c, struct node *alts, struct node *bl
 		split_spec(specs[i].text, kind, sizeof(kind), &target);
 		const struct probe_kind_def *def = probe_kind_find(kind);
 		if (!def) {
-			diag_error(c->d, specs[i].loc, "unknown probe kind '%s' (use tracepoint, tp_btf, raw_tp, kprobe, kretprobe, fentry, fexit, uprobe, uretprobe, interval, BEGIN or END)", kind);
+			char kinds[256];
+			probe_kind_names(kinds, sizeof(kinds));
+			diag_error(c->d, specs[i].loc, "unknown probe kind '%s' (use %s)", kind, kinds);
 			continue;
 		}
 		if (has_wildcard(target)) {
@@ -424,11 +384,8 @@ static void compile_probe(struct compiler *c, struct node *alts, struct node *bl
 	if (p->nalts == 0 && c->d->errors == errors && !optional) {
 		split_spec(specs[0].text, kind, sizeof(kind), &target);
 		const struct probe_kind_def *def = probe_kind_find(kind);
-		if (n == 1 && def && (def->kind == UT_PROBE_UPROBE || def->kind == UT_PROBE_URETPROBE)) {
-			uprobe_absent(c, specs[0].loc, target);
-		} else if (n == 1) {
-			diag_error(c->d, specs[0].loc, "%s does not exist on kernel %s", specs[0].text, ut_kernel_release(c->k));
-			not_found_note(c, def, target);
+		if (n == 1) {
+			def->absent(c, def, specs[0].loc, specs[0].text, target);
 		} else {
 			diag_error(c->d, alts->loc, "none of the %u alternatives of this probe exists on kernel %s", n,
 				   ut_kernel_release(c->k));

@@ -8,6 +8,7 @@
 #include "compiler/diag.h"
 #include "compiler/kernel.h"
 #include "compiler/program.h"
+#include "probes/kind.h"
 
 struct ut_compile_opts {
 	const char *file;          /* script path, or NULL with text (-e) */
@@ -57,28 +58,6 @@ struct probe_arg {
 	char *cexpr;
 	char *exists_cexpr;   /* C expression true when the field exists on the running kernel */
 };
-
-struct compiler;
-struct alt_ctx;
-
-/* One probe kind: a table entry in compiler/probes.c. */
-struct probe_kind_def {
-	const char *name;           /* as written: "tracepoint" */
-	const char *short_name;     /* "t", or NULL */
-	enum ut_probe_kind kind;
-	/* Parses the target after "name:", checks it exists here, fills the
-	 * alternative's arguments.  Returns 0, 1 when it does not exist on
-	 * this kernel (the caller decides if that is an error), -1 on a
-	 * reported error. */
-	int (*resolve)(struct compiler *c, struct alt_ctx *a, const char *target, struct ut_loc loc);
-	/* The C function header: SEC(...) and the signature. */
-	void (*header)(struct compiler *c, struct alt_ctx *a, struct strbuf *out);
-};
-const struct probe_kind_def *probe_kind_find(const char *name);
-/* Why the uprobe target "/path:function" is absent: an error at loc. */
-void uprobe_absent(struct compiler *c, struct ut_loc loc, const char *target);
-const struct probe_kind_def *probe_kind_def(enum ut_probe_kind kind);
-const char *probe_kind_name(enum ut_probe_kind kind);
 
 struct alt_ctx {
 	const struct probe_kind_def *def;

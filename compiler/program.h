@@ -16,9 +16,9 @@ struct ut_loc {
 	int line, col;
 };
 
-/* Probe kinds.  Their names and section prefixes live in one table
- * (compiler/probes.c); the runtime's attach logic in another
- * (runtime/attach.c).  A new kind is one entry in each. */
+/* Probe kinds: each is a file in probes/ and a row of the table in
+ * probes/kinds.c (probes/kind.h).  The numbers are those of compiled
+ * scripts (.uto): a new kind goes last. */
 enum ut_probe_kind {
 	UT_PROBE_TRACEPOINT,  /* classic tracepoint, record fields from the format file */
 	UT_PROBE_TP_BTF,      /* BTF-typed raw tracepoint, typed arguments */

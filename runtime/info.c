@@ -9,21 +9,9 @@
 
 #include "compiler/kernel.h"
 #include "compiler/program.h"
-#include "runtime/attach.h"
+#include "probes/kind.h"
 #include "runtime/bpfcc_loader.h"
 #include "runtime/cache.h"
-
-/* A probe of each kind on a target every kernel has, for the trials. */
-static const struct ut_alt trial_alts[] = {
-	{UT_PROBE_TRACEPOINT, "syscalls/sys_enter_getpid", NULL, NULL},
-	{UT_PROBE_RAW_TP, "sched_switch", NULL, NULL},
-	{UT_PROBE_TP_BTF, "sched_switch", NULL, NULL},
-	{UT_PROBE_KPROBE, "vfs_read", NULL, NULL},
-	{UT_PROBE_KRETPROBE, "vfs_read", NULL, NULL},
-	{UT_PROBE_FENTRY, "vfs_read", NULL, NULL},
-	{UT_PROBE_FEXIT, "vfs_read", NULL, NULL},
-	{UT_PROBE_UPROBE, "/bin/sh:main", NULL, NULL},
-};
 
 static void read_line(const char *path, char *buf, size_t len)
 {
@@ -89,12 +77,16 @@ int ut_print_info(FILE *out)
 
 	fprintf(out, "probe kinds (by trial load and attach):\n");
 	bool any = false;
-	for (size_t i = 0; i < sizeof(trial_alts) / sizeof(trial_alts[0]); i++) {
-		const struct ut_alt *a = &trial_alts[i];
+	for (unsigned kind = 0; kind < UT_PROBE_KIND_COUNT; kind++) {
+		const struct probe_kind_def *def = probe_kind_def(kind);
+		if (!def->info_target)
+			continue;
+		/* a probe of the kind on a target every kernel has */
+		const struct ut_alt a = {.kind = kind, .target = (char *)def->info_target};
 		char why[200] = "";
-		bool yes = ut_target_exists(k, a, why, sizeof(why)) && ut_kind_available(k, a, why, sizeof(why));
+		bool yes = def->exists(k, &a, why, sizeof(why)) && probe_kind_available(k, &a, why, sizeof(why));
 		any |= yes;
-		fprintf(out, "  %-11s %s%s%s\n", ut_kind_name(a->kind), yes ? "works" : "no", why[0] && !yes ? ": " : "",
+		fprintf(out, "  %-11s %s%s%s\n", def->name, yes ? "works" : "no", why[0] && !yes ? ": " : "",
 			yes ? "" : why);
 	}
 	ok &= any;

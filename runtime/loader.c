@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "compiler/kernel.h"
-#include "runtime/attach.h"
+#include "probes/kind.h"
 
 /* Capability bits (linux/capability.h). */
 #define CAP_SYS_ADMIN_BIT 21
@@ -53,7 +53,7 @@ struct ut_loaded {
 	struct ut_probe *probes;  /* the script's, then the built-ins asked for */
 	unsigned nprobes, script_probes;
 	struct probe_choice *choice;
-	struct bpf_link **links;  /* per probe; NULL when not attached */
+	struct ut_links *links;   /* per probe: what its attach made; none when not attached */
 	uint32_t *disk_devs;      /* the script's diskdev() disks, looked up */
 	bool can_flush;           /* ut_flush can run on a chosen CPU (hold_records) */
 	bool detached;
@@ -185,7 +185,7 @@ static const char *probe_at(const struct ut_probe *p, char *buf, size_t len)
 static void note_skip(struct probe_choice *c, const struct ut_alt *alt, const char *why)
 {
 	append(c->skipped, sizeof(c->skipped), "%s%s:%s (%s)", c->skipped[0] ? ", " : "",
-	       ut_kind_name(alt->kind), alt->target, why);
+	       probe_kind_name(alt->kind), alt->target, why);
 }
 
 /* Moves probe i to its first usable alternative at or after `from`.  false
@@ -199,8 +199,8 @@ static bool choose_alt(struct ut_kernel *k, const struct ut_load_opts *o, struct
 	char at[PATH_MAX + 16];
 	for (unsigned j = from; j < p->nalts; j++) {
 		char why[200];
-		if (!ut_target_exists(k, &p->alts[j], why, sizeof(why)) ||
-		    !ut_kind_available(k, &p->alts[j], why, sizeof(why))) {
+		if (!probe_kind_def(p->alts[j].kind)->exists(k, &p->alts[j], why, sizeof(why)) ||
+		    !probe_kind_available(k, &p->alts[j], why, sizeof(why))) {
 			note_skip(c, &p->alts[j], why);
 			continue;
 		}
@@ -228,7 +228,7 @@ static bool reject(struct ut_kernel *k, const struct ut_load_opts *o, struct ut_
 	const struct ut_alt *alt = &l->probes[i].alts[c->alt];
 	if (o->verbose)
 		fprintf(log_of(o), "probe '%s': %s:%s rejected: %s\n", l->probes[i].spec,
-			ut_kind_name(alt->kind), alt->target, why);
+			probe_kind_name(alt->kind), alt->target, why);
 	note_skip(c, alt, why);
 	return choose_alt(k, o, l, i, (unsigned)c->alt + 1, err, errlen);
 }
@@ -358,11 +358,12 @@ static struct bpf_object *open_object(const struct ut_load_opts *o, struct ut_lo
 		if (rc != 0)
 			break;
 		bool found = find_program(l, bpf_program__name(prog), &i, &j);
-		bool chosen = found ? l->choice[i].alt == (int)j || !ut_kind_is_bpf(l->probes[i].alts[j].kind)
+		const struct probe_kind_def *def = found ? probe_kind_def(l->probes[i].alts[j].kind) : NULL;
+		bool chosen = found ? l->choice[i].alt == (int)j || def->runs != PROBE_ATTACHED
 				    : l->can_flush && strcmp(bpf_program__name(prog), "ut_flush") == 0;
 		rc = bpf_program__set_autoload(prog, chosen);
-		if (rc == 0 && chosen && found && ut_kind_is_bpf(l->probes[i].alts[j].kind))
-			rc = ut_prepare_program(prog, &l->probes[i].alts[j]);
+		if (rc == 0 && chosen && found && def->runs == PROBE_ATTACHED && def->prepare)
+			rc = def->prepare(prog, &l->probes[i].alts[j]);
 	}
 	if (rc != 0) {
 		snprintf(err, errlen, "cannot prepare the BPF object: %s", strerror(-rc));
@@ -443,7 +444,7 @@ static enum step load_once(struct ut_kernel *k, const struct ut_load_opts *o,
 		snprintf(why, sizeof(why), "load refused: %s", strerror(-rc));
 	if (o->verbose && captured)
 		fprintf(log_of(o), "libbpf log for probe '%s' (%s:%s):\n%s", p->spec,
-			ut_kind_name(alt->kind), alt->target, captured);
+			probe_kind_name(alt->kind), alt->target, captured);
 	if (reject(k, o, l, i, why, err, errlen)) {
 		/* an alternative that exists but does not verify is a bug in
 		 * the script or the compiler, not the kernel lacking it: say so,
@@ -451,12 +452,12 @@ static enum step load_once(struct ut_kernel *k, const struct ut_load_opts *o,
 		if (!o->verbose)
 			fprintf(log_of(o), "uring-trace: warning: probe '%s' (%s): the BPF verifier rejected "
 				"%s:%s (%s); trying the next alternative (-v shows the verifier log)\n",
-				p->spec, probe_at(p, at, sizeof(at)), ut_kind_name(alt->kind), alt->target, why);
+				p->spec, probe_at(p, at, sizeof(at)), probe_kind_name(alt->kind), alt->target, why);
 		return STEP_RETRY;
 	}
 	if (verdict[0])
 		snprintf(err, errlen, "probe '%s' (%s): the BPF verifier rejected %s:%s: %s%s",
-			 p->spec, probe_at(p, at, sizeof(at)), ut_kind_name(alt->kind), alt->target,
+			 p->spec, probe_at(p, at, sizeof(at)), probe_kind_name(alt->kind), alt->target,
 			 verdict, o->verbose ? "" : " (-v shows the verifier log)");
 	return STEP_FAIL;
 }
@@ -471,13 +472,12 @@ static enum step attach_all(struct ut_kernel *k, const struct ut_load_opts *o,
 			continue;
 		const struct ut_alt *alt = &l->probes[i].alts[c->alt];
 		struct bpf_program *prog = bpf_object__find_program_by_name(l->obj, alt->prog_name);
-		if (prog)
-			l->links[i] = ut_attach_program(prog, alt);
-		if (l->links[i])
+		int rc = prog ? probe_kind_def(alt->kind)->attach(prog, alt, &l->links[i]) : -ENOENT;
+		if (rc == 0)
 			continue;
 		char why[200];
 		snprintf(why, sizeof(why), "attach failed: %s",
-			 prog ? strerror(errno) : "no such program in the object");
+			 prog ? strerror(-rc) : "no such program in the object");
 		step = reject(k, o, l, i, why, err, errlen) ? STEP_RETRY : STEP_FAIL;
 	}
 	return step;
@@ -486,8 +486,9 @@ static enum step attach_all(struct ut_kernel *k, const struct ut_load_opts *o,
 static void close_object(struct ut_loaded *l)
 {
 	for (unsigned i = 0; i < l->nprobes; i++) {
-		bpf_link__destroy(l->links[i]);
-		l->links[i] = NULL;
+		for (unsigned j = 0; j < l->links[i].n; j++)
+			bpf_link__destroy(l->links[i].v[j]);
+		l->links[i].n = 0;
 	}
 	bpf_object__close(l->obj);
 	l->obj = NULL;
@@ -535,7 +536,7 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 	for (unsigned i = 0; ok && i < l->nprobes; i++) {
 		l->choice[i].alt = -1;
 		const struct ut_probe *p = &l->probes[i];
-		if (p->nalts && ut_kind_is_bpf(p->alts[0].kind))
+		if (p->nalts && probe_kind_def(p->alts[0].kind)->runs == PROBE_ATTACHED)
 			ok = choose_alt(k, o, l, i, 0, err, errlen);
 	}
 	/* Every retry moves one probe past an alternative, so this ends. */
@@ -630,17 +631,23 @@ void ut_detach(struct ut_loaded *l, struct ut_detach_stats *stats)
 {
 	double start = now_ms();
 	struct ut_detach_stats s = {0};
-	struct bpf_link **slow = calloc(l->nprobes ? l->nprobes : 1, sizeof(*slow));
+	unsigned total = 0;
+	for (unsigned i = 0; i < l->nprobes; i++)
+		total += l->links[i].n;
+	struct bpf_link **slow = calloc(total ? total : 1, sizeof(*slow));
 	for (unsigned i = 0; i < l->nprobes; i++) {
-		if (!l->links[i])
+		if (!l->links[i].n)
 			continue;
-		s.links++;
 		const struct ut_alt *alt = &l->probes[i].alts[l->choice[i].alt];
-		if (slow && ut_kind_slow_detach(alt->kind))
-			slow[s.slow_links++] = l->links[i];
-		else
-			bpf_link__destroy(l->links[i]);
-		l->links[i] = NULL;
+		bool slow_kind = probe_kind_def(alt->kind)->slow_detach;
+		for (unsigned j = 0; j < l->links[i].n; j++) {
+			s.links++;
+			if (slow && slow_kind)
+				slow[s.slow_links++] = l->links[i].v[j];
+			else
+				bpf_link__destroy(l->links[i].v[j]);
+		}
+		l->links[i].n = 0;
 	}
 	/* Each perf-event close waits for an RCU grace period; closing from
 	 * several threads lets the waits overlap. */
@@ -672,6 +679,8 @@ void ut_unload(struct ut_loaded *l)
 		ut_detach(l, NULL);
 	if (l->obj)
 		bpf_object__close(l->obj);
+	for (unsigned i = 0; l->links && i < l->nprobes; i++)
+		free(l->links[i].v);
 	free(l->probes);
 	free(l->choice);
 	free(l->links);

@@ -1,0 +1,36 @@
+/* What the command line asks for: runtime/main.c parses it into struct
+ * options; the listing and the tracing session read their share. */
+#ifndef UT_OPTIONS_H
+#define UT_OPTIONS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct options {
+	const char *script;
+	const char *program;        /* -e */
+	const char *output;         /* -o */
+	pid_t pid;                  /* -p */
+	const char *command;        /* -c */
+	const char *comm;           /* --comm */
+	double duration;            /* -d, seconds; 0 = until stopped */
+	double sample_pct;          /* --sample */
+	size_t buffer_bytes;        /* --buffer */
+	double ring_s;              /* --ring: seconds kept in memory; 0 = write as it comes */
+	double after_s;             /* --after: a snapshot's seconds after its trigger */
+	unsigned max_snapshots;     /* --max-snapshots */
+	uint64_t max_size;          /* --max-size: bytes of a trace file; 0 = no limit */
+	const char *list;           /* -l */
+	bool list_given;
+	bool emit_c, dump_ast, compile_only, verbose, quiet, summary_only;
+	const char *json;
+	const char *includes[32];
+	unsigned nincludes;
+	const char *defines[64];     /* -D NAME=VALUE */
+	unsigned ndefines;
+	const char *flags[64];       /* script flags: NAME[=VALUE] of --NAME[=VALUE] */
+	unsigned nflags;
+};
+
+#endif

@@ -1,0 +1,720 @@
+/* The tracing session: a compiled script's probes loaded and attached, the
+ * -c command started, records read and decoded into the trace until the
+ * end, then the summary. */
+#include "runtime/session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "engine/engine.h"
+#include "engine/fxt.h"
+#include "probes/kind.h"
+#include "runtime/consumer.h"
+#include "runtime/decode.h"
+#include "runtime/loader.h"
+#include "runtime/recorder.h"
+#include "runtime/stacks.h"
+#include "runtime/summary.h"
+#include "runtime/user_maps.h"
+#include "runtime/user_side.h"
+
+static volatile sig_atomic_t stop_signal, snapshot_signal;
+
+void ut_on_signal(int sig) { stop_signal = sig; }
+void ut_on_snapshot_signal(int sig) { snapshot_signal = sig; }
+
+double ut_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* In the -c child: why the command cannot run goes to uring-trace, which
+ * says so (the pipe closes unread when exec succeeds). */
+_Noreturn static void command_failed(int report_fd, int status, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (write(report_fd, why, strlen(why)) < 0) {
+		/* the exit status still says that it failed */
+	}
+	_exit(status);
+}
+
+/* -c: the child waits on a pipe until the probes are attached, so nothing
+ * it does is missed; under sudo it runs as the invoking user.  Until it
+ * execs the command it is a copy of uring-trace, and named so.
+ * *report_fd reads why the command could not run, or nothing.
+ * stdout_to_stderr: the command's standard output goes to our standard
+ * error (--json - keeps standard output for the JSON). */
+static pid_t start_command(const char *cmd, bool stdout_to_stderr, int *release_fd, int *report_fd)
+{
+	int release[2], report[2];
+	if (pipe2(release, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(report, O_CLOEXEC) < 0) {
+		close(release[0]);
+		close(release[1]);
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		char b;
+		close(release[1]);
+		close(report[0]);
+		if (read(release[0], &b, 1) != 1)
+			_exit(127);   /* uring-trace ended before attaching */
+		if (stdout_to_stderr && dup2(2, 1) < 0)
+			command_failed(report[1], 126, "cannot run '%s' with its output on standard error: %s", cmd,
+				       strerror(errno));
+		const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
+		if (getuid() == 0 && su && sg && (setgid((gid_t)atoi(sg)) != 0 || setuid((uid_t)atoi(su)) != 0))
+			command_failed(report[1], 126, "cannot run '%s' as user %s: %s", cmd, su, strerror(errno));
+		/* A plain command runs directly; one with shell syntax runs
+		 * through sh, which execs it: either way the command keeps the
+		 * pid the probes filter on (the processes it starts are
+		 * followed in BPF). */
+		if (!strpbrk(cmd, "|&;<>()$`\\\"'*?[#~=%{}\n")) {
+			char *copy = strdup(cmd), *argv[256], *save = NULL;
+			if (!copy)
+				command_failed(report[1], 127, "cannot run '%s': out of memory", cmd);
+			int n = 0;
+			for (char *w = strtok_r(copy, " \t", &save); w && n < 255; w = strtok_r(NULL, " \t", &save))
+				argv[n++] = w;
+			argv[n] = NULL;
+			execvp(argv[0], argv);
+			/* as shells do: 127 when there is no such command, 126 when it cannot be run */
+			command_failed(report[1], errno == ENOENT ? 127 : 126, "cannot run '%s': %s", argv[0],
+				       strerror(errno));
+		}
+		char *line = malloc(strlen(cmd) + 6);
+		if (!line)
+			command_failed(report[1], 127, "cannot run '%s': out of memory", cmd);
+		sprintf(line, "exec %s", cmd);
+		execl("/bin/sh", "sh", "-c", line, (char *)NULL);
+		command_failed(report[1], 127, "cannot run /bin/sh for '%s': %s", cmd, strerror(errno));
+	}
+	int fork_errno = errno;
+	close(release[0]);
+	close(report[1]);
+	if (pid < 0) {
+		close(release[1]);
+		close(report[0]);
+		errno = fork_errno;
+		return -1;
+	}
+	*release_fd = release[1];
+	*report_fd = report[0];
+	return pid;
+}
+
+struct session {
+	struct options *o;
+	struct ut_program *prog;
+	struct ut_loaded *loaded;
+	struct bpf_object *obj;
+	struct ut_consumer *consumer;
+	struct fxt_writer *writer;
+	struct ut_engine *engine;
+	struct ut_decoder dec;
+	struct ut_user_maps user_maps;   /* the maps the reader keeps (split execution) */
+	struct ut_recorder *recorder;    /* --ring */
+	unsigned snapshots;              /* taken so far */
+	struct window_file *snapshot;    /* the one being written */
+	bool snapshot_refused_noted, size_noted;
+};
+
+static size_t record_len(void *ctx, const void *rec, size_t avail)
+{
+	struct session *s = ctx;
+	return ut_decode_record_len(&s->dec, rec, avail);
+}
+
+static int on_record(void *ctx, const void *rec, size_t size)
+{
+	struct session *s = ctx;
+	ut_decode_record(&s->dec, rec, size);
+	return 0;
+}
+
+static void on_clear(void *ctx, const char *name)
+{
+	struct session *s = ctx;
+	ut_clear_map(s->prog, s->obj, &s->user_maps, name);
+}
+
+static void totals(struct session *s, uint64_t *emitted, uint64_t *lost)
+{
+	*emitted = *lost = 0;
+	for (unsigned i = 0; i <= s->prog->nprobes; i++) {
+		struct ut_probe_totals t = {0};
+		if (ut_consumer_counters(s->consumer, i, &t) == 0) {
+			*emitted += t.emitted;
+			*lost += t.lost;
+		}
+	}
+}
+
+/* Trace timestamps are CLOCK_MONOTONIC (bpf_ktime_get_ns); this instant
+ * ties them to the wall clock. */
+static void mark_start(struct ut_engine *e)
+{
+	struct timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	char when[64];
+	struct tm tm;
+	gmtime_r(&wall.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	struct ut_arg args[] = {
+		{.name = "wall_clock", .kind = UT_ARG_STR, .s = when},
+		{.name = "unix_ns", .kind = UT_ARG_UINT, .u = (uint64_t)wall.tv_sec * 1000000000ull + (uint64_t)wall.tv_nsec},
+	};
+	struct ut_track self = {.kind = UT_TRACK_THREAD, .pid = (uint32_t)getpid(), .tid = (uint32_t)gettid()};
+	ut_engine_process_name(e, self.pid, "uring-trace");
+	ut_engine_thread_name(e, self.pid, self.tid, "uring-trace");
+	ut_instant(e, now_ns(), &self, "uring-trace", "trace start", args, 2);
+}
+
+static void run_once_probes(struct session *s, enum probe_runs when)
+{
+	for (unsigned i = 0; i < s->prog->nprobes; i++) {
+		const struct ut_probe *p = &s->prog->probes[i];
+		if (p->nalts != 1 || probe_kind_def(p->alts[0].kind)->runs != when)
+			continue;
+		struct bpf_program *prog = bpf_object__find_program_by_name(s->obj, p->alts[0].prog_name);
+		if (!prog)
+			continue;
+		LIBBPF_OPTS(bpf_test_run_opts, opts);
+		if (bpf_prog_test_run_opts(bpf_program__fd(prog), &opts) != 0)
+			fprintf(stderr, "uring-trace: %s at %s:%d could not run: %s\n", p->spec, p->loc.file, p->loc.line,
+				strerror(errno));
+	}
+	ut_consumer_drain(s->consumer);
+}
+
+static void status_line(struct session *s, double started, uint64_t *last_records, double *last_t)
+{
+	double t = ut_now_s();
+	uint64_t emitted, lost;
+	totals(s, &emitted, &lost);
+	double rate = (double)(s->dec.records - *last_records) / (t - *last_t > 0 ? t - *last_t : 1);
+	fprintf(stderr, "\r%6.1fs  %10.0f events/s  %llu events  %llu lost  %.1f MB trace   ", t - started, rate,
+		(unsigned long long)s->dec.records, (unsigned long long)lost,
+		s->writer ? (double)fxt_writer_bytes(s->writer) / 1e6 : 0.0);
+	*last_records = s->dec.records;
+	*last_t = t;
+}
+
+/* The built-in programs (runtime/loader.h) this kernel lacks, and what the
+ * trace misses without them; with -v also where the others attached. */
+static void report_builtins(const struct ut_program *prog, const struct ut_loaded *l, const struct options *o)
+{
+	for (unsigned i = prog->nprobes; i < ut_loaded_count(l); i++) {
+		const struct ut_probe *p = ut_loaded_probe(l, i);
+		int a = ut_loaded_alt(l, i);
+		if (a < 0 && !o->quiet)
+			fprintf(stderr, "uring-trace: note: %s is not attached: tried %s\n", p->spec, ut_loaded_skipped(l, i));
+		else if (a >= 0 && o->verbose)
+			fprintf(stderr, "uring-trace: %s uses %s:%s\n", p->spec, probe_kind_name(p->alts[a].kind), p->alts[a].target);
+	}
+}
+
+/* With -c, uring-trace's exit status is the command's when the command
+ * ended the trace (128 + N when signal N killed it, as shells do). */
+static int command_status(const struct options *o, int status)
+{
+	if (WIFSIGNALED(status)) {
+		if (!o->quiet)
+			fprintf(stderr, "uring-trace: '%s' was killed by signal %d (%s)\n", o->command, WTERMSIG(status),
+				strsignal(WTERMSIG(status)));
+		return 128 + WTERMSIG(status);
+	}
+	int code = WEXITSTATUS(status);
+	if (code && !o->quiet)
+		fprintf(stderr, "uring-trace: '%s' exited with status %d\n", o->command, code);
+	return code;
+}
+
+/* Without -v: one line when the script runs degraded on this kernel, naming
+ * the probe kinds it does not run (fentry, kprobe, ...) that alternatives
+ * were passed over for, and counting the optional probes left out. */
+static void note_degraded(const struct ut_program *prog, const struct ut_loaded *l)
+{
+	bool named[UT_PROBE_KIND_COUNT] = {false};
+	const char *kinds[UT_PROBE_KIND_COUNT];
+	unsigned nkinds = 0, fallbacks = 0, left_out = 0;
+	for (unsigned i = 0; i < prog->nprobes; i++) {
+		const struct ut_probe *p = &prog->probes[i];
+		if (!p->nalts || probe_kind_def(p->alts[0].kind)->runs != PROBE_ATTACHED)
+			continue;
+		int a = ut_loaded_alt(l, i);
+		if (a < 0)
+			left_out++;
+		else if (a > 0)
+			fallbacks++;
+		unsigned passed_over = a < 0 ? p->nalts : (unsigned)a;
+		for (unsigned j = 0; j < passed_over; j++) {
+			enum ut_probe_kind kind = p->alts[j].kind;
+			if (!named[kind] && probe_kind_refused(kind)) {
+				named[kind] = true;
+				kinds[nkinds++] = probe_kind_name(kind);
+			}
+		}
+	}
+	if (nkinds == 0 && left_out == 0)
+		return;
+	fprintf(stderr, "uring-trace: note: ");
+	if (nkinds) {
+		fprintf(stderr, "this kernel runs no ");
+		for (unsigned i = 0; i < nkinds; i++)
+			fprintf(stderr, "%s%s", i == 0 ? "" : i + 1 < nkinds ? ", " : " or ", kinds[i]);
+		fprintf(stderr, " programs: %u probes use another alternative, %u are left out", fallbacks, left_out);
+	} else {
+		fprintf(stderr, "%u optional probes are not on this kernel and are left out", left_out);
+	}
+	fprintf(stderr, " (-v lists them)\n");
+}
+
+/* A map the reader keeps refuses new keys past its bound, as a BPF map
+ * does; unlike a BPF map's, its refusals are counted, and said. */
+static void report_full_maps(const struct ut_program *prog, const struct ut_user_maps *user)
+{
+	for (unsigned i = 0; i < user->n; i++)
+		if (user->maps[i].refused)
+			fprintf(stderr, "uring-trace: %s was full (%d entries): %llu updates of new keys were dropped\n",
+				prog->maps[i].name, UT_USER_MAP_MAX_ENTRIES, (unsigned long long)user->maps[i].refused);
+}
+
+/* Snapshot n of trace.fxt is trace.n.fxt (trace.n.fxt.gz for trace.fxt.gz,
+ * out.n for out). */
+static void snapshot_path(const char *output, unsigned n, char *buf, size_t len)
+{
+	const char *base = strrchr(output, '/');
+	base = base ? base + 1 : output;
+	const char *ext = strstr(base, ".fxt");
+	if (!ext)
+		ext = strrchr(base, '.');
+	if (!ext || ext == base)
+		ext = base + strlen(base);
+	snprintf(buf, len, "%.*s.%u%s", (int)(ext - output), output, n, ext);
+}
+
+static struct ut_engine *new_engine(const struct options *o, struct fxt_writer *w)
+{
+	struct ut_engine_limits limits = {.max_bytes = o->max_size};
+	return ut_engine_new(w, &limits);
+}
+
+/* A file the flight recorder's window is written to, a part at a time
+ * while tracing goes on (a snapshot), or at once at the end. */
+struct window_file {
+	char path[PATH_MAX];
+	struct fxt_writer *w;
+	struct ut_engine *e;
+	struct ut_recorder_cursor cur;
+	uint64_t from, to, trigger;   /* trigger: a snapshot's, else 0 */
+	uint64_t events;
+};
+
+static struct window_file *window_open(struct session *s, const char *path, uint64_t from, uint64_t to,
+				       uint64_t trigger)
+{
+	char err[4096];
+	struct fxt_writer *w = fxt_writer_open(path, err, sizeof(err));
+	if (!w) {
+		fprintf(stderr, "uring-trace: cannot write the trace: %s\n", err);
+		return NULL;
+	}
+	struct window_file *f = calloc(1, sizeof(*f));
+	if (!f) {
+		fxt_writer_close(w, err, sizeof(err));
+		return NULL;
+	}
+	*f = (struct window_file){.w = w, .e = new_engine(s->o, w), .from = from, .to = to, .trigger = trigger};
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	ut_decode_declare_names(s->prog, f->e);
+	mark_start(f->e);
+	ut_recorder_start(s->recorder, f->e, from, trigger, &f->cur);
+	return f;
+}
+
+/* Writes up to max more records (all when at the end); true when the
+ * window is whole: a record past its end came, or at the end all did. */
+static bool window_continue(struct session *s, struct window_file *f, uint64_t max, bool at_end)
+{
+	for (;;) {
+		f->events += ut_recorder_continue(s->recorder, f->e, &f->cur, f->to, max);
+		if (!f->cur.at_mark)
+			break;
+		struct ut_track self = {.kind = UT_TRACK_GROUP, .group = "uring-trace", .key = 0};
+		ut_engine_group_name(f->e, self.group, self.key, "uring-trace");
+		ut_instant(f->e, f->trigger, &self, "uring-trace", "snapshot", NULL, 0);
+	}
+	return f->cur.done || (f->cur.caught_up && at_end);
+}
+
+static bool window_close(struct session *s, struct window_file *f)
+{
+	char err[4096];
+	ut_engine_finish(f->e, f->to);
+	if (!s->o->quiet)
+		ut_engine_report_limits(f->e, stderr);
+	ut_engine_free(f->e);
+	bool ok = fxt_writer_close(f->w, err, sizeof(err)) == 0;
+	if (!ok)
+		fprintf(stderr, "uring-trace: writing %s failed: %s\n", f->path, err);
+	free(f);
+	return ok;
+}
+
+static uint64_t seconds_ns(double seconds)
+{
+	return (uint64_t)(seconds * 1e9 + 0.5);
+}
+
+/* snapshot() or SIGUSR1 at ts: the window up to ts and --after DURATION
+ * past it become a file of their own, written while tracing goes on.  A
+ * trigger while a snapshot is taken joins it. */
+static void take_snapshot_trigger(struct session *s, uint64_t ts)
+{
+	const struct options *o = s->o;
+	if (s->snapshot)
+		return;
+	if (!s->recorder || s->snapshots >= o->max_snapshots) {
+		if (!s->snapshot_refused_noted && !o->quiet)
+			fprintf(stderr, "uring-trace: note: a snapshot was asked for (snapshot() or SIGUSR1) and not "
+				"taken: %s\n", s->recorder ? "--max-snapshots reached" : "snapshots need --ring DURATION");
+		s->snapshot_refused_noted = true;
+		return;
+	}
+	uint64_t window = seconds_ns(o->ring_s), from = ts > window ? ts - window : 1;
+	char path[PATH_MAX];
+	snapshot_path(o->output, s->snapshots + 1, path, sizeof(path));
+	ut_recorder_hold(s->recorder, from);
+	s->snapshot = window_open(s, path, from, ts + seconds_ns(o->after_s), ts);
+	if (s->snapshot)
+		s->snapshots++;
+	else
+		ut_recorder_release(s->recorder);
+}
+
+/* Records of a snapshot written between two reads of the ring buffer:
+ * about 4 ms of the reader's time. */
+#define SNAPSHOT_RECORDS_A_TURN 20000
+
+/* The snapshot being taken gets its next records; once whole (records
+ * come a few ms after their time: 300 ms past its end it is taken as
+ * whole), it is closed. */
+static void continue_snapshot(struct session *s, bool at_end)
+{
+	struct window_file *f = s->snapshot;
+	if (!f)
+		return;
+	const uint64_t slack = 300 * 1000000ull;
+	bool whole = window_continue(s, f, at_end ? UINT64_MAX : SNAPSHOT_RECORDS_A_TURN,
+				     at_end || now_ns() > f->to + slack);
+	if (!whole)
+		return;
+	unsigned n = s->snapshots;
+	uint64_t events = f->events;
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s", f->path);
+	s->snapshot = NULL;
+	if (window_close(s, f) && !s->o->quiet)
+		fprintf(stderr, "uring-trace: snapshot %u: %llu events written to %s\n", n, (unsigned long long)events,
+			path);
+	ut_recorder_release(s->recorder);
+}
+
+/* Without --max-size a trace grows as long as tracing lasts: say once
+ * what keeps it small. */
+static void note_trace_size(struct session *s)
+{
+	if (s->size_noted || !s->writer || s->o->max_size || fxt_writer_bytes(s->writer) < (1ull << 30))
+		return;
+	s->size_noted = true;
+	if (!s->o->quiet)
+		fprintf(stderr, "\nuring-trace: the trace passed 1 GB (large traces are slow to open in a browser): "
+			"--ring 10s keeps only the last seconds, --max-size 1G stops the file there, --sample 10 "
+			"keeps one request in ten\n");
+}
+
+/* k: the kernel the script was compiled against (its BTF already parsed),
+ * or NULL to open it here. */
+int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t obj_len, struct ut_kernel *k)
+{
+	struct session s = {.o = o, .prog = prog};
+	char err[4096];
+	int rc = 0;
+	/* --json -: standard output carries the JSON alone; the text that
+	 * goes there otherwise (printf, the maps, the -c command's output)
+	 * goes to standard error.  printf lines come out as they are made,
+	 * into a pipe too. */
+	bool json_stdout = o->json && strcmp(o->json, "-") == 0;
+	FILE *text_out = json_stdout ? stderr : stdout;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!o->summary_only) {
+		s.writer = fxt_writer_open(o->output, err, sizeof(err));
+		if (!s.writer) {
+			fprintf(stderr, "uring-trace: cannot write the trace: %s\n", err);
+			return 1;
+		}
+		if (o->ring_s)
+			s.recorder = ut_recorder_new(prog, seconds_ns(o->ring_s));
+		else
+			s.engine = new_engine(o, s.writer);
+	}
+	int release_fd = -1, report_fd = -1, child_status = 0;
+	pid_t child = 0;
+	if (o->command) {
+		child = start_command(o->command, json_stdout, &release_fd, &report_fd);
+		if (child < 0) {
+			fprintf(stderr, "uring-trace: cannot start '%s': %s\n", o->command, strerror(errno));
+			rc = 1;
+			goto out;
+		}
+	}
+	struct ut_load_opts lo = {
+		.obj = obj, .obj_len = obj_len, .probes = prog->probes, .nprobes = prog->nprobes,
+		.disks = prog->disks, .ndisks = prog->ndisks,
+		.ringbuf_bytes = o->buffer_bytes,
+		.filter_tgid = child ? (uint32_t)child : (uint32_t)o->pid,
+		.follow_forks = child != 0,
+		.filter_comm = o->comm,
+		.sample_permyriad = o->sample_pct > 0 ? (uint32_t)(o->sample_pct * 100 + 0.5) : 0,
+		.verbose = o->verbose,
+		.kernel = k,
+	};
+	s.loaded = ut_load(&lo, err, sizeof(err));
+	if (!s.loaded) {
+		fprintf(stderr, "uring-trace: %s\n", err);
+		if (child) {
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+			close(report_fd);
+		}
+		rc = 1;
+		goto out;
+	}
+	s.obj = ut_loaded_object(s.loaded);
+	s.consumer = ut_consumer_new(s.obj, record_len, on_record, &s, err, sizeof(err));
+	if (!s.consumer) {
+		fprintf(stderr, "uring-trace: %s\n", err);
+		rc = 1;
+		goto out;
+	}
+	ut_stacks_open(s.obj, prog, child ? child : (pid_t)o->pid);
+	ut_user_maps_init(&s.user_maps, prog);
+	s.dec = (struct ut_decoder){.prog = prog, .engine = s.engine, .recorder = s.recorder, .print_out = text_out,
+				    .clear_map = on_clear, .clear_ctx = &s,
+				    .user_side = ut_user_side_new(prog, &s.user_maps, lo.sample_permyriad)};
+	if (s.engine)
+		ut_decode_declare_names(prog, s.engine);
+	if (o->verbose)
+		for (unsigned i = 0; i < prog->nprobes; i++) {
+			int a = ut_loaded_alt(s.loaded, i);
+			const char *skipped = ut_loaded_skipped(s.loaded, i);
+			if (a >= 0)
+				fprintf(stderr, "uring-trace: %s:%d: attached %s:%s%s%s\n", prog->probes[i].loc.file,
+					prog->probes[i].loc.line, probe_kind_name(prog->probes[i].alts[a].kind),
+					prog->probes[i].alts[a].target, skipped[0] ? " (skipped: " : "",
+					skipped[0] ? skipped : "");
+			else if (prog->probes[i].nalts && probe_kind_def(prog->probes[i].alts[0].kind)->runs == PROBE_ATTACHED)
+				fprintf(stderr, "uring-trace: %s: not attached (%s)\n", prog->probes[i].spec, skipped);
+		}
+	else if (!o->quiet)
+		note_degraded(prog, s.loaded);
+	report_builtins(prog, s.loaded, o);
+	if (s.engine)
+		mark_start(s.engine);
+	run_once_probes(&s, PROBE_RUN_AT_START);
+	if (child) {
+		if (write(release_fd, "g", 1) != 1)
+			fprintf(stderr, "uring-trace: cannot start the command\n");
+		close(release_fd);
+		char why[512];
+		ssize_t n = read(report_fd, why, sizeof(why) - 1);
+		close(report_fd);
+		if (n > 0) {
+			fprintf(stderr, "uring-trace: %.*s\n", (int)n, why);
+			waitpid(child, &child_status, 0);
+			rc = WEXITSTATUS(child_status);
+			goto out;
+		}
+	}
+	if (!o->quiet && !o->command)
+		fprintf(stderr, "uring-trace: tracing%s; Ctrl-C to stop\n", s.writer ? "" : " (summary only)");
+	bool tty = isatty(2) && !o->quiet;
+	double started = ut_now_s(), last_status = started;
+	uint64_t last_records = 0;
+	while (!stop_signal && !s.dec.exit_requested) {
+		int n = ut_consumer_poll(s.consumer, 100);
+		if (n < 0 && n != -EINTR) {
+			fprintf(stderr, "uring-trace: reading events failed: %s\n", strerror(-n));
+			rc = 1;
+			break;
+		}
+		ut_stacks_poll();   /* before the child is reaped: its frames can still be named */
+		if (snapshot_signal) {
+			snapshot_signal = 0;
+			take_snapshot_trigger(&s, now_ns());
+		}
+		if (s.dec.snapshot_ts) {
+			take_snapshot_trigger(&s, s.dec.snapshot_ts);
+			s.dec.snapshot_ts = 0;
+		}
+		continue_snapshot(&s, false);
+		note_trace_size(&s);
+		if (o->duration > 0 && ut_now_s() - started >= o->duration)
+			break;
+		if (child && waitpid(child, &child_status, WNOHANG) == child) {
+			child = 0;
+			break;
+		}
+		if (ut_now_s() - last_status >= 1.0) {
+			if (tty)
+				status_line(&s, started, &last_records, &last_status);
+			else
+				last_status = ut_now_s();
+		}
+	}
+	if (tty)
+		fputc('\n', stderr);
+	struct ut_detach_stats ds;
+	ut_detach(s.loaded, &ds);
+	ut_consumer_drain(s.consumer);
+	run_once_probes(&s, PROBE_RUN_AT_EXIT);
+	ut_stacks_poll();
+	uint64_t emitted, lost;
+	totals(&s, &emitted, &lost);
+	uint64_t missed = ut_loaded_missed(s.loaded);
+	if (s.recorder) {
+		if (s.dec.snapshot_ts)
+			take_snapshot_trigger(&s, s.dec.snapshot_ts);
+		continue_snapshot(&s, true);
+		/* the last window, in the -o file */
+		uint64_t to = s.dec.last_ts ? s.dec.last_ts : now_ns(), window = seconds_ns(o->ring_s), events;
+		s.engine = new_engine(o, s.writer);
+		ut_decode_declare_names(prog, s.engine);
+		mark_start(s.engine);
+		struct ut_recorder_cursor cur;
+		ut_recorder_start(s.recorder, s.engine, to > window ? to - window : 0, 0, &cur);
+		events = ut_recorder_continue(s.recorder, s.engine, &cur, to, UINT64_MAX);
+		if (!o->quiet)
+			fprintf(stderr, "uring-trace: the last %.3g s: %llu events of %llu kept\n", o->ring_s,
+				(unsigned long long)events, (unsigned long long)s.dec.records);
+	}
+	if (s.engine)
+		ut_engine_finish(s.engine, s.dec.last_ts ? s.dec.last_ts : now_ns());
+	bool trace_cut = false;
+	if (s.writer) {
+		uint64_t kept_bytes;
+		fxt_writer_flush(s.writer);
+		uint64_t kept = fxt_writer_events_written(s.writer, &kept_bytes);
+		if (fxt_writer_close(s.writer, err, sizeof(err)) != 0) {
+			fprintf(stderr, "uring-trace: writing the trace failed: %s; the trace is cut after its first %llu "
+				"events (%.1f MB)\n", err, (unsigned long long)kept, (double)kept_bytes / 1e6);
+			trace_cut = true;
+			rc = 1;
+		}
+		s.writer = NULL;
+	}
+	ut_print_maps(prog, s.obj, &s.user_maps, text_out);
+	if (o->json) {
+		FILE *j = json_stdout ? stdout : fopen(o->json, "w");
+		if (!j) {
+			fprintf(stderr, "uring-trace: cannot write %s: %s\n", o->json, strerror(errno));
+			rc = 1;
+		} else {
+			fprintf(j, "{\"events\":%llu,\"lost\":%llu,\"late\":%llu,\"missed\":%llu,\"maps\":",
+				(unsigned long long)s.dec.records, (unsigned long long)lost,
+				(unsigned long long)s.dec.lost_late, (unsigned long long)missed);
+			ut_maps_json(prog, s.obj, &s.user_maps, j);
+			fputs("}\n", j);
+			if (j != stdout)
+				fclose(j);
+		}
+	}
+	if (!o->quiet) {
+		fprintf(stderr, "uring-trace: %llu events, %llu lost", (unsigned long long)s.dec.records,
+			(unsigned long long)lost);
+		if (trace_cut)
+			fprintf(stderr, "; the trace in %s is cut", o->output);
+		else if (!o->summary_only)
+			fprintf(stderr, "; trace written to %s (open it at https://ui.perfetto.dev)", o->output);
+		fputc('\n', stderr);
+		if (lost)
+			fprintf(stderr, "uring-trace: events were lost: raise --buffer (now %zu bytes) or trace less\n",
+				o->buffer_bytes ? o->buffer_bytes : (size_t)8 << 20);
+		if (s.dec.lost_late)
+			fprintf(stderr, "uring-trace: %llu records reached the reader after it had written past their "
+				"time and were left out (the reader was behind): trace less, or use --sample\n",
+				(unsigned long long)s.dec.lost_late);
+		if (missed)
+			fprintf(stderr, "uring-trace: the kernel skipped %llu probe hits (a probe's program was already "
+				"running on that CPU, interrupted or hit by itself): counts and flows miss them\n",
+				(unsigned long long)missed);
+		if (s.engine) {
+			ut_engine_report_limits(s.engine, stderr);
+			const struct ut_engine_stats *es = ut_engine_stats(s.engine);
+			if (es->events_cut)
+				fprintf(stderr, "uring-trace: the trace reached --max-size (%llu bytes): %llu events were "
+					"left out of it (the summary counts them)\n", (unsigned long long)o->max_size,
+					(unsigned long long)es->events_cut);
+		}
+		report_full_maps(prog, &s.user_maps);
+		if (s.dec.malformed)
+			fprintf(stderr, "uring-trace: %llu records could not be used (unknown or short, or a hit whose "
+				"statements ran past their bound): the compiled script or the records are damaged\n",
+				(unsigned long long)s.dec.malformed);
+		if (o->verbose) {
+			fprintf(stderr, "uring-trace: detached %u links (%u slow) in %.1f ms\n", ds.links, ds.slow_links, ds.ms);
+			fprintf(stderr, "uring-trace: the reader fell behind %llu times (its queue of records reached "
+				"its bound and was handed on at once)\n",
+				(unsigned long long)ut_consumer_full_reads(s.consumer));
+		}
+	}
+	if (child) {   /* uring-trace ended first */
+		kill(child, SIGTERM);
+		waitpid(child, &child_status, 0);
+	} else if (o->command && rc == 0) {
+		rc = command_status(o, child_status);
+	}
+out:
+	if (s.engine)
+		ut_engine_free(s.engine);
+	if (s.writer)
+		fxt_writer_close(s.writer, err, sizeof(err));
+	if (s.consumer)
+		ut_consumer_free(s.consumer);
+	if (s.loaded)
+		ut_unload(s.loaded);
+	ut_stacks_close();
+	ut_user_side_free(s.dec.user_side);
+	ut_user_maps_free(&s.user_maps);
+	ut_recorder_free(s.recorder);
+	return rc;
+}

@@ -1,0 +1,25 @@
+/* The tracing session (runtime/session.c): from a compiled script's BPF
+ * object to the trace file and the summary. */
+#ifndef UT_SESSION_H
+#define UT_SESSION_H
+#include <stddef.h>
+#include "compiler/program.h"
+#include "runtime/options.h"
+
+struct ut_kernel;
+
+/* The handler of SIGINT and SIGTERM: the session stops at its next poll. */
+void ut_on_signal(int sig);
+/* The handler of SIGUSR1: a snapshot (--ring) at the session's next poll. */
+void ut_on_snapshot_signal(int sig);
+
+/* Seconds on CLOCK_MONOTONIC. */
+double ut_now_s(void);
+
+/* Traces with prog and its BPF object as o asks until the end (-d, Ctrl-C,
+ * exit(), the -c command's end); returns the exit status.  k: the kernel
+ * the script was compiled against (its BTF already parsed), or NULL to
+ * open it here. */
+int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t obj_len, struct ut_kernel *k);
+
+#endif
