@@ -2,10 +2,11 @@
  * slow_request: seconds of fast io_uring requests, then one slow one, then
  * fast ones again: the case a flight recorder with a latency trigger is for.
  *
- *   slow_request [--before S] [--slow-ms MS] [--after S]
+ *   slow_request [--before S] [--slow-ms MS] [--after S] [--rate R]
  *
  * Fast requests are nops, one at a time, for --before seconds (default 2)
- * and --after seconds (default 0.5).  The slow one reads a pipe that gets
+ * and --after seconds (default 0.5), at most R a second (--rate; default
+ * as many as it can).  The slow one reads a pipe that gets
  * its byte --slow-ms milliseconds later (default 50); its user_data is
  * 0x5105.  All on one ring, created at the start.
  *
@@ -46,11 +47,15 @@ static struct io_uring_cqe *wait_one(struct io_uring *ring)
 	return cqe;
 }
 
-/* Nops one at a time for the given seconds; returns how many. */
-static long fast_requests(struct io_uring *ring, double seconds)
+/* Nops one at a time for the given seconds, at most rate a second (0: no
+ * bound); returns how many. */
+static long fast_requests(struct io_uring *ring, double seconds, double rate)
 {
 	long n = 0;
-	for (double end = now() + seconds; now() < end; n++) {
+	double start = now();
+	for (double end = start + seconds; now() < end; n++) {
+		if (rate && start + (double)n / rate > now())
+			usleep((useconds_t)((start + (double)n / rate - now()) * 1e6));
 		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 		io_uring_prep_nop(sqe);
 		sqe->user_data = (uint64_t)n + 1;
@@ -73,12 +78,13 @@ static double seconds_arg(const char *s)
 
 int main(int argc, char **argv)
 {
-	double before = 2, after = 0.5;
+	double before = 2, after = 0.5, rate = 0;
 	long slow_ms = 50;
 	static const struct option opts[] = {
 		{"before", required_argument, 0, 'b'},
 		{"slow-ms", required_argument, 0, 's'},
 		{"after", required_argument, 0, 'a'},
+		{"rate", required_argument, 0, 'r'},
 		{0, 0, 0, 0},
 	};
 	int c;
@@ -87,8 +93,9 @@ int main(int argc, char **argv)
 		case 'b': before = seconds_arg(optarg); break;
 		case 'a': after = seconds_arg(optarg); break;
 		case 's': slow_ms = (long)seconds_arg(optarg); break;
+		case 'r': rate = seconds_arg(optarg); break;
 		default:
-			fprintf(stderr, "usage: slow_request [--before S] [--slow-ms MS] [--after S]\n");
+			fprintf(stderr, "usage: slow_request [--before S] [--slow-ms MS] [--after S] [--rate R]\n");
 			return 2;
 		}
 	}
@@ -100,7 +107,7 @@ int main(int argc, char **argv)
 	if (pipe(fds) != 0)
 		die("pipe", errno);
 
-	long fast = fast_requests(&ring, before);
+	long fast = fast_requests(&ring, before, rate);
 	char byte;
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 	io_uring_prep_read(sqe, fds[0], &byte, 1, 0);
@@ -114,7 +121,7 @@ int main(int argc, char **argv)
 	double slow_s = now() - submitted;
 	bool ok = cqe->user_data == SLOW_USER_DATA && cqe->res == 1;
 	io_uring_cqe_seen(&ring, cqe);
-	fast += fast_requests(&ring, after);
+	fast += fast_requests(&ring, after, rate);
 
 	io_uring_queue_exit(&ring);
 	printf("{\"workload\":\"slow_request\",\"pid\":%d,\"fast\":%ld,\"slow_user_data\":%d,\"slow_us\":%.0f,"
