@@ -10,10 +10,12 @@ need_root_bpf() {
   return 0
 }
 # wait_for FILE REGEX: until FILE has a line matching REGEX; status 1 after
-# 30 s (the process writing it may have died: fail rather than hang).
+# 90 s (the process writing it may have died: fail rather than hang; a
+# sanitized uring-trace compiling a script on a loaded machine took more
+# than 30 s to start).
 wait_for() {
   local i
-  for i in $(seq 300); do
+  for i in $(seq 900); do
     grep -Eq "$2" "$1" 2>/dev/null && return 0
     sleep 0.1
   done
