@@ -298,27 +298,11 @@ static int resolve_tp_btf(struct compiler *c, struct alt_ctx *a, const char *tar
 	return 0;
 }
 
-/* libbpf before 1.2 (Debian 12 has 1.1) stops at PT_REGS_PARM5: the sixth
- * argument's register on the architectures the generator targets. */
-static void sixth_arg_macro(struct compiler *c)
-{
-	if (c->sixth_arg_macro)
-		return;
-	c->sixth_arg_macro = true;
-	sb_puts(&c->c_types, "#ifndef PT_REGS_PARM6   /* libbpf before 1.2 */\n"
-			     "#if defined(bpf_target_x86)\n#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->r9)\n"
-			     "#elif defined(bpf_target_arm64)\n#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->regs[5])\n"
-			     "#elif defined(bpf_target_riscv)\n#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->a5)\n"
-			     "#elif defined(bpf_target_s390)\n#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->gprs[7])\n"
-			     "#endif\n#endif\n\n");
-}
-
 /* arg0 .. arg(n-1): the first n argument registers, raw (kprobes,
  * uprobes).  At a return they hold other values: return probes have none. */
-static void register_args(struct compiler *c, struct alt_ctx *a, unsigned n)
+static void register_args(struct alt_ctx *a, unsigned n)
 {
-	if (n >= 6)
-		sixth_arg_macro(c);
+	a->uses_parm6 |= n >= 6;
 	for (unsigned i = 0; i < n && i < 6; i++) {
 		char name[8];
 		snprintf(name, sizeof(name), "arg%u", i);
@@ -347,7 +331,7 @@ static int resolve_func(struct compiler *c, struct alt_ctx *a, const char *targe
 			add_arg(a, params[i].name[0] ? params[i].name : "arg", t,
 				xasprintf("((%s)PT_REGS_PARM%u(ctx))", t.kind == T_PTR ? "void *" : t.is_signed ? "__s64" : "__u64", i + 1));
 		}
-		register_args(c, a, n);   /* also defines PT_REGS_PARM6 for a named sixth */
+		register_args(a, n);   /* also PT_REGS_PARM6 for a named sixth */
 	} else if (!in_regs) {
 		typed_params(c, a, params, n, loc);
 	}
@@ -407,7 +391,7 @@ static int resolve_uprobe_common(struct compiler *c, struct alt_ctx *a, const ch
 		return 1;
 	a->target = xstrdup(target);
 	if (!ret)
-		register_args(c, a, 6);
+		register_args(a, 6);
 	if (ret)
 		add_arg(a, "retval", int_type(8, true), xstrdup("((__s64)PT_REGS_RC(ctx))"));
 	return 0;

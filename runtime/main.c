@@ -52,7 +52,8 @@ struct options {
 	size_t buffer_bytes;        /* --buffer */
 	const char *list;           /* -l */
 	bool list_given;
-	bool emit_c, dump_ast, compile_only, verbose, quiet, summary_only;
+	bool emit_c, compile_only, verbose, quiet, summary_only;
+	enum ut_dump dump;           /* --dump PASS */
 	const char *json;
 	const char *includes[32];
 	unsigned nincludes;
@@ -247,9 +248,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_EMIT_C: o->emit_c = true; break;
 		case OPT_DUMP:
-			if (strcmp(optarg, "ast") != 0)
-				die_usage("--dump takes 'ast'", optarg);
-			o->dump_ast = true;
+			o->dump = ut_dump_named(optarg);
+			if (o->dump == UT_DUMP_NONE)
+				die_usage("--dump takes a pass: ast, typed, resources or c", optarg);
 			break;
 		case OPT_COMPILE: o->compile_only = true; break;
 		case OPT_SUMMARY_ONLY: o->summary_only = true; break;
@@ -926,7 +927,7 @@ int main(int argc, char **argv)
 			free(image);
 			return 1;
 		}
-		int rc = o.emit_c || o.dump_ast || o.compile_only ? 2 : trace(&o, prog, obj, obj_len, NULL);
+		int rc = o.emit_c || o.dump || o.compile_only ? 2 : trace(&o, prog, obj, obj_len, NULL);
 		if (rc == 2)
 			fprintf(stderr, "uring-trace: %s is already compiled: --emit-c, --dump and --compile need the .ut source\n",
 				o.script);
@@ -941,7 +942,7 @@ int main(int argc, char **argv)
 	diag_init(&d, stderr);
 	struct ut_compile_opts co = {
 		.file = o.script, .text = o.program, .include_dirs = o.includes, .ninclude_dirs = o.nincludes,
-		.stdlib_dir = stdlib_dir, .dump_ast = o.dump_ast ? stdout : NULL, .verbose = o.verbose,
+		.stdlib_dir = stdlib_dir, .dump = o.dump, .dump_to = stdout, .verbose = o.verbose,
 		.defines = o.defines, .ndefines = o.ndefines,
 	};
 	struct ut_program *prog = ut_compile(&co, k, &d);
@@ -951,7 +952,7 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto done;
 	}
-	if (o.emit_c || o.dump_ast) {
+	if (o.emit_c || o.dump) {
 		if (o.emit_c)
 			fputs(prog->bpf_c, stdout);
 		goto done;
