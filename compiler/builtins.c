@@ -218,13 +218,6 @@ static char *gen_exists(struct gen *g, struct node *n, struct node **args, int n
 
 /* ---- not values ---- */
 
-static void check_aggregation(struct check *ck, struct node *n, struct node **args, int nargs)
-{
-	(void)args;
-	(void)nargs;
-	ERR(ck, n, "%s() is an aggregation: assign it to a map, e.g. @x[comm] = %s(...)", n->str, n->str);
-}
-
 static void check_statement_only(struct check *ck, struct node *n, struct node **args, int nargs)
 {
 	(void)args;
@@ -243,13 +236,6 @@ const struct call_def calls[] = {
 	{"exists", 1, 1, check_exists, gen_exists},
 	{"diskname", 1, 1, check_diskname, gen_shown},
 	{"diskdev", 1, 1, check_diskdev, gen_diskdev},
-	{"count", 0, 0, check_aggregation, NULL},
-	{"sum", 1, 1, check_aggregation, NULL},
-	{"avg", 1, 1, check_aggregation, NULL},
-	{"min", 1, 1, check_aggregation, NULL},
-	{"max", 1, 1, check_aggregation, NULL},
-	{"hist", 1, 1, check_aggregation, NULL},
-	{"lhist", 4, 4, check_aggregation, NULL},
 	{"printf", 1, 16, check_statement_only, NULL},
 	{"exit", 0, 0, check_statement_only, NULL},
 	{"delete", 1, 1, check_statement_only, NULL},

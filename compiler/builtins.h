@@ -25,7 +25,7 @@ struct call_def {
 	/* types n (its arguments in args) and reports its errors */
 	void (*check)(struct check *ck, struct node *n, struct node **args, int nargs);
 	/* its C; NULL for calls that never reach the C (fmt() is a record's
-	 * value, aggregations and statements are no expressions) */
+	 * value, statements are no expressions) */
 	char *(*gen)(struct gen *g, struct node *n, struct node **args, int nargs);
 };
 extern const struct call_def calls[];

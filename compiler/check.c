@@ -176,28 +176,11 @@ static void check_printf(struct check *ck, struct node *n)
 
 /* ---- maps ---- */
 
-static const struct {
-	const char *name;
-	enum ut_agg agg;
-} aggs[] = {
-	{"count", UT_AGG_COUNT}, {"sum", UT_AGG_SUM}, {"avg", UT_AGG_AVG}, {"min", UT_AGG_MIN},
-	{"max", UT_AGG_MAX}, {"hist", UT_AGG_HIST}, {"lhist", UT_AGG_LHIST},
-};
-
-static int agg_of(const struct node *v)
-{
-	if (!v || v->kind != N_CALL)
-		return -1;
-	for (size_t i = 0; i < sizeof(aggs) / sizeof(aggs[0]); i++)
-		if (strcmp(v->str, aggs[i].name) == 0)
-			return (int)aggs[i].agg;
-	return -1;
-}
-
-static void check_aggregation(struct check *ck, struct node *n, struct map_info *m, enum ut_agg agg)
+static void check_aggregation(struct check *ck, struct node *n, struct map_info *m, const struct ut_agg_kind *kind)
 {
 	struct compiler *c = ck->c;
 	int idx = (int)(m - c->maps);
+	enum ut_agg agg = (enum ut_agg)(kind - ut_aggs);
 	if (n->op != '=') {
 		ERR(ck, n, "use '=' with %s()", n->b->str);
 		return;
@@ -211,12 +194,12 @@ static void check_aggregation(struct check *ck, struct node *n, struct map_info 
 	m->agg = agg;
 	struct node *args[4];
 	int na = collect_args(n->b->a, args, 4);
-	int want = agg == UT_AGG_COUNT ? 0 : agg == UT_AGG_LHIST ? 4 : 1;
+	int want = (int)kind->nargs;
 	if (na != want) {
 		ERR(ck, n->b, "%s() takes %d argument%s, not %d", n->b->str, want, want == 1 ? "" : "s", na);
 		return;
 	}
-	if (agg == UT_AGG_LHIST) {
+	if (want > 1) {   /* lhist's bounds */
 		int64_t bounds[3];
 		for (int i = 1; i < 4; i++)
 			if (!const_int(c, args[i], &bounds[i - 1], 0)) {
@@ -245,13 +228,13 @@ static void check_map_assign(struct check *ck, struct node *n)
 	struct map_info *m = map_get(ck, n->a);
 	if (!m)
 		return;
-	int agg = agg_of(n->b);
-	if (agg >= 0) {
-		check_aggregation(ck, n, m, (enum ut_agg)agg);
+	const struct ut_agg_kind *kind = n->b->kind == N_CALL ? ut_agg_named(n->b->str) : NULL;
+	if (kind) {
+		check_aggregation(ck, n, m, kind);
 		return;
 	}
 	if (m->kind == MAP_AGG) {
-		ERR(ck, n, "%s holds %s(); it cannot also be assigned a value", m->name, aggs[m->agg].name);
+		ERR(ck, n, "%s holds %s(); it cannot also be assigned a value", m->name, ut_aggs[m->agg].name);
 		return;
 	}
 	int idx = (int)(m - c->maps);

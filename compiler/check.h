@@ -4,6 +4,7 @@
  * error the user can get. */
 #ifndef UT_CHECK_H
 #define UT_CHECK_H
+#include "compiler/aggregations.h"
 #include "compiler/builtins.h"
 #include "compiler/compiler.h"
 

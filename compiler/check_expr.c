@@ -763,17 +763,23 @@ static void call_expr(struct check *ck, struct node *n)
 		return;
 	}
 	const struct call_def *def = call_named(n->str);
-	if (!def) {
+	const struct ut_agg_kind *agg = def ? NULL : ut_agg_named(n->str);
+	if (!def && !agg) {
 		ERR(ck, n, "unknown function '%s'", n->str);
 		return;
 	}
+	int min_args = def ? def->min_args : (int)agg->nargs, max_args = def ? def->max_args : (int)agg->nargs;
 	struct node *args[16];
 	int nargs = collect_args(n->a, args, 16);
-	if (nargs < def->min_args || nargs > def->max_args) {
-		if (def->min_args == def->max_args)
-			ERR(ck, n, "%s() takes %d argument%s, not %d", n->str, def->min_args, def->min_args == 1 ? "" : "s", nargs);
+	if (nargs < min_args || nargs > max_args) {
+		if (min_args == max_args)
+			ERR(ck, n, "%s() takes %d argument%s, not %d", n->str, min_args, min_args == 1 ? "" : "s", nargs);
 		else
-			ERR(ck, n, "%s() takes %d to %d arguments, not %d", n->str, def->min_args, def->max_args, nargs);
+			ERR(ck, n, "%s() takes %d to %d arguments, not %d", n->str, min_args, max_args, nargs);
+		return;
+	}
+	if (agg) {
+		ERR(ck, n, "%s() is an aggregation: assign it to a map, e.g. @x[comm] = %s(...)", n->str, n->str);
 		return;
 	}
 	n->ref = REF_FUNCTION;

@@ -2,6 +2,7 @@
  * leave, as text for people (and the tests in tests/compiler/dump). */
 #include <stdio.h>
 
+#include "compiler/aggregations.h"
 #include "compiler/compiler.h"
 
 static void alt_title(const struct alt_ctx *a, FILE *f)
@@ -19,7 +20,7 @@ static void maps_typed(const struct compiler *c, FILE *f)
 		for (unsigned k = 0; k < m->nkeys; k++)
 			fprintf(f, "%s%s", k ? ", " : "", type_text(&m->key_types[k], buf, sizeof(buf)));
 		if (m->kind == MAP_AGG)
-			fprintf(f, "] aggregation %d\n", (int)m->agg);
+			fprintf(f, "] = %s()\n", ut_aggs[m->agg].name);
 		else
 			fprintf(f, "] : %s\n", type_text(&m->value_type, buf, sizeof(buf)));
 	}

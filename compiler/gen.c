@@ -16,12 +16,12 @@ static void gen_map(struct compiler *c, unsigned i, struct strbuf *types, struct
 {
 	const struct map_info *m = &c->maps[i];
 	const struct ut_map *layout = &c->prog->maps[i];
-	bool hist = m->agg == UT_AGG_HIST || m->agg == UT_AGG_LHIST;
+	bool bucketed = ut_aggs[layout->agg].bpf_bucket != NULL;
 	/* Strings are copied into keys and out of string values in 8-byte
 	 * words only when both sides are 8-byte aligned: byte-wise copies from
 	 * map memory spill past the 512-byte stack.  Keys with an integer are
 	 * aligned already. */
-	bool strings_only = !hist;
+	bool strings_only = !bucketed;
 	for (unsigned k = 0; k < m->nkeys; k++)
 		strings_only &= layout->keys[k].type == UT_F_STR;
 	sb_printf(types, "struct %sut_mk_%u {\n", strings_only && m->nkeys ? "__attribute__((aligned(8))) " : "", i);
@@ -31,9 +31,9 @@ static void gen_map(struct compiler *c, unsigned i, struct strbuf *types, struct
 		else
 			sb_printf(types, "\t__u64 k%u;\n", k);
 	}
-	if (hist)
+	if (bucketed)
 		sb_puts(types, "\t__u64 bucket;\n");
-	if (!m->nkeys && !hist)
+	if (!m->nkeys && !bucketed)
 		sb_puts(types, m->storage == MAP_PERCPU_SLOT ? "\t__u32 index;\n" : "\t__u64 unused;\n");
 	sb_puts(types, "};\n");
 	char *value = xstrdup(layout->value_size == 16 ? "struct ut_avg" : "__s64");

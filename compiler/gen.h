@@ -3,6 +3,7 @@
  * resources; a program that reaches it has no errors, so it reports none. */
 #ifndef UT_GEN_H
 #define UT_GEN_H
+#include "compiler/aggregations.h"
 #include "compiler/builtins.h"
 #include "compiler/compiler.h"
 

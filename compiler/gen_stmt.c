@@ -187,34 +187,26 @@ static void gen_call_stmt(struct gen *g, struct node *e)
 	record_end(g, &r, e, NULL);
 }
 
+/* @m[k] = agg(v): the aggregation's kernel helper takes v, or 1 into the
+ * key of v's bucket. */
 static void gen_aggregation(struct gen *g, struct node *n)
 {
 	int idx = n->a->sym;
 	const struct map_info *m = &g->c->maps[idx];
+	const struct ut_agg_kind *kind = &ut_aggs[m->agg];
 	struct node *args[4];
 	collect_args(n->b->a, args, 4);
-	char *v = m->agg != UT_AGG_COUNT ? gen_expr(g, args[0]) : xstrdup("1");
+	char *v = kind->nargs ? gen_expr(g, args[0]) : xstrdup("1");
 	char *k = gen_map_key(g, idx, n->a, NULL);
-	switch (m->agg) {
-	case UT_AGG_COUNT: case UT_AGG_SUM:
-		emit(g, "ut_agg_add(&m_%d, &%s, (__s64)(%s));", idx, k, v);
-		break;
-	case UT_AGG_AVG:
-		emit(g, "ut_agg_avg(&m_%d, &%s, (__s64)(%s));", idx, k, v);
-		break;
-	case UT_AGG_MIN: case UT_AGG_MAX:
-		emit(g, "ut_agg_minmax(&m_%d, &%s, (__s64)(%s), %d);", idx, k, v, m->agg == UT_AGG_MIN);
-		break;
-	case UT_AGG_HIST:
-		emit(g, "%s.bucket = ut_log2_bucket((__s64)(%s));", k, v);
-		emit(g, "ut_agg_add(&m_%d, &%s, 1);", idx, k);
-		break;
-	default:   /* UT_AGG_LHIST */
-		emit(g, "%s.bucket = ut_lin_bucket((__s64)(%s), %lldLL, %lldLL, %lldLL);", k, v,
+	if (kind->bpf_bucket && kind->nargs > 1)
+		emit(g, "%s.bucket = %s((__s64)(%s), %lldLL, %lldLL, %lldLL);", k, kind->bpf_bucket, v,
 		     (long long)m->lhist_min, (long long)m->lhist_max, (long long)m->lhist_step);
-		emit(g, "ut_agg_add(&m_%d, &%s, 1);", idx, k);
-		break;
-	}
+	else if (kind->bpf_bucket)
+		emit(g, "%s.bucket = %s((__s64)(%s));", k, kind->bpf_bucket, v);
+	if (kind->bpf_bucket)
+		emit(g, "%s(&m_%d, &%s, 1);", kind->bpf_take, idx, k);
+	else
+		emit(g, "%s(&m_%d, &%s, (__s64)(%s));", kind->bpf_take, idx, k, v);
 	free(k);
 	free(v);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/aggregations.h"
 #include "compiler/builtins.h"
 #include "compiler/compiler.h"
 
@@ -300,9 +301,9 @@ static void map_layout(struct compiler *c, unsigned i)
 {
 	struct map_info *m = &c->maps[i];
 	struct ut_map *out = &c->prog->maps[i];
-	bool hist = m->agg == UT_AGG_HIST || m->agg == UT_AGG_LHIST;
+	const struct ut_agg_kind *kind = &ut_aggs[m->agg];   /* UT_AGG_LAST: plain values */
 	*out = (struct ut_map){.name = xstrdup(m->name), .bpf_name = xasprintf("m_%u", i),
-			       .agg = m->kind == MAP_VALUE ? UT_AGG_LAST : m->agg, .lhist_min = m->lhist_min,
+			       .agg = m->agg, .lhist_min = m->lhist_min,
 			       .lhist_max = m->lhist_max, .lhist_step = m->lhist_step, .nkeys = m->nkeys};
 	out->keys = xcalloc(m->nkeys + 1, sizeof(*out->keys));
 	out->key_show = xcalloc(m->nkeys + 1, sizeof(*out->key_show));
@@ -316,20 +317,18 @@ static void map_layout(struct compiler *c, unsigned i)
 		out->key_show[k] = m->key_show[k];
 		off += size;
 	}
-	if (hist)
+	if (kind->bpf_bucket)
 		off += 8;   /* the bucket */
-	/* A keyless count, avg, min or max is a one-slot array (its look-up is
-	 * inlined by the verifier, where a hash hashes and locks): all zeros
-	 * there means never hit, so the summary leaves such a slot out and
-	 * clear() writes zeros.  Values and sums stay hashes (0 is a value
-	 * they print), as do maps a probe deletes (arrays cannot). */
-	bool slot = off == 0 && !m->deleted_in_bpf && m->kind == MAP_AGG && m->agg != UT_AGG_SUM;
+	/* A keyless aggregation whose zeros mean never hit (count, avg, min,
+	 * max) is a one-slot array (its look-up is inlined by the verifier,
+	 * where a hash hashes and locks): the summary leaves an all-zero slot
+	 * out and clear() writes zeros.  Values and sums stay hashes (0 is a
+	 * value they print), as do maps a probe deletes (arrays cannot). */
+	bool slot = off == 0 && !m->deleted_in_bpf && m->kind == MAP_AGG && kind->zero_is_unset;
 	m->storage = slot ? MAP_PERCPU_SLOT : m->kind == MAP_AGG ? MAP_PERCPU_HASH : MAP_SHARED_HASH;
 	out->key_size = off ? off : slot ? 4 : 8;
-	out->value_size = 8;
-	if ((m->agg == UT_AGG_AVG || m->agg == UT_AGG_MIN || m->agg == UT_AGG_MAX) && m->kind == MAP_AGG) {
-		out->value_size = 16;
-	} else if (m->kind == MAP_VALUE && m->value_type.kind == T_STR) {
+	out->value_size = kind->value_size;
+	if (m->kind == MAP_VALUE && m->value_type.kind == T_STR) {
 		out->value_size = ((uint32_t)m->value_type.size + 7) & ~7u;
 		out->value_show = (struct ut_value){.kind = UT_VAL_FIELD, .display = UT_SHOW_STRING};
 	} else if (m->kind == MAP_VALUE) {
