@@ -34,26 +34,23 @@ const struct builtin *builtin_named(const char *name)
 	return NULL;
 }
 
-/* ---- functions that choose how user space shows an integer ---- */
+/* ---- functions that choose how user space shows an integer: the
+ * display kind of their row (the runtime's rows show it, runtime/decode.c) */
 
-static void check_show(struct check *ck, struct node *n, struct node **args, int nargs, uint8_t show)
+static void check_show(struct check *ck, struct node *n, struct node **args, int nargs)
 {
 	(void)nargs;
 	check_expr(ck, args[0]);
 	if (!is_int(&args[0]->type))
 		ERR(ck, args[0], "%s() needs an integer, not %s", n->str, a_type(&args[0]->type));
 	n->type = args[0]->type;
-	n->type.show = show;
+	n->type.show = calls[n->sym].show;
 }
-static void check_hex(struct check *ck, struct node *n, struct node **a, int na) { check_show(ck, n, a, na, UT_SHOW_HEX); }
+/* errors are negative */
 static void check_errname(struct check *ck, struct node *n, struct node **a, int na)
 {
-	check_show(ck, n, a, na, UT_SHOW_ERRNO);
+	check_show(ck, n, a, na);
 	n->type.is_signed = true;
-}
-static void check_diskname(struct check *ck, struct node *n, struct node **a, int na)
-{
-	check_show(ck, n, a, na, UT_SHOW_DISK);
 }
 
 /* the value itself: only its showing changes */
@@ -227,20 +224,20 @@ static void check_statement_only(struct check *ck, struct node *n, struct node *
 }
 
 const struct call_def calls[] = {
-	{"hex", 1, 1, check_hex, gen_shown},
-	{"errname", 1, 1, check_errname, gen_shown},
-	{"fmt", 1, 16, check_fmt, NULL},
-	{"str", 1, 2, check_str, gen_str},
-	{"ustr", 1, 2, check_str, gen_str},
-	{"path", 1, 1, check_path, gen_path},
-	{"exists", 1, 1, check_exists, gen_exists},
-	{"diskname", 1, 1, check_diskname, gen_shown},
-	{"diskdev", 1, 1, check_diskdev, gen_diskdev},
-	{"printf", 1, 16, check_statement_only, NULL},
-	{"exit", 0, 0, check_statement_only, NULL},
-	{"delete", 1, 1, check_statement_only, NULL},
-	{"clear", 1, 1, check_statement_only, NULL},
-	{NULL, 0, 0, NULL, NULL},
+	{"hex", 1, 1, check_show, gen_shown, UT_SHOW_HEX},
+	{"errname", 1, 1, check_errname, gen_shown, UT_SHOW_ERRNO},
+	{"fmt", 1, 16, check_fmt, NULL, 0},
+	{"str", 1, 2, check_str, gen_str, 0},
+	{"ustr", 1, 2, check_str, gen_str, 0},
+	{"path", 1, 1, check_path, gen_path, 0},
+	{"exists", 1, 1, check_exists, gen_exists, 0},
+	{"diskname", 1, 1, check_show, gen_shown, UT_SHOW_DISK},
+	{"diskdev", 1, 1, check_diskdev, gen_diskdev, 0},
+	{"printf", 1, 16, check_statement_only, NULL, 0},
+	{"exit", 0, 0, check_statement_only, NULL, 0},
+	{"delete", 1, 1, check_statement_only, NULL, 0},
+	{"clear", 1, 1, check_statement_only, NULL, 0},
+	{NULL, 0, 0, NULL, NULL, 0},
 };
 
 const struct call_def *call_named(const char *name)

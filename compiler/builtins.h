@@ -27,6 +27,7 @@ struct call_def {
 	/* its C; NULL for calls that never reach the C (fmt() is a record's
 	 * value, statements are no expressions) */
 	char *(*gen)(struct gen *g, struct node *n, struct node **args, int nargs);
+	uint8_t show;   /* a display function: the enum ut_display it gives its integer */
 };
 extern const struct call_def calls[];
 const struct call_def *call_named(const char *name);

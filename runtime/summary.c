@@ -199,7 +199,7 @@ static int read_sorted(const struct ut_program *prog, unsigned i, struct bpf_obj
 static const char *key_stack(const struct ut_map *m, const struct entry *e, unsigned k)
 {
 	const struct ut_value *v = &m->key_show[k];
-	if ((v->display != UT_SHOW_KSTACK && v->display != UT_SHOW_USTACK) || v->field >= m->nkeys ||
+	if (!ut_display_kind(v->display)->frames || v->field >= m->nkeys ||
 	    m->keys[v->field].offset + 8 > m->key_size)
 		return NULL;
 	uint64_t id;
@@ -312,7 +312,7 @@ void ut_json_string(FILE *out, const char *s)
  * strings. */
 static bool value_is_number(const struct ut_map *m)
 {
-	return m->agg != UT_AGG_LAST || m->value_show.display == UT_SHOW_PLAIN || m->value_show.display == UT_SHOW_KOID;
+	return m->agg != UT_AGG_LAST || ut_display_kind(m->value_show.display)->number;
 }
 
 void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user, FILE *out)
