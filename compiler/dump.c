@@ -92,9 +92,11 @@ static void value_dump(const struct ut_value *v, FILE *f)
 static void stage_dump(const struct node *n, FILE *f)
 {
 	for (; n; n = n->next) {
-		if (n->stage_full || n->stage_bytes)
-			fprintf(f, "  %s @%d:%d: %u bytes an iteration%s\n", node_kind_name(n->kind), n->loc.line, n->loc.col,
-				n->stage_bytes, n->stage_full ? ", sends a full stage first" : "");
+		if (n->kind == N_FOR && n->stage_bytes)
+			fprintf(f, "  for @%d:%d: %u bytes an iteration%s\n", n->loc.line, n->loc.col, n->stage_bytes,
+				n->stage_full ? ", each sends a full stage first" : "");
+		else if (n->stage_full)
+			fprintf(f, "  %s @%d:%d: sends a full stage first\n", node_kind_name(n->kind), n->loc.line, n->loc.col);
 		stage_dump(n->a, f);
 		stage_dump(n->b, f);
 		stage_dump(n->c, f);
