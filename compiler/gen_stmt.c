@@ -417,6 +417,14 @@ static void gen_body(struct gen *g, struct strbuf *fn)
 	sb_free(&body);
 }
 
+/* -p, -c and --comm filter the hits of probes that tasks hit (not
+ * BEGIN, END or intervals), unless the block says unfiltered. */
+static bool filters_tasks(const struct alt_ctx *a)
+{
+	enum ut_probe_kind k = a->def->kind;
+	return k != UT_PROBE_BEGIN && k != UT_PROBE_END && k != UT_PROBE_INTERVAL && !a->unfiltered;
+}
+
 void gen_alternative(struct gen_parts *parts, struct compiler *c, struct alt_ctx *a)
 {
 	struct gen g = {.c = c, .alt = a, .parts = parts,
@@ -428,8 +436,7 @@ void gen_alternative(struct gen_parts *parts, struct compiler *c, struct alt_ctx
 	struct strbuf fn = {0};
 	sb_printf(&fn, "/* %s:%d:%d %s */\n", a->loc.file, a->loc.line, a->loc.col, a->spec);
 	a->def->header(c, a, &fn);
-	if (a->def->kind != UT_PROBE_BEGIN && a->def->kind != UT_PROBE_END && a->def->kind != UT_PROBE_INTERVAL &&
-	    !a->unfiltered)
+	if (filters_tasks(a))
 		sb_puts(&fn, "\tif (!ut_pass_filter())\n\t\treturn 0;\n");
 	gen_body(&g, &fn);
 	sb_puts(&fn, "\treturn 0;\n}\n\n");
