@@ -39,10 +39,6 @@ const char *a_type(const struct type *t);
 
 /* check_expr.c */
 void check_expr(struct check *ck, struct node *n);
-/* The argument of the alternative named name, or NULL; notes the read. */
-const struct probe_arg *find_arg(struct check *ck, const char *name);
-/* The computed argument name of the alternative (not inside one). */
-struct node *computed_arg(struct check *ck, const char *name);
 /* exists(args.NAME): which argument it names, if any (f->ref). */
 void check_exists_arg(struct check *ck, struct node *f);
 /* A call of script function fn: its body, the call's arguments in place
@@ -56,7 +52,6 @@ void check_expansion(struct check *ck, struct node *n, void (*check_body)(struct
 bool const_int(struct compiler *c, const struct node *n, int64_t *v, int depth);
 struct map_info *map_get(struct check *ck, struct node *ref);
 void check_map_key(struct check *ck, int map, struct node *ref);
-int table_index(struct compiler *c, const char *name);
 /* The alternative's local name, or -1. */
 int find_local(struct check *ck, const char *name);
 /* True inside the body of a for loop whose variable is name. */

@@ -29,7 +29,7 @@ const char *a_type(const struct type *t)
 
 /* ---- symbols ---- */
 
-int table_index(struct compiler *c, const char *name)
+static int table_index(struct compiler *c, const char *name)
 {
 	for (unsigned i = 0; i < c->prog->ntables; i++)
 		if (strcmp(c->prog->tables[i].name, name) == 0)
@@ -153,7 +153,8 @@ static void field_of_ptr(struct check *ck, struct node *n, const struct type *ba
 
 /* ---- probe arguments ---- */
 
-const struct probe_arg *find_arg(struct check *ck, const char *name)
+/* The argument of the alternative named name, or NULL; notes the read. */
+static const struct probe_arg *find_arg(struct check *ck, const char *name)
 {
 	for (unsigned i = 0; i < ck->alt->nargs; i++)
 		if (strcmp(ck->alt->args[i].name, name) == 0) {
@@ -240,7 +241,8 @@ static void register_arg(struct check *ck, struct node *n)
 		ERR(ck, n, "'%s' is not available in %s probes", n->str, probe_kind_name(ck->alt->alt->kind));
 }
 
-struct node *computed_arg(struct check *ck, const char *name)
+/* The computed argument name of the alternative (not inside one). */
+static struct node *computed_arg(struct check *ck, const char *name)
 {
 	if (ck->in_computed_arg)
 		return NULL;
