@@ -498,7 +498,8 @@ static __always_inline int ut_streq(const char *a, const char *b, int n)
 	return 1;
 }
 
-/* ---- aggregations (per-CPU maps; user space combines the CPUs) ---- */
+/* ---- aggregations (per-CPU maps; user space combines the CPUs): the
+ * kernel's side of compiler/aggregations.c's rows, f(map, key, v) ---- */
 
 static __always_inline void ut_agg_add(void *map, void *key, __s64 v)
 {
@@ -542,6 +543,9 @@ static __always_inline void ut_agg_minmax(void *map, void *key, __s64 v, int is_
 	if (p)
 		ut_minmax_take(p, v, is_min);
 }
+
+static __always_inline void ut_agg_min(void *map, void *key, __s64 v) { ut_agg_minmax(map, key, v, 1); }
+static __always_inline void ut_agg_max(void *map, void *key, __s64 v) { ut_agg_minmax(map, key, v, 0); }
 
 /* Shared maps the script also reads: atomic adds.  Returns the value
  * after the add, as a look-up would read it (the compiler uses it for a

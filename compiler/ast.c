@@ -14,6 +14,7 @@ struct node *node_new(enum node_kind kind, struct ut_loc loc)
 	n->kind = kind;
 	n->loc = loc;
 	n->sym = -1;
+	n->event = -1;
 	return n;
 }
 
@@ -36,6 +37,23 @@ unsigned node_list_len(const struct node *list)
 	for (; list; list = list->next)
 		n++;
 	return n;
+}
+
+int collect_args(struct node *list, struct node **out, int max)
+{
+	int n = 0;
+	for (; list; list = list->next)
+		if (n < max)
+			out[n++] = list;
+		else
+			n++;
+	return n;
+}
+
+bool binop_signed(const struct node *n)
+{
+	return (n->a->type.is_signed || n->b->type.is_signed) && !(n->a->kind == N_INT && n->a->op == 'u') &&
+	       !(n->b->kind == N_INT && n->b->op == 'u');
 }
 
 static struct node *clone_list(const struct node *n)
@@ -101,14 +119,46 @@ const char *node_kind_name(enum node_kind k)
 	return k < N_KIND_COUNT && kind_names[k] ? kind_names[k] : "?";
 }
 
-static void type_dump(const struct type *t, FILE *f)
+const char *type_text(const struct type *t, char *buf, size_t len)
 {
 	switch (t->kind) {
-	case T_INT: fprintf(f, " : %s%d", t->is_signed ? "s" : "u", t->size * 8); break;
-	case T_PTR: fprintf(f, " : ptr(btf %d)", t->btf); break;
-	case T_STR: fprintf(f, " : str[%d]", t->size); break;
-	case T_SHOW: fprintf(f, " : shown"); break;
-	default: break;
+	case T_INT: snprintf(buf, len, "%s%d", t->is_signed ? "s" : "u", t->size * 8); break;
+	case T_PTR: snprintf(buf, len, "ptr(btf %d)", t->btf); break;
+	case T_STR: snprintf(buf, len, "str[%d]", t->size); break;
+	case T_SHOW: snprintf(buf, len, "shown"); break;
+	case T_VOID: snprintf(buf, len, "void"); break;
+	default: snprintf(buf, len, "?"); break;
+	}
+	return buf;
+}
+
+static const char *const ref_names[REF_KIND_COUNT] = {
+	[REF_BUILTIN] = "builtin", [REF_ARG] = "arg", [REF_COMPUTED] = "computed arg", [REF_ABSENT] = "absent arg",
+	[REF_PROBE] = "probe", [REF_CONST] = "const", [REF_ENUM] = "enum", [REF_LOCAL] = "local",
+	[REF_MAP] = "map", [REF_TABLE] = "table", [REF_ELEMENT] = "element", [REF_MEMBER] = "member",
+	[REF_MEMBER_ADDR] = "member address", [REF_BITFIELD] = "bitfield", [REF_FUNCTION] = "function",
+	[REF_MACRO] = "fn",
+};
+
+/* What the checker found: " : u32 = local 0". */
+static void annotation_dump(const struct node *n, FILE *f)
+{
+	char buf[64];
+	if (n->type.kind != T_NONE)
+		fprintf(f, " : %s", type_text(&n->type, buf, sizeof(buf)));
+	if (n->ref == REF_NONE)
+		return;
+	fprintf(f, " = %s", ref_names[n->ref]);
+	switch (n->ref) {
+	case REF_BUILTIN: case REF_ARG: case REF_COMPUTED: case REF_LOCAL: case REF_MAP: case REF_TABLE:
+	case REF_FUNCTION:
+		fprintf(f, " %d", n->sym);
+		break;
+	case REF_ENUM:
+		fprintf(f, " %lld", (long long)n->num);
+		break;
+	default:
+		break;
 	}
 }
 
@@ -133,7 +183,7 @@ static const char *op_name(int op)
 	}
 }
 
-void ast_dump(const struct node *n, int depth, void *file)
+void ast_dump(const struct node *n, int depth, bool typed, void *file)
 {
 	FILE *f = file;
 	for (; n; n = n->next) {
@@ -146,11 +196,16 @@ void ast_dump(const struct node *n, int depth, void *file)
 			fprintf(f, " %lld", (long long)n->num);
 		if (op_name(n->op) && n->kind != N_INT)
 			fprintf(f, " %s", op_name(n->op));
-		type_dump(&n->type, f);
+		if (typed)
+			annotation_dump(n, f);
 		fprintf(f, "  @%d:%d\n", n->loc.line, n->loc.col);
-		ast_dump(n->a, depth + 1, f);
-		ast_dump(n->b, depth + 1, f);
-		ast_dump(n->c, depth + 1, f);
-		ast_dump(n->d, depth + 1, f);
+		ast_dump(n->a, depth + 1, typed, f);
+		ast_dump(n->b, depth + 1, typed, f);
+		ast_dump(n->c, depth + 1, typed, f);
+		ast_dump(n->d, depth + 1, typed, f);
+		if (typed && n->resolved) {   /* a constant's value, a function's body */
+			fprintf(f, "%*s=>\n", (depth + 1) * 2, "");
+			ast_dump(n->resolved, depth + 2, typed, f);
+		}
 	}
 }

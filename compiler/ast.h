@@ -4,6 +4,7 @@
 #ifndef UT_AST_H
 #define UT_AST_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "compiler/program.h"
 
@@ -88,19 +89,52 @@ struct type {
 	int16_t table;       /* T_INT with UT_SHOW_TABLE: the table */
 };
 
+/* What a name, field or call stands for, as the checker found it: later
+ * passes follow this instead of looking names up again. */
+enum node_ref {
+	REF_NONE,
+	REF_BUILTIN,      /* N_IDENT: builtins[sym] (builtins.c) */
+	REF_ARG,          /* N_IDENT arg0 or retval, N_FIELD args.NAME: the alternative's args[sym] */
+	REF_COMPUTED,     /* N_FIELD args.NAME: the alternative's computed[sym] */
+	REF_ABSENT,       /* N_FIELD args.NAME under ?? or exists(): not on this kernel */
+	REF_PROBE,        /* N_IDENT probe: the probe's index */
+	REF_CONST,        /* N_IDENT: a constant; resolved: its value, checked here */
+	REF_ENUM,         /* N_IDENT: a kernel enumerator; num: its value */
+	REF_LOCAL,        /* N_LOCAL, N_LOCAL_ASSIGN, N_FOR: the alternative's locals[sym] */
+	REF_MAP,          /* N_MAP_REF: the program's maps[sym] */
+	REF_TABLE,        /* N_INDEX: a look-up in the program's tables[sym] */
+	REF_ELEMENT,      /* N_INDEX: element b of the typed pointer a */
+	REF_MEMBER,       /* N_FIELD: member str of the struct a points to */
+	REF_MEMBER_ADDR,  /* N_FIELD: an embedded struct: the member's address */
+	REF_BITFIELD,     /* N_FIELD: a bitfield member */
+	REF_FUNCTION,     /* N_CALL: the builtin function calls[sym] (builtins.c) */
+	REF_MACRO,        /* N_CALL: a script function; resolved: its body, the arguments in place */
+	REF_KIND_COUNT
+};
+
+static inline bool is_int(const struct type *t) { return t->kind == T_INT || t->kind == T_NONE; }
+/* Conditions take integers and pointers (a pointer is true when not NULL). */
+static inline bool is_cond(const struct type *t) { return is_int(t) || t->kind == T_PTR; }
+
 struct node {
 	enum node_kind kind;
 	struct ut_loc loc;
 	struct node *a, *b, *c, *d;
 	struct node *next;
 	char *str;
-	int64_t num;
+	int64_t num;         /* N_CALL path(): its buffer's slot, diskdev(): the disk (checker) */
 	int op;
 	int depth;           /* expressions: nesting below this node (parser) */
-	/* filled by the checker */
+	/* filled by the checker (check.c) */
 	struct type type;
-	int sym;             /* checker annotations (local slot, map index, ...) */
-	struct node *resolved; /* an alias's, constant's or macro's expansion */
+	enum node_ref ref;
+	int sym;             /* the index ref names */
+	struct node *resolved; /* a constant's value or a function call's expansion */
+	/* filled by the resources pass (resources.c) */
+	int event;           /* a statement that writes a record: its event; else -1 */
+	bool stage_full;     /* a record: the stage may be full here, send it first;
+	                      * N_FOR: an iteration's records may not fit, each sends first */
+	uint32_t stage_bytes; /* N_FOR: the records one iteration stages */
 };
 
 /* A list being built: its first and last nodes, so appending does not walk
@@ -113,10 +147,20 @@ struct node *node_new(enum node_kind kind, struct ut_loc loc);
 /* Appends item, and the nodes linked after it, to l; NULL adds nothing. */
 void node_list_push(struct node_list *l, struct node *item);
 unsigned node_list_len(const struct node *list);
+/* The first max nodes of list in out (a call's arguments); returns how
+ * many the list has. */
+int collect_args(struct node *list, struct node **out, int max);
 struct node *node_clone(const struct node *n);
 void node_free(struct node *n);
 const char *node_kind_name(enum node_kind k);
-/* --dump ast: an indented tree, one node per line, with checked types. */
-void ast_dump(const struct node *n, int depth, void *file);
+/* Whether a checked arithmetic or comparison is signed, as C makes it: a
+ * literal above INT64_MAX makes it unsigned (small literals, typed u64
+ * too, leave it to the other operand). */
+bool binop_signed(const struct node *n);
+/* A type as the dumps show it: "u32", "str[16]", "ptr(btf 123)". */
+const char *type_text(const struct type *t, char *buf, size_t len);
+/* An indented tree, one node per line (--dump ast); typed: with what the
+ * checker found (--dump typed). */
+void ast_dump(const struct node *n, int depth, bool typed, void *file);
 
 #endif

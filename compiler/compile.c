@@ -11,6 +11,7 @@
 #include <sys/utsname.h>
 
 #include "compiler/compiler.h"
+#include "compiler/gen.h"
 #include "compiler/parse.h"
 
 const char *intern(struct compiler *c, const char *s)
@@ -151,6 +152,14 @@ static struct node *load_text(struct compiler *c, const char *file, char *text)
 	return out.head;
 }
 
+struct node *find_decl(struct node **v, unsigned n, const char *name)
+{
+	for (unsigned i = n; i-- > 0;)
+		if (strcmp(v[i]->str, name) == 0)
+			return v[i];
+	return NULL;
+}
+
 static void add_decl(struct compiler *c, struct node ***v, unsigned *n, struct node *item, const char *what)
 {
 	for (unsigned i = 0; i < *n; i++)
@@ -244,57 +253,50 @@ static void split_spec(const char *spec, char *kind, size_t klen, const char **t
 	*target = colon + 1;
 }
 
+static void alt_free(struct alt_ctx *a)
+{
+	for (unsigned i = 0; i < a->nargs; i++) {
+		free(a->args[i].cexpr);
+		free(a->args[i].exists_cexpr);
+	}
+	free(a->args);
+	free(a->target);
+	sb_free(&a->prelude);
+	node_free(a->pred);
+	node_free(a->block);
+	for (unsigned i = 0; i < a->nlocals; i++)
+		free(a->locals[i].name);
+	free(a->locals);
+	for (unsigned i = 0; i < a->ncomputed_args; i++)
+		node_free(a->computed_args[i].value);
+	free(a->computed_args);
+	free(a);
+}
+
+/* An alternative the probe kind finds on this kernel is checked (on its
+ * own copy of the probe's predicate and block) and kept for the passes. */
 static void compile_alternative(struct compiler *c, struct ut_probe *p, unsigned pi, const struct probe_kind_def *def,
 				const struct spec_ref *s, const char *target, struct node *block)
 {
 	struct ut_alt *alt = &p->alts[p->nalts];
-	struct alt_ctx a = {.def = def, .probe = p, .probe_index = pi, .alt = alt, .spec = s->text, .declared = s->declared,
-			 .computed = s->computed};
+	struct alt_ctx *a = xcalloc(1, sizeof(*a));
+	*a = (struct alt_ctx){.def = def, .probe = p, .probe_index = pi, .alt = alt, .spec = s->text, .loc = s->loc,
+			      .declared = s->declared, .computed = s->computed, .unfiltered = block->num};
 	alt->kind = def->kind;
 	alt->prog_name = xasprintf("ut_p%u_a%u", pi, p->nalts);
-	int rc = def->resolve(c, &a, target, s->loc);
-	if (rc != 0) {
+	if (def->resolve(c, a, target, s->loc) != 0) {
 		free(alt->prog_name);
 		alt->prog_name = NULL;
-		goto out;
+		alt_free(a);
+		return;
 	}
-	alt->target = xstrdup(a.target);
+	alt->target = xstrdup(a->target);
 	p->nalts++;
-	c->alt = &a;
-	struct strbuf fn = {0};
-	sb_puts(&fn, "/* ");
-	sb_c_comment(&fn, s->loc.file);
-	sb_printf(&fn, ":%d:%d ", s->loc.line, s->loc.col);
-	sb_c_comment(&fn, s->text);
-	sb_puts(&fn, " */\n");
-	def->header(c, &a, &fn);
-	if (!def->unfiltered && !block->num)
-		sb_puts(&fn, "\tif (!ut_pass_filter())\n\t\treturn 0;\n");
-	c->out = &fn;
-	check_probe_body(c, block->c, block->b);
-	if (!c->body_reads_args) {
-		/* nothing depends on the argument types: any kernel's will do
-		 * (sched_process_exit gained a bool argument after 6.12) */
-		free(alt->signature);
-		alt->signature = NULL;
-	}
-	sb_puts(&fn, "\treturn 0;\n}\n\n");
-	sb_puts(&c->c_types, a.prelude.s ? a.prelude.s : "");
-	sb_puts(&c->c_funcs, fn.s);
-	sb_free(&fn);
-	if (c->opts->dump_ast) {
-		fprintf(c->opts->dump_ast, "# %s\n", s->text);
-		ast_dump(block, 0, c->opts->dump_ast);
-	}
-	c->alt = NULL;
-out:
-	for (unsigned i = 0; i < a.nargs; i++) {
-		free(a.args[i].cexpr);
-		free(a.args[i].exists_cexpr);
-	}
-	free(a.args);
-	free(a.target);
-	sb_free(&a.prelude);
+	a->pred = node_clone(block->b);
+	a->block = node_clone(block->c);
+	check_alternative(c, a);
+	c->alts = xrealloc_array(c->alts, c->nalts + 1, sizeof(*c->alts));
+	c->alts[c->nalts++] = a;
 }
 
 static struct ut_probe *new_probe(struct compiler *c, const char *spec, struct ut_loc loc, bool optional, unsigned max_alts)
@@ -580,27 +582,41 @@ static void check_unbegun(struct compiler *c, const struct node *items, const st
 	}
 }
 
-struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel *k, struct diag *d)
+static const char *const dump_names[] = {
+	[UT_DUMP_AST] = "ast", [UT_DUMP_TYPED] = "typed", [UT_DUMP_RESOURCES] = "resources", [UT_DUMP_C] = "c",
+};
+
+enum ut_dump ut_dump_named(const char *name)
 {
-	struct compiler cc = {.d = d, .k = k, .opts = o};
-	struct compiler *c = &cc;
-	c->prog = xcalloc(1, sizeof(*c->prog));
-	struct node *items;
-	if (o->file) {
-		const char *why;
-		char *text = read_file(o->file, &why);
-		if (!text) {
-			diag_error(d, (struct ut_loc){0}, "cannot read %s: %s", o->file, why);
-			ut_program_free(c->prog);
-			return NULL;
-		}
-		char real[PATH_MAX];
-		if (realpath(o->file, real))
-			already_loaded(c, real);
-		items = load_text(c, intern(c, o->file), text);
-	} else {
-		items = load_text(c, intern(c, "-e"), xstrdup(o->text ? o->text : ""));
-	}
+	for (unsigned i = UT_DUMP_AST; i <= UT_DUMP_C; i++)
+		if (strcmp(dump_names[i], name) == 0)
+			return (enum ut_dump)i;
+	return UT_DUMP_NONE;
+}
+
+static void compiler_free(struct compiler *c, struct node *items)
+{
+	node_free(items);
+	free(c->consts);
+	free(c->fns);
+	free(c->aliases);
+	for (unsigned i = 0; i < c->nmaps; i++)
+		free(c->maps[i].name);
+	free(c->maps);
+	for (unsigned i = 0; i < c->nalts; i++)
+		alt_free(c->alts[i]);
+	free(c->alts);
+	for (unsigned i = 0; i < c->nloaded; i++)
+		free(c->loaded_files[i]);
+	free(c->loaded_files);
+	for (unsigned i = 0; i < c->ntexts; i++)
+		free(c->texts[i]);
+	free(c->texts);
+}
+
+/* The check pass: declarations, -D, then each probe's alternatives. */
+static void check_program(struct compiler *c, struct node *items)
+{
 	for (struct node *n = items; n; n = n->next) {
 		switch (n->kind) {
 		case N_CONST: add_decl(c, &c->consts, &c->nconsts, n, "constant"); break;
@@ -624,8 +640,8 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 		for (struct node *alts = n->a; alts; alts = alts->next)
 			compile_probes(c, alts, n, false, 0);
 	}
-	if (blocks == 0 && d->errors == 0)
-		diag_error(d, (struct ut_loc){intern(c, o->file ? o->file : "-e"), 1, 1},
+	if (blocks == 0 && c->d->errors == 0)
+		diag_error(c->d, (struct ut_loc){intern(c, c->opts->file ? c->opts->file : "-e"), 1, 1},
 			   "the script has no probes; add one, e.g. tracepoint:io_uring:io_uring_complete { @[comm] = count(); }");
 	char **assigned = xcalloc(c->nmaps + 1, sizeof(char *));
 	unsigned nassigned = 0;
@@ -637,41 +653,66 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 			continue;
 		const char *near = ut_suggest(c->maps[i].name, assigned, nassigned);
 		if (near)
-			diag_error(d, c->maps[i].read_loc, "%s is read but never assigned (did you mean '%s'?)",
+			diag_error(c->d, c->maps[i].read_loc, "%s is read but never assigned (did you mean '%s'?)",
 				   c->maps[i].name, near);
 		else
-			diag_error(d, c->maps[i].read_loc, "%s is read but never assigned", c->maps[i].name);
+			diag_error(c->d, c->maps[i].read_loc, "%s is read but never assigned", c->maps[i].name);
 	}
 	free(assigned);
+	/* the program's probes moved as the array grew */
+	for (unsigned i = 0; i < c->nalts; i++)
+		c->alts[i]->probe = &c->prog->probes[c->alts[i]->probe_index];
+}
+
+struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel *k, struct diag *d)
+{
+	struct compiler cc = {.d = d, .k = k, .opts = o};
+	struct compiler *c = &cc;
+	FILE *dump = o->dump_to;
+	c->prog = xcalloc(1, sizeof(*c->prog));
+	struct node *items;
+	if (o->file) {
+		const char *why;
+		char *text = read_file(o->file, &why);
+		if (!text) {
+			diag_error(d, (struct ut_loc){0}, "cannot read %s: %s", o->file, why);
+			ut_program_free(c->prog);
+			return NULL;
+		}
+		char real[PATH_MAX];
+		if (realpath(o->file, real))
+			already_loaded(c, real);
+		items = load_text(c, intern(c, o->file), text);
+	} else {
+		items = load_text(c, intern(c, "-e"), xstrdup(o->text ? o->text : ""));
+	}
+	if (o->dump == UT_DUMP_AST)
+		ast_dump(items, 0, false, dump);
+	check_program(c, items);
+	if (o->dump == UT_DUMP_TYPED)
+		dump_typed(c, dump);
 	struct ut_program *prog = c->prog;
-	if (d->errors == 0)
-		prog->bpf_c = gen_finish(c);
-	node_free(items);
-	free(c->consts);
-	free(c->tables);
-	free(c->fns);
-	free(c->aliases);
-	for (unsigned i = 0; i < c->nmaps; i++)
-		free(c->maps[i].name);
-	free(c->maps);
-	for (unsigned i = 0; i < c->nloaded; i++)
-		free(c->loaded_files[i]);
-	free(c->loaded_files);
-	sb_free(&c->c_types);
-	sb_free(&c->c_maps);
-	sb_free(&c->c_funcs);
-	/* diagnostics quote the texts: keep them until the caller is done */
+	if (d->errors == 0) {
+		resources(c);
+		if (o->dump == UT_DUMP_RESOURCES)
+			dump_resources(c, dump);
+		prog->bpf_c = gen_program(c);
+		for (unsigned i = 0; i < c->nalts; i++)
+			if (c->alts[i]->too_deep_at)
+				diag_error(d, c->alts[i]->too_deep_at->loc,
+					   "this nests too deeply for clang: its C would nest more than %d brackets "
+					   "(blocks, ifs and else-ifs, loops, operators and the bodies of functions called "
+					   "count); nest less, e.g. keep part of an expression in a local ($x = ...) or "
+					   "join conditions with &&", C_MAX_NESTING);
+		if (o->dump == UT_DUMP_C)
+			fputs(prog->bpf_c, dump);
+	}
+	/* the diagnostics quoted the texts: no more of them now */
+	diag_free(d);
+	compiler_free(c, items);
 	if (d->errors) {
-		for (unsigned i = 0; i < c->ntexts; i++)
-			free(c->texts[i]);
-		free(c->texts);
-		diag_free(d);
 		ut_program_free(prog);
 		return NULL;
 	}
-	for (unsigned i = 0; i < c->ntexts; i++)
-		free(c->texts[i]);
-	free(c->texts);
-	diag_free(d);
 	return prog;
 }

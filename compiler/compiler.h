@@ -10,13 +10,25 @@
 #include "compiler/program.h"
 #include "probes/kind.h"
 
+/* --dump=PASS: what a pass leaves, printed when it is done. */
+enum ut_dump {
+	UT_DUMP_NONE,
+	UT_DUMP_AST,        /* parse: the items of the script and its imports */
+	UT_DUMP_TYPED,      /* check: each alternative's body, typed */
+	UT_DUMP_RESOURCES,  /* resources: maps, records, stages */
+	UT_DUMP_C,          /* generate: the C (as --emit-c) */
+};
+/* The pass named name ("typed"); UT_DUMP_NONE when there is none. */
+enum ut_dump ut_dump_named(const char *name);
+
 struct ut_compile_opts {
 	const char *file;          /* script path, or NULL with text (-e) */
 	const char *text;          /* program text for -e */
 	const char *const *include_dirs; /* -I, searched first for imports */
 	unsigned ninclude_dirs;
 	const char *stdlib_dir;    /* last place searched for imports */
-	FILE *dump_ast;            /* --dump ast: print the checked AST here */
+	enum ut_dump dump;         /* print this pass's result to dump_to */
+	FILE *dump_to;
 	/* script flags, then -D NAME=VALUE: override `const NAME`.  A flag
 	 * is the text after "--" of a long option not the tool's (all-rings,
 	 * unit=ms), '-' in its name standing for '_' */
@@ -59,6 +71,8 @@ struct probe_arg {
 	char *exists_cexpr;   /* C expression true when the field exists on the running kernel */
 };
 
+/* One alternative of a probe: one BPF program.  The probe kind fills the
+ * first part (resolve), the passes the rest. */
 struct alt_ctx {
 	const struct probe_kind_def *def;
 	struct ut_probe *probe;
@@ -70,18 +84,42 @@ struct alt_ctx {
 	struct strbuf prelude;      /* struct definitions this probe needs */
 	char record_struct[192];    /* tracepoints: our copy of the record struct */
 	const char *spec;           /* the alternative as written */
+	struct ut_loc loc;          /* where */
 	struct node *declared;      /* declared fields for absent tracepoints */
 	struct node *computed;      /* arguments computed from the alternative's own */
+	bool uses_parm6;            /* an argument reads PT_REGS_PARM6 (gen_stmt.c defines it for old libbpf) */
+	const struct node *too_deep_at;   /* generation: where its C nests past clang's limit (gen.h) */
+	bool unfiltered;            /* -p, -c and --comm do not filter its hits */
+	/* check.c: the alternative's own copies of the probe's predicate (or
+	 * NULL) and block, typed; its locals; the computed arguments it uses */
+	struct node *pred, *block;
+	struct local *locals;
+	unsigned nlocals;
+	struct computed_arg *computed_args;
+	unsigned ncomputed_args;
+	unsigned path_calls;        /* path() buffers it takes */
+	/* resources.c: its records, staged per hit and sent as one sample */
+	struct stage {
+		uint32_t bytes;         /* what one hit may stage (ut_batch_cap) */
+		bool reloads;           /* a loop passes ut_off through the stage (gen_stmt.c, gen_for) */
+		uint32_t off_mask;      /* with reloads: ut_off's bound */
+	} stage;
 };
 
-/* A local variable of the probe being compiled.  All are declared at the
- * top of its C function; a for loop's variable is in scope only in the
- * loop's body (loop_vars below). */
+/* A local variable of the alternative.  All are declared at the top of its
+ * C function; a for loop's variable is in scope only in the loop's body. */
 struct local {
 	char *name;
 	struct type type;
 	struct ut_loc loc;          /* first assigned, or its first loop */
 	bool loop_var;              /* a for loop's variable: the loop alone sets it */
+};
+
+/* A computed argument (`NAME = expr` in the spec) the body uses: its
+ * expression, checked for the alternative, is evaluated once per hit. */
+struct computed_arg {
+	const struct node *field;   /* the spec's N_WITH */
+	struct node *value;         /* a typed copy of its expression */
 };
 
 enum map_kind { MAP_UNSET, MAP_AGG, MAP_VALUE };
@@ -91,11 +129,18 @@ enum map_kind { MAP_UNSET, MAP_AGG, MAP_VALUE };
  * compiled.  Measured on 6.18: a body with a look-up, a delete, a flow
  * end, an instant and a count verifies up to about 1600 iterations (then
  * "the sequence of 8193 jumps is too complex"); 400k instructions at 1024.  A loop that writes records refills the stage when it is full
- * (check.c, record_end); its share of the stage is at most
- * UT_LOOP_STAGE_BYTES, or one iteration's records if more. */
+ * (resources.c); its share of the stage is at most UT_LOOP_STAGE_BYTES, or
+ * one iteration's records if more. */
 #define UT_MAX_LOOP_DEPTH 8
 #define UT_MAX_LOOP_ITERATIONS 1024
 #define UT_LOOP_STAGE_BYTES 2048
+
+/* How a map is kept in BPF (resources.c). */
+enum map_storage {
+	MAP_SHARED_HASH,   /* values the script reads back: one hash for all CPUs */
+	MAP_PERCPU_HASH,   /* aggregations: per CPU, user space combines them */
+	MAP_PERCPU_SLOT,   /* a keyless aggregation that zeros mean unset in: one array slot */
+};
 
 struct map_info {
 	char *name;
@@ -112,74 +157,29 @@ struct map_info {
 	struct ut_loc read_loc;     /* first read */
 	bool assigned;
 	bool deleted_in_bpf;        /* delete() in a probe: a keyless map stays a hash */
+	enum map_storage storage;   /* resources.c */
 };
 
+/* The compiler's program-wide state, shared by the passes. */
 struct compiler {
 	struct diag *d;
 	struct ut_kernel *k;
 	const struct ut_compile_opts *opts;
 	struct ut_program *prog;
 	/* declarations by name */
-	struct node **consts, **tables, **fns, **aliases;
-	unsigned nconsts, ntables, nfns, naliases;
+	struct node **consts, **fns, **aliases;
+	unsigned nconsts, nfns, naliases;
 	struct map_info *maps;
 	unsigned nmaps;
-	/* per alternative */
-	struct alt_ctx *alt;
-	struct local *locals;
-	unsigned nlocals;
-	bool in_computed_arg;       /* checking a computed argument's expression */
-	/* computed arguments the probe used: each evaluated once per hit into
-	 * a variable, before the predicate if it uses them, else after it */
-	struct computed_value {
-		const struct node *field;
-		char *cvar;
-	} *computed_values;
-	unsigned ncomputed_values;
-	struct strbuf computed_out[2];   /* [in_body] */
-	int macro_depth;
-	unsigned long macro_nodes;  /* nodes made by macro expansion (bounded) */
-	bool generating;            /* second pass: emit C */
-	int tmp;                    /* temporaries counter */
-	unsigned path_calls;        /* path() calls in the probe body being checked */
-	uint32_t batch_bytes;       /* records the body may write, in bytes (one sample) */
-	uint32_t max_batch_bytes;   /* the most of any body: ut.h's UT_BATCH_BYTES */
-	uint32_t max_record_bytes;  /* the body's largest record */
-	bool body_returns;          /* the body has a return: it jumps to ut_done */
-	const char *loop_vars[UT_MAX_LOOP_DEPTH];   /* of the for loops around the statement */
-	unsigned loop_depth;
-	uint64_t loop_iterations;   /* of the loops around the statement, multiplied (1: none) */
-	bool stage_refills;         /* records may find the stage full: they send it first */
-	bool stage_reloads;         /* a loop passes ut_off through the stage (check.c, for_stmt) */
-	bool in_body;               /* checking the statements, not the predicate */
-	bool body_uses_now;         /* the statements read nsecs: the hit's ut_now */
-	bool body_reads_args;       /* the predicate or statements read a probe argument */
-	unsigned path_slots;        /* the most in one body: ut.h's UT_PATH_SLOTS */
-	bool uses_scratch;          /* path() or string map values: ut.h's per-CPU buffers */
-	bool sixth_arg_macro;       /* PT_REGS_PARM6 is defined for libbpf before 1.2 */
+	/* the probes' alternatives, checked, in the script's order */
+	struct alt_ctx **alts;
+	unsigned nalts;
+	unsigned long macro_nodes;  /* nodes made by function expansion (bounded) */
 	bool uses_stacks;           /* kstack or ustack: gen.c writes ut_stack() and its maps */
-	/* `@m[k] += v` leaves @m[k]'s new value in a variable: a read of
-	 * @m[k] in the statement right after it, in the same list, uses that
-	 * instead of a second look-up (check.c, map_read_expr) */
-	const struct node *prev_stmt;   /* the statement before, in the innermost list */
-	bool list_continues;            /* the next list (a function's body) follows prev_stmt */
-	struct {
-		const struct node *stmt;    /* the add; NULL: none */
-		int map;
-		char *key;                  /* its key expressions' C, joined */
-		unsigned var;               /* ut_added_<var> */
-	} last_add;
-	unsigned nadded;                /* ut_added_* variables of the body */
-	struct strbuf *out;         /* the function body being written */
-	int indent;
-	/* C nested deeper than clang takes is reported once per body without
-	 * other errors (their C is not built), at the statement (or predicate)
-	 * being written (check.c, emit) */
-	const struct node *at;
-	bool too_deep;
-	int errors_before_body;
-	/* the whole generated C */
-	struct strbuf c_types, c_maps, c_funcs;
+	/* what the generated C asks of bpf/ut.h (resources.c) */
+	uint32_t max_stage_bytes;   /* the largest stage: UT_BATCH_BYTES */
+	unsigned path_slots;        /* the most path() buffers of a body: UT_PATH_SLOTS */
+	bool uses_scratch;          /* path() or string map values: ut.h's per-CPU buffers */
 	char **loaded_files;        /* imports already loaded */
 	unsigned nloaded;
 	char **texts;               /* source texts (kept for diagnostics) */
@@ -187,13 +187,19 @@ struct compiler {
 };
 
 const char *intern(struct compiler *c, const char *s);
-/* Checks (first pass) or checks and emits (second pass) one alternative's
- * body.  check.c */
-void check_probe_body(struct compiler *c, struct node *block, struct node *pred);
-/* Finalises the C: maps, record types.  gen.c */
-char *gen_finish(struct compiler *c);
-void gen_map_decls(struct compiler *c);
-/* Adds a record layout for an emitting statement; returns the event index. */
-struct ut_event *gen_new_event(struct compiler *c, enum ut_event_op op, struct ut_loc loc);
+struct node *find_decl(struct node **v, unsigned n, const char *name);
+
+/* The passes over one alternative, after the probe kind resolved it.
+ * check.c: types and symbols on a's copy of the body; every user error. */
+void check_alternative(struct compiler *c, struct alt_ctx *a);
+/* resources.c: records (the program's events), stages and map layouts of
+ * every alternative, in order. */
+void resources(struct compiler *c);
+/* gen.c: the program's BPF C.  No user errors. */
+char *gen_program(struct compiler *c);
+
+/* --dump typed and --dump resources (dump.c). */
+void dump_typed(struct compiler *c, FILE *out);
+void dump_resources(struct compiler *c, FILE *out);
 
 #endif

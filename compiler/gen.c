@@ -1,113 +1,53 @@
-/* Assembles the generated BPF C: preamble, record and map types, maps,
- * programs; and fills the program's map table for printing at exit. */
+/* Generation of the whole BPF C: preamble, record and map types, maps,
+ * and the programs of the alternatives (gen_stmt.c). */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "compiler/compiler.h"
+#include "compiler/gen.h"
 
-struct ut_event *gen_new_event(struct compiler *c, enum ut_event_op op, struct ut_loc loc)
-{
-	struct ut_program *p = c->prog;
-	p->events = xrealloc_array(p->events, p->nevents + 1, sizeof(*p->events));
-	struct ut_event *ev = &p->events[p->nevents++];
-	memset(ev, 0, sizeof(*ev));
-	ev->op = op;
-	ev->loc = loc;
-	ev->group = -1;
-	ev->flow = -1;
-	return ev;
-}
-
-static uint32_t key_field_size(const struct type *t)
-{
-	return t->kind == T_STR ? ((uint32_t)t->size + 7) & ~7u : 8;
-}
-
-/* One BPF map per script map.  Aggregations are per-CPU (no contention;
- * user space sums the CPUs); maps the script reads back are shared.  Maps
- * are not preallocated: creating 65536 entries per CPU up front made
- * start-up slow, and most scripts use a few keys. */
+/* One BPF map per script map (its layout from resources.c).  Maps are not
+ * preallocated: creating 65536 entries per CPU up front made start-up
+ * slow, and most scripts use a few keys. */
 #define HASH_MAP(type) "\t__uint(type, " type ");\n\t__uint(max_entries, 65536);\n\t__uint(map_flags, BPF_F_NO_PREALLOC);\n"
 #define ARRAY_MAP(type) "\t__uint(type, " type ");\n\t__uint(max_entries, 1);\n"
 
-static void gen_map(struct compiler *c, unsigned i)
+static void gen_map(struct compiler *c, unsigned i, struct strbuf *types, struct strbuf *maps)
 {
-	struct map_info *m = &c->maps[i];
-	struct ut_map *out = &c->prog->maps[i];
-	bool hist = m->agg == UT_AGG_HIST || m->agg == UT_AGG_LHIST;
-	memset(out, 0, sizeof(*out));
-	out->name = xstrdup(m->name);
-	out->bpf_name = xasprintf("m_%u", i);
-	out->agg = m->kind == MAP_VALUE ? UT_AGG_LAST : m->agg;
-	out->lhist_min = m->lhist_min;
-	out->lhist_max = m->lhist_max;
-	out->lhist_step = m->lhist_step;
-	out->nkeys = m->nkeys;
-	out->keys = xcalloc(m->nkeys + 1, sizeof(*out->keys));
-	out->key_show = xcalloc(m->nkeys + 1, sizeof(*out->key_show));
+	const struct map_info *m = &c->maps[i];
+	const struct ut_map *layout = &c->prog->maps[i];
+	bool bucketed = ut_aggs[layout->agg].bpf_bucket != NULL;
 	/* Strings are copied into keys and out of string values in 8-byte
 	 * words only when both sides are 8-byte aligned: byte-wise copies from
 	 * map memory spill past the 512-byte stack.  Keys with an integer are
 	 * aligned already. */
-	bool strings_only = !hist;
+	bool strings_only = !bucketed;
 	for (unsigned k = 0; k < m->nkeys; k++)
-		strings_only &= m->key_types[k].kind == T_STR;
-	sb_printf(&c->c_types, "struct %sut_mk_%u {\n", strings_only && m->nkeys ? "__attribute__((aligned(8))) " : "", i);
-	uint32_t off = 0;
+		strings_only &= layout->keys[k].type == UT_F_STR;
+	sb_printf(types, "struct %sut_mk_%u {\n", strings_only && m->nkeys ? "__attribute__((aligned(8))) " : "", i);
 	for (unsigned k = 0; k < m->nkeys; k++) {
-		const struct type *t = &m->key_types[k];
-		uint32_t size = key_field_size(t);
-		out->keys[k] = (struct ut_field){.type = t->kind == T_STR ? UT_F_STR : t->kind == T_PTR ? UT_F_PTR
-							: t->is_signed ? UT_F_S64 : UT_F_U64,
-						 .offset = off, .size = size};
-		out->key_show[k] = m->key_show[k];
-		if (t->kind == T_STR)
-			sb_printf(&c->c_types, "\tchar k%u[%u];\n", k, size);
+		if (layout->keys[k].type == UT_F_STR)
+			sb_printf(types, "\tchar k%u[%u];\n", k, layout->keys[k].size);
 		else
-			sb_printf(&c->c_types, "\t__u64 k%u;\n", k);
-		off += size;
+			sb_printf(types, "\t__u64 k%u;\n", k);
 	}
-	if (hist) {
-		sb_puts(&c->c_types, "\t__u64 bucket;\n");
-		off += 8;
+	if (bucketed)
+		sb_puts(types, "\t__u64 bucket;\n");
+	if (!m->nkeys && !bucketed)
+		sb_puts(types, m->storage == MAP_PERCPU_SLOT ? "\t__u32 index;\n" : "\t__u64 unused;\n");
+	sb_puts(types, "};\n");
+	char *value = xstrdup(layout->value_size == 16 ? "struct ut_avg" : "__s64");
+	if (ut_map_holds_string(layout)) {
+		sb_printf(types, "struct __attribute__((aligned(8))) ut_mv_%u { char s[%u]; };\n", i, layout->value_size);
+		free(value);
+		value = xasprintf("struct ut_mv_%u", i);
 	}
-	/* A keyless count, avg, min or max is a one-slot array (its look-up is
-	 * inlined by the verifier, where a hash hashes and locks): all zeros
-	 * there means never hit, so the summary leaves such a slot out and
-	 * clear() writes zeros.  Values and sums stay hashes (0 is a value
-	 * they print), as do maps a probe deletes (arrays cannot). */
-	bool single = off == 0 && !m->deleted_in_bpf && m->kind == MAP_AGG && m->agg != UT_AGG_SUM;
-	if (off == 0) {
-		sb_puts(&c->c_types, single ? "\t__u32 index;\n" : "\t__u64 unused;\n");
-		off = single ? 4 : 8;
-	}
-	sb_puts(&c->c_types, "};\n");
-	out->key_size = off;
-	const char *value = "__s64";
-	out->value_size = 8;
-	if ((m->agg == UT_AGG_AVG || m->agg == UT_AGG_MIN || m->agg == UT_AGG_MAX) && m->kind == MAP_AGG) {
-		value = "struct ut_avg";
-		out->value_size = 16;
-	} else if (m->kind == MAP_VALUE && m->value_type.kind == T_STR) {
-		uint32_t size = ((uint32_t)m->value_type.size + 7) & ~7u;
-		sb_printf(&c->c_types, "struct __attribute__((aligned(8))) ut_mv_%u { char s[%u]; };\n", i, size);
-		out->value_size = size;
-		out->value_show = (struct ut_value){.kind = UT_VAL_FIELD, .display = UT_SHOW_STRING};
-		char *v = xasprintf("struct ut_mv_%u", i);
-		sb_printf(&c->c_maps, "struct {\n%s\t__type(key, struct ut_mk_%u);\n\t__type(value, %s);\n} m_%u SEC(\".maps\");\n\n",
-			  HASH_MAP("BPF_MAP_TYPE_HASH"), i, v, i);
-		free(v);
-		sb_puts(&c->c_types, "\n");
-		return;
-	}
-	if (m->kind == MAP_VALUE)
-		out->value_show = m->value_show;
-	sb_puts(&c->c_types, "\n");
-	const char *type = single ? ARRAY_MAP("BPF_MAP_TYPE_PERCPU_ARRAY")
-			 : m->kind == MAP_AGG ? HASH_MAP("BPF_MAP_TYPE_PERCPU_HASH") : HASH_MAP("BPF_MAP_TYPE_HASH");
-	sb_printf(&c->c_maps, "struct {\n%s\t__type(key, struct ut_mk_%u);\n\t__type(value, %s);\n} m_%u SEC(\".maps\");\n\n",
+	sb_puts(types, "\n");
+	const char *type = m->storage == MAP_PERCPU_SLOT ? ARRAY_MAP("BPF_MAP_TYPE_PERCPU_ARRAY")
+			 : m->storage == MAP_PERCPU_HASH ? HASH_MAP("BPF_MAP_TYPE_PERCPU_HASH") : HASH_MAP("BPF_MAP_TYPE_HASH");
+	sb_printf(maps, "struct {\n%s\t__type(key, struct ut_mk_%u);\n\t__type(value, %s);\n} m_%u SEC(\".maps\");\n\n",
 		  type, i, value, i);
+	free(value);
 }
 
 /* kstack and ustack.  bpf_get_stack() reads the stack into a per-CPU
@@ -173,15 +113,15 @@ static const char *target_arch(void)
 	return "x86";
 }
 
-char *gen_finish(struct compiler *c)
+char *gen_program(struct compiler *c)
 {
 	struct ut_program *p = c->prog;
-	p->nmaps = c->nmaps;
-	p->maps = xcalloc(c->nmaps, sizeof(*p->maps));
-	struct strbuf types = c->c_types;   /* probe records first, then maps */
-	memset(&c->c_types, 0, sizeof(c->c_types));
+	struct gen_parts parts = {0};
+	for (unsigned i = 0; i < c->nalts; i++)
+		gen_alternative(&parts, c, c->alts[i]);
+	struct strbuf map_types = {0}, maps = {0};
 	for (unsigned i = 0; i < c->nmaps; i++)
-		gen_map(c, i);
+		gen_map(c, i, &map_types, &maps);
 	struct strbuf out = {0};
 	sb_printf(&out, "/* Generated by uring-trace: BPF programs for %u probe%s. */\n", p->nprobes,
 		  p->nprobes == 1 ? "" : "s");
@@ -189,17 +129,20 @@ char *gen_finish(struct compiler *c)
 		  target_arch(), p->nprobes ? p->nprobes : 1);
 	if (c->uses_scratch)
 		sb_printf(&out, "#define UT_PATH_SLOTS %u\n", c->path_slots);
-	if (c->max_batch_bytes)
-		sb_printf(&out, "#define UT_BATCH_BYTES %u\n", c->max_batch_bytes);
+	if (c->max_stage_bytes)
+		sb_printf(&out, "#define UT_BATCH_BYTES %u\n", c->max_stage_bytes);
 	sb_puts(&out, "#include \"ut.h\"\n\n");
 	if (c->uses_stacks)
 		sb_puts(&out, stack_code);
-	sb_puts(&out, c->c_types.s ? c->c_types.s : "");
-	sb_puts(&out, types.s ? types.s : "");
+	sb_puts(&out, map_types.s ? map_types.s : "");
+	sb_puts(&out, parts.types.s ? parts.types.s : "");
 	for (unsigned i = 0; i < p->ndisks; i++)
 		sb_printf(&out, "const volatile __u64 ut_disk_%u = 0;   /* a diskdev(), set at load */\n", i);
-	sb_puts(&out, c->c_maps.s ? c->c_maps.s : "");
-	sb_puts(&out, c->c_funcs.s ? c->c_funcs.s : "");
-	sb_free(&types);
+	sb_puts(&out, maps.s ? maps.s : "");
+	sb_puts(&out, parts.funcs.s ? parts.funcs.s : "");
+	sb_free(&map_types);
+	sb_free(&maps);
+	sb_free(&parts.types);
+	sb_free(&parts.funcs);
 	return out.s;
 }

@@ -72,7 +72,7 @@ struct ut_field {
 
 /* How a value is shown.  Values are computed in BPF and stored raw; names
  * (lookup tables, errno names, formats) are made in user space so records
- * stay small. */
+ * stay small: a row each of runtime/decode.c's display kinds. */
 enum ut_display {
 	UT_SHOW_PLAIN,
 	UT_SHOW_HEX,
@@ -276,7 +276,8 @@ struct ut_table {
 	struct ut_table_entry *entries;
 };
 
-/* Aggregation maps, printed at exit. */
+/* Aggregation maps, printed at exit: a row each of ut_aggs[]
+ * (compiler/aggregations.c). */
 enum ut_agg {
 	UT_AGG_COUNT, UT_AGG_SUM, UT_AGG_AVG, UT_AGG_MIN, UT_AGG_MAX,
 	UT_AGG_HIST, UT_AGG_LHIST, UT_AGG_LAST /* plain assignment */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/aggregations.h"
 #include "compiler/program.h"
 #include "compiler/program_io.h"
 
@@ -515,7 +516,7 @@ static bool ustmt_ok(const struct ut_program *p, unsigned i, uint8_t *depth, boo
 	case UT_US_MAP_ADD:
 		ok = map && m->agg == UT_AGG_LAST && !ut_map_holds_string(m) && expr_is(p, s->a, nx, false);
 		break;
-	case UT_US_AGG: ok = map && m->agg != UT_AGG_LAST && (m->agg == UT_AGG_COUNT || expr_is(p, s->a, nx, false)); break;
+	case UT_US_AGG: ok = map && m->agg != UT_AGG_LAST && (!ut_aggs[m->agg].nargs || expr_is(p, s->a, nx, false)); break;
 	case UT_US_DELETE: ok = map; break;
 	case UT_US_IF:
 		ok = expr_is(p, s->a, nx, false) && body_ok(p, i, s->body, s->nbody, depth, inside) &&
@@ -539,9 +540,8 @@ static bool user_side_ok(const struct ut_program *p)
 {
 	for (unsigned i = 0; i < p->nmaps; i++) {
 		const struct ut_map *m = &p->maps[i];
-		bool hist = m->agg == UT_AGG_HIST || m->agg == UT_AGG_LHIST;
-		uint32_t value = m->agg == UT_AGG_AVG || m->agg == UT_AGG_MIN || m->agg == UT_AGG_MAX ? 16
-				 : ut_map_holds_string(m) ? 1 : 8;
+		bool hist = ut_aggs[m->agg].bucket != NULL;
+		uint32_t value = ut_map_holds_string(m) ? 1 : ut_aggs[m->agg].value_size;
 		if (!m->user_side)
 			continue;
 		if (m->bpf_name || m->nkeys > UKEYS_MAX || m->value_size < value || (hist && m->key_size < 8))
@@ -711,7 +711,7 @@ struct ut_program *ut_program_load(const void *data, size_t len, const void **ob
 		m->value_size = r_u32(&r);
 		r_value(&r, &m->value_show, 0);
 		m->user_side = r_u32(&r) != 0;
-		if (m->lhist_step <= 0 && m->agg == UT_AGG_LHIST)
+		if (m->agg < UT_AGG_LAST && ut_aggs[m->agg].nargs > 1 && m->lhist_step <= 0)   /* lhist's buckets */
 			r.bad = true;
 	}
 	p->ndisks = r_count(&r, 16);

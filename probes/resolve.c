@@ -80,26 +80,10 @@ char *probe_signature(struct compiler *c, const char *name, bool tracepoint)
 	return ut_kernel_signature(c->k, name, tracepoint, buf, sizeof(buf)) == 0 ? xstrdup(buf) : NULL;
 }
 
-/* libbpf before 1.2 (Debian 12 has 1.1) stops at PT_REGS_PARM5: the sixth
- * argument's register on the architectures the generator targets. */
-static void sixth_arg_macro(struct compiler *c)
-{
-	if (c->sixth_arg_macro)
-		return;
-	c->sixth_arg_macro = true;
-	sb_puts(&c->c_types, "#ifndef PT_REGS_PARM6   /* libbpf before 1.2 */\n"
-			     "#if defined(bpf_target_x86)\n#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->r9)\n"
-			     "#elif defined(bpf_target_arm64)\n#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->regs[5])\n"
-			     "#elif defined(bpf_target_riscv)\n#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->a5)\n"
-			     "#elif defined(bpf_target_s390)\n#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->gprs[7])\n"
-			     "#endif\n#endif\n\n");
-}
-
 /* At a return the registers hold other values: return probes have none. */
-void probe_register_args(struct compiler *c, struct alt_ctx *a, unsigned n)
+void probe_register_args(struct alt_ctx *a, unsigned n)
 {
-	if (n >= 6)
-		sixth_arg_macro(c);
+	a->uses_parm6 |= n >= 6;   /* gen defines PT_REGS_PARM6 for libbpf before 1.2 */
 	for (unsigned i = 0; i < n && i < 6; i++) {
 		char name[8];
 		snprintf(name, sizeof(name), "arg%u", i);
@@ -128,7 +112,7 @@ int probe_resolve_function(struct compiler *c, struct alt_ctx *a, const char *ta
 			probe_add_arg(a, params[i].name[0] ? params[i].name : "arg", t,
 				      xasprintf("((%s)PT_REGS_PARM%u(ctx))", t.kind == T_PTR ? "void *" : t.is_signed ? "__s64" : "__u64", i + 1));
 		}
-		probe_register_args(c, a, n);   /* also defines PT_REGS_PARM6 for a named sixth */
+		probe_register_args(a, n);   /* also PT_REGS_PARM6 for a named sixth */
 	} else if (!in_regs) {
 		probe_typed_params(c, a, params, n, loc, true);
 	}

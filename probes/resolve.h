@@ -26,7 +26,7 @@ void probe_typed_params(struct compiler *c, struct alt_ctx *a, struct ut_param *
  * ones does not run this body (ut_alt.signature); NULL when unknown. */
 char *probe_signature(struct compiler *c, const char *name, bool tracepoint);
 /* arg0 .. arg(n-1): the first n argument registers, raw (kprobes, uprobes). */
-void probe_register_args(struct compiler *c, struct alt_ctx *a, unsigned n);
+void probe_register_args(struct alt_ctx *a, unsigned n);
 
 /* The context of BTF kinds: SEC("KIND/TARGET") and a __u64 *ctx array. */
 void probe_header_ctx_array(struct compiler *c, struct alt_ctx *a, struct strbuf *out);

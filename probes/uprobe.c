@@ -35,7 +35,7 @@ static int resolve_uprobe_common(struct compiler *c, struct alt_ctx *a, const ch
 		return 1;
 	a->target = xstrdup(target);
 	if (!ret)
-		probe_register_args(c, a, 6);
+		probe_register_args(a, 6);
 	if (ret)
 		probe_add_arg(a, "retval", probe_int_type(8, true), xstrdup("((__s64)PT_REGS_RC(ctx))"));
 	return 0;

@@ -40,6 +40,131 @@ static const char *table_name(const struct ut_program *prog, int table, int64_t 
 	return NULL;
 }
 
+/* buf = prefix + s, cut to len: most values are names (event names, table
+ * entries, errno names), and snprintf was a sixth of the reader's time. */
+static void copy_text(char *buf, size_t len, const char *prefix, const char *s, size_t n)
+{
+	size_t p = strlen(prefix);
+	if (p >= len)
+		p = len - 1;
+	memcpy(buf, prefix, p);
+	if (n > len - 1 - p)
+		n = len - 1 - p;
+	memcpy(buf + p, s, n);
+	buf[p + n] = 0;
+}
+
+/* ---- display kinds: how user space shows a value (program.h, enum
+ * ut_display), a row each.  The script function that gives one is a row
+ * of the compiler's calls[] (compiler/builtins.c). ---- */
+
+/* The number as its field's type reads. */
+static void text_number(const struct ut_field *f, uint64_t raw, char *buf, size_t len)
+{
+	if (f->type == UT_F_PTR)
+		snprintf(buf, len, "0x%" PRIx64, raw);
+	else if (f->type == UT_F_S64)
+		snprintf(buf, len, "%" PRId64, (int64_t)raw);
+	else
+		snprintf(buf, len, "%" PRIu64, raw);
+}
+
+static bool arg_number(uint64_t raw, const struct ut_field *f, struct ut_arg *a)
+{
+	a->kind = f->type == UT_F_PTR ? UT_ARG_PTR : f->type == UT_F_S64 ? UT_ARG_INT : UT_ARG_UINT;
+	a->u = raw;   /* the bits of a->i too */
+	return true;
+}
+
+static void text_hex(const struct ut_field *f, uint64_t raw, char *buf, size_t len)
+{
+	(void)f;
+	snprintf(buf, len, "0x%" PRIx64, raw);
+}
+
+static bool arg_hex(uint64_t raw, const struct ut_field *f, struct ut_arg *a)
+{
+	(void)f;
+	a->kind = UT_ARG_PTR;
+	a->u = raw;
+	return true;
+}
+
+static bool arg_koid(uint64_t raw, const struct ut_field *f, struct ut_arg *a)
+{
+	(void)f;
+	a->kind = UT_ARG_KOID;
+	a->u = raw;
+	return true;
+}
+
+/* negative values as "-EAGAIN"; others stay numbers */
+static void text_errno(const struct ut_field *f, uint64_t raw, char *buf, size_t len)
+{
+	(void)f;
+	int64_t s = (int64_t)raw;
+	const char *name = s < 0 && s > -4096 ? ut_errno_name((int)-s) : NULL;
+	if (name)
+		copy_text(buf, len, "-", name, strlen(name));
+	else
+		snprintf(buf, len, "%" PRId64, s);
+}
+
+static bool arg_errno(uint64_t raw, const struct ut_field *f, struct ut_arg *a)
+{
+	(void)f;
+	if ((int64_t)raw < 0)
+		return false;
+	a->kind = UT_ARG_INT;
+	a->i = (int64_t)raw;
+	return true;
+}
+
+/* a value the table does not name (own_text names the others) */
+static void text_signed(const struct ut_field *f, uint64_t raw, char *buf, size_t len)
+{
+	(void)f;
+	snprintf(buf, len, "%" PRId64, (int64_t)raw);
+}
+
+static void text_disk(const struct ut_field *f, uint64_t raw, char *buf, size_t len)
+{
+	(void)f;
+	ut_disk_name(raw, buf, len);
+}
+
+static void text_stack(const struct ut_field *f, uint64_t raw, char *buf, size_t len)
+{
+	(void)f;
+	snprintf(buf, len, "%s", ut_stack_text(raw));
+}
+
+/* the frames, one a line: longer than an argument's text */
+static bool arg_stack(uint64_t raw, const struct ut_field *f, struct ut_arg *a)
+{
+	(void)f;
+	a->kind = UT_ARG_STR;
+	a->s = ut_stack_text(raw);
+	return true;
+}
+
+static const struct ut_display_kind displays[] = {
+	[UT_SHOW_PLAIN] = {.number = true, .text = text_number, .arg = arg_number},
+	[UT_SHOW_HEX] = {.text = text_hex, .arg = arg_hex},
+	[UT_SHOW_KOID] = {.number = true, .text = text_number, .arg = arg_koid},
+	[UT_SHOW_ERRNO] = {.text = text_errno, .arg = arg_errno},
+	[UT_SHOW_TABLE] = {.text = text_signed},
+	[UT_SHOW_DISK] = {.text = text_disk},
+	[UT_SHOW_KSTACK] = {.frames = true, .text = text_stack, .arg = arg_stack},
+	[UT_SHOW_USTACK] = {.frames = true, .text = text_stack, .arg = arg_stack},
+	[UT_SHOW_STRING] = {.text = text_number},   /* a map's string value: its text is the string */
+};
+
+const struct ut_display_kind *ut_display_kind(enum ut_display d)
+{
+	return &displays[d];
+}
+
 /* One printf directive (spec, ending in its conversion) applied to value v. */
 static size_t format_one(const struct ut_program *prog, const struct ut_field *fields, unsigned nfields,
 			 const void *rec, size_t size, const struct ut_value *v, const char *spec, size_t speclen,
@@ -53,7 +178,7 @@ static size_t format_one(const struct ut_program *prog, const struct ut_field *f
 		if (spec[i] != 'l')
 			f[n++] = spec[i];
 	bool numeric = v->kind == UT_VAL_FIELD && v->field < nfields && fields[v->field].type != UT_F_STR &&
-		       (conv != 's' || v->display == UT_SHOW_PLAIN || v->display == UT_SHOW_KOID);
+		       (conv != 's' || displays[v->display].number);
 	if (numeric && field_in_record(&fields[v->field], size)) {
 		uint64_t raw = field_u64(&fields[v->field], rec);
 		if (conv == 'p') {
@@ -77,20 +202,6 @@ static size_t format_one(const struct ut_program *prog, const struct ut_field *f
 	f[n++] = 's';
 	f[n] = 0;
 	return (size_t)snprintf(out, len, f, text);
-}
-
-/* buf = prefix + s, cut to len: most values are names (event names, table
- * entries, errno names), and snprintf was a sixth of the reader's time. */
-static void copy_text(char *buf, size_t len, const char *prefix, const char *s, size_t n)
-{
-	size_t p = strlen(prefix);
-	if (p >= len)
-		p = len - 1;
-	memcpy(buf, prefix, p);
-	if (n > len - 1 - p)
-		n = len - 1 - p;
-	memcpy(buf + p, s, n);
-	buf[p + n] = 0;
 }
 
 /* The program's own string for v where it has one: a literal, or a
@@ -154,37 +265,7 @@ void ut_value_text(const struct ut_program *prog, const struct ut_field *fields,
 		copy_text(buf, len, "", (const char *)rec + f->offset, strnlen((const char *)rec + f->offset, f->size));
 		return;
 	}
-	uint64_t raw = field_u64(f, rec);
-	switch (v->display) {
-	case UT_SHOW_TABLE: /* a value the table does not name (own_text names the others) */
-		snprintf(buf, len, "%" PRId64, (int64_t)raw);
-		return;
-	case UT_SHOW_ERRNO: {
-		int64_t s = (int64_t)raw;
-		const char *name = s < 0 && s > -4096 ? ut_errno_name((int)-s) : NULL;
-		if (name)
-			copy_text(buf, len, "-", name, strlen(name));
-		else
-			snprintf(buf, len, "%" PRId64, s);
-		return;
-	}
-	case UT_SHOW_HEX:
-		snprintf(buf, len, "0x%" PRIx64, raw);
-		return;
-	case UT_SHOW_DISK:
-		ut_disk_name(raw, buf, len);
-		return;
-	case UT_SHOW_KSTACK: case UT_SHOW_USTACK:
-		snprintf(buf, len, "%s", ut_stack_text(raw));
-		return;
-	default:
-		if (f->type == UT_F_PTR)
-			snprintf(buf, len, "0x%" PRIx64, raw);
-		else if (f->type == UT_F_S64)
-			snprintf(buf, len, "%" PRId64, (int64_t)raw);
-		else
-			snprintf(buf, len, "%" PRIu64, raw);
-	}
+	displays[v->display].text(f, field_u64(f, rec), buf, len);
 }
 
 /* The value as text: the program's own string where there is one, else
@@ -217,50 +298,11 @@ static void to_arg(const struct ut_program *prog, const struct ut_event *ev, con
 	struct ut_arg *a = &out->args[out->n];
 	char *text = out->text[out->n];
 	a->name = name;
-	if (v->kind == UT_VAL_FIELD && v->field < ev->nfields && field_in_record(&ev->fields[v->field], size) &&
-	    ev->fields[v->field].type != UT_F_STR) {
-		const struct ut_field *f = &ev->fields[v->field];
-		uint64_t raw = field_u64(f, rec);
-		switch (v->display) {
-		case UT_SHOW_PLAIN:
-			if (f->type == UT_F_PTR) {
-				a->kind = UT_ARG_PTR;
-				a->u = raw;
-			} else if (f->type == UT_F_S64) {
-				a->kind = UT_ARG_INT;
-				a->i = (int64_t)raw;
-			} else {
-				a->kind = UT_ARG_UINT;
-				a->u = raw;
-			}
-			out->n++;
-			return;
-		case UT_SHOW_HEX:
-			a->kind = UT_ARG_PTR;
-			a->u = raw;
-			out->n++;
-			return;
-		case UT_SHOW_KOID:
-			a->kind = UT_ARG_KOID;
-			a->u = raw;
-			out->n++;
-			return;
-		case UT_SHOW_KSTACK: case UT_SHOW_USTACK:   /* the frames, one a line: longer than text */
-			a->kind = UT_ARG_STR;
-			a->s = ut_stack_text(raw);
-			out->n++;
-			return;
-		case UT_SHOW_ERRNO:
-			if ((int64_t)raw >= 0) {
-				a->kind = UT_ARG_INT;
-				a->i = (int64_t)raw;
-				out->n++;
-				return;
-			}
-			break;
-		default:
-			break;
-		}
+	const struct ut_field *f = v->kind == UT_VAL_FIELD && v->field < ev->nfields ? &ev->fields[v->field] : NULL;
+	if (f && field_in_record(f, size) && f->type != UT_F_STR && displays[v->display].arg &&
+	    displays[v->display].arg(field_u64(f, rec), f, a)) {
+		out->n++;
+		return;
 	}
 	a->kind = UT_ARG_STR;
 	a->s = value_str(prog, ev->fields, ev->nfields, rec, size, v, text, sizeof(out->text[0]));

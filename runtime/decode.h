@@ -9,6 +9,7 @@
 
 #include "compiler/program.h"
 
+struct ut_arg;
 struct ut_engine;
 struct ut_recorder;
 struct ut_user_side;
@@ -66,6 +67,19 @@ bool ut_decode_place(const struct ut_program *p, const void *rec, size_t size, s
  * formats.  Used for map keys too (rec = the key, fields = key layout). */
 void ut_value_text(const struct ut_program *prog, const struct ut_field *fields, unsigned nfields,
 		   const void *rec, size_t size, const struct ut_value *v, char *buf, size_t len);
+
+/* How user space shows a value of a display kind (program.h, enum
+ * ut_display): a row each of decode.c's table, and the functions it
+ * names. */
+struct ut_display_kind {
+	bool number;   /* JSON and printf's %s keep the number (else they take its text) */
+	bool frames;   /* a stack: its text is a frame a line, which the summary gives lines of their own */
+	/* the text of a field's raw value */
+	void (*text)(const struct ut_field *f, uint64_t raw, char *buf, size_t len);
+	/* a trace argument of it; false: the argument is its text */
+	bool (*arg)(uint64_t raw, const struct ut_field *f, struct ut_arg *a);
+};
+const struct ut_display_kind *ut_display_kind(enum ut_display d);
 
 /* "EAGAIN" for 11; NULL when unknown. */
 const char *ut_errno_name(int e);

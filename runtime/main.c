@@ -225,9 +225,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_EMIT_C: o->emit_c = true; break;
 		case OPT_DUMP:
-			if (strcmp(optarg, "ast") != 0)
-				die_usage("--dump takes 'ast'", optarg);
-			o->dump_ast = true;
+			o->dump = ut_dump_named(optarg);
+			if (o->dump == UT_DUMP_NONE)
+				die_usage("--dump takes a pass: ast, typed, resources or c", optarg);
 			break;
 		case OPT_COMPILE: o->compile_only = true; break;
 		case OPT_SUMMARY_ONLY: o->summary_only = true; break;
@@ -406,7 +406,7 @@ int main(int argc, char **argv)
 			free(image);
 			return 1;
 		}
-		int rc = o.emit_c || o.dump_ast || o.compile_only ? 2 : ut_trace(&o, prog, obj, obj_len, NULL);
+		int rc = o.emit_c || o.dump || o.compile_only ? 2 : ut_trace(&o, prog, obj, obj_len, NULL);
 		if (rc == 2)
 			fprintf(stderr, "uring-trace: %s is already compiled: --emit-c, --dump and --compile need the .ut source\n",
 				o.script);
@@ -424,7 +424,7 @@ int main(int argc, char **argv)
 		options[i] = long_options[i].name;
 	struct ut_compile_opts co = {
 		.file = o.script, .text = o.program, .include_dirs = o.includes, .ninclude_dirs = o.nincludes,
-		.stdlib_dir = stdlib_dir, .dump_ast = o.dump_ast ? stdout : NULL, .verbose = o.verbose,
+		.stdlib_dir = stdlib_dir, .dump = o.dump, .dump_to = stdout, .verbose = o.verbose,
 		.flags = o.flags, .nflags = o.nflags, .defines = o.defines, .ndefines = o.ndefines, .options = options,
 	};
 	struct ut_program *prog = ut_compile(&co, k, &d);
@@ -434,7 +434,7 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto done;
 	}
-	if (o.emit_c || o.dump_ast) {
+	if (o.emit_c || o.dump) {
 		if (o.emit_c)
 			fputs(prog->bpf_c, stdout);
 		goto done;

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "compiler/compiler.h"
+
 struct options {
 	const char *script;
 	const char *program;        /* -e */
@@ -23,7 +25,8 @@ struct options {
 	uint64_t max_size;          /* --max-size: bytes of a trace file; 0 = no limit */
 	const char *list;           /* -l */
 	bool list_given;
-	bool emit_c, dump_ast, compile_only, verbose, quiet, summary_only;
+	bool emit_c, compile_only, verbose, quiet, summary_only;
+	enum ut_dump dump;           /* --dump PASS */
 	const char *json;
 	const char *includes[32];
 	unsigned nincludes;

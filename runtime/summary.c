@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bpf/records.h"
+#include "compiler/aggregations.h"
 #include "runtime/decode.h"
 #include "runtime/stacks.h"
 #include "runtime/user_maps.h"
@@ -16,10 +17,10 @@
 /* One map entry with its per-CPU values combined. */
 struct entry {
 	unsigned char *key;
-	int64_t value;      /* count, sum, min, max, last, or sum for avg */
-	uint64_t count;     /* avg: number of values; min/max: 0 when never set */
-	uint64_t bucket;    /* hist/lhist */
-	char *text;         /* string values */
+	struct ut_avg total;   /* the CPUs' slots, combined as the aggregation's row says */
+	int64_t shown;         /* what is printed and sorted by (a bucket's count) */
+	uint64_t bucket;       /* hist/lhist */
+	char *text;            /* string values */
 };
 
 struct entries {
@@ -29,31 +30,20 @@ struct entries {
 	uint32_t key_size;
 };
 
-static bool is_hist(const struct ut_map *m) { return m->agg == UT_AGG_HIST || m->agg == UT_AGG_LHIST; }
+static bool is_hist(const struct ut_map *m) { return ut_aggs[m->agg].bucket_label != NULL; }
 
 static void combine(const struct ut_map *m, const unsigned char *vals, int ncpu, size_t stride, struct entry *e)
 {
-	e->value = 0;
-	e->count = 0;
+	const struct ut_agg_kind *kind = &ut_aggs[m->agg];
+	e->total = (struct ut_avg){0};
 	for (int c = 0; c < ncpu; c++) {
-		int64_t v;
-		uint64_t n = 0;
-		memcpy(&v, vals + (size_t)c * stride, 8);
-		if (m->value_size >= 16)
-			memcpy(&n, vals + (size_t)c * stride + 8, 8);
-		switch (m->agg) {
-		case UT_AGG_MIN: case UT_AGG_MAX:
-			if (!n)
-				break;
-			if (!e->count || (m->agg == UT_AGG_MIN ? v < e->value : v > e->value))
-				e->value = v;
-			e->count = 1;
-			break;
-		default:
-			e->value += v;
-			e->count += n;
-		}
+		struct ut_avg cpu = {0};
+		memcpy(&cpu.sum, vals + (size_t)c * stride, 8);
+		if (kind->value_size == sizeof(cpu))
+			memcpy(&cpu.count, vals + (size_t)c * stride + 8, 8);
+		kind->combine(&e->total, &cpu);
 	}
+	e->shown = kind->shown(&e->total);
 }
 
 static void free_entries(struct entries *es)
@@ -187,13 +177,8 @@ static int cmp_entries(const void *pa, const void *pb)
 		return a->bucket < b->bucket ? -1 : a->bucket > b->bucket;
 	}
 	/* smallest first, as bpftrace does: the largest ends next to the prompt */
-	int64_t va = a->value, vb = b->value;
-	if (sort_map->agg == UT_AGG_AVG) {
-		va = a->count ? a->value / (int64_t)a->count : 0;
-		vb = b->count ? b->value / (int64_t)b->count : 0;
-	}
-	if (va != vb)
-		return va < vb ? -1 : 1;
+	if (a->shown != b->shown)
+		return a->shown < b->shown ? -1 : 1;
 	return memcmp(a->key, b->key, sort_map->key_size);
 }
 
@@ -214,7 +199,7 @@ static int read_sorted(const struct ut_program *prog, unsigned i, struct bpf_obj
 static const char *key_stack(const struct ut_map *m, const struct entry *e, unsigned k)
 {
 	const struct ut_value *v = &m->key_show[k];
-	if ((v->display != UT_SHOW_KSTACK && v->display != UT_SHOW_USTACK) || v->field >= m->nkeys ||
+	if (!ut_display_kind(v->display)->frames || v->field >= m->nkeys ||
 	    m->keys[v->field].offset + 8 > m->key_size)
 		return NULL;
 	uint64_t id;
@@ -244,84 +229,37 @@ static void key_text(const struct ut_program *prog, const struct ut_map *m, cons
 	}
 }
 
-static void human(uint64_t v, char *buf, size_t len)
-{
-	static const char *units[] = {"", "K", "M", "G", "T", "P"};
-	int u = 0;
-	while (v >= 1024 && v % 1024 == 0 && u < 5) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, len, "%" PRIu64 "%s", v, units[u]);
-}
-
-static void bucket_label(const struct ut_map *m, uint64_t b, char *buf, size_t len)
-{
-	char lo[32], hi[32];
-	if (m->agg == UT_AGG_HIST) {
-		if (b == 0) {
-			snprintf(buf, len, "(..., 0)");
-		} else if (b == 1) {
-			snprintf(buf, len, "[0]");
-		} else if (b == 2) {
-			snprintf(buf, len, "[1]");
-		} else {
-			human(1ULL << (b - 2), lo, sizeof(lo));
-			human(b - 1 >= 64 ? UINT64_MAX : 1ULL << (b - 1), hi, sizeof(hi));
-			snprintf(buf, len, "[%s, %s)", lo, hi);
-		}
-		return;
-	}
-	/* the buckets inside: the last one's number, less one */
-	int64_t nb = (int64_t)ut_lin_bucket(m->lhist_max, m->lhist_min, m->lhist_max, m->lhist_step) - 1;
-	if (b == 0)
-		snprintf(buf, len, "(..., %" PRId64 ")", m->lhist_min);
-	else if ((int64_t)b > nb)
-		snprintf(buf, len, "[%" PRId64 ", ...)", m->lhist_max);
-	else
-		snprintf(buf, len, "[%" PRId64 ", %" PRId64 ")", m->lhist_min + ((int64_t)b - 1) * m->lhist_step,
-			 m->lhist_min + (int64_t)b * m->lhist_step);
-}
-
 static void print_hist(const struct ut_map *m, const struct entry *v, size_t n, FILE *out)
 {
 	int64_t peak = 1;
 	for (size_t i = 0; i < n; i++)
-		if (v[i].value > peak)
-			peak = v[i].value;
+		if (v[i].shown > peak)
+			peak = v[i].shown;
 	/* every bucket between the first and the last used one, empty or not */
 	uint64_t first = v[0].bucket, last = v[n - 1].bucket;
 	size_t i = 0;
 	for (uint64_t b = first; b <= last; b++) {
 		int64_t count = 0;
 		if (i < n && v[i].bucket == b)
-			count = v[i++].value;
+			count = v[i++].shown;
 		char label[96];
-		bucket_label(m, b, label, sizeof(label));
+		ut_aggs[m->agg].bucket_label(m, b, label, sizeof(label));
 		int bar = (int)(count * 52 / peak);
 		fprintf(out, "%-20s %8" PRId64 " |%.*s%*s|\n", label, count, bar,
 			"@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@", 52 - bar, "");
 	}
 }
 
+/* An aggregation's number, or a plain value as its display kind shows it. */
 static void value_text(const struct ut_program *prog, const struct ut_map *m, const struct entry *e, char *buf, size_t len)
 {
-	switch (m->agg) {
-	case UT_AGG_AVG:
-		snprintf(buf, len, "%" PRId64, e->count ? e->value / (int64_t)e->count : 0);
-		return;
-	case UT_AGG_LAST: {
-		if (e->text) {
-			snprintf(buf, len, "%s", e->text);
-			return;
-		}
-		struct ut_field f = {.type = UT_F_S64, .offset = 0, .size = 8};
-		ut_value_text(prog, &f, 1, &e->value, sizeof(e->value), &m->value_show, buf, len);
-		return;
-	}
-	default:
-		snprintf(buf, len, "%" PRId64, e->value);
-	}
+	struct ut_field f = {.type = UT_F_S64, .offset = 0, .size = 8};
+	if (e->text)
+		snprintf(buf, len, "%s", e->text);
+	else if (m->agg == UT_AGG_LAST)
+		ut_value_text(prog, &f, 1, &e->shown, sizeof(e->shown), &m->value_show, buf, len);
+	else
+		snprintf(buf, len, "%" PRId64, e->shown);
 }
 
 void ut_print_maps(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user, FILE *out)
@@ -374,7 +312,7 @@ void ut_json_string(FILE *out, const char *s)
  * strings. */
 static bool value_is_number(const struct ut_map *m)
 {
-	return m->agg != UT_AGG_LAST || m->value_show.display == UT_SHOW_PLAIN || m->value_show.display == UT_SHOW_KOID;
+	return m->agg != UT_AGG_LAST || ut_display_kind(m->value_show.display)->number;
 }
 
 void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user, FILE *out)
@@ -411,10 +349,10 @@ void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const s
 			fputs("]", out);
 			if (is_hist(m)) {
 				char label[96];
-				bucket_label(m, es.v[j].bucket, label, sizeof(label));
+				ut_aggs[m->agg].bucket_label(m, es.v[j].bucket, label, sizeof(label));
 				fputs(",\"bucket\":", out);
 				ut_json_string(out, label);
-				fprintf(out, ",\"count\":%" PRId64, es.v[j].value);
+				fprintf(out, ",\"count\":%" PRId64, es.v[j].shown);
 			} else {
 				char val[512];
 				value_text(prog, m, &es.v[j], val, sizeof(val));

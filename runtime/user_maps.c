@@ -1,9 +1,7 @@
 #include "runtime/user_maps.h"
 
-#include <linux/types.h>
 #include <string.h>
 
-#include "bpf/records.h"
 #include "engine/alloc.h"
 
 /* The end of a chain of entries whose keys hash the same. */
@@ -151,18 +149,11 @@ int64_t ut_user_map_add(struct ut_user_map *m, const void *key, int64_t v)
 	return *p;
 }
 
-void ut_user_map_avg(struct ut_user_map *m, const void *key, int64_t v)
+void ut_user_map_take(struct ut_user_map *m, const void *key, const struct ut_agg_kind *agg, int64_t v)
 {
-	struct ut_avg *p = ut_user_map_value(m, key);
-	if (p)
-		ut_avg_take(p, v);
-}
-
-void ut_user_map_minmax(struct ut_user_map *m, const void *key, int64_t v, bool is_min)
-{
-	struct ut_avg *p = ut_user_map_value(m, key);
-	if (p)
-		ut_minmax_take(p, v, is_min);
+	void *slot = ut_user_map_value(m, key);
+	if (slot)
+		agg->take(slot, v);
 }
 
 void ut_user_maps_init(struct ut_user_maps *um, const struct ut_program *prog)

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "compiler/aggregations.h"
 #include "compiler/program.h"
 #include "engine/hashmap.h"
 
@@ -49,12 +50,12 @@ static inline const void *ut_user_map_entry_value(const struct ut_user_map *m, u
 	return m->entries + (size_t)i * m->stride + m->value_offset;
 }
 
-/* The aggregations, as bpf/ut.h's helpers do them: count, sum and
- * histogram buckets add (ut_agg_add), `+=` adds and returns the value
- * after the add, or 0 when the map had no room (ut_shared_add). */
+/* `+=` adds and returns the value after the add, or 0 when the map had
+ * no room (bpf/ut.h's ut_shared_add). */
 int64_t ut_user_map_add(struct ut_user_map *m, const void *key, int64_t v);
-void ut_user_map_avg(struct ut_user_map *m, const void *key, int64_t v);
-void ut_user_map_minmax(struct ut_user_map *m, const void *key, int64_t v, bool is_min);
+/* The aggregation agg takes v into key's slot, as its kernel helper does
+ * (compiler/aggregations.c). */
+void ut_user_map_take(struct ut_user_map *m, const void *key, const struct ut_agg_kind *agg, int64_t v);
 
 /* The program's user-side maps: maps[i] is program map i (unused for a
  * BPF map). */

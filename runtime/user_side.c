@@ -394,31 +394,16 @@ static void map_set(struct hit *h, const struct ut_ustmt *s)
 static void aggregate(struct hit *h, const struct ut_ustmt *s)
 {
 	const struct ut_map *m = &h->prog->maps[s->map];
-	struct ut_user_map *um = &h->u->maps->maps[s->map];
+	const struct ut_agg_kind *kind = &ut_aggs[m->agg];
 	unsigned char key[UT_MAP_KEY_MAX];
-	int64_t v = m->agg == UT_AGG_COUNT ? 1 : (int64_t)eval_int(h, s->a);
+	int64_t v = kind->nargs ? (int64_t)eval_int(h, s->a) : 1;
 	map_key(h, s->map, s->keys, s->nkeys, key);
-	uint64_t bucket;
-	switch (m->agg) {
-	case UT_AGG_COUNT: case UT_AGG_SUM:
-		ut_user_map_add(um, key, v);
-		return;
-	case UT_AGG_AVG:
-		ut_user_map_avg(um, key, v);
-		return;
-	case UT_AGG_MIN: case UT_AGG_MAX:
-		ut_user_map_minmax(um, key, v, m->agg == UT_AGG_MIN);
-		return;
-	case UT_AGG_HIST: case UT_AGG_LHIST:
-		/* the bucket is the key's last 8 bytes */
-		bucket = m->agg == UT_AGG_HIST ? ut_log2_bucket(v)
-					       : ut_lin_bucket(v, m->lhist_min, m->lhist_max, m->lhist_step);
+	if (kind->bucket) {   /* the bucket is the key's last 8 bytes */
+		uint64_t bucket = kind->bucket(v, m);
 		memcpy(key + m->key_size - 8, &bucket, 8);
-		ut_user_map_add(um, key, 1);
-		return;
-	default:
-		return;
+		v = 1;
 	}
+	ut_user_map_take(&h->u->maps->maps[s->map], key, kind, v);
 }
 
 static void emit(struct hit *h, const struct ut_ustmt *s)

@@ -349,7 +349,7 @@ static void compile_text(struct compiled *c, const char *text, const char *const
 	FILE *out = open_memstream(&c->msgs, &c->msgs_len);
 	FILE *ast = open_memstream(&c->ast, &c->ast_len);
 	diag_init(&c->d, out);
-	struct ut_compile_opts o = {.text = text, .dump_ast = ast, .defines = defines, .ndefines = ndefines};
+	struct ut_compile_opts o = {.text = text, .dump = UT_DUMP_TYPED, .dump_to = ast, .defines = defines, .ndefines = ndefines};
 	c->prog = ut_compile(&o, kernel, &c->d);
 	fclose(out);
 	fclose(ast);
@@ -393,7 +393,7 @@ static void test_checker(void)
 		CHECK("check: one probe", c.prog->nprobes == 1 && c.prog->probes[0].nalts == 1);
 		CHECK("check: section", has(c.prog->bpf_c, "SEC(\"tracepoint/sched/sched_switch\")"));
 		CHECK("check: predicate in C", has(c.prog->bpf_c, "if (!("));
-		CHECK("check: AST dump has types", has(c.ast, "field \"prev_pid\" : s32  @1:37"));
+		CHECK("check: AST dump has types", has(c.ast, "field \"prev_pid\" : s32 = arg 1  @1:37"));
 	}
 	compiled_free(&c);
 
@@ -509,7 +509,7 @@ static void test_checker(void)
 		     "for ($i : 0..(M << 1) / 2 % 7) { $s++; } printf(\"%d\\n\", $s); exit(); }", loop_defs, 1);
 	CHECK("loop: bounds folded with -D", c.prog && has(c.prog->bpf_c, "for (l_i = 11LL; l_i < 18LL; l_i++) {"));
 	CHECK("loop: bounds with shifts and %", c.prog && has(c.prog->bpf_c, "for (l_i = 0LL; l_i < 3LL; l_i++) {"));
-	CHECK("loop: the variable reused by a second loop", c.prog && has(c.ast, "for \"$i\"  @3:1"));
+	CHECK("loop: the variable reused by a second loop", c.prog && has(c.ast, "for \"$i\" = local 1  @3:1"));
 	CHECK("loop: the variable is a signed 64-bit local", c.prog && has(c.prog->bpf_c, "__s64 l_i = 0;"));
 	compiled_free(&c);
 	if (compiles("loop: records in a loop", &c,

@@ -136,14 +136,13 @@ static unsigned add_map(struct ut_program *p, const struct map_spec *s)
 		m->key_show[k] = (struct ut_value){.kind = UT_VAL_FIELD, .field = k};
 		off += s->keys[k].size;
 	}
-	bool hist = s->agg == UT_AGG_HIST || s->agg == UT_AGG_LHIST;
-	if (hist)
+	const struct ut_agg_kind *kind = &ut_aggs[s->agg];
+	if (kind->bucket)
 		off += 8;
 	if (!off)   /* a keyless count, avg, min or max is an array slot there */
-		off = s->agg == UT_AGG_LAST || s->agg == UT_AGG_SUM ? 8 : 4;
+		off = s->agg != UT_AGG_LAST && kind->zero_is_unset ? 4 : 8;
 	m->key_size = off;
-	bool pair = s->agg == UT_AGG_AVG || s->agg == UT_AGG_MIN || s->agg == UT_AGG_MAX;
-	m->value_size = pair ? 16 : s->string_value ? (s->string_value + 7) & ~7u : 8;
+	m->value_size = s->string_value ? (s->string_value + 7) & ~7u : kind->value_size;
 	m->value_show = (struct ut_value){.kind = UT_VAL_FIELD,
 					  .display = s->string_value ? UT_SHOW_STRING : UT_SHOW_PLAIN};
 	return p->nmaps++;
@@ -410,18 +409,19 @@ static void test_map_full(void)
 {
 	struct ut_user_map m;
 	ut_user_map_init(&m, 8, 16);
+	const struct ut_agg_kind *avg = &ut_aggs[UT_AGG_AVG], *min = &ut_aggs[UT_AGG_MIN];
 	for (uint64_t i = 0; i < UT_USER_MAP_MAX_ENTRIES; i++)
-		ut_user_map_avg(&m, &i, 1);
+		ut_user_map_take(&m, &i, avg, 1);
 	uint64_t more = UT_USER_MAP_MAX_ENTRIES, first = 0;
-	ut_user_map_avg(&m, &more, 1);
+	ut_user_map_take(&m, &more, avg, 1);
 	CHECK("maps/full_refuses", m.count == UT_USER_MAP_MAX_ENTRIES && m.refused == 1 &&
 					   !ut_user_map_lookup(&m, &more));
 	CHECK("maps/full_add_gives_0", ut_user_map_add(&m, &more, 5) == 0 && m.refused == 2);
-	ut_user_map_minmax(&m, &first, -4, true);
+	ut_user_map_take(&m, &first, min, -4);
 	const struct ut_avg *v = ut_user_map_lookup(&m, &first);
 	CHECK("maps/full_updates_existing", v && v->sum == -4 && v->count == 1);
 	ut_user_map_delete(&m, &first);
-	ut_user_map_avg(&m, &more, 3);
+	ut_user_map_take(&m, &more, avg, 3);
 	v = ut_user_map_lookup(&m, &more);
 	CHECK("maps/room_again", v && v->sum == 3 && v->count == 1 && m.refused == 2);
 	ut_user_map_free(&m);

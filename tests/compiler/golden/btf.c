@@ -219,7 +219,7 @@ int ut_p0_a0(__u64 *ctx)
 		struct ut_mk_1 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
 		t1.k0 = (__u64)(l_ring);
-		ut_agg_minmax(&m_1, &t1, (__s64)(((__u64)BPF_CORE_READ(((struct io_ring_ctx *)(l_ring)), sq_entries))), 0);
+		ut_agg_max(&m_1, &t1, (__s64)(((__u64)BPF_CORE_READ(((struct io_ring_ctx *)(l_ring)), sq_entries))));
 	}
 	{
 		struct ut_mk_2 t2;

@@ -376,11 +376,11 @@ int ut_p2_a0(void *ctx)
 						ut_off = *(volatile __u32 *)(ut_batch + ut_batch_cap) & ut_off_mask;
 					}
 					{
-						struct ut_mk_5 t19;
-						__builtin_memset(&t19, 0, sizeof(t19));
-						t19.k0 = (__u64)(l_row);
-						t19.k1 = (__u64)(l_col);
-						ut_agg_add(&m_5, &t19, (__s64)(1));
+						struct ut_mk_5 t16;
+						__builtin_memset(&t16, 0, sizeof(t16));
+						t16.k0 = (__u64)(l_row);
+						t16.k1 = (__u64)(l_col);
+						ut_agg_add(&m_5, &t16, (__s64)(1));
 					}
 					{
 						if (((__s64)(l_col) == (__s64)(l_row)))
@@ -413,33 +413,33 @@ int ut_p2_a0(void *ctx)
 					ut_off = *(volatile __u32 *)(ut_batch + ut_batch_cap) & ut_off_mask;
 				}
 				{
-					struct ut_mk_6 t20;
-					__builtin_memset(&t20, 0, sizeof(t20));
-					t20.k0 = (__u64)(l_i);
-					__u64 t21 = 0;
-					{ __u64 *v = bpf_map_lookup_elem(&m_6, &t20); if (v) t21 = *v; }
-					if (t21)
+					struct ut_mk_6 t17;
+					__builtin_memset(&t17, 0, sizeof(t17));
+					t17.k0 = (__u64)(l_i);
+					__u64 t18 = 0;
+					{ __u64 *v = bpf_map_lookup_elem(&m_6, &t17); if (v) t18 = *v; }
+					if (t18)
 					{
 						goto ut_done;
 					}
 				}
 				{
-					__u64 t22 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-					if (ut_flow_sampled(1, t22, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_6)) {
+					__u64 t19 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+					if (ut_flow_sampled(1, t19, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_6)) {
 						struct ut_rec_6 *r = (void *)(ut_batch + ut_off);
 						ut_header(&r->h, 6, ut_now);
 						r->f0 = (__s64)(l_i);
-						r->f1 = (__u64)(t22);
+						r->f1 = (__u64)(t19);
 						ut_off += sizeof(*r);
 					}
 				}
 				{
-					__u64 t23 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-					if (ut_flow_sampled(1, t23, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
+					__u64 t20 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+					if (ut_flow_sampled(1, t20, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
 						struct ut_rec_7 *r = (void *)(ut_batch + ut_off);
 						ut_header(&r->h, 7, ut_now);
 						r->f0 = (__s64)(l_i);
-						r->f1 = (__u64)(t23);
+						r->f1 = (__u64)(t20);
 						ut_off += sizeof(*r);
 					}
 				}
@@ -454,10 +454,10 @@ int ut_p2_a0(void *ctx)
 		}
 	}
 	{
-		struct ut_mk_6 t24;
-		__builtin_memset(&t24, 0, sizeof(t24));
-		t24.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_6, &t24, &val, BPF_ANY); }
+		struct ut_mk_6 t21;
+		__builtin_memset(&t21, 0, sizeof(t21));
+		t21.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_6, &t21, &val, BPF_ANY); }
 	}
 ut_done: __attribute__((unused));
 	ut_batch_end(ut_batch, ut_off, 2);

@@ -206,13 +206,13 @@ int ut_p0_a0(void *ctx)
 		struct ut_mk_4 t5;
 		__builtin_memset(&t5, 0, sizeof(t5));
 		t5.k0 = (__u64)(bpf_get_smp_processor_id());
-		ut_agg_minmax(&m_4, &t5, (__s64)(((__s64)tp->prev_prio)), 1);
+		ut_agg_min(&m_4, &t5, (__s64)(((__s64)tp->prev_prio)));
 	}
 	{
 		struct ut_mk_5 t6;
 		__builtin_memset(&t6, 0, sizeof(t6));
 		t6.k0 = (__u64)(bpf_get_smp_processor_id());
-		ut_agg_minmax(&m_5, &t6, (__s64)(((__s64)tp->next_prio)), 0);
+		ut_agg_max(&m_5, &t6, (__s64)(((__s64)tp->next_prio)));
 	}
 	{
 		struct ut_mk_6 t7;

@@ -1,0 +1,44 @@
+/* Aggregations: a row each of ut_aggs[] (aggregations.c), indexed by enum
+ * ut_agg (program.h).  The compiler checks a call and writes the kernel's
+ * update from its row; the reader's maps take values and the summary
+ * combines and prints them from it.  A new aggregation is a row, and the
+ * functions its slot needs if no other row has them. */
+#ifndef UT_AGGREGATIONS_H
+#define UT_AGGREGATIONS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compiler/program.h"
+
+struct ut_avg;   /* a slot of a value and a count (bpf/records.h) */
+
+struct ut_agg_kind {
+	const char *name;           /* the script's function: "avg" (NULL: plain values) */
+	unsigned nargs;             /* the value, then constant bounds (lhist: min, max, step) */
+	uint32_t value_size;        /* a key's slot: 8, an __s64; 16, struct ut_avg */
+	/* a slot of zeros was never taken a value (a sum of zeros is one):
+	 * the map of a keyless one is a per-CPU array's slot */
+	bool zero_is_unset;
+	/* the kernel's update: bpf/ut.h's function taking a value into a
+	 * key's slot, f(map, key, v); with a bucket function (bpf/records.h)
+	 * of the value (and the bounds), the key ends in the value's bucket
+	 * and the slot takes 1 */
+	const char *bpf_take;
+	const char *bpf_bucket;
+	/* user space: the reader's maps take a value into a slot as BPF does
+	 * (a bucketed one takes 1 in the bucket's key) */
+	void (*take)(void *slot, int64_t v);
+	uint64_t (*bucket)(int64_t v, const struct ut_map *m);
+	/* the summary: one CPU's slot into the total, the number it prints
+	 * (and sorts by), and a bucket's label */
+	void (*combine)(struct ut_avg *total, const struct ut_avg *cpu);
+	int64_t (*shown)(const struct ut_avg *total);
+	void (*bucket_label)(const struct ut_map *m, uint64_t bucket, char *buf, size_t len);
+};
+
+extern const struct ut_agg_kind ut_aggs[];
+/* The aggregation called name, or NULL. */
+const struct ut_agg_kind *ut_agg_named(const char *name);
+
+#endif

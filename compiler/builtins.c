@@ -1,0 +1,271 @@
+/* The language's builtin names and functions: a row each, and for a
+ * function the check that types it and the generator that writes its C. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/check.h"
+#include "compiler/gen.h"
+
+const struct builtin builtins[] = {
+	{"pid", {.kind = T_INT, .size = 4}, "(bpf_get_current_pid_tgid() >> 32)", UT_SHOW_KOID},
+	{"tid", {.kind = T_INT, .size = 4}, "((__u32)bpf_get_current_pid_tgid())", UT_SHOW_KOID},
+	{"uid", {.kind = T_INT, .size = 4}, "((__u32)bpf_get_current_uid_gid())", 0},
+	{"gid", {.kind = T_INT, .size = 4}, "(bpf_get_current_uid_gid() >> 32)", 0},
+	{"cpu", {.kind = T_INT, .size = 4}, "bpf_get_smp_processor_id()", 0},
+	/* in a body, the hit's one clock read (gen_expr.c) */
+	{"nsecs", {.kind = T_INT, .size = 8}, "bpf_ktime_get_ns()", 0},
+	{"cgroup", {.kind = T_INT, .size = 8}, "bpf_get_current_cgroup_id()", 0},
+	{"curtask", {.kind = T_PTR, .size = 8}, "((void *)bpf_get_current_task())", 0},
+	/* read into a temporary (gen_expr.c) */
+	{"comm", {.kind = T_STR, .size = 16}, NULL, 0},
+	/* 1 when the current task passes -p/-c/--comm (always without them) */
+	{"traced", {.kind = T_INT, .size = 1}, "ut_pass_filter()", 0},
+	/* the stack's id in ut_stacks (gen.c's ut_stack); user space shows its frames */
+	{"kstack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, 0)", UT_SHOW_KSTACK},
+	{"ustack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, BPF_F_USER_STACK)", UT_SHOW_USTACK},
+	{NULL, {0}, NULL, 0},
+};
+
+const struct builtin *builtin_named(const char *name)
+{
+	for (const struct builtin *b = builtins; b->name; b++)
+		if (strcmp(b->name, name) == 0)
+			return b;
+	return NULL;
+}
+
+/* ---- functions that choose how user space shows an integer: the
+ * display kind of their row (the runtime's rows show it, runtime/decode.c) */
+
+static void check_show(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	check_expr(ck, args[0]);
+	if (!is_int(&args[0]->type))
+		ERR(ck, args[0], "%s() needs an integer, not %s", n->str, a_type(&args[0]->type));
+	n->type = args[0]->type;
+	n->type.show = calls[n->sym].show;
+}
+/* errors are negative */
+static void check_errname(struct check *ck, struct node *n, struct node **a, int na)
+{
+	check_show(ck, n, a, na);
+	n->type.is_signed = true;
+}
+
+/* the value itself: only its showing changes */
+static char *gen_shown(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)n;
+	(void)nargs;
+	return gen_expr(g, args[0]);
+}
+
+/* diskdev("vda"): the disk's device number, which the runtime looks up when
+ * the script is loaded (on the machine that runs it) and sets in the
+ * read-only variable ut_disk_<index>; its index in num.  "" is 0: no
+ * disk (num -1). */
+static void check_diskdev(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	struct compiler *c = ck->c;
+	struct node *arg = args[0];
+	struct node *k = arg->kind == N_IDENT ? find_decl(c->consts, c->nconsts, arg->str) : NULL;
+	const char *name = arg->kind == N_STR ? arg->str : k && k->a->kind == N_STR ? k->a->str : NULL;
+	n->type = t_int(4, false);
+	n->type.show = UT_SHOW_DISK;
+	n->num = -1;
+	if (!name) {
+		ERR(ck, arg, "diskdev() takes a disk name as a string or a string constant: diskdev(\"vda\")");
+		return;
+	}
+	if (!name[0])
+		return;
+	struct ut_program *p = c->prog;
+	unsigned i = 0;
+	while (i < p->ndisks && strcmp(p->disks[i].name, name) != 0)
+		i++;
+	if (i == p->ndisks) {
+		p->disks = xrealloc_array(p->disks, p->ndisks + 1, sizeof(*p->disks));
+		p->disks[p->ndisks++] = (struct ut_disk_ref){.name = xstrdup(name), .loc = arg->loc};
+	}
+	n->num = i;
+}
+
+static char *gen_diskdev(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)g;
+	(void)args;
+	(void)nargs;
+	return n->num < 0 ? xstrdup("0U") : xasprintf("((__u32)ut_disk_%u)", (unsigned)n->num);
+}
+
+/* ---- text ---- */
+
+/* fmt(): a record's value only (check.c, check_value); the text is made in
+ * user space.  Anywhere else it is an error its users report. */
+static void check_fmt(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	for (int i = 1; i < nargs; i++)
+		check_expr(ck, args[i]);
+	check_format(ck, args[0], args + 1, nargs - 1);
+	n->type = (struct type){.kind = T_SHOW};
+}
+
+static void check_str(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	check_expr(ck, args[0]);
+	int size = 64;
+	if (nargs > 1) {
+		if (args[1]->kind != N_INT || args[1]->num < 1 || args[1]->num > 255)
+			ERR(ck, args[1], "str()'s length must be a number from 1 to 255");
+		else
+			size = (int)args[1]->num;
+	}
+	if (args[0]->type.kind != T_PTR && !is_int(&args[0]->type))
+		ERR(ck, args[0], "str() needs a pointer, not %s", a_type(&args[0]->type));
+	n->type = t_str(size);
+}
+
+static char *gen_str(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	char *p = gen_expr(g, args[0]);
+	bool user = strcmp(n->str, "ustr") == 0 || args[0]->type.user;
+	char *t = new_tmp(g);
+	emit(g, "char %s[%d] = {};", t, n->type.size);
+	emit(g, "bpf_probe_read_%s_str(%s, sizeof(%s), (const void *)(%s));", user ? "user" : "kernel", t, t, p);
+	free(p);
+	return t;
+}
+
+/* path(file or path): the full path, built in BPF (ut.h's ut_path) into a
+ * per-CPU buffer of its own (its slot in num), so it takes no stack. */
+#define PATH_SLOTS_MAX 8
+
+/* "file" or "path" for a pointer to one of them, else NULL. */
+static const char *path_pointee(struct compiler *c, const struct type *t, struct ut_ktype *kt)
+{
+	if (t->kind == T_PTR && !t->user && t->btf > 0 && ut_kernel_type(c->k, t->btf, kt) == 0 &&
+	    kt->kind == UT_KT_STRUCT && (strcmp(kt->name, "file") == 0 || strcmp(kt->name, "path") == 0))
+		return kt->name;
+	return NULL;
+}
+
+static void check_path(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	check_expr(ck, args[0]);
+	const struct type *t = &args[0]->type;
+	n->type = t_str(255);
+	struct ut_ktype kt;
+	if (!path_pointee(ck->c, t, &kt)) {
+		char buf[160] = "";
+		if (t->kind == T_PTR && t->btf > 0 && ut_kernel_type_c(ck->c->k, t->btf, buf, sizeof(buf))[0])
+			strncat(buf, " *", sizeof(buf) - strlen(buf) - 1);
+		if (t->kind != T_NONE)
+			ERR(ck, args[0], "path() takes a struct file * or a struct path *, not %s; cast a pointer first, e.g. path((struct file *)p)",
+			    t->kind == T_PTR && t->user ? "a user-space pointer" : buf[0] ? buf : a_type(t));
+		return;
+	}
+	if (ck->alt->path_calls == PATH_SLOTS_MAX) {
+		ERR(ck, n, "at most %d path() calls in one probe; keep a path in a map (@path[tid] = path(f)) and read it back",
+		    PATH_SLOTS_MAX);
+		return;
+	}
+	n->num = ck->alt->path_calls++;
+}
+
+static char *gen_path(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	char *p = gen_expr(g, args[0]);
+	struct ut_ktype kt;
+	const char *pointee = path_pointee(g->c, &args[0]->type, &kt);
+	char *tmp = new_tmp(g);
+	if (strcmp(pointee, "file") == 0)
+		emit(g, "struct ut_path_buf *%s = ut_path(%u, (void *)&((struct file *)(%s))->f_path);", tmp,
+		     (unsigned)n->num, p);
+	else
+		emit(g, "struct ut_path_buf *%s = ut_path(%u, (void *)(%s));", tmp, (unsigned)n->num, p);
+	free(p);
+	char *r = xasprintf("(%s->s)", tmp);
+	free(tmp);
+	return r;
+}
+
+/* ---- probe arguments ---- */
+
+static void check_exists(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	n->type = t_int(1, false);
+	check_exists_arg(ck, args[0]);
+}
+
+static char *gen_exists(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)n;
+	(void)nargs;
+	const struct node *f = args[0];
+	if (f->ref == REF_ARG)
+		return xstrdup(g->alt->args[f->sym].exists_cexpr ? g->alt->args[f->sym].exists_cexpr : "1");
+	return xstrdup(f->ref == REF_COMPUTED ? "1" : "0");
+}
+
+/* ---- not values ---- */
+
+static void check_statement_only(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	(void)args;
+	(void)nargs;
+	ERR(ck, n, "%s() does not return a value; use it as a statement", n->str);
+	n->type = (struct type){.kind = T_VOID};
+}
+
+const struct call_def calls[] = {
+	{"hex", 1, 1, check_show, gen_shown, UT_SHOW_HEX},
+	{"errname", 1, 1, check_errname, gen_shown, UT_SHOW_ERRNO},
+	{"fmt", 1, CALL_MAX_ARGS, check_fmt, NULL, 0},
+	{"str", 1, 2, check_str, gen_str, 0},
+	{"ustr", 1, 2, check_str, gen_str, 0},
+	{"path", 1, 1, check_path, gen_path, 0},
+	{"exists", 1, 1, check_exists, gen_exists, 0},
+	{"diskname", 1, 1, check_show, gen_shown, UT_SHOW_DISK},
+	{"diskdev", 1, 1, check_diskdev, gen_diskdev, 0},
+	{"printf", 1, CALL_MAX_ARGS, check_statement_only, NULL, 0},
+	{"exit", 0, 0, check_statement_only, NULL, 0},
+	{"snapshot", 0, 0, check_statement_only, NULL, 0},
+	{"delete", 1, 1, check_statement_only, NULL, 0},
+	{"clear", 1, 1, check_statement_only, NULL, 0},
+	{NULL, 0, 0, NULL, NULL, 0},
+};
+
+const struct call_def *call_named(const char *name)
+{
+	for (const struct call_def *d = calls; d->name; d++)
+		if (strcmp(d->name, name) == 0)
+			return d;
+	return NULL;
+}
+
+struct node *through_functions(struct node *n)
+{
+	while (n->kind == N_CALL && n->ref == REF_MACRO)
+		n = n->resolved;
+	return n;
+}
+
+const struct call_def *call_of(struct node *n)
+{
+	n = through_functions(n);
+	return n->kind == N_CALL && n->ref == REF_FUNCTION ? &calls[n->sym] : NULL;
+}
+
+enum value_form value_form(struct node *n)
+{
+	n = through_functions(n);
+	if (n->kind == N_STR)
+		return VALUE_TEXT;
+	return call_of(n) == call_named("fmt") ? VALUE_FORMAT : VALUE_FIELD;
+}

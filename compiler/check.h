@@ -1,0 +1,65 @@
+/* The check pass: what its files (check.c, check_expr.c, builtins.c)
+ * share.  It types one alternative's copy of the probe body in place,
+ * notes what each name stands for (ast.h, node_ref), and reports every
+ * error the user can get. */
+#ifndef UT_CHECK_H
+#define UT_CHECK_H
+#include "compiler/aggregations.h"
+#include "compiler/builtins.h"
+#include "compiler/compiler.h"
+
+/* The walk over one alternative's body: set up in one assignment for
+ * each (check.c, check_alternative). */
+struct check {
+	struct compiler *c;
+	struct alt_ctx *alt;
+	bool in_computed_arg;       /* a computed argument's expression */
+	bool reads_args;            /* the predicate or statements read a probe argument */
+	int macro_depth;            /* script functions expanded around the node */
+	const char *loop_vars[UT_MAX_LOOP_DEPTH];   /* of the for loops around the statement */
+	unsigned loop_depth;
+	uint64_t loop_iterations;   /* of the loops around the statement, multiplied (1: none) */
+};
+
+#define ERR(ck, n, ...) diag_error((ck)->c->d, (n)->loc, __VA_ARGS__)
+
+static inline struct type t_int(int size, bool sgn)
+{
+	return (struct type){.kind = T_INT, .size = (uint8_t)size, .is_signed = sgn};
+}
+static inline struct type t_ptr(int32_t btf) { return (struct type){.kind = T_PTR, .size = 8, .btf = btf}; }
+static inline struct type t_str(int size)
+{
+	return (struct type){.kind = T_STR, .size = (uint8_t)(size > 255 ? 255 : size)};
+}
+
+/* For messages: "string", and with its article "a string". */
+const char *type_name(const struct type *t);
+const char *a_type(const struct type *t);
+
+/* check_expr.c */
+void check_expr(struct check *ck, struct node *n);
+/* exists(args.NAME): which argument it names, if any (f->ref). */
+void check_exists_arg(struct check *ck, struct node *f);
+/* A call of script function fn: its body, the call's arguments in place
+ * (n->resolved), or NULL when it cannot be expanded (reported). */
+struct node *expand_macro(struct check *ck, struct node *n, struct node *fn);
+/* Checks n's expansion with check_body, naming the call in a note when
+ * that reports an error. */
+void check_expansion(struct check *ck, struct node *n, void (*check_body)(struct check *, struct node *));
+/* The value of a constant integer expression (numbers, constants, -D
+ * values, arithmetic on them); false when it is not one. */
+bool const_int(struct compiler *c, const struct node *n, int64_t *v, int depth);
+struct map_info *map_get(struct check *ck, struct node *ref);
+void check_map_key(struct check *ck, int map, struct node *ref);
+/* The alternative's local name, or -1. */
+int find_local(struct check *ck, const char *name);
+/* True inside the body of a for loop whose variable is name. */
+bool in_loop_of(struct check *ck, const char *name);
+
+/* check.c: a value a record stores (a name, an argument, a key): literal
+ * text and fmt() are kept as written, user space makes their text. */
+void check_value(struct check *ck, struct node *n);
+void check_format(struct check *ck, struct node *fmtn, struct node **args, int nargs);
+
+#endif

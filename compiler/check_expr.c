@@ -1,0 +1,873 @@
+/* The check pass over expressions: each gets its type, each name what it
+ * stands for (ast.h, node_ref), and each misuse an error. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/check.h"
+
+const char *type_name(const struct type *t)
+{
+	switch (t->kind) {
+	case T_INT: return "integer";
+	case T_PTR: return "pointer";
+	case T_STR: return "string";
+	case T_SHOW: return "formatted text";
+	case T_VOID: return "nothing";
+	default: return "unknown";
+	}
+}
+
+const char *a_type(const struct type *t)
+{
+	switch (t->kind) {
+	case T_INT: return "an integer";
+	case T_PTR: return "a pointer";
+	case T_STR: return "a string";
+	default: return type_name(t);
+	}
+}
+
+/* ---- symbols ---- */
+
+static int table_index(struct compiler *c, const char *name)
+{
+	for (unsigned i = 0; i < c->prog->ntables; i++)
+		if (strcmp(c->prog->tables[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* The table that names probes by index (the `probe` builtin). */
+static int probe_table(struct check *ck)
+{
+	struct ut_program *p = ck->c->prog;
+	int t = table_index(ck->c, "probe");
+	if (t < 0) {
+		p->tables = xrealloc_array(p->tables, p->ntables + 1, sizeof(*p->tables));
+		t = (int)p->ntables++;
+		p->tables[t] = (struct ut_table){.name = xstrdup("probe")};
+	}
+	struct ut_table *tab = &p->tables[t];
+	for (unsigned i = 0; i < tab->nentries; i++)
+		if (tab->entries[i].key == ck->alt->probe_index)
+			return t;
+	tab->entries = xrealloc_array(tab->entries, tab->nentries + 1, sizeof(*tab->entries));
+	tab->entries[tab->nentries++] = (struct ut_table_entry){.key = ck->alt->probe_index,
+								.name = xstrdup(ck->alt->probe->spec)};
+	return t;
+}
+
+int find_local(struct check *ck, const char *name)
+{
+	for (unsigned i = 0; i < ck->alt->nlocals; i++)
+		if (strcmp(ck->alt->locals[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+bool in_loop_of(struct check *ck, const char *name)
+{
+	for (unsigned i = 0; i < ck->loop_depth; i++)
+		if (strcmp(ck->loop_vars[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* ---- fields of kernel structs ---- */
+
+/* Type of a BTF type id as a script value. */
+static int btf_value_type(struct compiler *c, int32_t id, struct type *out)
+{
+	struct ut_ktype kt;
+	if (ut_kernel_type(c->k, id, &kt) < 0)
+		return -1;
+	switch (kt.kind) {
+	case UT_KT_INT: case UT_KT_ENUM:
+		*out = t_int(kt.size ? (int)kt.size : 8, kt.is_signed);
+		return 0;
+	case UT_KT_BOOL:
+		*out = t_int(1, false);
+		return 0;
+	case UT_KT_PTR:
+		*out = t_ptr(kt.target);
+		return 0;
+	case UT_KT_ARRAY: {
+		struct ut_ktype el;
+		if (ut_kernel_type(c->k, kt.target, &el) == 0 && el.is_char) {
+			*out = t_str((int)kt.nelems);
+			return 0;
+		}
+		return -1;
+	}
+	case UT_KT_STRUCT: case UT_KT_UNION:
+		/* embedded: used as the address of the member */
+		*out = t_ptr(kt.id);
+		out->size = 0;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+static void field_of_ptr(struct check *ck, struct node *n, const struct type *base)
+{
+	struct compiler *c = ck->c;
+	struct ut_ktype kt;
+	if (base->user) {
+		ERR(ck, n, "cannot read field '%s' of a user-space pointer: scripts read user memory as strings "
+		    "(str(p, len)), not as structs", n->str);
+		return;
+	}
+	if (base->btf <= 0 || ut_kernel_type(c->k, base->btf, &kt) < 0 ||
+	    (kt.kind != UT_KT_STRUCT && kt.kind != UT_KT_UNION)) {
+		ERR(ck, n, "cannot take field '%s' of a pointer to an unknown type; cast it first, e.g. ((struct io_kiocb *)args.req).%s",
+		    n->str, n->str);
+		return;
+	}
+	struct ut_member m;
+	if (ut_kernel_member(c->k, base->btf, n->str, &m) < 0) {
+		char **names = NULL;
+		int nn = ut_kernel_member_names(c->k, base->btf, &names);
+		const char *s = nn > 0 ? ut_suggest(n->str, names, (unsigned)nn) : NULL;
+		if (s)
+			ERR(ck, n, "no field '%s' in struct %s (did you mean '%s'?)", n->str, kt.name, s);
+		else
+			ERR(ck, n, "no field '%s' in struct %s", n->str, kt.name);
+		ut_strv_free(names, nn);
+		return;
+	}
+	struct type ft;
+	if (btf_value_type(c, m.type, &ft) < 0) {
+		char buf[160];
+		ERR(ck, n, "field '%s' has type '%s', which scripts cannot read (integers, pointers, char arrays and structs can)",
+		    n->str, ut_kernel_type_c(c->k, m.type, buf, sizeof(buf)));
+		return;
+	}
+	n->type = ft;
+	n->type.direct = ft.kind == T_PTR && base->direct;
+	n->ref = m.bitfield_size ? REF_BITFIELD : REF_MEMBER;
+	if (ft.kind == T_PTR && ft.size == 0) {
+		n->type.size = 8;
+		n->ref = REF_MEMBER_ADDR;
+	}
+}
+
+/* " (did you mean 'X'?)" for the candidate nearest name, in hint; "" when
+ * none is near. */
+static void near_name(char *hint, size_t len, const char *name, char *const *cands, unsigned n)
+{
+	const char *s = ut_suggest(name, cands, n);
+	hint[0] = 0;
+	if (s)
+		snprintf(hint, len, " (did you mean '%s'?)", s);
+}
+
+/* ---- probe arguments ---- */
+
+/* The argument of the alternative named name, or NULL; notes the read. */
+static const struct probe_arg *find_arg(struct check *ck, const char *name)
+{
+	for (unsigned i = 0; i < ck->alt->nargs; i++)
+		if (strcmp(ck->alt->args[i].name, name) == 0) {
+			ck->reads_args = true;
+			return &ck->alt->args[i];
+		}
+	return NULL;
+}
+
+static bool is_return_probe(struct check *ck)
+{
+	return ck->alt->def->entry_kind != NULL;
+}
+
+/* A function's argument read at its return, where the registers that held
+ * it hold other values. */
+static void argument_at_return(struct check *ck, struct node *n, const char *what)
+{
+	const char *dot = strchr(what, '.');
+	ERR(ck, n, "'%s' is not available in %s probes: at the return the argument registers hold other values; "
+	    "keep it in a map in a %s of the function (@%s[tid] = %s) and read that here%s",
+	    what, probe_kind_name(ck->alt->alt->kind), ck->alt->def->entry_kind, dot ? dot + 1 : what, what,
+	    ck->alt->def->args_elsewhere);
+}
+
+static void no_such_arg(struct check *ck, struct node *n)
+{
+	struct alt_ctx *a = ck->alt;
+	if (a->def->names_parameter && a->def->names_parameter(ck->c->k, a->target, n->str)) {
+		char *what = xasprintf("args.%s", n->str);
+		argument_at_return(ck, n, what);
+		free(what);
+		return;
+	}
+	char **names = xcalloc(a->nargs + 1, sizeof(char *));
+	for (unsigned i = 0; i < a->nargs; i++)
+		names[i] = a->args[i].name;
+	const char *s = ut_suggest(n->str, names, a->nargs);
+	if (s)
+		ERR(ck, n, "no argument '%s' in %s (did you mean '%s'?)", n->str, a->spec, s);
+	else if (a->nargs)
+		ERR(ck, n, "no argument '%s' in %s (it has: %s%s%s%s%s)", n->str, a->spec, names[0],
+		    a->nargs > 1 ? ", " : "", a->nargs > 1 ? names[1] : "",
+		    a->nargs > 2 ? ", " : "", a->nargs > 2 ? "..." : "");
+	else
+		ERR(ck, n, "%s has no arguments", a->spec);
+	free(names);
+}
+
+/* arg0.., retval: registers; their absence says which the probe has. */
+static void register_arg(struct check *ck, struct node *n)
+{
+	const struct probe_arg *a = find_arg(ck, n->str);
+	if (a) {
+		n->type = a->type;
+		n->ref = REF_ARG;
+		n->sym = (int)(a - ck->alt->args);
+		return;
+	}
+	unsigned regs = 0;   /* arg0 .. arg(regs-1) */
+	char name[8] = "arg0";
+	while (regs < 6 && find_arg(ck, name))
+		name[3] = (char)('0' + ++regs);
+	if (n->str[0] == 'a' && is_return_probe(ck))
+		argument_at_return(ck, n, n->str);
+	else if (n->str[0] == 'a' && regs)
+		ERR(ck, n, "'%s' is not available in %s, which has %s%u", n->str, ck->alt->spec,
+		    regs > 1 ? "arg0 to arg" : "only arg", regs - 1);
+	else if (n->str[0] == 'a' && ck->alt->def->numbered_params)
+		ERR(ck, n, "'%s' is not available in %s: the function takes no arguments", n->str, ck->alt->spec);
+	else
+		ERR(ck, n, "'%s' is not available in %s probes", n->str, probe_kind_name(ck->alt->alt->kind));
+}
+
+/* The computed argument name of the alternative (not inside one). */
+static struct node *computed_arg(struct check *ck, const char *name)
+{
+	if (ck->in_computed_arg)
+		return NULL;
+	for (struct node *f = ck->alt->computed; f; f = f->next)
+		if (strcmp(f->str, name) == 0)
+			return f;
+	return NULL;
+}
+
+/* A computed argument's value: its expression is checked at the first
+ * use (inside it, args.NAME are the alternative's own), and the use
+ * takes its type. */
+static void computed_arg_use(struct check *ck, struct node *n, struct node *computed)
+{
+	struct alt_ctx *a = ck->alt;
+	n->ref = REF_COMPUTED;
+	for (unsigned i = 0; i < a->ncomputed_args; i++)
+		if (a->computed_args[i].field == computed) {
+			n->sym = (int)i;
+			n->type = a->computed_args[i].value->type;
+			return;
+		}
+	struct node *value = node_clone(computed->a);
+	int errors = ck->c->d->errors;
+	ck->in_computed_arg = true;
+	check_expr(ck, value);
+	ck->in_computed_arg = false;
+	if (ck->c->d->errors > errors)
+		diag_note(ck->c->d, "in args.%s of %s, used at %s:%d:%d", n->str, a->spec, n->loc.file, n->loc.line,
+			  n->loc.col);
+	a->computed_args = xrealloc_array(a->computed_args, a->ncomputed_args + 1, sizeof(*a->computed_args));
+	a->computed_args[a->ncomputed_args] = (struct computed_arg){computed, value};
+	n->sym = (int)a->ncomputed_args++;
+	n->type = value->type;
+}
+
+/* args.NAME: a probe argument, computed or the kernel's. */
+static void arg_field(struct check *ck, struct node *n)
+{
+	struct node *computed = computed_arg(ck, n->str);
+	if (computed) {
+		computed_arg_use(ck, n, computed);
+		return;
+	}
+	const struct probe_arg *a = find_arg(ck, n->str);
+	if (!a) {
+		no_such_arg(ck, n);
+		return;
+	}
+	n->type = a->type;
+	n->ref = REF_ARG;
+	n->sym = (int)(a - ck->alt->args);
+}
+
+static bool is_args_field(const struct node *f)
+{
+	return f->kind == N_FIELD && f->a->kind == N_IDENT && strcmp(f->a->str, "args") == 0;
+}
+
+static void field_expr(struct check *ck, struct node *n)
+{
+	if (is_args_field(n)) {
+		arg_field(ck, n);
+		return;
+	}
+	check_expr(ck, n->a);
+	if (n->a->type.kind != T_PTR) {
+		if (n->a->type.kind != T_NONE)
+			ERR(ck, n, "'.%s' needs a pointer or struct, but this is %s", n->str, a_type(&n->a->type));
+		return;
+	}
+	field_of_ptr(ck, n, &n->a->type);
+}
+
+/* args.NAME ?? default: the default where this kernel has no such
+ * argument (the field is REF_ABSENT, left unchecked). */
+static void default_expr(struct check *ck, struct node *n)
+{
+	struct node *f = n->a;
+	if (!is_args_field(f)) {
+		ERR(ck, n, "'?\?' gives a default for a probe argument that may not exist: args.NAME ?\? value");
+		return;
+	}
+	check_expr(ck, n->b);
+	const struct probe_arg *a = find_arg(ck, f->str);
+	if (!a && !computed_arg(ck, f->str)) {
+		f->ref = REF_ABSENT;
+		n->type = n->b->type;
+		return;
+	}
+	check_expr(ck, f);
+	n->type = f->type;
+	if (!is_int(&f->type) || !is_int(&n->b->type))
+		ERR(ck, n, "'?\?' works on integer arguments");
+}
+
+/* exists(args.NAME) names its argument without reading it. */
+void check_exists_arg(struct check *ck, struct node *f)
+{
+	if (!is_args_field(f)) {
+		ERR(ck, f, "exists() takes a probe argument: exists(args.NAME)");
+		return;
+	}
+	if (computed_arg(ck, f->str)) {
+		f->ref = REF_COMPUTED;
+		return;
+	}
+	const struct probe_arg *a = find_arg(ck, f->str);
+	f->ref = a ? REF_ARG : REF_ABSENT;
+	f->sym = a ? (int)(a - ck->alt->args) : -1;
+}
+
+/* ---- names ---- */
+
+static void const_value(struct check *ck, struct node *n, struct node *decl)
+{
+	if (decl->sym == -2) {
+		ERR(ck, n, "constant '%s' is defined in terms of itself", n->str);
+		return;
+	}
+	int saved = decl->sym;
+	decl->sym = -2;
+	n->ref = REF_CONST;
+	n->resolved = node_clone(decl->a);
+	check_expr(ck, n->resolved);
+	decl->sym = saved;
+	n->type = n->resolved->type;
+	if (n->type.kind != T_INT && n->type.kind != T_STR && n->type.kind != T_NONE)
+		ERR(ck, n, "constant '%s' must be an integer or a string", n->str);
+}
+
+static void ident_expr(struct check *ck, struct node *n)
+{
+	struct compiler *c = ck->c;
+	const struct builtin *b = builtin_named(n->str);
+	if (b) {
+		n->ref = REF_BUILTIN;
+		n->sym = (int)(b - builtins);
+		n->type = b->type;
+		n->type.show = b->show;
+		if (strcmp(b->name, "curtask") == 0)
+			n->type.btf = ut_kernel_struct(c->k, "task_struct");
+		c->uses_stacks |= b->show == UT_SHOW_KSTACK || b->show == UT_SHOW_USTACK;
+		return;
+	}
+	if (strcmp(n->str, "retval") == 0 || (strncmp(n->str, "arg", 3) == 0 && n->str[3] >= '0' && n->str[3] <= '9')) {
+		register_arg(ck, n);
+		return;
+	}
+	if (strcmp(n->str, "args") == 0) {
+		ERR(ck, n, "'args' is used with a field: args.NAME");
+		return;
+	}
+	if (strcmp(n->str, "probe") == 0) {
+		/* the probe's index, shown through a table of the probes as written */
+		n->ref = REF_PROBE;
+		n->type = t_int(4, false);
+		n->type.show = UT_SHOW_TABLE;
+		n->type.table = (int16_t)probe_table(ck);
+		return;
+	}
+	struct node *k = find_decl(c->consts, c->nconsts, n->str);
+	if (k) {
+		const_value(ck, n, k);
+		return;
+	}
+	int64_t v;
+	if (ut_kernel_enum_value(c->k, n->str, &v) == 0) {
+		n->ref = REF_ENUM;
+		n->num = v;
+		n->type = t_int(8, v < 0);
+		return;
+	}
+	/* the builtins, the constants, and the probe's arguments as args.NAME */
+	unsigned nb = 0;
+	while (builtins[nb].name)
+		nb++;
+	char **names = xcalloc(nb + 1 + c->nconsts, sizeof(char *));
+	unsigned nn = 0;
+	for (unsigned i = 0; i < nb; i++)
+		names[nn++] = (char *)builtins[i].name;
+	names[nn++] = (char *)"probe";
+	for (unsigned i = 0; i < c->nconsts; i++)
+		names[nn++] = c->consts[i]->str;
+	char hint[160];
+	bool is_arg = false;
+	for (unsigned i = 0; i < ck->alt->nargs && !is_arg; i++)
+		is_arg = strcmp(ck->alt->args[i].name, n->str) == 0;
+	if (is_arg)
+		snprintf(hint, sizeof(hint), " (did you mean 'args.%s'?)", n->str);
+	else
+		near_name(hint, sizeof(hint), n->str, names, nn);
+	if (hint[0])
+		ERR(ck, n, "unknown name '%s'%s", n->str, hint);
+	else
+		ERR(ck, n, "unknown name '%s' (not a builtin, constant or kernel enum value)", n->str);
+	free(names);
+}
+
+static void local_expr(struct check *ck, struct node *n)
+{
+	int l = find_local(ck, n->str);
+	if (l < 0) {
+		char **names = xcalloc(ck->alt->nlocals + 1, sizeof(char *)), hint[160];
+		for (unsigned i = 0; i < ck->alt->nlocals; i++)
+			names[i] = ck->alt->locals[i].name;
+		near_name(hint, sizeof(hint), n->str, names, ck->alt->nlocals);
+		free(names);
+		ERR(ck, n, "local %s is used before it is assigned%s", n->str, hint);
+		return;
+	}
+	const struct local *local = &ck->alt->locals[l];
+	if (local->loop_var && !in_loop_of(ck, n->str)) {
+		ERR(ck, n, "%s is the variable of the for loop at %d:%d, and exists only in its body; "
+		    "copy it to another local there to keep it", n->str, local->loc.line, local->loc.col);
+		return;
+	}
+	n->ref = REF_LOCAL;
+	n->sym = l;
+	n->type = local->type;
+}
+
+/* ---- operators ---- */
+
+static void binop_expr(struct check *ck, struct node *n)
+{
+	bool logic = n->op == OP_AND || n->op == OP_OR;
+	check_expr(ck, n->a);
+	check_expr(ck, n->b);
+	struct type *ta = &n->a->type, *tb = &n->b->type;
+	bool cmp = n->op == OP_EQ || n->op == OP_NE;
+	if (cmp && ta->kind == T_STR && tb->kind == T_STR) {
+		n->type = t_int(1, false);
+		return;
+	}
+	if (cmp && ta->kind == T_PTR && (tb->kind == T_PTR || tb->kind == T_INT)) {
+		n->type = t_int(1, false);
+		return;
+	}
+	if (logic ? !is_cond(ta) || !is_cond(tb) : !is_int(ta) || !is_int(tb)) {
+		const struct type *bad = (logic ? is_cond(ta) : is_int(ta)) ? tb : ta;
+		bool compare = n->op == OP_EQ || n->op == OP_NE || n->op == '<' || n->op == '>' ||
+			       n->op == OP_LE || n->op == OP_GE;
+		if (compare && bad->kind == T_STR && tb->kind != ta->kind)
+			ERR(ck, n, "cannot compare a string with %s", a_type(is_int(ta) ? ta : tb));
+		else
+			ERR(ck, n, "this operator needs %s, but an operand is %s", logic ? "integers or pointers" : "integers",
+			    a_type(bad));
+		return;
+	}
+	/* not strchr("<>", op): ops from 256 on would match its NUL */
+	bool logical = n->op == '<' || n->op == '>' || n->op == OP_EQ || n->op == OP_NE || n->op == OP_LE ||
+		       n->op == OP_GE || n->op == OP_AND || n->op == OP_OR;
+	n->type = logical ? t_int(1, false) : t_int(8, binop_signed(n));
+	/* what C leaves undefined, with a constant: clang folds it to anything
+	 * (5 / (1 - 1) stored stack garbage, 1 << 200 a warning and 0) */
+	bool divides = n->op == '/' || n->op == '%', shifts = n->op == OP_SHL || n->op == OP_SHR;
+	int64_t k;
+	if (divides && const_int(ck->c, n->b, &k, 0) && k == 0)
+		ERR(ck, n, "division by zero");
+	if (shifts && const_int(ck->c, n->b, &k, 0) && (uint64_t)k > 63)
+		ERR(ck, n, "shift count %lld is out of range: shifts take 0 to 63", (long long)k);
+}
+
+static void ternary_expr(struct check *ck, struct node *n)
+{
+	check_expr(ck, n->a);
+	check_expr(ck, n->b);
+	check_expr(ck, n->c);
+	if (!is_cond(&n->a->type))
+		ERR(ck, n->a, "the condition must be an integer or a pointer, not %s", a_type(&n->a->type));
+	const struct type *tb = &n->b->type, *tc = &n->c->type;
+	if (is_int(tb) && is_int(tc)) {
+		n->type = t_int(8, tb->is_signed || tc->is_signed);
+	} else if (is_cond(tb) && is_cond(tc)) {
+		/* a pointer either way (an integer branch is an address, 0 is NULL),
+		 * typed when the pointer branches agree */
+		const struct type *p = tb->kind == T_PTR ? tb : tc, *q = tc->kind == T_PTR ? tc : tb;
+		n->type = *p;
+		n->type.direct = false;   /* either branch may be NULL or a plain integer */
+		if (q->kind == T_PTR && (p->btf != q->btf || p->user != q->user))
+			n->type = t_ptr(0);
+	} else {
+		ERR(ck, n, "both branches of ?: must be integers or pointers");
+	}
+}
+
+static void cast_expr(struct check *ck, struct node *n)
+{
+	check_expr(ck, n->a);
+	if (strncmp(n->str, "struct ", 7) == 0) {
+		char name[128];
+		int stars = 0;
+		snprintf(name, sizeof(name), "%s", n->str + 7);
+		char *sp = strchr(name, ' ');
+		if (sp) {
+			for (char *q = sp; *q; q++)
+				stars += *q == '*';
+			*sp = 0;
+		}
+		int32_t id = ut_kernel_struct(ck->c->k, name);
+		if (id < 0) {
+			ERR(ck, n, "no struct %s in the kernel's BTF", name);
+			id = 0;
+		}
+		if (stars != 1)
+			ERR(ck, n, "casts to struct pointers take one '*'");
+		if (n->a->type.kind != T_PTR && !is_int(&n->a->type))
+			ERR(ck, n, "cannot cast %s to a pointer", a_type(&n->a->type));
+		/* an unknown struct is reported once: its uses stay untyped */
+		n->type = id > 0 ? t_ptr(id) : (struct type){.kind = T_NONE};
+		/* to its own type: still the pointer the verifier knows */
+		n->type.direct = id > 0 && n->a->type.kind == T_PTR && n->a->type.direct && n->a->type.btf == id;
+	} else if (strcmp(n->str, "ptr") == 0) {
+		n->type = t_ptr(0);
+	} else {
+		int bits = strcmp(n->str, "bool") == 0 ? 1 : atoi(n->str + 1);
+		if (!(n->a->type.kind == T_STR && bits > 1) && n->a->type.kind != T_PTR && !is_int(&n->a->type))
+			ERR(ck, n, "cannot cast %s to %s", a_type(&n->a->type), n->str);
+		n->type = t_int(bits == 1 ? 1 : bits / 8, n->str[0] == 's');
+	}
+}
+
+/* ---- indexes and maps ---- */
+
+/* p[i] on a typed pointer: element i, as C reads it (gen_expr.c).  Elements
+ * are pointers or integers (struct sizes are not relocated). */
+static void pointer_index(struct check *ck, struct node *n)
+{
+	check_expr(ck, n->a);
+	check_expr(ck, n->b);
+	const struct type *bt = &n->a->type;
+	struct ut_ktype el;
+	if (!is_int(&n->b->type)) {
+		ERR(ck, n->b, "an index is an integer, not %s", a_type(&n->b->type));
+	} else if (bt->kind != T_PTR) {
+		if (bt->kind != T_NONE)
+			ERR(ck, n, "'[...]' indexes a typed pointer (or names a table), but this is %s", a_type(bt));
+	} else if (bt->btf <= 0 || ut_kernel_type(ck->c->k, bt->btf, &el) < 0 ||
+		   !(el.kind == UT_KT_PTR || el.kind == UT_KT_INT || el.kind == UT_KT_ENUM || el.kind == UT_KT_BOOL)) {
+		char buf[160];
+		ERR(ck, n, "'[...]' reads pointers or integers, but this points to %s",
+		    bt->btf > 0 && ut_kernel_type_c(ck->c->k, bt->btf, buf, sizeof(buf))[0] ? buf : "an unknown type");
+	} else if (btf_value_type(ck->c, bt->btf, &n->type) == 0) {
+		n->ref = REF_ELEMENT;
+	}
+}
+
+static void index_expr(struct check *ck, struct node *n)
+{
+	if (n->a->kind != N_IDENT) {
+		pointer_index(ck, n);
+		return;
+	}
+	int t = table_index(ck->c, n->a->str);
+	check_expr(ck, n->b);
+	if (t < 0) {
+		ERR(ck, n, "'%s' is not a table (declare it: table %s = { 0: \"name\", ... })", n->a->str, n->a->str);
+		return;
+	}
+	if (!is_int(&n->b->type))
+		ERR(ck, n->b, "table keys are integers, not %s", a_type(&n->b->type));
+	n->ref = REF_TABLE;
+	n->sym = t;
+	n->type = n->b->type;
+	n->type.kind = T_INT;
+	n->type.show = UT_SHOW_TABLE;
+	n->type.table = (int16_t)t;
+}
+
+struct map_info *map_get(struct check *ck, struct node *ref)
+{
+	struct compiler *c = ck->c;
+	const char *name = ref->str;
+	struct map_info *m = NULL;
+	for (unsigned i = 0; i < c->nmaps; i++)
+		if (strcmp(c->maps[i].name, name) == 0)
+			m = &c->maps[i];
+	unsigned nkeys = node_list_len(ref->a);
+	if (nkeys > 8) {
+		ERR(ck, ref, "maps take at most 8 keys");
+		return NULL;
+	}
+	if (!m) {
+		c->maps = xrealloc_array(c->maps, c->nmaps + 1, sizeof(*c->maps));
+		m = &c->maps[c->nmaps++];
+		memset(m, 0, sizeof(*m));
+		m->name = xstrdup(name);
+		m->loc = ref->loc;
+		m->nkeys = nkeys;
+		m->agg = UT_AGG_LAST;
+	} else if (m->nkeys != nkeys) {
+		ERR(ck, ref, "%s is used with %u key%s here but %u at %d:%d", m->name, nkeys, nkeys == 1 ? "" : "s",
+		    m->nkeys, m->loc.line, m->loc.col);
+		return NULL;
+	}
+	ref->ref = REF_MAP;
+	ref->sym = (int)(m - c->maps);
+	return m;
+}
+
+/* The keys of a map access: the map takes each key's type where it has
+ * none yet, and a longer string's. */
+void check_map_key(struct check *ck, int map, struct node *ref)
+{
+	unsigned i = 0;
+	for (struct node *e = ref->a; e; e = e->next, i++) {
+		check_expr(ck, e);
+		struct map_info *m = &ck->c->maps[map];   /* the key may read maps: c->maps may have moved */
+		struct type *t = &e->type;
+		if (t->kind == T_SHOW || t->kind == T_VOID) {
+			ERR(ck, e, "a map key must be an integer, pointer or string, not %s", type_name(t));
+			continue;
+		}
+		if (m->key_types[i].kind == T_NONE) {
+			m->key_types[i] = *t;
+			m->key_show[i] = (struct ut_value){.kind = UT_VAL_FIELD, .field = i, .display = t->show,
+							   .table = t->table};
+			if (t->kind == T_PTR)
+				m->key_show[i].display = UT_SHOW_HEX;
+		} else if (m->key_types[i].kind != t->kind) {
+			ERR(ck, e, "key %u of %s is %s here but %s elsewhere", i + 1, m->name, a_type(t),
+			    a_type(&m->key_types[i]));
+		} else if (t->kind == T_STR && t->size > m->key_types[i].size) {
+			m->key_types[i].size = t->size;
+		}
+	}
+}
+
+static void map_read_expr(struct check *ck, struct node *n)
+{
+	struct map_info *m = map_get(ck, n);
+	if (!m)
+		return;
+	if (m->kind == MAP_AGG) {
+		ERR(ck, n, "%s holds an aggregation; it can be printed, not read", m->name);
+		return;
+	}
+	if (!m->read_in_bpf)
+		m->read_loc = n->loc;
+	m->read_in_bpf = true;
+	if (m->kind == MAP_UNSET) {
+		/* read before the probe that assigns it: maps read in probes hold
+		 * integers; compile.c reports maps never assigned at all */
+		m->kind = MAP_VALUE;
+		m->value_type = t_int(8, true);
+		m->value_show = (struct ut_value){.kind = UT_VAL_FIELD};
+	}
+	n->type = m->value_type;
+	check_map_key(ck, n->sym, n);
+}
+
+/* ---- calls ---- */
+
+/* Replaces macro parameters by copies of the call's arguments.  Lists are
+ * walked, not recursed along: a body may hold many statements. */
+static struct node *substitute(struct node *body, struct node *params, struct node **actual)
+{
+	struct node_list out = {0};
+	for (; body; body = body->next) {
+		struct node *r = NULL;
+		if (body->kind == N_IDENT) {
+			int i = 0;
+			for (struct node *p = params; p && !r; p = p->next, i++)
+				if (strcmp(p->str, body->str) == 0)
+					r = node_clone(actual[i]);
+		}
+		if (!r) {
+			r = node_new(body->kind, body->loc);
+			*r = *body;
+			r->str = body->str ? xstrdup(body->str) : NULL;
+			r->a = substitute(body->a, params, actual);
+			r->b = substitute(body->b, params, actual);
+			r->c = substitute(body->c, params, actual);
+			r->d = substitute(body->d, params, actual);
+			r->resolved = NULL;
+		}
+		r->next = NULL;
+		node_list_push(&out, r);
+	}
+	return out.head;
+}
+
+#define MACRO_NODE_BUDGET 200000
+
+static unsigned long count_nodes(const struct node *n)
+{
+	unsigned long k = 0;
+	for (; n; n = n->next)
+		k += 1 + count_nodes(n->a) + count_nodes(n->b) + count_nodes(n->c) + count_nodes(n->d);
+	return k;
+}
+
+struct node *expand_macro(struct check *ck, struct node *n, struct node *fn)
+{
+	struct compiler *c = ck->c;
+	int nargs = (int)node_list_len(n->a);
+	int nparams = (int)node_list_len(fn->a);
+	if (nargs != nparams) {
+		ERR(ck, n, "%s() takes %d argument%s, not %d", fn->str, nparams, nparams == 1 ? "" : "s", nargs);
+		return NULL;
+	}
+	if (ck->macro_depth >= 16) {
+		ERR(ck, n, "%s() expands too deeply (is it recursive?)", fn->str);
+		return NULL;
+	}
+	struct node **args = xcalloc((size_t)nargs + 1, sizeof(*args));   /* a script function takes any number */
+	collect_args(n->a, args, nargs);
+	struct node *body = fn->b;
+	struct node *saved = body->next;
+	body->next = NULL;
+	node_free(n->resolved);
+	n->resolved = substitute(body, fn->a, args);
+	n->ref = REF_MACRO;
+	body->next = saved;
+	free(args);
+	/* Nested calls that use an argument several times grow exponentially
+	 * (fn b(x) = a(a(x)) with a using x 50 times): bound the whole
+	 * script's expansions rather than hang writing gigabytes of C. */
+	unsigned long before = c->macro_nodes;
+	c->macro_nodes += count_nodes(n->resolved);
+	if (c->macro_nodes > MACRO_NODE_BUDGET) {
+		if (before <= MACRO_NODE_BUDGET)
+			ERR(ck, n, "expanding %s() here makes the script too large (over %d nodes); "
+			    "do nested function calls use their arguments many times?", fn->str, MACRO_NODE_BUDGET);
+		node_free(n->resolved);
+		n->resolved = NULL;
+		n->ref = REF_NONE;
+	}
+	return n->resolved;
+}
+
+void check_expansion(struct check *ck, struct node *n, void (*check_body)(struct check *, struct node *))
+{
+	int errors = ck->c->d->errors;
+	ck->macro_depth++;
+	check_body(ck, n->resolved);
+	ck->macro_depth--;
+	/* the error above is in the body: say which calls (the outer three) */
+	if (ck->c->d->errors > errors && ck->macro_depth < 3)
+		diag_note(ck->c->d, "in %s() called at %s:%d:%d", n->str, n->loc.file, n->loc.line, n->loc.col);
+}
+
+static void call_expr(struct check *ck, struct node *n)
+{
+	struct node *fn = find_decl(ck->c->fns, ck->c->nfns, n->str);
+	if (fn) {
+		if (fn->b->kind == N_BLOCK) {
+			ERR(ck, n, "%s() is a statement function; call it as a statement", n->str);
+			return;
+		}
+		if (!expand_macro(ck, n, fn))
+			return;
+		check_expansion(ck, n, check_expr);
+		n->type = n->resolved->type;
+		return;
+	}
+	const struct call_def *def = call_named(n->str);
+	const struct ut_agg_kind *agg = def ? NULL : ut_agg_named(n->str);
+	if (!def && !agg) {
+		unsigned ncalls = 0, naggs = UT_AGG_LAST;   /* the aggregations' names */
+		while (calls[ncalls].name)
+			ncalls++;
+		char **names = xcalloc(ncalls + naggs + ck->c->nfns + 1, sizeof(char *)), hint[160];
+		unsigned nn = 0;
+		for (unsigned i = 0; i < ncalls; i++)
+			names[nn++] = (char *)calls[i].name;
+		for (unsigned i = 0; i < naggs; i++)
+			names[nn++] = (char *)ut_aggs[i].name;
+		for (unsigned i = 0; i < ck->c->nfns; i++)
+			names[nn++] = ck->c->fns[i]->str;
+		near_name(hint, sizeof(hint), n->str, names, nn);
+		ERR(ck, n, "unknown function '%s'%s", n->str, hint);
+		free(names);
+		return;
+	}
+	int min_args = def ? def->min_args : (int)agg->nargs, max_args = def ? def->max_args : (int)agg->nargs;
+	struct node *args[CALL_MAX_ARGS];
+	int nargs = collect_args(n->a, args, CALL_MAX_ARGS);
+	if (nargs < min_args || nargs > max_args) {
+		if (min_args == max_args)
+			ERR(ck, n, "%s() takes %d argument%s, not %d", n->str, min_args, min_args == 1 ? "" : "s", nargs);
+		else
+			ERR(ck, n, "%s() takes %d to %d arguments, not %d", n->str, min_args, max_args, nargs);
+		return;
+	}
+	if (agg) {
+		ERR(ck, n, "%s() is an aggregation: assign it to a map, e.g. @x[comm] = %s(...)", n->str, n->str);
+		return;
+	}
+	n->ref = REF_FUNCTION;
+	n->sym = (int)(def - calls);
+	def->check(ck, n, args, nargs);
+}
+
+void check_expr(struct check *ck, struct node *n)
+{
+	n->type = (struct type){0};
+	switch (n->kind) {
+	case N_INT:
+		n->type = t_int(8, n->op != 'u' && n->num < 0);
+		return;
+	case N_STR: {
+		size_t len = strlen(n->str);
+		if (len > 254)   /* a string value is a char array of at most 255 */
+			ERR(ck, n, "this string has %zu bytes; strings used as values hold at most 254", len);
+		n->type = t_str((int)len + 1);
+		return;
+	}
+	case N_IDENT: ident_expr(ck, n); return;
+	case N_LOCAL: local_expr(ck, n); return;
+	case N_FIELD: field_expr(ck, n); return;
+	case N_INDEX: index_expr(ck, n); return;
+	case N_MAP_REF: map_read_expr(ck, n); return;
+	case N_CALL: call_expr(ck, n); return;
+	case N_BINOP: binop_expr(ck, n); return;
+	case N_UNOP:
+		check_expr(ck, n->a);
+		if (n->op == '!' ? !is_cond(&n->a->type) : !is_int(&n->a->type))
+			ERR(ck, n, "'%c' needs an integer, not %s", n->op, a_type(&n->a->type));
+		n->type = n->op == '!' ? t_int(1, false) : t_int(8, n->op == '-' || n->a->type.is_signed);
+		return;
+	case N_TERNARY: ternary_expr(ck, n); return;
+	case N_DEFAULT: default_expr(ck, n); return;
+	case N_CAST: cast_expr(ck, n); return;
+	default:
+		ERR(ck, n, "this is not an expression");
+	}
+}

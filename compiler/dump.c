@@ -1,0 +1,156 @@
+/* --dump typed and --dump resources: what the check and resources passes
+ * leave, as text for people (and the tests in tests/compiler/dump). */
+#include <stdio.h>
+
+#include "compiler/aggregations.h"
+#include "compiler/compiler.h"
+
+static void alt_title(const struct alt_ctx *a, FILE *f)
+{
+	fprintf(f, "# probe %u alternative %u: %s (%s%s%s)\n", a->probe_index, (unsigned)(a->alt - a->probe->alts),
+		a->spec, probe_kind_name(a->alt->kind), a->target[0] ? " " : "", a->target);
+}
+
+static void maps_typed(const struct compiler *c, FILE *f)
+{
+	char buf[64];
+	for (unsigned i = 0; i < c->nmaps; i++) {
+		const struct map_info *m = &c->maps[i];
+		fprintf(f, "map %u %s[", i, m->name);
+		for (unsigned k = 0; k < m->nkeys; k++)
+			fprintf(f, "%s%s", k ? ", " : "", type_text(&m->key_types[k], buf, sizeof(buf)));
+		if (m->kind == MAP_AGG)
+			fprintf(f, "] = %s()\n", ut_aggs[m->agg].name);
+		else
+			fprintf(f, "] : %s\n", type_text(&m->value_type, buf, sizeof(buf)));
+	}
+}
+
+void dump_typed(struct compiler *c, FILE *f)
+{
+	char buf[64];
+	for (unsigned i = 0; i < c->nalts; i++) {
+		const struct alt_ctx *a = c->alts[i];
+		alt_title(a, f);
+		for (unsigned j = 0; j < a->nargs; j++)
+			fprintf(f, "arg %u %s : %s\n", j, a->args[j].name, type_text(&a->args[j].type, buf, sizeof(buf)));
+		for (unsigned j = 0; j < a->ncomputed_args; j++) {
+			fprintf(f, "computed arg %u %s =\n", j, a->computed_args[j].field->str);
+			ast_dump(a->computed_args[j].value, 1, true, f);
+		}
+		for (unsigned j = 0; j < a->nlocals; j++)
+			fprintf(f, "local %u %s : %s\n", j, a->locals[j].name, type_text(&a->locals[j].type, buf, sizeof(buf)));
+		if (a->pred) {
+			fprintf(f, "predicate\n");
+			ast_dump(a->pred, 1, true, f);
+		}
+		ast_dump(a->block, 0, true, f);
+	}
+	maps_typed(c, f);
+}
+
+static const char *const field_types[] = {
+	[UT_F_S64] = "s64", [UT_F_U64] = "u64", [UT_F_BOOL] = "bool", [UT_F_PTR] = "ptr", [UT_F_STR] = "str",
+};
+
+static const char *const displays[] = {
+	[UT_SHOW_PLAIN] = "plain", [UT_SHOW_HEX] = "hex", [UT_SHOW_KOID] = "koid", [UT_SHOW_ERRNO] = "errno",
+	[UT_SHOW_TABLE] = "table", [UT_SHOW_DISK] = "disk", [UT_SHOW_KSTACK] = "kstack", [UT_SHOW_USTACK] = "ustack",
+	[UT_SHOW_STRING] = "string",
+};
+
+static const char *const event_ops[UT_EV_OP_COUNT] = {
+	[UT_EV_SLICE_BEGIN] = "slice begin", [UT_EV_SLICE_END] = "slice end", [UT_EV_INSTANT] = "instant",
+	[UT_EV_COUNTER] = "counter", [UT_EV_FLOW_BEGIN] = "flow begin", [UT_EV_FLOW_STEP] = "flow step",
+	[UT_EV_FLOW_END] = "flow end", [UT_EV_SPAN_BEGIN] = "span begin", [UT_EV_SPAN_PHASE] = "span phase",
+	[UT_EV_SPAN_END] = "span end", [UT_EV_GROUP_NAME] = "track name", [UT_EV_PRINT] = "printf",
+	[UT_EV_EXIT] = "exit", [UT_EV_CLEAR] = "clear", [UT_EV_HIT] = "hit",
+};
+
+static void value_dump(const struct ut_value *v, FILE *f)
+{
+	switch (v->kind) {
+	case UT_VAL_FIELD:
+		fprintf(f, "f%u %s", v->field, displays[v->display]);
+		if (v->display == UT_SHOW_TABLE)
+			fprintf(f, " %d", v->table);
+		break;
+	case UT_VAL_TEXT: fprintf(f, "\"%s\"", v->text); break;
+	case UT_VAL_FORMAT:
+		fprintf(f, "format \"%s\"", v->text);
+		for (unsigned i = 0; i < v->nfmt; i++) {
+			fprintf(f, i ? ", " : " of ");
+			value_dump(&v->fmt[i], f);
+		}
+		break;
+	default: fprintf(f, "none"); break;
+	}
+}
+
+/* The statements of a body that send the stage first: records after a
+ * loop, and loops whose records may not all fit. */
+static void stage_dump(const struct node *n, FILE *f)
+{
+	for (; n; n = n->next) {
+		if (n->kind == N_FOR && n->stage_bytes)
+			fprintf(f, "  for @%d:%d: %u bytes an iteration%s\n", n->loc.line, n->loc.col, n->stage_bytes,
+				n->stage_full ? ", each sends a full stage first" : "");
+		else if (n->stage_full)
+			fprintf(f, "  %s @%d:%d: sends a full stage first\n", node_kind_name(n->kind), n->loc.line, n->loc.col);
+		stage_dump(n->a, f);
+		stage_dump(n->b, f);
+		stage_dump(n->c, f);
+		stage_dump(n->d, f);
+		if (n->kind == N_CALL && n->ref == REF_MACRO)
+			stage_dump(n->resolved, f);
+	}
+}
+
+static const char *const storages[] = {
+	[MAP_SHARED_HASH] = "hash", [MAP_PERCPU_HASH] = "per-CPU hash", [MAP_PERCPU_SLOT] = "per-CPU slot",
+};
+
+void dump_resources(struct compiler *c, FILE *f)
+{
+	const struct ut_program *p = c->prog;
+	for (unsigned i = 0; i < p->nmaps; i++) {
+		const struct ut_map *m = &p->maps[i];
+		fprintf(f, "map %u %s: %s, key %u bytes {", i, m->name, storages[c->maps[i].storage], m->key_size);
+		for (unsigned k = 0; k < m->nkeys; k++)
+			fprintf(f, "%s%s at %u", k ? ", " : " ", field_types[m->keys[k].type], m->keys[k].offset);
+		fprintf(f, " }, value %u bytes\n", m->value_size);
+	}
+	for (unsigned i = 0; i < p->nevents; i++) {
+		const struct ut_event *ev = &p->events[i];
+		fprintf(f, "event %u @%d:%d: %s, %u bytes {", i, ev->loc.line, ev->loc.col, event_ops[ev->op], ev->size);
+		for (unsigned k = 0; k < ev->nfields; k++)
+			fprintf(f, "%s%s[%u] at %u", k ? ", " : " ", field_types[ev->fields[k].type], ev->fields[k].size,
+				ev->fields[k].offset);
+		fprintf(f, " }\n  name ");
+		value_dump(&ev->name, f);
+		if (ev->group >= 0) {
+			fprintf(f, "\n  track %s ", p->groups[ev->group]);
+			value_dump(&ev->group_key, f);
+		}
+		if (ev->flow >= 0) {
+			fprintf(f, "\n  flow %s ", p->flows[ev->flow]);
+			value_dump(&ev->key, f);
+		}
+		for (unsigned k = 0; k < ev->nargs; k++) {
+			fprintf(f, "\n  arg %s ", ev->args[k].name);
+			value_dump(&ev->args[k].value, f);
+		}
+		fprintf(f, "\n");
+	}
+	for (unsigned i = 0; i < c->nalts; i++) {
+		const struct alt_ctx *a = c->alts[i];
+		alt_title(a, f);
+		fprintf(f, "stage %u bytes", a->stage.bytes);
+		if (a->stage.reloads)
+			fprintf(f, ", offsets through the stage under %#x", a->stage.off_mask);
+		fprintf(f, "; %u path() buffers\n", a->path_calls);
+		stage_dump(a->block, f);
+	}
+	fprintf(f, "largest stage %u bytes, %u path() buffers, stacks %s\n", c->max_stage_bytes, c->path_slots,
+		c->uses_stacks ? "yes" : "no");
+}

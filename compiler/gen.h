@@ -1,0 +1,75 @@
+/* The generator: what its files (gen.c, gen_expr.c, gen_stmt.c,
+ * builtins.c) share.  It writes C from the typed bodies and the
+ * resources; a program that reaches it has no errors, so it reports none. */
+#ifndef UT_GEN_H
+#define UT_GEN_H
+#include "compiler/aggregations.h"
+#include "compiler/builtins.h"
+#include "compiler/compiler.h"
+
+/* The program's C in parts, assembled at the end (gen.c). */
+struct gen_parts {
+	struct strbuf types;        /* record structs and the probes' preludes, in order */
+	struct strbuf funcs;        /* the BPF programs */
+	int tmp;                    /* temporaries t0, t1, ... of the whole program */
+	bool parm6_defined;
+};
+
+/* The walk over one alternative's body: set up in one assignment for
+ * each (gen_stmt.c, gen_alternative). */
+struct gen {
+	struct compiler *c;
+	struct alt_ctx *alt;
+	struct gen_parts *parts;
+	struct strbuf *out;         /* where statements go */
+	int indent;
+	bool in_body;               /* the statements, not the predicate */
+	bool uses_now;              /* the statements read nsecs: the hit's ut_now */
+	bool returns;               /* a return jumps to ut_done */
+	/* computed arguments: each evaluated at its first use into a
+	 * variable at the top of the predicate [0] or of the body [1] */
+	struct strbuf computed_out[2];
+	char **computed_vars;       /* per alt->computed_args: its variable, once evaluated */
+	/* `@m[k] += v` leaves @m[k]'s new value in a variable: a read of
+	 * @m[k] in the statement right after it, in the same list, uses that
+	 * instead of a second look-up (gen_expr.c, gen_map_read) */
+	const struct node *prev_stmt;   /* the statement before, in the innermost list */
+	bool list_continues;            /* the next list (a function's body) follows prev_stmt */
+	struct {
+		const struct node *stmt;    /* the add; NULL: none */
+		int map;
+		char *key;                  /* its key expressions' C, joined */
+		unsigned var;               /* ut_added_<var> */
+	} last_add;
+	unsigned nadded;                /* ut_added_* variables of the body */
+	/* clang refuses C nested too deep: the statement (or predicate)
+	 * being written, and the first whose C nests past C_MAX_NESTING */
+	const struct node *at;
+	const struct node *too_deep_at;
+};
+
+/* clang refuses C that nests more than 256 brackets ((, [ and {
+ * together): "bracket nesting level exceeded".  emit() measures each line
+ * it writes, its indentation (a level per block) and its brackets, and
+ * keeps a margin for what macros add (BPF_CORE_READ puts its argument
+ * about 6 deeper).  This is the one thing only the C can tell: the
+ * driver reports it (compile.c). */
+#define C_MAX_NESTING 240
+
+void emit(struct gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *new_tmp(struct gen *g);
+/* v as a C literal (INT64_MIN has none: it is written as an expression). */
+char *c_int64(int64_t v);
+/* n's C expression; the statements it needs are emitted first. */
+char *gen_expr(struct gen *g, struct node *n);
+/* The same, its statements written to out at indent. */
+char *gen_expr_to(struct gen *g, struct node *n, struct strbuf *out, int indent);
+/* The C declaration of a variable of type t. */
+char *c_decl(struct gen *g, const struct type *t, const char *name);
+/* The key struct of a map access, filled; with sig, the key's C joined
+ * when it is the same text for the same key (gen_expr.c). */
+char *gen_map_key(struct gen *g, int map, struct node *ref, char **sig);
+/* gen_stmt.c */
+void gen_alternative(struct gen_parts *parts, struct compiler *c, struct alt_ctx *a);
+
+#endif

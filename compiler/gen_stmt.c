@@ -1,0 +1,474 @@
+/* Generation of statements and of one alternative's BPF program: its
+ * section and signature, the predicate, the statements, and the records
+ * they stage for the hit's sample. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/gen.h"
+
+static void gen_stmt(struct gen *g, struct node *n);
+
+static void gen_stmts(struct gen *g, struct node *list)
+{
+	const struct node *outer = g->prev_stmt;
+	if (!g->list_continues)
+		g->prev_stmt = NULL;
+	g->list_continues = false;
+	for (; list; list = list->next) {
+		gen_stmt(g, list);
+		g->prev_stmt = list;
+	}
+	g->prev_stmt = outer;
+}
+
+/* ---- records ---- */
+
+/* A record being filled: the C of each field's value, in field order
+ * (the order resources.c laid them out in). */
+struct record {
+	const struct ut_event *ev;
+	unsigned nvalues;
+	char **values;
+};
+
+static void record_field(struct record *r, char *cx)
+{
+	r->values = xrealloc_array(r->values, r->nvalues + 1, sizeof(char *));
+	r->values[r->nvalues++] = cx;
+}
+
+static void record_value(struct gen *g, struct record *r, struct node *n);
+
+/* fmt() and printf(): the values the format takes. */
+static void record_format(struct gen *g, struct record *r, struct node *call)
+{
+	struct node *args[CALL_MAX_ARGS];
+	int na = collect_args(call->a, args, CALL_MAX_ARGS);
+	for (int i = 1; i < na; i++)
+		record_value(g, r, args[i]);
+}
+
+static void record_value(struct gen *g, struct record *r, struct node *n)
+{
+	switch (value_form(n)) {
+	case VALUE_TEXT:
+		return;
+	case VALUE_FORMAT:
+		record_format(g, r, through_functions(n));
+		return;
+	default:
+		record_field(r, gen_expr(g, n));
+	}
+}
+
+static struct record record_begin(struct gen *g, const struct node *n)
+{
+	return (struct record){.ev = &g->c->prog->events[n->event]};
+}
+
+/* A flow or span key: evaluated once into a temporary, stored in the
+ * record, and returned as the guard that samples on it (--sample keeps
+ * whole flows: the decision is taken at the flow's begin and remembered). */
+static char *record_key(struct gen *g, struct record *r, struct node *keyref, bool begin)
+{
+	char *kx = gen_expr(g, keyref->a);
+	char *tmp = new_tmp(g);
+	emit(g, "__u64 %s = (__u64)(%s);", tmp, kx);
+	free(kx);
+	char *guard = xasprintf("if (ut_flow_sampled(%d, %s, %d)) ", r->ev->flow, tmp, begin);
+	record_field(r, tmp);
+	return guard;
+}
+
+static void record_with(struct gen *g, struct record *r, struct node *with)
+{
+	for (struct node *w = with; w; w = w->next)
+		record_value(g, r, w->a);
+}
+
+/* When the stage has no room for `bytes` more: sends what it holds as one
+ * sample, and fills it again (in and after for loops, whose records may
+ * not all fit).  The same slot: no new look-up, and a state the verifier
+ * can match with the path that did not send. */
+static void stage_send(struct gen *g, uint32_t bytes)
+{
+	emit(g, "if (ut_batch && ut_off > ut_batch_cap - %uU) {", bytes);
+	emit(g, "\tut_send(ut_batch, ut_off, 1, %u);", g->alt->probe_index);
+	emit(g, "\tut_off = 0;");
+	emit(g, "}");
+}
+
+/* Writes the record's struct and the code that fills it in the stage. */
+static void record_end(struct gen *g, struct record *r, const struct node *n, const char *guard)
+{
+	const struct ut_event *ev = r->ev;
+	struct strbuf *types = &g->parts->types;
+	sb_printf(types, "struct ut_rec_%d {\n\tstruct ut_rec_hdr h;\n", n->event);
+	for (unsigned i = 0; i < ev->nfields; i++) {
+		if (ev->fields[i].type == UT_F_STR)
+			sb_printf(types, "\tchar f%u[%u];\n", i, (ev->fields[i].size + 7) & ~7u);
+		else
+			sb_printf(types, "\t%s f%u;\n", ev->fields[i].type == UT_F_S64 ? "__s64" : "__u64", i);
+	}
+	sb_printf(types, "} __attribute__((aligned(8)));\n");
+	sb_printf(types, "_Static_assert(sizeof(struct ut_rec_%d) == %u, \"record layout\");\n\n", n->event, ev->size);
+	if (n->stage_full)
+		stage_send(g, ev->size);
+	emit(g, "%sif (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_%d)) {", guard ? guard : "", n->event);
+	g->indent++;
+	emit(g, "struct ut_rec_%d *r = (void *)(ut_batch + ut_off);", n->event);
+	emit(g, "ut_header(&r->h, %d, ut_now);", n->event);
+	for (unsigned i = 0; i < ev->nfields; i++) {
+		const char *cx = r->values[i];
+		uint32_t padded = (ev->fields[i].size + 7) & ~7u;
+		if (ev->fields[i].type == UT_F_STR)
+			emit(g, "__builtin_memcpy(r->f%u, %s, sizeof(%s) < %u ? sizeof(%s) : %u);", i, cx, cx, padded, cx,
+			     padded);
+		else
+			emit(g, "r->f%u = (%s)(%s);", i, ev->fields[i].type == UT_F_S64 ? "__s64" : "__u64", cx);
+		free(r->values[i]);
+	}
+	emit(g, "ut_off += sizeof(*r);");
+	g->indent--;
+	emit(g, "}");
+	free(r->values);
+}
+
+static void gen_trace(struct gen *g, struct node *n)
+{
+	struct record r = record_begin(g, n);
+	char *guard = NULL;
+	switch (n->kind) {
+	case N_SLICE: case N_INSTANT: case N_COUNTER:
+		if (n->a)
+			record_value(g, &r, n->a);
+		if (n->b)
+			record_value(g, &r, n->b->a);
+		break;
+	case N_FLOW:
+		guard = record_key(g, &r, n->a, n->op == OP_BEGIN);
+		if (n->b)
+			record_value(g, &r, n->b);
+		break;
+	case N_SPAN:
+		record_value(g, &r, n->a->a);
+		guard = record_key(g, &r, n->b, false);
+		if (n->d)
+			record_value(g, &r, n->d);
+		break;
+	default:   /* N_TRACK_NAME */
+		record_value(g, &r, n->a->a);
+		record_value(g, &r, n->b);
+		break;
+	}
+	record_with(g, &r, n->c);
+	record_end(g, &r, n, guard);
+	free(guard);
+}
+
+/* ---- statements ---- */
+
+static void gen_call_stmt(struct gen *g, struct node *e)
+{
+	if (e->ref == REF_MACRO) {   /* a statement function */
+		g->list_continues = true;   /* the body runs where the call is */
+		gen_stmt(g, e->resolved);
+		return;
+	}
+	if (strcmp(e->str, "delete") == 0) {
+		char *k = gen_map_key(g, e->a->sym, e->a, NULL);
+		emit(g, "bpf_map_delete_elem(&m_%d, &%s);", e->a->sym, k);
+		free(k);
+		return;
+	}
+	struct record r = record_begin(g, e);
+	if (strcmp(e->str, "printf") == 0)
+		record_format(g, &r, e);
+	record_end(g, &r, e, NULL);
+}
+
+/* @m[k] = agg(v): the aggregation's kernel helper takes v, or 1 into the
+ * key of v's bucket. */
+static void gen_aggregation(struct gen *g, struct node *n)
+{
+	int idx = n->a->sym;
+	const struct map_info *m = &g->c->maps[idx];
+	const struct ut_agg_kind *kind = &ut_aggs[m->agg];
+	struct node *args[4];
+	collect_args(n->b->a, args, 4);
+	char *v = kind->nargs ? gen_expr(g, args[0]) : xstrdup("1");
+	char *k = gen_map_key(g, idx, n->a, NULL);
+	if (kind->bpf_bucket && kind->nargs > 1) {
+		char *lo = c_int64(m->lhist_min), *hi = c_int64(m->lhist_max), *step = c_int64(m->lhist_step);
+		emit(g, "%s.bucket = %s((__s64)(%s), %s, %s, %s);", k, kind->bpf_bucket, v, lo, hi, step);
+		free(lo);
+		free(hi);
+		free(step);
+	} else if (kind->bpf_bucket)
+		emit(g, "%s.bucket = %s((__s64)(%s));", k, kind->bpf_bucket, v);
+	if (kind->bpf_bucket)
+		emit(g, "%s(&m_%d, &%s, 1);", kind->bpf_take, idx, k);
+	else
+		emit(g, "%s(&m_%d, &%s, (__s64)(%s));", kind->bpf_take, idx, k, v);
+	free(k);
+	free(v);
+}
+
+static void gen_map_assign(struct gen *g, struct node *n)
+{
+	int idx = n->a->sym;
+	if (g->c->maps[idx].kind == MAP_AGG) {
+		gen_aggregation(g, n);
+		return;
+	}
+	char *v = gen_expr(g, n->b);
+	char *sig = NULL;
+	char *k = gen_map_key(g, idx, n->a, &sig);
+	const struct call_def *call = call_of(n->b);
+	if (n->b->type.kind == T_STR && call && strcmp(call->name, "path") == 0) {
+		/* its 256-byte buffer is map memory, as large as any string value */
+		emit(g, "bpf_map_update_elem(&m_%d, &%s, %s, BPF_ANY);", idx, k, v);
+	} else if (n->b->type.kind == T_STR) {
+		/* staged in a per-CPU buffer: a second copy of the string on the
+		 * stack is what overflows it */
+		emit(g, "{ struct ut_path_buf *val = ut_value_buf();");
+		emit(g, "  if (val) { __builtin_memcpy(val->s, %s, sizeof(val->s) < sizeof(%s) ? sizeof(val->s) : sizeof(%s));", v, v, v);
+		emit(g, "    bpf_map_update_elem(&m_%d, &%s, val, BPF_ANY); } }", idx, k);
+	} else if (n->op == '=') {
+		emit(g, "{ __u64 val = (__u64)(%s); bpf_map_update_elem(&m_%d, &%s, &val, BPF_ANY); }", v, idx, k);
+	} else {
+		emit(g, "ut_added_%u = ut_shared_add(&m_%d, &%s, %s(__s64)(%s));", g->nadded, idx, k,
+		     n->op == '-' ? "-" : "", v);
+		if (sig) {
+			free(g->last_add.key);
+			g->last_add.stmt = n;
+			g->last_add.map = idx;
+			g->last_add.key = sig;
+			g->last_add.var = g->nadded;
+			sig = NULL;
+		}
+		g->nadded++;
+	}
+	free(sig);
+	free(k);
+	free(v);
+}
+
+static void gen_local_assign(struct gen *g, struct node *n)
+{
+	char *v = gen_expr(g, n->a);
+	const char *l = n->str + 1;
+	if (n->a->type.kind == T_STR)
+		emit(g, "__builtin_memcpy(l_%s, %s, sizeof(%s) < sizeof(l_%s) ? sizeof(%s) : sizeof(l_%s));", l, v, v, l,
+		     v, l);
+	else if (n->a->type.kind == T_PTR)
+		emit(g, "l_%s = (void *)(%s);", l, v);
+	else
+		emit(g, "l_%s = %s;", l, v);
+	free(v);
+}
+
+/* A plain C loop with the folded bounds.  Its body is written first: the
+ * loop's head depends on the records it stages. */
+static void gen_for(struct gen *g, struct node *n)
+{
+	const char *var = n->str + 1;
+	struct strbuf body = {0}, *out = g->out;
+	g->out = &body;
+	g->indent++;
+	gen_stmts(g, n->c->a);
+	g->indent--;
+	g->out = out;
+	char *from = c_int64(n->a->num), *to = c_int64(n->b->num);
+	emit(g, "for (l_%s = %s; l_%s < %s; l_%s++) {", var, from, var, to, var);
+	free(from);
+	free(to);
+	if (n->stage_bytes) {
+		/* The verifier follows ut_off's exact value on every path, and
+		 * paths that staged different records never merge: their number
+		 * grows with every iteration (24 iterations with one record under
+		 * an if passed its million instructions).  Passed through the
+		 * stage's memory (just past ut_batch_cap), ut_off is only a number
+		 * below ut_off_mask, and each iteration's paths merge.  The
+		 * stage has room for any record at any offset up to the mask:
+		 * the checks against ut_batch_cap are made on copies the
+		 * verifier may not link to the offset it adds (6.1 loses them). */
+		g->indent++;
+		emit(g, "if (ut_batch) {");
+		emit(g, "\t*(volatile __u32 *)(ut_batch + ut_batch_cap) = ut_off;");
+		emit(g, "\tut_off = *(volatile __u32 *)(ut_batch + ut_batch_cap) & ut_off_mask;");
+		emit(g, "}");
+		if (n->stage_full)
+			stage_send(g, n->stage_bytes);
+		g->indent--;
+	}
+	sb_puts(out, body.s ? body.s : "");
+	sb_free(&body);
+	emit(g, "}");
+}
+
+/* A statement in braces of its own: its temporaries' scope. */
+static void gen_braced(struct gen *g, struct node *n, void (*gen_inside)(struct gen *, struct node *))
+{
+	emit(g, "{");
+	g->indent++;
+	gen_inside(g, n);
+	g->indent--;
+	emit(g, "}");
+}
+
+static void gen_if(struct gen *g, struct node *n)
+{
+	char *cond = gen_expr(g, n->a);
+	emit(g, "if (%s)", cond);
+	free(cond);
+	gen_stmt(g, n->b);
+	if (n->c) {
+		emit(g, "else");
+		gen_stmt(g, n->c);
+	}
+}
+
+static void gen_block(struct gen *g, struct node *n) { gen_stmts(g, n->a); }
+static void gen_call_stmt_of(struct gen *g, struct node *n) { gen_call_stmt(g, n->a); }
+
+static void gen_stmt_at(struct gen *g, struct node *n);
+
+static void gen_stmt(struct gen *g, struct node *n)
+{
+	if (g->too_deep_at)   /* its C is not used: the driver reports it */
+		return;
+	const struct node *outer = g->at;
+	g->at = n;
+	gen_stmt_at(g, n);
+	g->at = outer;
+}
+
+static void gen_stmt_at(struct gen *g, struct node *n)
+{
+	switch (n->kind) {
+	case N_BLOCK: gen_braced(g, n, gen_block); return;
+	case N_EXPR_STMT: gen_braced(g, n, gen_call_stmt_of); return;
+	case N_LOCAL_ASSIGN: gen_braced(g, n, gen_local_assign); return;
+	case N_MAP_ASSIGN: gen_braced(g, n, gen_map_assign); return;
+	case N_IF: gen_braced(g, n, gen_if); return;
+	case N_RETURN:
+		emit(g, "goto ut_done;");   /* the records so far still go out */
+		g->returns = true;
+		return;
+	case N_FOR: gen_for(g, n); return;
+	case N_BREAK: emit(g, "break;"); return;
+	case N_CONTINUE: emit(g, "continue;"); return;
+	default: gen_braced(g, n, gen_trace); return;   /* trace statements */
+	}
+}
+
+/* ---- the program of one alternative ---- */
+
+/* libbpf before 1.2 (Debian 12 has 1.1) stops at PT_REGS_PARM5: the sixth
+ * argument's register on the architectures the generator targets. */
+static const char parm6_macro[] =
+	"#ifndef PT_REGS_PARM6   /* libbpf before 1.2 */\n"
+	"#if defined(bpf_target_x86)\n#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->r9)\n"
+	"#elif defined(bpf_target_arm64)\n#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->regs[5])\n"
+	"#elif defined(bpf_target_riscv)\n#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->a5)\n"
+	"#elif defined(bpf_target_s390)\n#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->gprs[7])\n"
+	"#endif\n#endif\n\n";
+
+/* The statements' C, after the declarations the walk found they need:
+ * locals, the values of adds, computed arguments, the hit's time and
+ * stage. */
+static void gen_body(struct gen *g, struct strbuf *fn)
+{
+	struct alt_ctx *a = g->alt;
+	struct strbuf head = {0}, body = {0};   /* the predicate, the statements */
+	g->out = &head;
+	g->indent = 1;
+	g->at = a->pred ? a->pred : a->block;
+	if (a->pred) {
+		emit(g, "{");
+		g->indent++;
+		char *p = gen_expr(g, a->pred);
+		emit(g, "if (!(%s))", p);
+		emit(g, "\treturn 0;");
+		free(p);
+		g->indent--;
+		emit(g, "}");
+	}
+	g->out = &body;
+	g->in_body = true;
+	gen_stmts(g, a->block->a);
+	/* the hit's time first: the stage notes when its hit began */
+	if (a->stage.bytes || g->uses_now)
+		sb_puts(&head, "\tconst __u64 ut_now = bpf_ktime_get_ns();\n");
+	if (a->stage.bytes) {
+		/* after the predicate: a hit it rejects stages nothing.  Without
+		 * a buffer (nested too deep) the body still runs: its maps and
+		 * aggregations stay exact, only its records are lost.  64 bits
+		 * with a loop's reload: clang-14 widens a 32-bit ut_off after
+		 * checking it, into a register the verifier has no bound on */
+		sb_printf(&head, "\tconst __u32 ut_batch_cap = %u;\n"
+			  "\tchar *ut_batch = ut_batch_begin(%u, ut_now);\n"
+			  "\t__u%d ut_off = 0;\n",
+			  a->stage.bytes, a->probe_index, a->stage.reloads ? 64 : 32);
+		if (a->stage.reloads)
+			sb_printf(&head, "\tconst __u64 ut_off_mask = %#x;\n", a->stage.off_mask);
+	}
+	if (a->stage.bytes || g->returns)
+		sb_puts(&body, "ut_done: __attribute__((unused));\n");
+	if (a->stage.bytes)
+		sb_printf(&body, "\tut_batch_end(ut_batch, ut_off, %u);\n", a->probe_index);
+	for (unsigned i = 0; i < a->nlocals; i++) {
+		char *name = xasprintf("l_%s", a->locals[i].name + 1);
+		char *d = c_decl(g, &a->locals[i].type, name);
+		sb_printf(fn, "\t%s = %s;\n", d, a->locals[i].type.kind == T_STR ? "{}" : "0");
+		free(d);
+		free(name);
+	}
+	for (unsigned i = 0; i < g->nadded; i++)
+		sb_printf(fn, "\t__s64 ut_added_%u __attribute__((unused)) = 0;\n", i);
+	sb_puts(fn, g->computed_out[0].s ? g->computed_out[0].s : "");
+	sb_puts(fn, head.s ? head.s : "");
+	sb_puts(fn, g->computed_out[1].s ? g->computed_out[1].s : "");
+	sb_puts(fn, body.s ? body.s : "");
+	sb_free(&head);
+	sb_free(&body);
+}
+
+/* -p, -c and --comm filter the hits of probes that tasks hit (not
+ * BEGIN, END or intervals), unless the block says unfiltered. */
+static bool filters_tasks(const struct alt_ctx *a)
+{
+	return !a->def->unfiltered && !a->unfiltered;
+}
+
+void gen_alternative(struct gen_parts *parts, struct compiler *c, struct alt_ctx *a)
+{
+	struct gen g = {.c = c, .alt = a, .parts = parts,
+			.computed_vars = xcalloc(a->ncomputed_args + 1, sizeof(char *))};
+	if (a->uses_parm6 && !parts->parm6_defined) {
+		sb_puts(&parts->types, parm6_macro);
+		parts->parm6_defined = true;
+	}
+	struct strbuf fn = {0};
+	sb_puts(&fn, "/* ");
+	sb_c_comment(&fn, a->loc.file);
+	sb_printf(&fn, ":%d:%d ", a->loc.line, a->loc.col);
+	sb_c_comment(&fn, a->spec);
+	sb_puts(&fn, " */\n");
+	a->def->header(c, a, &fn);
+	if (filters_tasks(a))
+		sb_puts(&fn, "\tif (!ut_pass_filter())\n\t\treturn 0;\n");
+	gen_body(&g, &fn);
+	sb_puts(&fn, "\treturn 0;\n}\n\n");
+	sb_puts(&parts->types, a->prelude.s ? a->prelude.s : "");
+	sb_puts(&parts->funcs, fn.s);
+	sb_free(&fn);
+	a->too_deep_at = g.too_deep_at;
+	free(g.last_add.key);
+	sb_free(&g.computed_out[0]);
+	sb_free(&g.computed_out[1]);
+	for (unsigned i = 0; i < a->ncomputed_args; i++)
+		free(g.computed_vars[i]);
+	free(g.computed_vars);
+}
