@@ -32,6 +32,9 @@ enum ut_probe_kind {
 	UT_PROBE_INTERVAL,    /* periodic, on one CPU */
 	UT_PROBE_BEGIN,       /* runs once in user space before tracing starts */
 	UT_PROBE_END,         /* runs once at exit */
+	UT_PROBE_PROFILE,     /* a timer on every CPU */
+	UT_PROBE_SOFTWARE,    /* a kernel software perf event, on every CPU */
+	UT_PROBE_HARDWARE,    /* a CPU's hardware perf event, on every CPU */
 	UT_PROBE_KIND_COUNT
 };
 
@@ -39,7 +42,9 @@ enum ut_probe_kind {
 struct ut_alt {
 	enum ut_probe_kind kind;
 	char *target;      /* tracepoint "cat/name"; function "vfs_read";
-			      uprobe "/path/bin:symbol"; interval: period in ns as text */
+			      uprobe "/path/bin:symbol"; interval: period in ns as text;
+			      profile "hz:99" or "ns:PERIOD"; software and
+			      hardware "EVENT:PERIOD" */
 	char *prog_name;   /* name of the BPF program (function) in the object */
 	char *signature;   /* BTF kinds: argument types on the compiling kernel
 			      (ut_kernel_signature); the alternative is used only

@@ -6,7 +6,8 @@
 
 extern const struct probe_kind_def probe_kind_tracepoint, probe_kind_tp_btf, probe_kind_raw_tp, probe_kind_kprobe,
 	probe_kind_kretprobe, probe_kind_fentry, probe_kind_fexit, probe_kind_uprobe, probe_kind_uretprobe,
-	probe_kind_interval, probe_kind_begin, probe_kind_end;
+	probe_kind_interval, probe_kind_begin, probe_kind_end, probe_kind_profile, probe_kind_software,
+	probe_kind_hardware;
 
 static const struct probe_kind_def *const kinds[UT_PROBE_KIND_COUNT] = {
 	[UT_PROBE_TRACEPOINT] = &probe_kind_tracepoint,   /* probes/tracepoint.c */
@@ -18,9 +19,12 @@ static const struct probe_kind_def *const kinds[UT_PROBE_KIND_COUNT] = {
 	[UT_PROBE_FEXIT] = &probe_kind_fexit,             /* probes/fentry.c */
 	[UT_PROBE_UPROBE] = &probe_kind_uprobe,           /* probes/uprobe.c */
 	[UT_PROBE_URETPROBE] = &probe_kind_uretprobe,     /* probes/uprobe.c */
-	[UT_PROBE_INTERVAL] = &probe_kind_interval,       /* probes/interval.c */
+	[UT_PROBE_INTERVAL] = &probe_kind_interval,       /* probes/perf_event.c */
 	[UT_PROBE_BEGIN] = &probe_kind_begin,             /* probes/once.c */
 	[UT_PROBE_END] = &probe_kind_end,                 /* probes/once.c */
+	[UT_PROBE_PROFILE] = &probe_kind_profile,         /* probes/perf_event.c */
+	[UT_PROBE_SOFTWARE] = &probe_kind_software,       /* probes/perf_event.c */
+	[UT_PROBE_HARDWARE] = &probe_kind_hardware,       /* probes/perf_event.c */
 };
 
 const struct probe_kind_def *probe_kind_find(const char *name)
