@@ -131,7 +131,9 @@ static char *gen_str(struct gen *g, struct node *n, struct node **args, int narg
 {
 	(void)nargs;
 	char *p = gen_expr(g, args[0]);
-	bool user = strcmp(n->str, "ustr") == 0 || args[0]->type.user;
+	/* an integer in a uprobe or usdt probe is a user address there */
+	bool user = strcmp(n->str, "ustr") == 0 || args[0]->type.user ||
+		    (is_int(&args[0]->type) && g->alt->def->user_addresses);
 	char *t = new_tmp(g);
 	emit(g, "char %s[%d] = {};", t, n->type.size);
 	emit(g, "bpf_probe_read_%s_str(%s, sizeof(%s), (const void *)(%s));", user ? "user" : "kernel", t, t, p);

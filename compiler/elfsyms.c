@@ -106,9 +106,11 @@ static int read_functions(Elf *elf, struct ut_elf_syms *out)
 	return 0;
 }
 
-int ut_elf_syms_read(const char *path, struct ut_elf_syms *out, char *err, size_t errlen)
+/* Maps path and runs read on it as ELF: read's result, or -1 with a
+ * reason in err (no such file, not a regular file, not ELF, out of
+ * memory).  The file is mapped, not read whole. */
+static int with_elf(const char *path, int (*read)(Elf *elf, void *out), void *out, char *err, size_t errlen)
 {
-	memset(out, 0, sizeof(*out));
 	/* not blocking on a FIFO; mapped, so a large file is not read whole */
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
@@ -138,14 +140,26 @@ int ut_elf_syms_read(const char *path, struct ut_elf_syms *out, char *err, size_
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		snprintf(err, errlen, "not an ELF file");
 	} else {
-		read_segments(elf, out);
-		rc = read_functions(elf, out);
+		rc = read(elf, out);
 		if (rc < 0)
 			snprintf(err, errlen, "out of memory");
 	}
 	if (elf)
 		elf_end(elf);
 	munmap(map, (size_t)st.st_size);
+	return rc;
+}
+
+static int read_syms(Elf *elf, void *out)
+{
+	read_segments(elf, out);
+	return read_functions(elf, out);
+}
+
+int ut_elf_syms_read(const char *path, struct ut_elf_syms *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	int rc = with_elf(path, read_syms, out, err, errlen);
 	if (rc < 0)
 		ut_elf_syms_free(out);
 	return rc;
@@ -197,4 +211,98 @@ int ut_elf_offset_addr(const struct ut_elf_syms *s, uint64_t offset, uint64_t *a
 			return 0;
 		}
 	return -1;
+}
+
+/* ---- USDT probes: the notes of <sys/sdt.h> ---- */
+
+#define NT_STAPSDT 3
+
+/* A note's argument sizes: "-4@%edi 8@%rax" is a signed 4-byte and an
+ * 8-byte argument. */
+static void usdt_args(const char *args, struct ut_usdt_probe *p)
+{
+	for (const char *a = args; *a && p->nargs < UT_USDT_MAX_ARGS;) {
+		while (*a == ' ')
+			a++;
+		if (!*a)
+			break;
+		char *end;
+		long size = strtol(a, &end, 10);
+		p->arg_size[p->nargs++] = (int8_t)(*end == '@' && size >= -8 && size <= 8 ? size : 8);
+		a += strcspn(a, " ");
+	}
+}
+
+/* A probe as the notes name it: a probe at several places has a note
+ * each, one entry here. */
+static int add_usdt(struct ut_usdt_probes *out, unsigned *cap, const char *provider, const char *name, const char *args)
+{
+	for (unsigned i = 0; i < out->n; i++)
+		if (strcmp(out->v[i].provider, provider) == 0 && strcmp(out->v[i].name, name) == 0)
+			return 0;
+	if (!grow((void **)&out->v, cap, out->n, sizeof(*out->v)))
+		return -1;
+	struct ut_usdt_probe *p = &out->v[out->n];
+	*p = (struct ut_usdt_probe){.provider = strdup(provider), .name = strdup(name)};
+	if (!p->provider || !p->name) {
+		free((char *)p->provider);
+		free((char *)p->name);
+		return -1;
+	}
+	usdt_args(args, p);
+	out->n++;
+	return 0;
+}
+
+/* The notes: their descriptor is three addresses (the probe's, the base
+ * it was linked at, its semaphore's), then provider, name and arguments,
+ * each NUL-terminated. */
+static int read_usdt(Elf *elf, void *arg)
+{
+	struct ut_usdt_probes *out = arg;
+	unsigned cap = 0;
+	size_t addr_size = gelf_getclass(elf) == ELFCLASS32 ? 4 : 8;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+		while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			const char *owner = (const char *)data->d_buf + name_off;
+			if (nh.n_type != NT_STAPSDT || nh.n_namesz != 8 || memcmp(owner, "stapsdt", 8) != 0 ||
+			    nh.n_descsz < 3 * addr_size + 3)
+				continue;
+			const char *desc = (const char *)data->d_buf + desc_off, *end = desc + nh.n_descsz;
+			const char *provider = desc + 3 * addr_size;
+			const char *name = provider + strnlen(provider, (size_t)(end - provider)) + 1;
+			const char *args = name < end ? name + strnlen(name, (size_t)(end - name)) + 1 : end;
+			if (args >= end || memchr(args, 0, (size_t)(end - args)) == NULL)
+				continue;   /* not three strings */
+			if (add_usdt(out, &cap, provider, name, args) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int ut_elf_usdt_read(const char *path, struct ut_usdt_probes *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	int rc = with_elf(path, read_usdt, out, err, errlen);
+	if (rc < 0)
+		ut_elf_usdt_free(out);
+	return rc;
+}
+
+void ut_elf_usdt_free(struct ut_usdt_probes *p)
+{
+	for (unsigned i = 0; i < p->n; i++) {
+		free((char *)p->v[i].provider);
+		free((char *)p->v[i].name);
+	}
+	free(p->v);
+	memset(p, 0, sizeof(*p));
 }

@@ -1,6 +1,7 @@
 /* Function symbols of an ELF file (a program or a shared library): the
  * compiler checks uprobe targets with them, the runtime names user-space
- * stack frames. */
+ * stack frames.  And its USDT probes (<sys/sdt.h>), which usdt probes
+ * attach to. */
 #ifndef UT_ELFSYMS_H
 #define UT_ELFSYMS_H
 #include <stddef.h>
@@ -41,5 +42,23 @@ const struct ut_elf_sym *ut_elf_sym_at(const struct ut_elf_syms *s, uint64_t add
 /* The address as linked of a file offset; -1 when no loadable segment
  * holds it. */
 int ut_elf_offset_addr(const struct ut_elf_syms *s, uint64_t offset, uint64_t *addr);
+
+/* A USDT probe of a file: its provider, name and arguments' sizes. */
+#define UT_USDT_MAX_ARGS 12   /* libbpf's BPF_USDT_MAX_ARG_CNT */
+struct ut_usdt_probe {
+	const char *provider, *name;
+	unsigned nargs;
+	int8_t arg_size[UT_USDT_MAX_ARGS];   /* bytes; negative: signed */
+};
+
+struct ut_usdt_probes {
+	unsigned n;
+	struct ut_usdt_probe *v;   /* in the order of their first note */
+};
+
+/* Reads path's USDT probes (none for a file without); -1 with a reason
+ * in err as ut_elf_syms_read. */
+int ut_elf_usdt_read(const char *path, struct ut_usdt_probes *out, char *err, size_t errlen);
+void ut_elf_usdt_free(struct ut_usdt_probes *p);
 
 #endif

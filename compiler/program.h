@@ -35,6 +35,7 @@ enum ut_probe_kind {
 	UT_PROBE_PROFILE,     /* a timer on every CPU */
 	UT_PROBE_SOFTWARE,    /* a kernel software perf event, on every CPU */
 	UT_PROBE_HARDWARE,    /* a CPU's hardware perf event, on every CPU */
+	UT_PROBE_USDT,        /* a USDT probe of a program or library */
 	UT_PROBE_KIND_COUNT
 };
 
@@ -44,7 +45,8 @@ struct ut_alt {
 	char *target;      /* tracepoint "cat/name"; function "vfs_read";
 			      uprobe "/path/bin:symbol"; interval: period in ns as text;
 			      profile "hz:99" or "ns:PERIOD"; software and
-			      hardware "EVENT:PERIOD" */
+			      hardware "EVENT:PERIOD"; usdt
+			      "/path/bin:provider:name" */
 	char *prog_name;   /* name of the BPF program (function) in the object */
 	char *signature;   /* BTF kinds: argument types on the compiling kernel
 			      (ut_kernel_signature); the alternative is used only

@@ -55,6 +55,9 @@ struct probe_kind_def {
 	bool unfiltered;
 	bool wildcards;             /* a target with * ? [ is one probe per name list() matches */
 	bool numbered_params;       /* arg0.. are the function's parameters: none when it takes none */
+	/* Its probes run in user code: an address held as an integer (its
+	 * argN, retval) is a user one, which str() reads from user memory. */
+	bool user_addresses;
 	/* A return probe whose body cannot read the function's arguments (the
 	 * registers hold other values by then): the kind that reads them at
 	 * the function's entry ("kprobe"), and what else has them (", or use

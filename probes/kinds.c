@@ -7,7 +7,7 @@
 extern const struct probe_kind_def probe_kind_tracepoint, probe_kind_tp_btf, probe_kind_raw_tp, probe_kind_kprobe,
 	probe_kind_kretprobe, probe_kind_fentry, probe_kind_fexit, probe_kind_uprobe, probe_kind_uretprobe,
 	probe_kind_interval, probe_kind_begin, probe_kind_end, probe_kind_profile, probe_kind_software,
-	probe_kind_hardware;
+	probe_kind_hardware, probe_kind_usdt;
 
 static const struct probe_kind_def *const kinds[UT_PROBE_KIND_COUNT] = {
 	[UT_PROBE_TRACEPOINT] = &probe_kind_tracepoint,   /* probes/tracepoint.c */
@@ -25,6 +25,7 @@ static const struct probe_kind_def *const kinds[UT_PROBE_KIND_COUNT] = {
 	[UT_PROBE_PROFILE] = &probe_kind_profile,         /* probes/perf_event.c */
 	[UT_PROBE_SOFTWARE] = &probe_kind_software,       /* probes/perf_event.c */
 	[UT_PROBE_HARDWARE] = &probe_kind_hardware,       /* probes/perf_event.c */
+	[UT_PROBE_USDT] = &probe_kind_usdt,               /* probes/usdt.c */
 };
 
 const struct probe_kind_def *probe_kind_find(const char *name)

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include <memory>
 #include <mutex>
@@ -102,6 +103,15 @@ std::vector<std::string> common_args(const char *const *include_dirs)
 		args.insert(args.end(), {"-resource-dir", rd, "-internal-isystem", rd + "/include"});
 	}
 	args.insert(args.end(), {"-internal-externc-isystem", "/usr/include"});
+	// The C library's per-architecture headers (asm/errno.h, which
+	// libbpf's usdt.bpf.h reaches through linux/errno.h), where Debian
+	// keeps them: the system clang's driver adds this for the host.
+	struct utsname u;
+	if (uname(&u) == 0) {
+		std::string multiarch = std::string("/usr/include/") + u.machine + "-linux-gnu";
+		if (is_dir(multiarch))
+			args.insert(args.end(), {"-internal-externc-isystem", multiarch});
+	}
 	for (const char *const *d = include_dirs; d && *d; d++)
 		args.insert(args.end(), {"-I", *d});
 	return args;

@@ -155,3 +155,10 @@ assert 0.25 < d["seconds"] < 2
 else
   skip nop_firehose "no $W/nop_firehose"
 fi
+
+# --- usdt_probes -----------------------------------------------------------
+if "$W/usdt_probes" 3 --path /x >"$TMP/usdt.json" 2>"$TMP/usdt.err"; then
+  check usdt_probes "$TMP/usdt.json" 'assert d == {"ok": True, "requests": 3, "path": "/x"}'
+else
+  fail usdt_probes "exit $?: $(head -c 300 "$TMP/usdt.err")"
+fi

@@ -45,7 +45,7 @@ int main(void)
 	char names[256];
 	probe_kind_names(names, sizeof(names));
 	CHECK_STR("names_for_messages", names,
-		  "tracepoint, tp_btf, raw_tp, kprobe, kretprobe, fentry, fexit, uprobe, uretprobe, interval, BEGIN, END, profile, software or hardware");
+		  "tracepoint, tp_btf, raw_tp, kprobe, kretprobe, fentry, fexit, uprobe, uretprobe, interval, BEGIN, END, profile, software, hardware or usdt");
 	CHECK("unknown_kind", probe_kind_find("kprobee") == NULL);
 	CHECK_DONE();
 }
