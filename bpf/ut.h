@@ -54,6 +54,7 @@ const volatile __u32 ut_filter_tgid = 0;      /* -p / -c: 0 = any */
 const volatile char ut_filter_comm[16] = {};  /* --comm: "" = any */
 const volatile __u32 ut_sample_permyriad = 10000; /* --sample, per 10000 */
 const volatile __u64 ut_wakeup_bytes = 256 << 10; /* wake the reader every this many bytes per CPU */
+const volatile __u64 ut_start_ns = 0;         /* bpf_ktime_get_ns() when loaded: `elapsed` counts from it */
 /* Records of hits at the outermost level are held in the CPU's stage until
  * it holds this many bytes (0: each hit's records go out at its end); the
  * runtime sets 0 where it cannot flush a CPU's stage itself (ut_flush). */

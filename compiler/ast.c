@@ -56,6 +56,16 @@ bool binop_signed(const struct node *n)
 	       !(n->b->kind == N_INT && n->b->op == 'u');
 }
 
+struct ut_value type_shown(const struct type *t, unsigned field)
+{
+	struct ut_value v = {.kind = UT_VAL_FIELD, .field = field, .display = t->show, .table = t->table};
+	if (t->kind == T_PTR)
+		v.display = UT_SHOW_HEX;
+	if (v.display == UT_SHOW_TIME)
+		v.text = strdup(t->time_format);
+	return v;
+}
+
 static struct node *clone_list(const struct node *n)
 {
 	struct node_list l = {0};

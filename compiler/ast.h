@@ -87,6 +87,7 @@ struct type {
 	                      * arguments, fields read through them): fields are plain loads */
 	uint8_t show;        /* T_INT: enum ut_display, how user space shows it */
 	int16_t table;       /* T_INT with UT_SHOW_TABLE: the table */
+	const char *time_format;   /* T_INT with UT_SHOW_TIME: the strftime format (interned) */
 };
 
 /* What a name, field or call stands for, as the checker found it: later
@@ -157,6 +158,9 @@ const char *node_kind_name(enum node_kind k);
  * literal above INT64_MAX makes it unsigned (small literals, typed u64
  * too, leave it to the other operand). */
 bool binop_signed(const struct node *n);
+/* How user space shows a value of type t that a record or map keeps in
+ * field: its display kind (pointers in hex), as a ut_value. */
+struct ut_value type_shown(const struct type *t, unsigned field);
 /* A type as the dumps show it: "u32", "str[16]", "ptr(btf 123)". */
 const char *type_text(const struct type *t, char *buf, size_t len);
 /* An indented tree, one node per line (--dump ast); typed: with what the

@@ -23,6 +23,9 @@ const struct builtin builtins[] = {
 	/* the stack's id in ut_stacks (gen.c's ut_stack); user space shows its frames */
 	{"kstack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, 0)", UT_SHOW_KSTACK},
 	{"ustack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, BPF_F_USER_STACK)", UT_SHOW_USTACK},
+	/* ns since the trace started (ut.h's ut_start_ns, set at load); in a
+	 * body from the hit's clock read, as nsecs */
+	{"elapsed", {.kind = T_INT, .size = 8}, "(bpf_ktime_get_ns() - ut_start_ns)", 0},
 	{NULL, {0}, NULL, 0},
 };
 
@@ -61,6 +64,33 @@ static char *gen_shown(struct gen *g, struct node *n, struct node **args, int na
 	return gen_expr(g, args[0]);
 }
 
+/* strftime("%H:%M:%S", ns): ns (a time of nsecs' clock) shown as the
+ * wall-clock time then, by the format (with %f for microseconds). */
+static void check_strftime(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	check_expr(ck, args[1]);
+	n->type = t_int(8, false);
+	n->type.show = UT_SHOW_TIME;
+	n->type.time_format = intern(ck->c, "%H:%M:%S");
+	const char *fmt = const_string(ck->c, args[0]);
+	if (!fmt)
+		ERR(ck, args[0], "strftime()'s format is a string or a string constant: strftime(\"%%H:%%M:%%S\", nsecs)");
+	else if (strlen(fmt) > 200)
+		ERR(ck, args[0], "strftime()'s format is at most 200 characters");
+	else
+		n->type.time_format = intern(ck->c, fmt);
+	if (!is_int(&args[1]->type))
+		ERR(ck, args[1], "strftime() takes a time in nanoseconds (nsecs), not %s", a_type(&args[1]->type));
+}
+
+static char *gen_strftime(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)n;
+	(void)nargs;
+	return gen_expr(g, args[1]);
+}
+
 /* diskdev("vda"): the disk's device number, which the runtime looks up when
  * the script is loaded (on the machine that runs it) and sets in the
  * read-only variable ut_disk_<index>; its index in num.  "" is 0: no
@@ -70,8 +100,7 @@ static void check_diskdev(struct check *ck, struct node *n, struct node **args, 
 	(void)nargs;
 	struct compiler *c = ck->c;
 	struct node *arg = args[0];
-	struct node *k = arg->kind == N_IDENT ? find_decl(c->consts, c->nconsts, arg->str) : NULL;
-	const char *name = arg->kind == N_STR ? arg->str : k && k->a->kind == N_STR ? k->a->str : NULL;
+	const char *name = const_string(c, arg);
 	n->type = t_int(4, false);
 	n->type.show = UT_SHOW_DISK;
 	n->num = -1;
@@ -235,13 +264,23 @@ const struct call_def calls[] = {
 	{"exists", 1, 1, check_exists, gen_exists, 0},
 	{"diskname", 1, 1, check_show, gen_shown, UT_SHOW_DISK},
 	{"diskdev", 1, 1, check_diskdev, gen_diskdev, 0},
+	{"strftime", 2, 2, check_strftime, gen_strftime, 0},
 	{"printf", 1, CALL_MAX_ARGS, check_statement_only, NULL, 0},
 	{"exit", 0, 0, check_statement_only, NULL, 0},
 	{"snapshot", 0, 0, check_statement_only, NULL, 0},
 	{"delete", 1, 1, check_statement_only, NULL, 0},
 	{"clear", 1, 1, check_statement_only, NULL, 0},
+	{"zero", 1, 1, check_statement_only, NULL, 0},
+	{"print", 1, 3, check_statement_only, NULL, 0},
+	{"time", 0, 1, check_statement_only, NULL, 0},
 	{NULL, 0, 0, NULL, NULL, 0},
 };
+
+const char *const_string(struct compiler *c, const struct node *n)
+{
+	const struct node *k = n->kind == N_IDENT ? find_decl(c->consts, c->nconsts, n->str) : NULL;
+	return n->kind == N_STR ? n->str : k && k->a->kind == N_STR ? k->a->str : NULL;
+}
 
 const struct call_def *call_named(const char *name)
 {
@@ -249,6 +288,11 @@ const struct call_def *call_named(const char *name)
 		if (strcmp(d->name, name) == 0)
 			return d;
 	return NULL;
+}
+
+bool prints_map(const struct node *call)
+{
+	return call->a && call->a->kind == N_MAP_REF && !call->a->a;
 }
 
 struct node *through_functions(struct node *n)

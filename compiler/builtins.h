@@ -40,6 +40,14 @@ const struct call_def *call_named(const char *name);
  * functions; NULL for other nodes. */
 const struct call_def *call_of(struct node *n);
 
+/* The text of a string literal or of a string constant's; NULL for
+ * other nodes. */
+struct compiler;
+const char *const_string(struct compiler *c, const struct node *n);
+
+/* print(@m, ...) of a whole map, not print(value). */
+bool prints_map(const struct node *call);
+
 /* A call of a script function stands for its expansion: n through them. */
 struct node *through_functions(struct node *n);
 

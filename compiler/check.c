@@ -287,29 +287,51 @@ static void check_map_assign(struct check *ck, struct node *n)
 		m->value_type = *t;
 		m->value_type.direct = false;
 	}
-	if (m->kind == MAP_UNSET)
-		m->value_show = (struct ut_value){.kind = UT_VAL_FIELD, .display = t->kind == T_PTR ? UT_SHOW_HEX : t->show,
-						  .table = t->table};
 	m->kind = MAP_VALUE;
 	check_map_key(ck, idx, n->a);
 }
 
-/* delete(@m[k]) and clear(@m). */
+/* A constant expression becomes its value, where it is in its list. */
+static void fold_in_place(struct node *n, int64_t value)
+{
+	node_free(n->a);
+	node_free(n->b);
+	node_free(n->c);
+	node_free(n->d);
+	node_free(n->resolved);
+	free(n->str);
+	*n = (struct node){.kind = N_INT, .loc = n->loc, .next = n->next, .num = value, .type = t_int(8, value < 0),
+			   .sym = -1, .event = -1};
+}
+
+/* A whole map that a statement takes (clear(@m), zero(@m), print(@m)):
+ * one that a probe before it assigns. */
+static void check_whole_map(struct check *ck, struct node *call, struct node *m)
+{
+	if (m->a)
+		ERR(ck, m, "%s() takes the whole map, without keys", call->str);
+	bool known = false;
+	for (unsigned i = 0; i < ck->c->nmaps; i++)
+		known |= strcmp(ck->c->maps[i].name, m->str) == 0;
+	if (!known)
+		ERR(ck, m, "%s() of %s, which no probe before it assigns", call->str, m->str);
+}
+
+/* delete(@m[k]) (also bpftrace's delete(@m, k)), clear(@m) and zero(@m). */
 static void check_map_call(struct check *ck, struct node *e)
 {
 	struct node *m = e->a;
+	bool del = strcmp(e->str, "delete") == 0;
+	if (del && m && m->kind == N_MAP_REF && !m->a && m->next) {
+		m->a = m->next;   /* delete(@m, k1, k2): the keys are @m's */
+		m->next = NULL;
+	}
 	if (!m || m->kind != N_MAP_REF || m->next) {
-		ERR(ck, e, "%s() takes one map: %s(@name%s)", e->str, e->str, e->str[0] == 'd' ? "[key]" : "");
+		ERR(ck, e, "%s() takes one map: %s(@name%s)", e->str, e->str, del ? "[key]" : "");
 		return;
 	}
-	if (e->str[0] == 'c') {
-		if (m->a)
-			ERR(ck, m, "clear() takes the whole map, without keys");
-		bool known = false;
-		for (unsigned i = 0; i < ck->c->nmaps; i++)
-			known |= strcmp(ck->c->maps[i].name, m->str) == 0;
-		if (!known)
-			ERR(ck, m, "clear() of %s, which no probe before it assigns", m->str);
+	if (!del) {
+		check_whole_map(ck, e, m);
 		return;
 	}
 	struct map_info *mi = map_get(ck, m);
@@ -317,6 +339,44 @@ static void check_map_call(struct check *ck, struct node *e)
 		return;
 	mi->deleted_in_bpf = true;
 	check_map_key(ck, m->sym, m);
+}
+
+/* print(@m[, top[, div]]): the map, as the summary prints it, its top
+ * entries, divided; print(value): the value and a newline. */
+static void check_print(struct check *ck, struct node *e)
+{
+	struct node *args[4];
+	int na = collect_args(e->a, args, 4);
+	if (na < 1 || na > 3) {
+		ERR(ck, e, "print() takes a map, and how many of its top entries and a divisor: print(@m), "
+		    "print(@m, 10), print(@m, 10, 1000); or a value: print(comm)");
+		return;
+	}
+	if (!prints_map(e)) {
+		if (na > 1)
+			ERR(ck, args[1], "print() of a value takes it alone; the top entries and a divisor are a map's: "
+			    "print(@m, 10)");
+		check_value(ck, args[0]);
+		return;
+	}
+	check_whole_map(ck, e, args[0]);
+	for (int i = 1; i < na; i++) {
+		int64_t v;
+		if (!const_int(ck->c, args[i], &v, 0) || v < 0)
+			ERR(ck, args[i], "print()'s %s is a constant integer of at least 0 (numbers, consts and "
+			    "arithmetic on them)", i == 1 ? "count of top entries" : "divisor");
+		else
+			fold_in_place(args[i], v);
+	}
+}
+
+/* time(), time("%H:%M:%S\n"): the wall-clock time of the hit, printed. */
+static void check_time(struct check *ck, struct node *e)
+{
+	if (e->a && (e->a->kind != N_STR || e->a->next))
+		ERR(ck, e->a, "time() takes a strftime format string: time(\"%%H:%%M:%%S\\n\")");
+	else if (e->a && strlen(e->a->str) > 200)
+		ERR(ck, e->a, "time()'s format is at most 200 characters");
 }
 
 /* ---- statements ---- */
@@ -344,8 +404,16 @@ static void check_call_stmt(struct check *ck, struct node *n)
 			ERR(ck, e, "%s() takes no arguments", e->str);
 		return;
 	}
-	if (strcmp(e->str, "delete") == 0 || strcmp(e->str, "clear") == 0) {
+	if (strcmp(e->str, "delete") == 0 || strcmp(e->str, "clear") == 0 || strcmp(e->str, "zero") == 0) {
 		check_map_call(ck, e);
+		return;
+	}
+	if (strcmp(e->str, "print") == 0) {
+		check_print(ck, e);
+		return;
+	}
+	if (strcmp(e->str, "time") == 0) {
+		check_time(ck, e);
 		return;
 	}
 	check_expr(ck, e);

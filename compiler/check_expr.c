@@ -658,10 +658,6 @@ void check_map_key(struct check *ck, int map, struct node *ref)
 		}
 		if (m->key_types[i].kind == T_NONE) {
 			m->key_types[i] = *t;
-			m->key_show[i] = (struct ut_value){.kind = UT_VAL_FIELD, .field = i, .display = t->show,
-							   .table = t->table};
-			if (t->kind == T_PTR)
-				m->key_show[i].display = UT_SHOW_HEX;
 		} else if (m->key_types[i].kind != t->kind) {
 			ERR(ck, e, "key %u of %s is %s here but %s elsewhere", i + 1, m->name, a_type(t),
 			    a_type(&m->key_types[i]));
@@ -688,7 +684,6 @@ static void map_read_expr(struct check *ck, struct node *n)
 		 * integers; compile.c reports maps never assigned at all */
 		m->kind = MAP_VALUE;
 		m->value_type = t_int(8, true);
-		m->value_show = (struct ut_value){.kind = UT_VAL_FIELD};
 	}
 	n->type = m->value_type;
 	check_map_key(ck, n->sym, n);

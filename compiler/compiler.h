@@ -149,9 +149,7 @@ struct map_info {
 	enum map_kind kind;
 	unsigned nkeys;
 	struct type key_types[8];
-	struct ut_value key_show[8];
 	struct type value_type;
-	struct ut_value value_show;
 	int64_t lhist_min, lhist_max, lhist_step;
 	bool read_in_bpf;
 	struct ut_loc read_loc;     /* first read */

@@ -53,10 +53,10 @@ static const char *const field_types[] = {
 	[UT_F_S64] = "s64", [UT_F_U64] = "u64", [UT_F_BOOL] = "bool", [UT_F_PTR] = "ptr", [UT_F_STR] = "str",
 };
 
-static const char *const displays[] = {
+static const char *const displays[UT_SHOW_COUNT] = {
 	[UT_SHOW_PLAIN] = "plain", [UT_SHOW_HEX] = "hex", [UT_SHOW_KOID] = "koid", [UT_SHOW_ERRNO] = "errno",
 	[UT_SHOW_TABLE] = "table", [UT_SHOW_DISK] = "disk", [UT_SHOW_KSTACK] = "kstack", [UT_SHOW_USTACK] = "ustack",
-	[UT_SHOW_STRING] = "string",
+	[UT_SHOW_STRING] = "string", [UT_SHOW_TIME] = "time",
 };
 
 static const char *const event_ops[UT_EV_OP_COUNT] = {
@@ -64,7 +64,8 @@ static const char *const event_ops[UT_EV_OP_COUNT] = {
 	[UT_EV_COUNTER] = "counter", [UT_EV_FLOW_BEGIN] = "flow begin", [UT_EV_FLOW_STEP] = "flow step",
 	[UT_EV_FLOW_END] = "flow end", [UT_EV_SPAN_BEGIN] = "span begin", [UT_EV_SPAN_PHASE] = "span phase",
 	[UT_EV_SPAN_END] = "span end", [UT_EV_GROUP_NAME] = "track name", [UT_EV_PRINT] = "printf",
-	[UT_EV_EXIT] = "exit", [UT_EV_CLEAR] = "clear", [UT_EV_HIT] = "hit",
+	[UT_EV_EXIT] = "exit", [UT_EV_CLEAR] = "clear", [UT_EV_HIT] = "hit", [UT_EV_SNAPSHOT] = "snapshot",
+	[UT_EV_PRINT_MAP] = "print map", [UT_EV_ZERO] = "zero", [UT_EV_TIME] = "time",
 };
 
 static void value_dump(const struct ut_value *v, FILE *f)
@@ -74,6 +75,8 @@ static void value_dump(const struct ut_value *v, FILE *f)
 		fprintf(f, "f%u %s", v->field, displays[v->display]);
 		if (v->display == UT_SHOW_TABLE)
 			fprintf(f, " %d", v->table);
+		else if (v->display == UT_SHOW_TIME)
+			fprintf(f, " \"%s\"", v->text);
 		break;
 	case UT_VAL_TEXT: fprintf(f, "\"%s\"", v->text); break;
 	case UT_VAL_FORMAT:

@@ -183,10 +183,10 @@ static char *gen_ident(struct gen *g, struct node *n)
 	switch (n->ref) {
 	case REF_BUILTIN: {
 		const struct builtin *b = &builtins[n->sym];
-		if (strcmp(b->name, "nsecs") == 0 && g->in_body) {
+		if ((strcmp(b->name, "nsecs") == 0 || strcmp(b->name, "elapsed") == 0) && g->in_body) {
 			/* one clock read per hit (a costly one under a hypervisor) */
 			g->uses_now = true;
-			return xstrdup("ut_now");
+			return xstrdup(b->name[0] == 'n' ? "ut_now" : "(ut_now - ut_start_ns)");
 		}
 		if (b->type.kind == T_STR) {
 			char *t = new_tmp(g);

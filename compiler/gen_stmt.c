@@ -182,8 +182,17 @@ static void gen_call_stmt(struct gen *g, struct node *e)
 		return;
 	}
 	struct record r = record_begin(g, e);
-	if (strcmp(e->str, "printf") == 0)
+	if (strcmp(e->str, "printf") == 0) {
 		record_format(g, &r, e);
+	} else if (strcmp(e->str, "print") == 0 && prints_map(e)) {
+		/* top and div, folded to numbers (0 and 1 when not given) */
+		struct node *args[3];
+		int na = collect_args(e->a, args, 3);
+		record_field(&r, na > 1 ? c_int64(args[1]->num) : xstrdup("0"));
+		record_field(&r, na > 2 ? c_int64(args[2]->num) : xstrdup("1"));
+	} else if (strcmp(e->str, "print") == 0) {
+		record_value(g, &r, e->a);
+	}
 	record_end(g, &r, e, NULL);
 }
 

@@ -90,6 +90,9 @@ enum ut_display {
 	UT_SHOW_KSTACK,    /* a kernel stack's id in the ut_stacks map, as its frames */
 	UT_SHOW_USTACK,    /* a user stack's id in the ut_stacks map, as its frames */
 	UT_SHOW_STRING,    /* a map value that is a string (NUL-terminated) */
+	UT_SHOW_TIME,      /* nanoseconds of CLOCK_MONOTONIC (nsecs) as the wall-clock
+			      time then, by the strftime format in the value's text */
+	UT_SHOW_COUNT
 };
 
 enum ut_value_kind { UT_VAL_NONE, UT_VAL_FIELD, UT_VAL_FORMAT, UT_VAL_TEXT };
@@ -99,7 +102,8 @@ struct ut_value {
 	unsigned field;           /* UT_VAL_FIELD: index into ut_event.fields */
 	enum ut_display display;
 	int table;                /* UT_SHOW_TABLE: index into ut_program.tables */
-	char *text;               /* UT_VAL_TEXT: the text; UT_VAL_FORMAT: the format */
+	char *text;               /* UT_VAL_TEXT: the text; UT_VAL_FORMAT: the format;
+				     UT_SHOW_TIME: the strftime format */
 	unsigned nfmt;            /* UT_VAL_FORMAT: values for each % directive */
 	struct ut_value *fmt;
 };
@@ -140,6 +144,11 @@ enum ut_event_op {
 	UT_EV_HIT,          /* a probe hit's captured values: the reader runs the
 			       hit's user statements over them (ut_event.body) */
 	UT_EV_SNAPSHOT,     /* snapshot(): write the flight recorder's window */
+	UT_EV_PRINT_MAP,    /* print(@map, top, div): name is the map's name; fields
+			       0 and 1 are top (0: all) and div (0, 1: none) */
+	UT_EV_ZERO,         /* zero(@map): name is the map's name */
+	UT_EV_TIME,         /* time(fmt): the record's wall-clock time; name is
+			       the strftime format */
 	UT_EV_OP_COUNT
 };
 

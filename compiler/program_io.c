@@ -323,7 +323,7 @@ static void r_value(struct reader *r, struct ut_value *v, int depth)
 	v->table = (int)r_u32(r);
 	v->text = r_str(r);
 	v->nfmt = r_count(r, 24);
-	if (depth > 4 || v->kind > UT_VAL_TEXT || v->display > UT_SHOW_STRING)
+	if (depth > 4 || v->kind > UT_VAL_TEXT || v->display >= UT_SHOW_COUNT)
 		r->bad = true;
 	if (r->bad) {
 		v->nfmt = 0;

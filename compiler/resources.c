@@ -54,20 +54,9 @@ static unsigned add_field(struct record *r, enum ut_field_type type, uint32_t si
 static struct ut_value field_value(struct record *r, const struct node *n)
 {
 	const struct type *t = &n->type;
-	struct ut_value v = {.kind = UT_VAL_FIELD, .display = t->show, .table = t->table};
-	switch (t->kind) {
-	case T_INT:
-		v.field = add_field(r, t->is_signed ? UT_F_S64 : UT_F_U64, 8);
-		break;
-	case T_PTR:
-		v.field = add_field(r, UT_F_PTR, 8);
-		v.display = UT_SHOW_HEX;
-		break;
-	default:   /* T_STR */
-		v.field = add_field(r, UT_F_STR, t->size);
-		break;
-	}
-	return v;
+	enum ut_field_type ft = t->kind == T_INT ? (t->is_signed ? UT_F_S64 : UT_F_U64) : t->kind == T_PTR ? UT_F_PTR
+			      : UT_F_STR;
+	return type_shown(t, add_field(r, ft, t->size));
 }
 
 static struct ut_value record_value(struct record *r, struct node *n);
@@ -189,20 +178,44 @@ static void trace_record(struct stage_walk *w, struct node *n)
 	record_end(w, &r, n);
 }
 
-/* printf(), exit(), snapshot() and clear() write records too. */
+/* A map's name, as a record's name: the reader acts on the map. */
+static struct ut_value map_name(const struct node *map_ref)
+{
+	return (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(map_ref->str)};
+}
+
+/* printf(), print(), time(), exit(), snapshot(), clear() and zero() write
+ * records too. */
 static void call_record(struct stage_walk *w, struct node *e)
 {
 	struct record r;
 	if (strcmp(e->str, "printf") == 0) {
 		r = record_begin(w, UT_EV_PRINT, e);
 		r.ev->name = format_value(&r, e);
+	} else if (strcmp(e->str, "print") == 0 && prints_map(e)) {
+		r = record_begin(w, UT_EV_PRINT_MAP, e);
+		r.ev->name = map_name(e->a);
+		add_field(&r, UT_F_U64, 8);   /* top */
+		add_field(&r, UT_F_U64, 8);   /* div */
+	} else if (strcmp(e->str, "print") == 0) {
+		/* the value and a newline: its text, as printf's %s gives it */
+		r = record_begin(w, UT_EV_PRINT, e);
+		r.ev->name = (struct ut_value){.kind = UT_VAL_FORMAT, .text = xstrdup("%s\n"), .nfmt = 1,
+					       .fmt = xcalloc(1, sizeof(struct ut_value))};
+		r.ev->name.fmt[0] = record_value(&r, e->a);
+	} else if (strcmp(e->str, "time") == 0) {
+		r = record_begin(w, UT_EV_TIME, e);
+		r.ev->name = (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(e->a ? e->a->str : "%H:%M:%S\n")};
+	} else if (strcmp(e->str, "zero") == 0) {
+		r = record_begin(w, UT_EV_ZERO, e);
+		r.ev->name = map_name(e->a);
 	} else if (strcmp(e->str, "exit") == 0) {
 		r = record_begin(w, UT_EV_EXIT, e);
 	} else if (strcmp(e->str, "snapshot") == 0) {
 		r = record_begin(w, UT_EV_SNAPSHOT, e);
 	} else {
 		r = record_begin(w, UT_EV_CLEAR, e);
-		r.ev->name = (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(e->a->str)};
+		r.ev->name = map_name(e->a);
 	}
 	record_end(w, &r, e);
 }
@@ -316,7 +329,7 @@ static void map_layout(struct compiler *c, unsigned i)
 		out->keys[k] = (struct ut_field){.type = t->kind == T_STR ? UT_F_STR : t->kind == T_PTR ? UT_F_PTR
 							: t->is_signed ? UT_F_S64 : UT_F_U64,
 						 .offset = off, .size = size};
-		out->key_show[k] = m->key_show[k];
+		out->key_show[k] = type_shown(t, k);
 		off += size;
 	}
 	if (kind->bpf_bucket)
@@ -334,7 +347,7 @@ static void map_layout(struct compiler *c, unsigned i)
 		out->value_size = ((uint32_t)m->value_type.size + 7) & ~7u;
 		out->value_show = (struct ut_value){.kind = UT_VAL_FIELD, .display = UT_SHOW_STRING};
 	} else if (m->kind == MAP_VALUE) {
-		out->value_show = m->value_show;
+		out->value_show = type_shown(&m->value_type, 0);
 	}
 }
 

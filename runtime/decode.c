@@ -2,6 +2,7 @@
 
 #include <inttypes.h>
 #include <string.h>
+#include <time.h>
 
 #include <linux/types.h>
 
@@ -59,8 +60,9 @@ static void copy_text(char *buf, size_t len, const char *prefix, const char *s, 
  * of the compiler's calls[] (compiler/builtins.c). ---- */
 
 /* The number as its field's type reads. */
-static void text_number(const struct ut_field *f, uint64_t raw, char *buf, size_t len)
+static void text_number(const struct ut_value *v, const struct ut_field *f, uint64_t raw, char *buf, size_t len)
 {
+	(void)v;
 	if (f->type == UT_F_PTR)
 		snprintf(buf, len, "0x%" PRIx64, raw);
 	else if (f->type == UT_F_S64)
@@ -76,8 +78,9 @@ static bool arg_number(uint64_t raw, const struct ut_field *f, struct ut_arg *a)
 	return true;
 }
 
-static void text_hex(const struct ut_field *f, uint64_t raw, char *buf, size_t len)
+static void text_hex(const struct ut_value *v, const struct ut_field *f, uint64_t raw, char *buf, size_t len)
 {
+	(void)v;
 	(void)f;
 	snprintf(buf, len, "0x%" PRIx64, raw);
 }
@@ -99,8 +102,9 @@ static bool arg_koid(uint64_t raw, const struct ut_field *f, struct ut_arg *a)
 }
 
 /* negative values as "-EAGAIN"; others stay numbers */
-static void text_errno(const struct ut_field *f, uint64_t raw, char *buf, size_t len)
+static void text_errno(const struct ut_value *v, const struct ut_field *f, uint64_t raw, char *buf, size_t len)
 {
+	(void)v;
 	(void)f;
 	int64_t s = (int64_t)raw;
 	const char *name = s < 0 && s > -4096 ? ut_errno_name((int)-s) : NULL;
@@ -121,20 +125,23 @@ static bool arg_errno(uint64_t raw, const struct ut_field *f, struct ut_arg *a)
 }
 
 /* a value the table does not name (own_text names the others) */
-static void text_signed(const struct ut_field *f, uint64_t raw, char *buf, size_t len)
+static void text_signed(const struct ut_value *v, const struct ut_field *f, uint64_t raw, char *buf, size_t len)
 {
+	(void)v;
 	(void)f;
 	snprintf(buf, len, "%" PRId64, (int64_t)raw);
 }
 
-static void text_disk(const struct ut_field *f, uint64_t raw, char *buf, size_t len)
+static void text_disk(const struct ut_value *v, const struct ut_field *f, uint64_t raw, char *buf, size_t len)
 {
+	(void)v;
 	(void)f;
 	ut_disk_name(raw, buf, len);
 }
 
-static void text_stack(const struct ut_field *f, uint64_t raw, char *buf, size_t len)
+static void text_stack(const struct ut_value *v, const struct ut_field *f, uint64_t raw, char *buf, size_t len)
 {
+	(void)v;
 	(void)f;
 	snprintf(buf, len, "%s", ut_stack_text(raw));
 }
@@ -148,6 +155,45 @@ static bool arg_stack(uint64_t raw, const struct ut_field *f, struct ut_arg *a)
 	return true;
 }
 
+/* The wall-clock time of a CLOCK_MONOTONIC time (bpf_ktime_get_ns()) as
+ * strftime's format fmt gives it, with %f for its microseconds (as
+ * bpftrace's strftime). */
+void ut_wall_time_text(const char *fmt, uint64_t mono_ns, char *buf, size_t len)
+{
+	struct timespec mono, real;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	int64_t now_mono = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec;
+	int64_t wall = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec - (now_mono - (int64_t)mono_ns);
+	time_t secs = (time_t)(wall / 1000000000);
+	char usecs[8], expanded[256];
+	snprintf(usecs, sizeof(usecs), "%06lld", (long long)(wall % 1000000000 / 1000));
+	size_t at = 0;
+	for (const char *p = fmt; *p && at + 8 < sizeof(expanded); p++) {
+		if (p[0] == '%' && p[1] == 'f') {
+			memcpy(expanded + at, usecs, 6);
+			at += 6;
+			p++;
+		} else if (p[0] == '%' && p[1]) {
+			expanded[at++] = *p++;
+			expanded[at++] = *p;
+		} else {
+			expanded[at++] = *p;
+		}
+	}
+	expanded[at] = 0;
+	struct tm tm;
+	localtime_r(&secs, &tm);
+	if (len && !strftime(buf, len, expanded, &tm))
+		buf[0] = 0;
+}
+
+static void text_time(const struct ut_value *v, const struct ut_field *f, uint64_t raw, char *buf, size_t len)
+{
+	(void)f;
+	ut_wall_time_text(v->text ? v->text : "%H:%M:%S", raw, buf, len);
+}
+
 static const struct ut_display_kind displays[] = {
 	[UT_SHOW_PLAIN] = {.number = true, .text = text_number, .arg = arg_number},
 	[UT_SHOW_HEX] = {.text = text_hex, .arg = arg_hex},
@@ -158,6 +204,7 @@ static const struct ut_display_kind displays[] = {
 	[UT_SHOW_KSTACK] = {.frames = true, .text = text_stack, .arg = arg_stack},
 	[UT_SHOW_USTACK] = {.frames = true, .text = text_stack, .arg = arg_stack},
 	[UT_SHOW_STRING] = {.text = text_number},   /* a map's string value: its text is the string */
+	[UT_SHOW_TIME] = {.text = text_time},
 };
 
 const struct ut_display_kind *ut_display_kind(enum ut_display d)
@@ -265,7 +312,7 @@ void ut_value_text(const struct ut_program *prog, const struct ut_field *fields,
 		copy_text(buf, len, "", (const char *)rec + f->offset, strnlen((const char *)rec + f->offset, f->size));
 		return;
 	}
-	displays[v->display].text(f, field_u64(f, rec), buf, len);
+	displays[v->display].text(v, f, field_u64(f, rec), buf, len);
 }
 
 /* The value as text: the program's own string where there is one, else
@@ -476,6 +523,22 @@ static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 		if (!d->snapshot_ts)
 			d->snapshot_ts = h->ts;
 		return;
+	case UT_EV_TIME: {
+		char when[256];
+		ut_wall_time_text(ev->name.text ? ev->name.text : "", h->ts, when, sizeof(when));
+		if (d->print_out)
+			fputs(when, d->print_out);
+		return;
+	}
+	case UT_EV_PRINT_MAP:
+		if (d->print_map && ev->name.kind == UT_VAL_TEXT && ev->nfields == 2)
+			d->print_map(d->maps_ctx, ev->name.text, field_u64(&ev->fields[0], rec),
+				     field_u64(&ev->fields[1], rec));
+		return;
+	case UT_EV_ZERO:
+		if (d->zero_map && ev->name.kind == UT_VAL_TEXT)
+			d->zero_map(d->maps_ctx, ev->name.text);
+		return;
 	case UT_EV_PRINT: case UT_EV_EXIT: case UT_EV_CLEAR: {
 		char name_text[512];
 		const char *name = value_str(p, ev->fields, ev->nfields, rec, size, &ev->name, name_text,
@@ -485,7 +548,7 @@ static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 		else if (ev->op == UT_EV_EXIT)
 			d->exit_requested = true;
 		else if (ev->op == UT_EV_CLEAR && d->clear_map)
-			d->clear_map(d->clear_ctx, name);
+			d->clear_map(d->maps_ctx, name);
 		return;
 	}
 	default:

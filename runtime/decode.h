@@ -24,9 +24,12 @@ struct ut_decoder {
 	uint64_t lost_late;           /* records dropped for reaching the reader late */
 	bool exit_requested;          /* the script called exit() */
 	uint64_t snapshot_ts;         /* the script called snapshot() then (0: not since the last look) */
-	/* clear(@map): done by the caller, which owns the maps */
+	/* clear(@map), zero(@map), print(@map, top, div): done by the caller,
+	 * which owns the maps */
 	void (*clear_map)(void *ctx, const char *name);
-	void *clear_ctx;
+	void (*zero_map)(void *ctx, const char *name);
+	void (*print_map)(void *ctx, const char *name, uint64_t top, uint64_t div);
+	void *maps_ctx;
 	/* runs UT_EV_HIT records (runtime/user_side.h), whose statements
 	 * emit the trace's records */
 	struct ut_user_side *user_side;
@@ -74,12 +77,16 @@ void ut_value_text(const struct ut_program *prog, const struct ut_field *fields,
 struct ut_display_kind {
 	bool number;   /* JSON and printf's %s keep the number (else they take its text) */
 	bool frames;   /* a stack: its text is a frame a line, which the summary gives lines of their own */
-	/* the text of a field's raw value */
-	void (*text)(const struct ut_field *f, uint64_t raw, char *buf, size_t len);
+	/* the text of a field's raw value, shown as v says */
+	void (*text)(const struct ut_value *v, const struct ut_field *f, uint64_t raw, char *buf, size_t len);
 	/* a trace argument of it; false: the argument is its text */
 	bool (*arg)(uint64_t raw, const struct ut_field *f, struct ut_arg *a);
 };
 const struct ut_display_kind *ut_display_kind(enum ut_display d);
+
+/* The wall-clock time of mono_ns (CLOCK_MONOTONIC, as bpf_ktime_get_ns)
+ * by strftime's format fmt, with %f for its microseconds. */
+void ut_wall_time_text(const char *fmt, uint64_t mono_ns, char *buf, size_t len);
 
 /* "EAGAIN" for 11; NULL when unknown. */
 const char *ut_errno_name(int e);

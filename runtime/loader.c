@@ -265,6 +265,9 @@ static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, cons
 		return -ENOMEM;
 	}
 	memcpy(data, initial, size);
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);   /* bpf_ktime_get_ns()'s clock */
+	uint64_t start_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 	char comm[16] = "";
 	if (o->filter_comm)
 		strncpy(comm, o->filter_comm, sizeof(comm) - 1);
@@ -283,6 +286,8 @@ static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, cons
 			set_rodata_var(data, size, v, &o->sample_permyriad, sizeof(o->sample_permyriad));
 		else if (strcmp(name, "ut_wakeup_bytes") == 0 && o->wakeup_bytes)
 			set_rodata_var(data, size, v, &o->wakeup_bytes, sizeof(o->wakeup_bytes));
+		else if (strcmp(name, "ut_start_ns") == 0)
+			set_rodata_var(data, size, v, &start_ns, sizeof(start_ns));
 		else if (strcmp(name, "ut_hold_bytes") == 0 && !l->can_flush)
 			set_rodata_var(data, size, v, &(uint32_t){0}, sizeof(uint32_t));
 		else if (sscanf(name, "ut_disk_%u", &disk) == 1 && disk < o->ndisks) {

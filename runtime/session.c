@@ -166,6 +166,18 @@ static void on_clear(void *ctx, const char *name)
 	ut_clear_map(s->prog, s->obj, &s->user_maps, name);
 }
 
+static void on_zero(void *ctx, const char *name)
+{
+	struct session *s = ctx;
+	ut_zero_map(s->prog, s->obj, &s->user_maps, name);
+}
+
+static void on_print(void *ctx, const char *name, uint64_t top, uint64_t div)
+{
+	struct session *s = ctx;
+	ut_print_map_named(s->prog, s->obj, &s->user_maps, name, top, div, s->dec.print_out);
+}
+
 static void totals(struct session *s, uint64_t *emitted, uint64_t *lost)
 {
 	*emitted = *lost = 0;
@@ -529,7 +541,8 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 	ut_stacks_open(s.obj, prog, child ? child : (pid_t)o->pid);
 	ut_user_maps_init(&s.user_maps, prog);
 	s.dec = (struct ut_decoder){.prog = prog, .engine = s.engine, .recorder = s.recorder, .print_out = text_out,
-				    .clear_map = on_clear, .clear_ctx = &s,
+				    .clear_map = on_clear, .zero_map = on_zero, .print_map = on_print,
+				    .maps_ctx = &s,
 				    .user_side = ut_user_side_new(prog, &s.user_maps, lo.sample_permyriad)};
 	if (s.engine)
 		ut_decode_declare_names(prog, s.engine);

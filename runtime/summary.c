@@ -245,7 +245,7 @@ static void print_hist(const struct ut_map *m, const struct entry *v, size_t n, 
 		char label[96];
 		ut_aggs[m->agg].bucket_label(m, b, label, sizeof(label));
 		int bar = (int)(count * 52 / peak);
-		fprintf(out, "%-20s %8" PRId64 " |%.*s%*s|\n", label, count, bar,
+		fprintf(out, "%-15s %8" PRId64 " |%.*s%*s|\n", label, count, bar,
 			"@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@", 52 - bar, "");
 	}
 }
@@ -262,34 +262,96 @@ static void value_text(const struct ut_program *prog, const struct ut_map *m, co
 		snprintf(buf, len, "%" PRId64, e->shown);
 }
 
+/* A histogram's entries of one key: es->v[start..end), their counts'
+ * total. */
+struct hist_group {
+	size_t start, end;
+	int64_t total;
+};
+
+static int cmp_groups(const void *pa, const void *pb)
+{
+	const struct hist_group *a = pa, *b = pb;
+	if (a->total != b->total)
+		return a->total < b->total ? -1 : 1;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* A histogram map's keys, each drawn as bpftrace draws them: by their
+ * total count, the largest last; the top ones alone when top > 0. */
+static void print_hists(const struct ut_program *prog, const struct ut_map *m, struct entries *es, uint64_t top,
+			FILE *out)
+{
+	struct hist_group *groups = calloc(es->n, sizeof(*groups));
+	size_t ng = 0;
+	if (!groups)
+		return;
+	for (size_t j = 0; j < es->n;) {
+		struct hist_group *g = &groups[ng++];
+		g->start = j;
+		while (j < es->n && cmp_key_prefix(&es->v[g->start], &es->v[j]) == 0)
+			g->total += es->v[j++].shown;
+		g->end = j;
+	}
+	qsort(groups, ng, sizeof(*groups), cmp_groups);
+	for (size_t i = top && top < ng ? ng - top : 0; i < ng; i++) {
+		char key[16384];   /* stacks take a line a frame */
+		key_text(prog, m, &es->v[groups[i].start], key, sizeof(key));
+		fprintf(out, "%s%s%s%s:\n", m->name, m->nkeys ? "[" : "", key, m->nkeys ? "]" : "");
+		print_hist(m, es->v + groups[i].start, groups[i].end - groups[i].start, out);
+		fputc('\n', out);
+	}
+	free(groups);
+}
+
+/* Map i's entries as bpftrace prints them: a line each, the largest value
+ * last; a histogram drawn for each key. */
+static void print_map(const struct ut_program *prog, unsigned i, struct entries *es, uint64_t top, FILE *out)
+{
+	const struct ut_map *m = &prog->maps[i];
+	if (is_hist(m)) {
+		print_hists(prog, m, es, top, out);
+		return;
+	}
+	for (size_t j = top && top < es->n ? es->n - top : 0; j < es->n; j++) {
+		char key[16384], val[512];
+		key_text(prog, m, &es->v[j], key, sizeof(key));
+		value_text(prog, m, &es->v[j], val, sizeof(val));
+		fprintf(out, "%s%s%s%s: %s\n", m->name, m->nkeys ? "[" : "", key, m->nkeys ? "]" : "", val);
+	}
+}
+
+/* Divides what an aggregation shows by div (print(@m, top, div)). */
+static void divide_entries(const struct ut_map *m, struct entries *es, uint64_t div)
+{
+	if (div <= 1 || (m->agg == UT_AGG_LAST && !ut_display_kind(m->value_show.display)->number))
+		return;
+	for (size_t j = 0; j < es->n; j++)
+		es->v[j].shown /= (int64_t)div;
+}
+
 void ut_print_maps(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user, FILE *out)
 {
 	for (unsigned i = 0; i < prog->nmaps; i++) {
-		const struct ut_map *m = &prog->maps[i];
 		struct entries es;
 		if (read_sorted(prog, i, obj, user, &es) < 0)
 			continue;
 		if (es.n)
 			fputc('\n', out);
-		for (size_t j = 0; j < es.n;) {
-			char key[16384];   /* stacks take a line a frame */
-			key_text(prog, m, &es.v[j], key, sizeof(key));
-			const char *open = m->nkeys ? "[" : "", *close = m->nkeys ? "]" : "";
-			if (is_hist(m)) {
-				size_t end = j;
-				while (end < es.n && cmp_key_prefix(&es.v[j], &es.v[end]) == 0)
-					end++;
-				fprintf(out, "%s%s%s%s:\n", m->name, open, key, close);
-				print_hist(m, es.v + j, end - j, out);
-				fputc('\n', out);
-				j = end;
-				continue;
-			}
-			char val[512];
-			value_text(prog, m, &es.v[j], val, sizeof(val));
-			fprintf(out, "%s%s%s%s: %s\n", m->name, open, key, close, val);
-			j++;
-		}
+		print_map(prog, i, &es, 0, out);
+		free_entries(&es);
+	}
+}
+
+void ut_print_map_named(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user,
+			const char *name, uint64_t top, uint64_t div, FILE *out)
+{
+	for (unsigned i = 0; i < prog->nmaps; i++) {
+		struct entries es;
+		if (strcmp(prog->maps[i].name, name) != 0 || read_sorted(prog, i, obj, user, &es) < 0)
+			continue;
+		divide_entries(&prog->maps[i], &es, div);
+		print_map(prog, i, &es, top, out);
 		free_entries(&es);
 	}
 }
@@ -370,37 +432,87 @@ void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const s
 	fputc('}', out);
 }
 
+/* The map called name ("@x"), its index in *i; NULL when there is none. */
+static const struct ut_map *map_named(const struct ut_program *prog, const char *name, unsigned *i)
+{
+	for (*i = 0; *i < prog->nmaps; (*i)++)
+		if (strcmp(prog->maps[*i].name, name) == 0)
+			return &prog->maps[*i];
+	return NULL;
+}
+
+/* Sets the one slot of a keyless aggregation (a per-CPU array) to zeros,
+ * which read as never hit. */
+static void zero_slot(const struct ut_map *m, int fd, enum bpf_map_type type)
+{
+	size_t stride;
+	int ncpu = value_copies(m, type, &stride);
+	uint32_t index = 0;
+	void *zeros = ncpu > 0 ? calloc((size_t)ncpu, stride) : NULL;
+	if (zeros)
+		bpf_map_update_elem(fd, &index, zeros, BPF_ANY);
+	free(zeros);
+}
+
 void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, struct ut_user_maps *user, const char *name)
 {
-	for (unsigned i = 0; i < prog->nmaps; i++) {
-		if (strcmp(prog->maps[i].name, name) != 0)
-			continue;
-		if (prog->maps[i].user_side) {
-			if (user && i < user->n)
-				ut_user_map_clear(&user->maps[i]);
-			return;
-		}
-		struct bpf_map *map = bpf_object__find_map_by_name(obj, prog->maps[i].bpf_name);
-		if (!map)
-			return;
-		int fd = bpf_map__fd(map);
-		enum bpf_map_type type = bpf_map__type(map);
-		if (type == BPF_MAP_TYPE_PERCPU_ARRAY) {
-			/* a keyless aggregation's slot cannot be deleted: zeros read as absent */
-			size_t stride;
-			int ncpu = value_copies(&prog->maps[i], type, &stride);
-			uint32_t index = 0;
-			void *zeros = ncpu > 0 ? calloc((size_t)ncpu, stride) : NULL;
-			if (zeros)
-				bpf_map_update_elem(fd, &index, zeros, BPF_ANY);
-			free(zeros);
-			return;
-		}
-		unsigned char key[1024];
-		if (prog->maps[i].key_size > sizeof(key))
-			return;
-		while (bpf_map_get_next_key(fd, NULL, key) == 0)
-			if (bpf_map_delete_elem(fd, key) != 0)
-				break;
+	unsigned i;
+	const struct ut_map *m = map_named(prog, name, &i);
+	if (!m)
+		return;
+	if (m->user_side) {
+		if (user && i < user->n)
+			ut_user_map_clear(&user->maps[i]);
+		return;
 	}
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, m->bpf_name);
+	if (!map)
+		return;
+	int fd = bpf_map__fd(map);
+	enum bpf_map_type type = bpf_map__type(map);
+	if (type == BPF_MAP_TYPE_PERCPU_ARRAY) {   /* its slot cannot be deleted */
+		zero_slot(m, fd, type);
+		return;
+	}
+	unsigned char key[1024];
+	if (m->key_size > sizeof(key))
+		return;
+	while (bpf_map_get_next_key(fd, NULL, key) == 0)
+		if (bpf_map_delete_elem(fd, key) != 0)
+			break;
+}
+
+void ut_zero_map(const struct ut_program *prog, struct bpf_object *obj, struct ut_user_maps *user, const char *name)
+{
+	unsigned i;
+	const struct ut_map *m = map_named(prog, name, &i);
+	if (!m)
+		return;
+	if (m->user_side) {
+		if (user && i < user->n)
+			ut_user_map_zero(&user->maps[i]);
+		return;
+	}
+	struct bpf_map *map = bpf_object__find_map_by_name(obj, m->bpf_name);
+	if (!map)
+		return;
+	int fd = bpf_map__fd(map);
+	enum bpf_map_type type = bpf_map__type(map);
+	if (type == BPF_MAP_TYPE_PERCPU_ARRAY) {
+		zero_slot(m, fd, type);
+		return;
+	}
+	size_t stride;
+	int ncpu = value_copies(m, type, &stride);
+	unsigned char *zeros = ncpu > 0 ? calloc((size_t)ncpu, stride) : NULL;
+	unsigned char *key = calloc(1, m->key_size), *next = calloc(1, m->key_size);
+	void *prev = NULL;
+	while (zeros && key && next && bpf_map_get_next_key(fd, prev, next) == 0) {
+		memcpy(key, next, m->key_size);
+		prev = key;
+		bpf_map_update_elem(fd, key, zeros, BPF_EXIST);
+	}
+	free(zeros);
+	free(key);
+	free(next);
 }

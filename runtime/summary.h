@@ -15,8 +15,15 @@ struct ut_user_maps;
 void ut_print_maps(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user, FILE *out);
 /* The maps as a JSON object {"@name": [...], ...}. */
 void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user, FILE *out);
-/* Deletes every entry of the map named name ("@x"). */
+/* print(@x, top, div): the map named name ("@x") as bpftrace prints it,
+ * its top entries (all: 0), aggregations divided by div (0, 1: not). */
+void ut_print_map_named(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user,
+			const char *name, uint64_t top, uint64_t div, FILE *out);
+/* clear(@x): deletes every entry of the map named name. */
 void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, struct ut_user_maps *user, const char *name);
+/* zero(@x): every entry of the map named name keeps its key, its value
+ * zeros (a count or sum of 0; a slot a keyless count never hit). */
+void ut_zero_map(const struct ut_program *prog, struct bpf_object *obj, struct ut_user_maps *user, const char *name);
 
 /* JSON string literal. */
 void ut_json_string(FILE *out, const char *s);

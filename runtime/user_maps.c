@@ -140,6 +140,12 @@ void ut_user_map_clear(struct ut_user_map *m)
 	m->count = 0;
 }
 
+void ut_user_map_zero(struct ut_user_map *m)
+{
+	for (uint32_t i = 0; i < m->count; i++)
+		memset(m->entries + (size_t)i * m->stride + m->value_offset, 0, m->value_size);
+}
+
 int64_t ut_user_map_add(struct ut_user_map *m, const void *key, int64_t v)
 {
 	int64_t *p = ut_user_map_value(m, key);

@@ -39,6 +39,8 @@ void *ut_user_map_lookup(const struct ut_user_map *m, const void *key);
 void *ut_user_map_value(struct ut_user_map *m, const void *key);
 void ut_user_map_delete(struct ut_user_map *m, const void *key);
 void ut_user_map_clear(struct ut_user_map *m);
+/* Every entry keeps its key, its value zeros. */
+void ut_user_map_zero(struct ut_user_map *m);
 
 static inline const void *ut_user_map_entry_key(const struct ut_user_map *m, uint32_t i)
 {

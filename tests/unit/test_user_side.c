@@ -262,7 +262,7 @@ static void session_open(struct session *s, const struct ut_program *prog, uint3
 	s->prog = prog;
 	ut_user_maps_init(&s->maps, prog);
 	s->user = ut_user_side_new(prog, &s->maps, sample_permyriad);
-	s->d = (struct ut_decoder){.prog = prog, .engine = engine, .clear_map = on_clear, .clear_ctx = s,
+	s->d = (struct ut_decoder){.prog = prog, .engine = engine, .clear_map = on_clear, .maps_ctx = s,
 				   .user_side = s->user, .print_out = open_memstream(&s->printed, &s->printed_len)};
 }
 
