@@ -42,6 +42,14 @@ struct {
 	__type(value, struct ut_cpu_state);
 } ut_cpu SEC(".maps");
 
+/* The context pointer p, as the compiler cannot tell it is the one it had:
+ * a read of a field through it is a load at a constant offset from the
+ * context.  Two reads of one field with a helper call between them (which
+ * may have changed memory, as far as the compiler knows) were compiled as
+ * the context plus the offset, kept in a register, then a load through it:
+ * "dereference of modified ctx ptr", which the verifier refuses. */
+#define ut_ctx(p) ({ typeof(p) ut_p = (p); asm volatile("" : "+r"(ut_p)); ut_p; })
+
 static __always_inline struct ut_cpu_state *ut_cpu_state(void)
 {
 	__u32 zero = 0;
@@ -497,6 +505,27 @@ static __always_inline int ut_streq(const char *a, const char *b, int n)
 			return 1;
 	}
 	return 1;
+}
+
+/* strcontains(): whether needle (n bytes at most, NUL-terminated within
+ * them or not) is in haystack (h bytes at most).  hn and nn are constants
+ * at every call: the verifier walks hn * nn steps at most. */
+static __always_inline int ut_strcontains(const char *h, int hn, const char *needle, int nn)
+{
+	for (int i = 0; i < hn; i++) {
+		int found = 1;
+		for (int j = 0; j < nn && needle[j]; j++) {
+			if (i + j >= hn || h[i + j] != needle[j]) {
+				found = 0;
+				break;
+			}
+		}
+		if (found)
+			return 1;
+		if (!h[i])
+			break;
+	}
+	return !needle[0];
 }
 
 /* ---- aggregations (per-CPU maps; user space combines the CPUs): the

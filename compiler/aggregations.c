@@ -94,6 +94,19 @@ static void label_linear(const struct ut_map *m, uint64_t b, char *buf, size_t l
 			 m->lhist_min + (int64_t)b * m->lhist_step);
 }
 
+/* stats(): its count, average and total, as bpftrace prints them */
+static void text_stats(const struct ut_avg *total, char *buf, size_t len)
+{
+	snprintf(buf, len, "count %" PRIu64 ", average %" PRId64 ", total %" PRId64, (uint64_t)total->count,
+		 shown_mean(total), (int64_t)total->sum);
+}
+
+static void json_stats(const struct ut_avg *total, char *buf, size_t len)
+{
+	snprintf(buf, len, "{\"count\":%" PRIu64 ",\"average\":%" PRId64 ",\"total\":%" PRId64 "}",
+		 (uint64_t)total->count, shown_mean(total), (int64_t)total->sum);
+}
+
 const struct ut_agg_kind ut_aggs[] = {
 	[UT_AGG_COUNT] = {.name = "count", .nargs = 0, .value_size = 8, .zero_is_unset = true,
 			  .bpf_take = "ut_agg_add", .take = take_add, .combine = combine_add, .shown = shown_value},
@@ -114,12 +127,15 @@ const struct ut_agg_kind ut_aggs[] = {
 			  .bucket_label = label_linear},
 	/* plain values: shared maps, one copy (strings: their own size) */
 	[UT_AGG_LAST] = {.nargs = 1, .value_size = 8, .combine = combine_add, .shown = shown_value},
+	[UT_AGG_STATS] = {.name = "stats", .nargs = 1, .value_size = 16, .zero_is_unset = true,
+			  .bpf_take = "ut_agg_avg", .take = take_avg, .combine = combine_add, .shown = shown_mean,
+			  .value_text = text_stats, .value_json = json_stats},
 };
 
 const struct ut_agg_kind *ut_agg_named(const char *name)
 {
-	for (unsigned i = 0; i < UT_AGG_LAST; i++)
-		if (strcmp(ut_aggs[i].name, name) == 0)
+	for (unsigned i = 0; i < UT_AGG_KINDS; i++)
+		if (ut_aggs[i].name && strcmp(ut_aggs[i].name, name) == 0)
 			return &ut_aggs[i];
 	return NULL;
 }

@@ -35,9 +35,13 @@ struct ut_agg_kind {
 	void (*combine)(struct ut_avg *total, const struct ut_avg *cpu);
 	int64_t (*shown)(const struct ut_avg *total);
 	void (*bucket_label)(const struct ut_map *m, uint64_t bucket, char *buf, size_t len);
+	/* a total that is more than one number (stats): its text, and its
+	 * JSON object; NULL: the number shown */
+	void (*value_text)(const struct ut_avg *total, char *buf, size_t len);
+	void (*value_json)(const struct ut_avg *total, char *buf, size_t len);
 };
 
-extern const struct ut_agg_kind ut_aggs[];
+extern const struct ut_agg_kind ut_aggs[UT_AGG_KINDS];
 /* The aggregation called name, or NULL. */
 const struct ut_agg_kind *ut_agg_named(const char *name);
 

@@ -144,7 +144,7 @@ const char *type_text(const struct type *t, char *buf, size_t len)
 
 static const char *const ref_names[REF_KIND_COUNT] = {
 	[REF_BUILTIN] = "builtin", [REF_ARG] = "arg", [REF_COMPUTED] = "computed arg", [REF_ABSENT] = "absent arg",
-	[REF_PROBE] = "probe", [REF_CONST] = "const", [REF_ENUM] = "enum", [REF_LOCAL] = "local",
+	[REF_PROBE] = "probe", [REF_CONST] = "const", [REF_FUNC_NAME] = "func", [REF_ENUM] = "enum", [REF_LOCAL] = "local",
 	[REF_MAP] = "map", [REF_TABLE] = "table", [REF_ELEMENT] = "element", [REF_MEMBER] = "member",
 	[REF_MEMBER_ADDR] = "member address", [REF_BITFIELD] = "bitfield", [REF_FUNCTION] = "function",
 	[REF_MACRO] = "fn",

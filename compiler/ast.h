@@ -99,7 +99,8 @@ enum node_ref {
 	REF_COMPUTED,     /* N_FIELD args.NAME: the alternative's computed[sym] */
 	REF_ABSENT,       /* N_FIELD args.NAME under ?? or exists(): not on this kernel */
 	REF_PROBE,        /* N_IDENT probe: the probe's index */
-	REF_CONST,        /* N_IDENT: a constant; resolved: its value, checked here */
+	REF_CONST,        /* N_IDENT: a constant, N_LOCAL: a positional parameter ($1);
+	                   * resolved: its value, checked here */
 	REF_ENUM,         /* N_IDENT: a kernel enumerator; num: its value */
 	REF_LOCAL,        /* N_LOCAL, N_LOCAL_ASSIGN, N_FOR: the alternative's locals[sym] */
 	REF_MAP,          /* N_MAP_REF: the program's maps[sym] */
@@ -110,6 +111,7 @@ enum node_ref {
 	REF_BITFIELD,     /* N_FIELD: a bitfield member */
 	REF_FUNCTION,     /* N_CALL: the builtin function calls[sym] (builtins.c) */
 	REF_MACRO,        /* N_CALL: a script function; resolved: its body, the arguments in place */
+	REF_FUNC_NAME,    /* N_IDENT func: num, its number in the table "func" */
 	REF_KIND_COUNT
 };
 

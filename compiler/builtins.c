@@ -21,8 +21,8 @@ const struct builtin builtins[] = {
 	/* 1 when the current task passes -p/-c/--comm (always without them) */
 	{"traced", {.kind = T_INT, .size = 1}, "ut_pass_filter()", 0},
 	/* the stack's id in ut_stacks (gen.c's ut_stack); user space shows its frames */
-	{"kstack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, 0)", UT_SHOW_KSTACK},
-	{"ustack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, BPF_F_USER_STACK)", UT_SHOW_USTACK},
+	{"kstack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, 0, UT_STACK_FRAMES)", UT_SHOW_KSTACK},
+	{"ustack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, BPF_F_USER_STACK, UT_STACK_FRAMES)", UT_SHOW_USTACK},
 	/* ns since the trace started (ut.h's ut_start_ns, set at load); in a
 	 * body from the hit's clock read, as nsecs */
 	{"elapsed", {.kind = T_INT, .size = 8}, "(bpf_ktime_get_ns() - ut_start_ns)", 0},
@@ -144,14 +144,25 @@ static void check_fmt(struct check *ck, struct node *n, struct node **args, int 
 static void check_str(struct check *ck, struct node *n, struct node **args, int nargs)
 {
 	check_expr(ck, args[0]);
-	int size = 64;
+	if (args[0]->kind == N_LOCAL && args[0]->ref == REF_CONST && args[0]->resolved->kind == N_INT) {
+		/* str($1): the parameter as given, "" when it was not */
+		long i = args[0]->str[1] == '#' ? 0 : strtol(args[0]->str + 1, NULL, 10);
+		const struct ut_compile_opts *o = ck->c->opts;
+		struct node *text = node_new(N_STR, args[0]->loc);
+		text->str = xstrdup(i >= 1 && (unsigned long)i <= o->npositional ? o->positional[i - 1] : "");
+		node_free(args[0]->resolved);
+		args[0]->resolved = text;
+		check_expr(ck, text);
+		args[0]->type = text->type;
+	}
+	int size = args[0]->type.kind == T_STR ? args[0]->type.size : 64;   /* a string stays whole */
 	if (nargs > 1) {
 		if (args[1]->kind != N_INT || args[1]->num < 1 || args[1]->num > 255)
 			ERR(ck, args[1], "str()'s length must be a number from 1 to 255");
 		else
 			size = (int)args[1]->num;
 	}
-	if (args[0]->type.kind != T_PTR && !is_int(&args[0]->type))
+	if (args[0]->type.kind != T_PTR && args[0]->type.kind != T_STR && !is_int(&args[0]->type))
 		ERR(ck, args[0], "str() needs a pointer, not %s", a_type(&args[0]->type));
 	n->type = t_str(size);
 }
@@ -160,6 +171,15 @@ static char *gen_str(struct gen *g, struct node *n, struct node **args, int narg
 {
 	(void)nargs;
 	char *p = gen_expr(g, args[0]);
+	if (args[0]->type.kind == T_STR && args[0]->type.size <= n->type.size)
+		return p;
+	if (args[0]->type.kind == T_STR) {   /* its first bytes */
+		char *t = new_tmp(g);
+		emit(g, "char %s[%d] = {};", t, n->type.size);
+		emit(g, "__builtin_memcpy(%s, %s, %d);", t, p, n->type.size - 1);
+		free(p);
+		return t;
+	}
 	/* an integer in a uprobe or usdt probe is a user address there */
 	bool user = strcmp(n->str, "ustr") == 0 || args[0]->type.user ||
 		    (is_int(&args[0]->type) && g->alt->def->user_addresses);
@@ -225,6 +245,139 @@ static char *gen_path(struct gen *g, struct node *n, struct node **args, int nar
 	return r;
 }
 
+/* ---- strings ---- */
+
+/* The string argument args[i] of n, checked; false (reported) when it is
+ * not one. */
+static bool string_arg(struct check *ck, struct node *n, struct node *arg)
+{
+	check_expr(ck, arg);
+	if (arg->type.kind == T_STR || arg->type.kind == T_NONE)
+		return true;
+	ERR(ck, arg, "%s() compares strings, not %s; str(p) reads one", n->str, a_type(&arg->type));
+	return false;
+}
+
+/* strncmp(a, b, n): 0 when the strings have the same first n bytes (up
+ * to their end), else 1, as bpftrace's. */
+static void check_strncmp(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	string_arg(ck, n, args[0]);
+	string_arg(ck, n, args[1]);
+	n->type = t_int(8, false);
+	int64_t len;
+	if (!const_int(ck->c, args[2], &len, 0) || len < 0)
+		ERR(ck, args[2], "strncmp()'s length is a constant integer of at least 0");
+	else
+		n->num = len;
+}
+
+static char *gen_strncmp(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	char *a = gen_expr(g, args[0]), *b = gen_expr(g, args[1]);
+	int64_t len = n->num;
+	len = len < args[0]->type.size ? len : args[0]->type.size;
+	len = len < args[1]->type.size ? len : args[1]->type.size;
+	char *r = xasprintf("(!ut_streq(%s, %s, %d))", a, b, (int)len);
+	free(a);
+	free(b);
+	return r;
+}
+
+/* strcontains(haystack, needle): 1 when needle is in haystack.  The
+ * verifier walks the sizes multiplied. */
+#define STRCONTAINS_MAX_STEPS 16384
+
+static void check_strcontains(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	n->type = t_int(8, false);
+	if (string_arg(ck, n, args[0]) && string_arg(ck, n, args[1]) &&
+	    args[0]->type.size * args[1]->type.size > STRCONTAINS_MAX_STEPS)
+		ERR(ck, n, "strcontains() of a %d-byte string in a %d-byte one takes too many steps for the BPF verifier "
+		    "(at most %d, the sizes multiplied): read shorter strings, e.g. str(p, 64)", args[1]->type.size,
+		    args[0]->type.size, STRCONTAINS_MAX_STEPS);
+}
+
+static char *gen_strcontains(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)n;
+	(void)nargs;
+	char *h = gen_expr(g, args[0]), *needle = gen_expr(g, args[1]);
+	char *r = xasprintf("ut_strcontains(%s, %d, %s, %d)", h, args[0]->type.size, needle, args[1]->type.size);
+	free(h);
+	free(needle);
+	return r;
+}
+
+/* ---- stacks and symbols ---- */
+
+/* kstack(N), ustack(N): the stack's first N frames (1 to 127); bpftrace's
+ * kstack(bpftrace[, N]) is the same. */
+static void check_stack(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	n->type = t_int(8, false);
+	n->type.show = n->str[0] == 'k' ? UT_SHOW_KSTACK : UT_SHOW_USTACK;
+	ck->c->uses_stacks = true;
+	n->num = STACK_FRAMES_MAX;
+	struct node *limit = args[nargs - 1];
+	if (args[0]->kind == N_IDENT && strcmp(args[0]->str, "bpftrace") == 0) {
+		if (nargs == 1)
+			return;
+	} else if (nargs == 2) {
+		ERR(ck, args[0], "%s()'s stack mode is bpftrace (perf and raw are not supported): %s(bpftrace, 8)", n->str,
+		    n->str);
+		return;
+	}
+	int64_t frames;
+	if (!const_int(ck->c, limit, &frames, 0) || frames < 1 || frames > STACK_FRAMES_MAX)
+		ERR(ck, limit, "%s() takes its number of frames, a constant from 1 to %d: %s(8)", n->str, STACK_FRAMES_MAX,
+		    n->str);
+	else
+		n->num = frames;
+}
+
+static char *gen_stack(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)g;
+	(void)args;
+	(void)nargs;
+	return xasprintf("ut_stack(ctx, %s, %d)", n->str[0] == 'k' ? "0" : "BPF_F_USER_STACK", (int)n->num);
+}
+
+/* ksym(addr): the kernel function holding an address (an integer or a
+ * pointer). */
+static void check_ksym(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	check_expr(ck, args[0]);
+	if (args[0]->type.kind != T_PTR && !is_int(&args[0]->type))
+		ERR(ck, args[0], "%s() takes an address, not %s", n->str, a_type(&args[0]->type));
+	n->type = t_int(8, false);
+	n->type.show = calls[n->sym].show;
+}
+
+/* usym(addr): a user address of the current process, kept with it as a
+ * one-frame stack (gen.c's ut_usym) so user space can name it from the
+ * process's mappings. */
+static void check_usym(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	check_ksym(ck, n, args, nargs);
+	ck->c->uses_stacks = true;
+}
+
+static char *gen_usym(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)n;
+	(void)nargs;
+	char *a = gen_expr(g, args[0]);
+	char *r = xasprintf("ut_usym((__u64)(%s))", a);
+	free(a);
+	return r;
+}
+
 /* ---- probe arguments ---- */
 
 static void check_exists(struct check *ck, struct node *n, struct node **args, int nargs)
@@ -255,25 +408,32 @@ static void check_statement_only(struct check *ck, struct node *n, struct node *
 }
 
 const struct call_def calls[] = {
-	{"hex", 1, 1, check_show, gen_shown, UT_SHOW_HEX},
-	{"errname", 1, 1, check_errname, gen_shown, UT_SHOW_ERRNO},
-	{"fmt", 1, CALL_MAX_ARGS, check_fmt, NULL, 0},
-	{"str", 1, 2, check_str, gen_str, 0},
-	{"ustr", 1, 2, check_str, gen_str, 0},
-	{"path", 1, 1, check_path, gen_path, 0},
-	{"exists", 1, 1, check_exists, gen_exists, 0},
-	{"diskname", 1, 1, check_show, gen_shown, UT_SHOW_DISK},
-	{"diskdev", 1, 1, check_diskdev, gen_diskdev, 0},
-	{"strftime", 2, 2, check_strftime, gen_strftime, 0},
-	{"printf", 1, CALL_MAX_ARGS, check_statement_only, NULL, 0},
-	{"exit", 0, 0, check_statement_only, NULL, 0},
-	{"snapshot", 0, 0, check_statement_only, NULL, 0},
-	{"delete", 1, 1, check_statement_only, NULL, 0},
-	{"clear", 1, 1, check_statement_only, NULL, 0},
-	{"zero", 1, 1, check_statement_only, NULL, 0},
-	{"print", 1, 3, check_statement_only, NULL, 0},
-	{"time", 0, 1, check_statement_only, NULL, 0},
-	{NULL, 0, 0, NULL, NULL, 0},
+	{"hex", 1, 1, check_show, gen_shown, UT_SHOW_HEX, false},
+	{"errname", 1, 1, check_errname, gen_shown, UT_SHOW_ERRNO, false},
+	{"fmt", 1, CALL_MAX_ARGS, check_fmt, NULL, 0, false},
+	{"str", 1, 2, check_str, gen_str, 0, true},
+	{"ustr", 1, 2, check_str, gen_str, 0, true},
+	{"path", 1, 1, check_path, gen_path, 0, true},
+	{"exists", 1, 1, check_exists, gen_exists, 0, false},
+	{"diskname", 1, 1, check_show, gen_shown, UT_SHOW_DISK, false},
+	{"diskdev", 1, 1, check_diskdev, gen_diskdev, 0, false},
+	{"strftime", 2, 2, check_strftime, gen_strftime, 0, false},
+	{"strncmp", 3, 3, check_strncmp, gen_strncmp, 0, true},
+	{"strcontains", 2, 2, check_strcontains, gen_strcontains, 0, true},
+	{"kstack", 1, 2, check_stack, gen_stack, 0, true},
+	{"ustack", 1, 2, check_stack, gen_stack, 0, true},
+	{"ksym", 1, 1, check_ksym, gen_shown, UT_SHOW_KSYM, false},
+	{"usym", 1, 1, check_usym, gen_usym, UT_SHOW_USYM, true},
+	{"printf", 1, CALL_MAX_ARGS, check_statement_only, NULL, 0, false},
+	{"exit", 0, 0, check_statement_only, NULL, 0, false},
+	{"snapshot", 0, 0, check_statement_only, NULL, 0, false},
+	{"delete", 1, 1, check_statement_only, NULL, 0, false},
+	{"clear", 1, 1, check_statement_only, NULL, 0, false},
+	{"zero", 1, 1, check_statement_only, NULL, 0, false},
+	{"print", 1, 3, check_statement_only, NULL, 0, false},
+	{"time", 0, 1, check_statement_only, NULL, 0, false},
+	{"join", 1, 2, check_statement_only, NULL, 0, false},
+	{NULL, 0, 0, NULL, NULL, 0, false},
 };
 
 const char *const_string(struct compiler *c, const struct node *n)

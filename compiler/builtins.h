@@ -33,6 +33,9 @@ struct call_def {
 	 * value, statements are no expressions) */
 	char *(*gen)(struct gen *g, struct node *n, struct node **args, int nargs);
 	uint8_t show;   /* a display function: the enum ut_display it gives its integer */
+	/* only BPF can compute it (a stack, a kernel symbol table of the hit):
+	 * placement (split execution) keeps it in the kernel */
+	bool kernel_only;
 };
 extern const struct call_def calls[];
 const struct call_def *call_named(const char *name);
@@ -44,6 +47,10 @@ const struct call_def *call_of(struct node *n);
  * other nodes. */
 struct compiler;
 const char *const_string(struct compiler *c, const struct node *n);
+
+/* join(argv): the strings it reads, bytes of each (bpftrace's). */
+#define JOIN_MAX_STRINGS 16
+#define JOIN_STRING_BYTES 64
 
 /* print(@m, ...) of a whole map, not print(value). */
 bool prints_map(const struct node *call);

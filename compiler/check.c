@@ -370,6 +370,23 @@ static void check_print(struct check *ck, struct node *e)
 	}
 }
 
+/* join(argv[, sep]): the strings of a NULL-ended array of string pointers
+ * (a process's argv), printed with sep between them. */
+static void check_join(struct check *ck, struct node *e)
+{
+	struct node *args[3];
+	int na = collect_args(e->a, args, 3);
+	if (na < 1 || na > 2) {
+		ERR(ck, e, "join() takes an array of string pointers and a separator: join(args.argv), join(args.argv, \",\")");
+		return;
+	}
+	check_expr(ck, args[0]);
+	if (args[0]->type.kind != T_PTR && !is_int(&args[0]->type))
+		ERR(ck, args[0], "join() takes an array of string pointers (args.argv), not %s", a_type(&args[0]->type));
+	if (na == 2 && (args[1]->kind != N_STR || strlen(args[1]->str) > 16))
+		ERR(ck, args[1], "join()'s separator is a string of at most 16 characters");
+}
+
 /* time(), time("%H:%M:%S\n"): the wall-clock time of the hit, printed. */
 static void check_time(struct check *ck, struct node *e)
 {
@@ -414,6 +431,10 @@ static void check_call_stmt(struct check *ck, struct node *n)
 	}
 	if (strcmp(e->str, "time") == 0) {
 		check_time(ck, e);
+		return;
+	}
+	if (strcmp(e->str, "join") == 0) {
+		check_join(ck, e);
 		return;
 	}
 	check_expr(ck, e);
@@ -564,6 +585,11 @@ static void check_for(struct check *ck, struct node *n)
 
 static void check_local_assign(struct check *ck, struct node *n)
 {
+	if (is_positional(n->str)) {
+		ERR(ck, n, "%s is a positional parameter (given after the script on the command line); "
+		    "it cannot be assigned: copy it to a local", n->str);
+		return;
+	}
 	check_expr(ck, n->a);
 	struct type *t = &n->a->type;
 	int l = find_local(ck, n->str);

@@ -52,6 +52,8 @@ void check_expansion(struct check *ck, struct node *n, void (*check_body)(struct
 bool const_int(struct compiler *c, const struct node *n, int64_t *v, int depth);
 struct map_info *map_get(struct check *ck, struct node *ref);
 void check_map_key(struct check *ck, int map, struct node *ref);
+/* $1 .. and $#: a positional parameter, not a local. */
+bool is_positional(const char *name);
 /* The alternative's local name, or -1. */
 int find_local(struct check *ck, const char *name);
 /* True inside the body of a for loop whose variable is name. */

@@ -37,24 +37,50 @@ static int table_index(struct compiler *c, const char *name)
 	return -1;
 }
 
-/* The table that names probes by index (the `probe` builtin). */
-static int probe_table(struct check *ck)
+/* The table name (made when first asked for) with an entry for key,
+ * named text: how the `probe` and `func` builtins are shown. */
+static int naming_table(struct check *ck, const char *name, int64_t key, const char *text)
 {
 	struct ut_program *p = ck->c->prog;
-	int t = table_index(ck->c, "probe");
+	int t = table_index(ck->c, name);
 	if (t < 0) {
 		p->tables = xrealloc_array(p->tables, p->ntables + 1, sizeof(*p->tables));
 		t = (int)p->ntables++;
-		p->tables[t] = (struct ut_table){.name = xstrdup("probe")};
+		p->tables[t] = (struct ut_table){.name = xstrdup(name)};
 	}
 	struct ut_table *tab = &p->tables[t];
 	for (unsigned i = 0; i < tab->nentries; i++)
-		if (tab->entries[i].key == ck->alt->probe_index)
+		if (tab->entries[i].key == key)
 			return t;
 	tab->entries = xrealloc_array(tab->entries, tab->nentries + 1, sizeof(*tab->entries));
-	tab->entries[tab->nentries++] = (struct ut_table_entry){.key = ck->alt->probe_index,
-								.name = xstrdup(ck->alt->probe->spec)};
+	tab->entries[tab->nentries++] = (struct ut_table_entry){.key = key, .name = xstrdup(text)};
 	return t;
+}
+
+/* The table that names probes by index (the `probe` builtin). */
+static int probe_table(struct check *ck)
+{
+	return naming_table(ck, "probe", ck->alt->probe_index, ck->alt->probe->spec);
+}
+
+/* `func`: the function (or event) the alternative probes, the last part
+ * of its target ("vfs_read", "readline" of /bin/bash:readline), as its
+ * number in the table of them. */
+static void func_name(struct check *ck, struct node *n)
+{
+	const char *target = ck->alt->target, *colon = strrchr(target, ':'), *slash = strrchr(target, '/');
+	const char *name = colon ? colon + 1 : slash ? slash + 1 : target;
+	struct ut_program *p = ck->c->prog;
+	int t = table_index(ck->c, "func");
+	int64_t key = t < 0 ? 0 : (int64_t)p->tables[t].nentries;
+	for (unsigned i = 0; t >= 0 && i < p->tables[t].nentries; i++)
+		if (strcmp(p->tables[t].entries[i].name, name) == 0)
+			key = p->tables[t].entries[i].key;
+	n->ref = REF_FUNC_NAME;
+	n->num = key;
+	n->type = t_int(4, false);
+	n->type.show = UT_SHOW_TABLE;
+	n->type.table = (int16_t)naming_table(ck, "func", key, name);
 }
 
 int find_local(struct check *ck, const char *name)
@@ -113,9 +139,10 @@ static void field_of_ptr(struct check *ck, struct node *n, const struct type *ba
 {
 	struct compiler *c = ck->c;
 	struct ut_ktype kt;
-	if (base->user) {
-		ERR(ck, n, "cannot read field '%s' of a user-space pointer: scripts read user memory as strings "
-		    "(str(p, len)), not as structs", n->str);
+	char pointee[160] = "";
+	if (base->btf > 0 && ut_kernel_type(c->k, base->btf, &kt) == 0 && kt.kind != UT_KT_STRUCT &&
+	    kt.kind != UT_KT_UNION && ut_kernel_type_c(c->k, base->btf, pointee, sizeof(pointee))[0]) {
+		ERR(ck, n, "cannot take field '%s' of a pointer to %s, which is not a struct", n->str, pointee);
 		return;
 	}
 	if (base->btf <= 0 || ut_kernel_type(c->k, base->btf, &kt) < 0 ||
@@ -143,8 +170,15 @@ static void field_of_ptr(struct check *ck, struct node *n, const struct type *ba
 		    n->str, ut_kernel_type_c(c->k, m.type, buf, sizeof(buf)));
 		return;
 	}
+	if (base->user && m.bitfield_size) {
+		ERR(ck, n, "field '%s' is a bitfield, which scripts read in kernel memory only, not in a user-space struct",
+		    n->str);
+		return;
+	}
 	n->type = ft;
 	n->type.direct = ft.kind == T_PTR && base->direct;
+	/* a field of user memory is read there; a pointer in it points there */
+	n->type.user = base->user && ft.kind == T_PTR;
 	n->ref = m.bitfield_size ? REF_BITFIELD : REF_MEMBER;
 	if (ft.kind == T_PTR && ft.size == 0) {
 		n->type.size = 8;
@@ -395,6 +429,10 @@ static void ident_expr(struct check *ck, struct node *n)
 		ERR(ck, n, "'args' is used with a field: args.NAME");
 		return;
 	}
+	if (strcmp(n->str, "func") == 0) {
+		func_name(ck, n);
+		return;
+	}
 	if (strcmp(n->str, "probe") == 0) {
 		/* the probe's index, shown through a table of the probes as written */
 		n->ref = REF_PROBE;
@@ -419,11 +457,12 @@ static void ident_expr(struct check *ck, struct node *n)
 	unsigned nb = 0;
 	while (builtins[nb].name)
 		nb++;
-	char **names = xcalloc(nb + 1 + c->nconsts, sizeof(char *));
+	char **names = xcalloc(nb + 2 + c->nconsts, sizeof(char *));
 	unsigned nn = 0;
 	for (unsigned i = 0; i < nb; i++)
 		names[nn++] = (char *)builtins[i].name;
 	names[nn++] = (char *)"probe";
+	names[nn++] = (char *)"func";
 	for (unsigned i = 0; i < c->nconsts; i++)
 		names[nn++] = c->consts[i]->str;
 	char hint[160];
@@ -441,8 +480,44 @@ static void ident_expr(struct check *ck, struct node *n)
 	free(names);
 }
 
+bool is_positional(const char *name)
+{
+	return name[0] == '$' && (strcmp(name, "$#") == 0 || (name[1] >= '0' && name[1] <= '9'));
+}
+
+/* $1 ..: the script's positional parameters, as given after it; one that
+ * reads as an integer is one, any other a string; one not given is 0
+ * (and "" to str()), as in bpftrace.  $# is how many there are. */
+static void positional(struct check *ck, struct node *n)
+{
+	const struct ut_compile_opts *o = ck->c->opts;
+	struct node *v;
+	if (strcmp(n->str, "$#") == 0) {
+		v = node_new(N_INT, n->loc);
+		v->num = o->npositional;
+	} else {
+		unsigned long i = strtoul(n->str + 1, NULL, 10);
+		const char *text = i >= 1 && i <= o->npositional ? o->positional[i - 1] : NULL;
+		char *end = NULL;
+		long long num = text ? strtoll(text, &end, 0) : 0;
+		v = node_new(text && (!*text || *end) ? N_STR : N_INT, n->loc);
+		if (v->kind == N_STR)
+			v->str = xstrdup(text);
+		v->num = num;
+	}
+	node_free(n->resolved);
+	n->resolved = v;
+	n->ref = REF_CONST;
+	check_expr(ck, v);
+	n->type = v->type;
+}
+
 static void local_expr(struct check *ck, struct node *n)
 {
+	if (is_positional(n->str)) {
+		positional(ck, n);
+		return;
+	}
 	int l = find_local(ck, n->str);
 	if (l < 0) {
 		char **names = xcalloc(ck->alt->nlocals + 1, sizeof(char *)), hint[160];
@@ -516,6 +591,8 @@ static void ternary_expr(struct check *ck, struct node *n)
 	const struct type *tb = &n->b->type, *tc = &n->c->type;
 	if (is_int(tb) && is_int(tc)) {
 		n->type = t_int(8, tb->is_signed || tc->is_signed);
+	} else if (tb->kind == T_STR && tc->kind == T_STR) {
+		n->type = t_str(tb->size > tc->size ? tb->size : tc->size);
 	} else if (is_cond(tb) && is_cond(tc)) {
 		/* a pointer either way (an integer branch is an address, 0 is NULL),
 		 * typed when the pointer branches agree */
@@ -525,7 +602,7 @@ static void ternary_expr(struct check *ck, struct node *n)
 		if (q->kind == T_PTR && (p->btf != q->btf || p->user != q->user))
 			n->type = t_ptr(0);
 	} else {
-		ERR(ck, n, "both branches of ?: must be integers or pointers");
+		ERR(ck, n, "both branches of ?: must be integers, pointers or strings, not %s and %s", a_type(tb), a_type(tc));
 	}
 }
 
@@ -567,32 +644,37 @@ static void cast_expr(struct check *ck, struct node *n)
 
 /* ---- indexes and maps ---- */
 
-/* p[i] on a typed pointer: element i, as C reads it (gen_expr.c).  Elements
- * are pointers or integers (struct sizes are not relocated). */
+/* p[i] on a typed pointer: element i, as C reads it (gen_expr.c); *p is
+ * p[0].  Elements are pointers or integers (struct sizes are not
+ * relocated); those of a user pointer are in user memory, and a pointer
+ * among them points there too. */
 static void pointer_index(struct check *ck, struct node *n)
 {
 	check_expr(ck, n->a);
 	check_expr(ck, n->b);
 	const struct type *bt = &n->a->type;
+	const char *op = n->op == '*' ? "'*' reads through" : "'[...]' indexes";
 	struct ut_ktype el;
 	if (!is_int(&n->b->type)) {
 		ERR(ck, n->b, "an index is an integer, not %s", a_type(&n->b->type));
 	} else if (bt->kind != T_PTR) {
 		if (bt->kind != T_NONE)
-			ERR(ck, n, "'[...]' indexes a typed pointer (or names a table), but this is %s", a_type(bt));
+			ERR(ck, n, "%s a typed pointer%s, but this is %s", op, n->op == '*' ? "" : " (or names a table)",
+			    a_type(bt));
 	} else if (bt->btf <= 0 || ut_kernel_type(ck->c->k, bt->btf, &el) < 0 ||
 		   !(el.kind == UT_KT_PTR || el.kind == UT_KT_INT || el.kind == UT_KT_ENUM || el.kind == UT_KT_BOOL)) {
 		char buf[160];
-		ERR(ck, n, "'[...]' reads pointers or integers, but this points to %s",
+		ERR(ck, n, "%s pointers to pointers or integers, but this points to %s", op,
 		    bt->btf > 0 && ut_kernel_type_c(ck->c->k, bt->btf, buf, sizeof(buf))[0] ? buf : "an unknown type");
 	} else if (btf_value_type(ck->c, bt->btf, &n->type) == 0) {
 		n->ref = REF_ELEMENT;
+		n->type.user = bt->user && n->type.kind == T_PTR;
 	}
 }
 
 static void index_expr(struct check *ck, struct node *n)
 {
-	if (n->a->kind != N_IDENT) {
+	if (n->op == '*' || n->a->kind != N_IDENT) {
 		pointer_index(ck, n);
 		return;
 	}
@@ -797,15 +879,16 @@ static void call_expr(struct check *ck, struct node *n)
 	const struct call_def *def = call_named(n->str);
 	const struct ut_agg_kind *agg = def ? NULL : ut_agg_named(n->str);
 	if (!def && !agg) {
-		unsigned ncalls = 0, naggs = UT_AGG_LAST;   /* the aggregations' names */
+		unsigned ncalls = 0;
 		while (calls[ncalls].name)
 			ncalls++;
-		char **names = xcalloc(ncalls + naggs + ck->c->nfns + 1, sizeof(char *)), hint[160];
+		char **names = xcalloc(ncalls + UT_AGG_KINDS + ck->c->nfns + 1, sizeof(char *)), hint[160];
 		unsigned nn = 0;
 		for (unsigned i = 0; i < ncalls; i++)
 			names[nn++] = (char *)calls[i].name;
-		for (unsigned i = 0; i < naggs; i++)
-			names[nn++] = (char *)ut_aggs[i].name;
+		for (unsigned i = 0; i < UT_AGG_KINDS; i++)   /* the aggregations' names */
+			if (ut_aggs[i].name)
+				names[nn++] = (char *)ut_aggs[i].name;
 		for (unsigned i = 0; i < ck->c->nfns; i++)
 			names[nn++] = ck->c->fns[i]->str;
 		near_name(hint, sizeof(hint), n->str, names, nn);

@@ -37,6 +37,9 @@ struct ut_compile_opts {
 	const char *const *defines;
 	unsigned ndefines;
 	const char *const *options;   /* the tool's long options (NULL-ended): a flag's near ones */
+	/* the script's positional parameters, $1 ..., as given after it */
+	const char *const *positional;
+	unsigned npositional;
 	bool verbose;
 };
 

@@ -56,7 +56,8 @@ static const char *const field_types[] = {
 static const char *const displays[UT_SHOW_COUNT] = {
 	[UT_SHOW_PLAIN] = "plain", [UT_SHOW_HEX] = "hex", [UT_SHOW_KOID] = "koid", [UT_SHOW_ERRNO] = "errno",
 	[UT_SHOW_TABLE] = "table", [UT_SHOW_DISK] = "disk", [UT_SHOW_KSTACK] = "kstack", [UT_SHOW_USTACK] = "ustack",
-	[UT_SHOW_STRING] = "string", [UT_SHOW_TIME] = "time",
+	[UT_SHOW_STRING] = "string", [UT_SHOW_TIME] = "time", [UT_SHOW_KSYM] = "ksym",
+	[UT_SHOW_USYM] = "usym",
 };
 
 static const char *const event_ops[UT_EV_OP_COUNT] = {
@@ -65,7 +66,7 @@ static const char *const event_ops[UT_EV_OP_COUNT] = {
 	[UT_EV_FLOW_END] = "flow end", [UT_EV_SPAN_BEGIN] = "span begin", [UT_EV_SPAN_PHASE] = "span phase",
 	[UT_EV_SPAN_END] = "span end", [UT_EV_GROUP_NAME] = "track name", [UT_EV_PRINT] = "printf",
 	[UT_EV_EXIT] = "exit", [UT_EV_CLEAR] = "clear", [UT_EV_HIT] = "hit", [UT_EV_SNAPSHOT] = "snapshot",
-	[UT_EV_PRINT_MAP] = "print map", [UT_EV_ZERO] = "zero", [UT_EV_TIME] = "time",
+	[UT_EV_PRINT_MAP] = "print map", [UT_EV_ZERO] = "zero", [UT_EV_TIME] = "time", [UT_EV_JOIN] = "join",
 };
 
 static void value_dump(const struct ut_value *v, FILE *f)

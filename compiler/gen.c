@@ -63,7 +63,6 @@ static void gen_map(struct compiler *c, unsigned i, struct strbuf *types, struct
  * stacks (to name their frames while their processes exist) only when
  * there are some. */
 static const char stack_code[] =
-	"#define UT_STACK_FRAMES 127\n"
 	"struct ut_stack {\n"
 	"\t__u32 pid;       /* a user stack's process (its symbols); 0: a kernel stack */\n"
 	"\t__u32 nframes;\n"
@@ -76,17 +75,13 @@ static const char stack_code[] =
 	"} ut_stacks SEC(\".maps\");\n\n"
 	"struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, 1);\n"
 	"\t__type(key, __u32);\n\t__type(value, __u64);\n} ut_stacks_added SEC(\".maps\");\n\n"
-	"/* The stack's id; 0 for none (the user stack of a kernel thread). */\n"
-	"static __always_inline __u64 ut_stack(void *ctx, __u64 flags)\n"
+	"/* Keeps the stack in s (its frames, its process for a user stack) under\n"
+	" * its hash: its id. */\n"
+	"static __always_inline __u64 ut_stack_keep(struct ut_stack *s, __u64 user)\n"
 	"{\n"
 	"\t__u32 zero = 0;\n"
-	"\tstruct ut_stack *s = bpf_map_lookup_elem(&ut_stack_buf, &zero);\n"
-	"\tif (!s)\n\t\treturn 0;\n"
-	"\tlong n = bpf_get_stack(ctx, s->ip, sizeof(s->ip), flags);\n"
-	"\tif (n <= 0)\n\t\treturn 0;\n"
-	"\ts->nframes = n / 8;\n"
-	"\ts->pid = flags ? bpf_get_current_pid_tgid() >> 32 : 0;\n"
-	"\t__u64 h = 0xcbf29ce484222325ULL ^ ((__u64)s->pid << 1) ^ (flags != 0);\n"
+	"\ts->pid = user ? bpf_get_current_pid_tgid() >> 32 : 0;\n"
+	"\t__u64 h = 0xcbf29ce484222325ULL ^ ((__u64)s->pid << 1) ^ (user != 0);\n"
 	"\tfor (__u32 i = 0; i < UT_STACK_FRAMES && i < s->nframes; i++) {\n"
 	"\t\th = (h ^ s->ip[i]) * 0x100000001b3ULL;\n"
 	"\t\th ^= h >> 29;\n"
@@ -97,6 +92,29 @@ static const char stack_code[] =
 	"\t\tif (added)\n\t\t\t__sync_fetch_and_add(added, 1);\n"
 	"\t}\n"
 	"\treturn h;\n"
+	"}\n\n"
+	"/* The id of the stack's first max_frames frames; 0 for none (the user\n"
+	" * stack of a kernel thread). */\n"
+	"static __always_inline __attribute__((unused)) __u64 ut_stack(void *ctx, __u64 flags, __u32 max_frames)\n"
+	"{\n"
+	"\t__u32 zero = 0;\n"
+	"\tstruct ut_stack *s = bpf_map_lookup_elem(&ut_stack_buf, &zero);\n"
+	"\tif (!s)\n\t\treturn 0;\n"
+	"\tlong n = bpf_get_stack(ctx, s->ip, sizeof(s->ip), flags);\n"
+	"\tif (n <= 0)\n\t\treturn 0;\n"
+	"\ts->nframes = n / 8 < max_frames ? n / 8 : max_frames;\n"
+	"\treturn ut_stack_keep(s, flags);\n"
+	"}\n\n"
+	"/* usym(addr): a user address kept as a stack of one frame, with its\n"
+	" * process, so user space names it from the process's mappings. */\n"
+	"static __always_inline __attribute__((unused)) __u64 ut_usym(__u64 addr)\n"
+	"{\n"
+	"\t__u32 zero = 0;\n"
+	"\tstruct ut_stack *s = bpf_map_lookup_elem(&ut_stack_buf, &zero);\n"
+	"\tif (!s)\n\t\treturn 0;\n"
+	"\ts->ip[0] = addr;\n"
+	"\ts->nframes = 1;\n"
+	"\treturn ut_stack_keep(s, 1);\n"
 	"}\n\n";
 
 static const char *target_arch(void)
@@ -132,8 +150,10 @@ char *gen_program(struct compiler *c)
 	if (c->max_stage_bytes)
 		sb_printf(&out, "#define UT_BATCH_BYTES %u\n", c->max_stage_bytes);
 	sb_puts(&out, "#include \"ut.h\"\n\n");
-	if (c->uses_stacks)
+	if (c->uses_stacks) {
+		sb_printf(&out, "#define UT_STACK_FRAMES %d\n", STACK_FRAMES_MAX);
 		sb_puts(&out, stack_code);
+	}
 	sb_puts(&out, map_types.s ? map_types.s : "");
 	sb_puts(&out, parts.types.s ? parts.types.s : "");
 	for (unsigned i = 0; i < p->ndisks; i++)

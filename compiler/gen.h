@@ -56,6 +56,9 @@ struct gen {
  * driver reports it (compile.c). */
 #define C_MAX_NESTING 240
 
+/* The frames a stack keeps (kstack, ustack; gen.c's UT_STACK_FRAMES). */
+#define STACK_FRAMES_MAX 127
+
 void emit(struct gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *new_tmp(struct gen *g);
 /* v as a C literal (INT64_MIN has none: it is written as an expression). */

@@ -96,8 +96,10 @@ static char *gen_member(struct gen *g, struct node *n)
 	char *bexpr = gen_expr(g, n->a);
 	/* clang refuses a CO-RE read nested inside another: a base that reads a
 	 * field itself (fd_file(fd), a ?: whose condition reads the table's
-	 * size) goes through a temporary */
-	if (strstr(bexpr, "BPF_CORE_READ")) {
+	 * size) goes through a temporary; so does a user pointer, read from a
+	 * syscall's record, which has no struct in the kernel's BTF to relocate
+	 * the record's field against */
+	if (strstr(bexpr, "BPF_CORE_READ") || base->user) {
 		char *base_tmp = new_tmp(g);
 		emit(g, "void *%s = (void *)(%s);", base_tmp, bexpr);
 		free(bexpr);
@@ -105,6 +107,8 @@ static char *gen_member(struct gen *g, struct node *n)
 	}
 	char *p = typed_ptr(g, base->btf, bexpr);
 	free(bexpr);
+	/* fields of a user-space struct are read from user memory */
+	const char *read = base->user ? "BPF_CORE_READ_USER" : "BPF_CORE_READ";
 	char *r;
 	/* Pointers go through temporaries: clang refuses a CO-RE access
 	 * nested inside another. */
@@ -116,17 +120,17 @@ static char *gen_member(struct gen *g, struct node *n)
 		if (base->direct)   /* a load the verifier guards, not a helper call */
 			emit(g, "void *%s = (void *)%s->%s;", r, p, n->str);
 		else
-			emit(g, "void *%s = (void *)BPF_CORE_READ(%s, %s);", r, p, n->str);
+			emit(g, "void *%s = (void *)%s(%s, %s);", r, read, p, n->str);
 	} else if (ft->kind == T_STR) {
 		r = new_tmp(g);
 		emit(g, "char %s[%d] = {};", r, ft->size);
-		emit(g, "BPF_CORE_READ_STR_INTO(&%s, %s, %s);", r, p, n->str);
+		emit(g, "%s_STR_INTO(&%s, %s, %s);", read, r, p, n->str);
 	} else if (n->ref == REF_BITFIELD) {
 		r = xasprintf("((__u64)BPF_CORE_READ_BITFIELD_PROBED(%s, %s))", p, n->str);
 	} else if (base->direct) {
 		r = xasprintf("((%s)%s->%s)", ft->is_signed ? "__s64" : "__u64", p, n->str);
 	} else {
-		r = xasprintf("((%s)BPF_CORE_READ(%s, %s))", ft->is_signed ? "__s64" : "__u64", p, n->str);
+		r = xasprintf("((%s)%s(%s, %s))", ft->is_signed ? "__s64" : "__u64", read, p, n->str);
 	}
 	free(p);
 	return r;
@@ -199,6 +203,7 @@ static char *gen_ident(struct gen *g, struct node *n)
 	case REF_ARG: return xstrdup(g->alt->args[n->sym].cexpr);
 	case REF_PROBE: return xasprintf("%uU", g->alt->probe_index);
 	case REF_CONST: return gen_expr(g, n->resolved);
+	case REF_FUNC_NAME: return c_int64(n->num);
 	default: return c_int64(n->num);   /* REF_ENUM */
 	}
 }
@@ -318,13 +323,31 @@ static char *gen_binop(struct gen *g, struct node *n)
 	return r;
 }
 
+/* a ? b : e of strings: the branch taken copied into a string of the
+ * larger capacity, each branch's statements on its side. */
+static char *string_ternary(struct gen *g, const struct node *n, const char *a, const char *b, struct strbuf *b_stmts,
+			    const char *e, struct strbuf *e_stmts)
+{
+	char *t = new_tmp(g);
+	emit(g, "char %s[%d] = {};", t, n->type.size);
+	emit(g, "if (%s) {", a);
+	sb_puts(g->out, b_stmts->s ? b_stmts->s : "");
+	emit(g, "\t__builtin_memcpy(%s, %s, sizeof(%s) < sizeof(%s) ? sizeof(%s) : sizeof(%s));", t, b, b, t, b, t);
+	emit(g, "} else {");
+	sb_puts(g->out, e_stmts->s ? e_stmts->s : "");
+	emit(g, "\t__builtin_memcpy(%s, %s, sizeof(%s) < sizeof(%s) ? sizeof(%s) : sizeof(%s));", t, e, e, t, e, t);
+	emit(g, "}");
+	return t;
+}
+
 static char *gen_ternary(struct gen *g, struct node *n)
 {
 	struct strbuf b_stmts, e_stmts;
 	char *a = gen_expr(g, n->a), *b = lazy_expr(g, n->b, &b_stmts), *e = lazy_expr(g, n->c, &e_stmts);
-	/* integers, or a pointer either way */
+	/* integers, strings, or a pointer either way */
 	bool ints = is_int(&n->b->type) && is_int(&n->c->type);
-	char *r = ternary_expr(g, ints ? "__s64" : "void *", a, b, &b_stmts, e, &e_stmts);
+	char *r = n->type.kind == T_STR ? string_ternary(g, n, a, b, &b_stmts, e, &e_stmts)
+		: ternary_expr(g, ints ? "__s64" : "void *", a, b, &b_stmts, e, &e_stmts);
 	sb_free(&b_stmts);
 	sb_free(&e_stmts);
 	free(a);
@@ -484,7 +507,7 @@ char *gen_expr(struct gen *g, struct node *n)
 		return t;
 	}
 	case N_IDENT: return gen_ident(g, n);
-	case N_LOCAL: return xasprintf("l_%s", n->str + 1);
+	case N_LOCAL: return n->ref == REF_CONST ? gen_expr(g, n->resolved) : xasprintf("l_%s", n->str + 1);
 	case N_FIELD: return gen_field(g, n);
 	case N_INDEX: return n->ref == REF_TABLE ? gen_expr(g, n->b) : gen_element(g, n);
 	case N_MAP_REF: return gen_map_read(g, n);

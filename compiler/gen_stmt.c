@@ -24,11 +24,13 @@ static void gen_stmts(struct gen *g, struct node *list)
 /* ---- records ---- */
 
 /* A record being filled: the C of each field's value, in field order
- * (the order resources.c laid them out in). */
+ * (the order resources.c laid them out in), and statements that fill the
+ * fields after those (join()'s strings, read straight into the record). */
 struct record {
 	const struct ut_event *ev;
 	unsigned nvalues;
 	char **values;
+	struct strbuf fill;
 };
 
 static void record_field(struct record *r, char *cx)
@@ -118,7 +120,7 @@ static void record_end(struct gen *g, struct record *r, const struct node *n, co
 	g->indent++;
 	emit(g, "struct ut_rec_%d *r = (void *)(ut_batch + ut_off);", n->event);
 	emit(g, "ut_header(&r->h, %d, ut_now);", n->event);
-	for (unsigned i = 0; i < ev->nfields; i++) {
+	for (unsigned i = 0; i < r->nvalues; i++) {
 		const char *cx = r->values[i];
 		uint32_t padded = (ev->fields[i].size + 7) & ~7u;
 		if (ev->fields[i].type == UT_F_STR)
@@ -128,6 +130,8 @@ static void record_end(struct gen *g, struct record *r, const struct node *n, co
 			emit(g, "r->f%u = (%s)(%s);", i, ev->fields[i].type == UT_F_S64 ? "__s64" : "__u64", cx);
 		free(r->values[i]);
 	}
+	sb_puts(g->out, r->fill.s ? r->fill.s : "");
+	sb_free(&r->fill);
 	emit(g, "ut_off += sizeof(*r);");
 	g->indent--;
 	emit(g, "}");
@@ -166,6 +170,34 @@ static void gen_trace(struct gen *g, struct node *n)
 	free(guard);
 }
 
+/* join(argv): field 0 counts the strings read into fields 1.., each
+ * pointer of the NULL-ended array read first; nested, so that the reads
+ * stop at the first NULL (the verifier walks each path once). */
+static void join_fill(struct gen *g, struct record *r, struct node *argv)
+{
+	char *base = gen_expr(g, argv);
+	bool user = argv->type.user || (is_int(&argv->type) && g->alt->def->user_addresses);
+	const char *from = user ? "user" : "kernel";
+	char *var = new_tmp(g);
+	emit(g, "const char *const *%s = (const char *const *)(%s);", var, base);
+	free(base);
+	struct gen inner = *g;   /* the fill's statements, inside the record's block */
+	inner.out = &r->fill;
+	inner.indent = g->indent + 1;
+	emit(&inner, "r->f0 = 0;");
+	for (int i = 0; i < JOIN_MAX_STRINGS; i++) {
+		emit(&inner, "{ const char *a = 0; bpf_probe_read_%s(&a, sizeof(a), &%s[%d]);", from, var, i);
+		emit(&inner, "if (a) { bpf_probe_read_%s_str(r->f%d, sizeof(r->f%d), a); r->f0 = %d;", from, i + 1, i + 1,
+		     i + 1);
+	}
+	struct strbuf closing = {0};
+	for (int i = 0; i < JOIN_MAX_STRINGS; i++)
+		sb_puts(&closing, "}}");
+	emit(&inner, "%s", closing.s);
+	sb_free(&closing);
+	free(var);
+}
+
 /* ---- statements ---- */
 
 static void gen_call_stmt(struct gen *g, struct node *e)
@@ -192,6 +224,8 @@ static void gen_call_stmt(struct gen *g, struct node *e)
 		record_field(&r, na > 2 ? c_int64(args[2]->num) : xstrdup("1"));
 	} else if (strcmp(e->str, "print") == 0) {
 		record_value(g, &r, e->a);
+	} else if (strcmp(e->str, "join") == 0) {
+		join_fill(g, &r, e->a);
 	}
 	record_end(g, &r, e, NULL);
 }

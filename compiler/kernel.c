@@ -844,6 +844,43 @@ int32_t ut_kernel_struct(struct ut_kernel *k, const char *name)
 	return id;
 }
 
+int32_t ut_kernel_c_pointee(struct ut_kernel *k, const char *c_type)
+{
+	/* the words other than qualifiers, and the stars */
+	char base[128] = "";
+	unsigned stars = 0;
+	size_t at = 0;
+	for (const char *p = c_type; *p;) {
+		size_t n = strcspn(p, " *");
+		if (n) {
+			bool qualifier = (n == 5 && strncmp(p, "const", 5) == 0) || (n == 8 && strncmp(p, "volatile", 8) == 0) ||
+					 (n == 6 && strncmp(p, "__user", 6) == 0);
+			if (!qualifier && at + n + 2 < sizeof(base))
+				at += (size_t)snprintf(base + at, sizeof(base) - at, "%s%.*s", at ? " " : "", (int)n, p);
+			p += n;
+		}
+		stars += *p == '*';
+		p += *p != 0;
+	}
+	if (!ut_kernel_btf(k) || !stars || stars > 2 || !base[0])
+		return 0;
+	int32_t id = strncmp(base, "struct ", 7) == 0 ? ut_kernel_struct(k, base + 7) : ut_kernel_find(k, base, BTF_KIND_INT);
+	if (id <= 0 && strncmp(base, "struct ", 7) != 0)
+		id = ut_kernel_find(k, base, BTF_KIND_TYPEDEF);
+	if (id <= 0)
+		return 0;
+	if (stars == 1)
+		return id;
+	/* a pointer to pointers: a pointer type to the base, as BTF has one */
+	int32_t target = skip_aliases(k, id);
+	for (uint32_t i = 1; i < btf__type_cnt(k->btf); i++) {
+		const struct btf_type *t = btf__type_by_id(k->btf, i);
+		if (btf_is_ptr(t) && skip_aliases(k, (int32_t)t->type) == target)
+			return (int32_t)i;
+	}
+	return 0;
+}
+
 /* The members of a struct/union (after aliases), or NULL with *n = 0. */
 static const struct btf_member *members_of(struct ut_kernel *k, int32_t id,
 					   const struct btf_type **type, unsigned *n)

@@ -89,6 +89,11 @@ int32_t ut_kernel_tp_btf_typedef(struct ut_kernel *k, const char *tp_name);
 /* id of `struct NAME` (or union), or -1. */
 int32_t ut_kernel_struct(struct ut_kernel *k, const char *name);
 
+/* What a pointer of C type c_type points to ("struct __kernel_timespec *",
+ * "const char *const *": the BTF id of the struct, of a char pointer), as
+ * tracepoint formats spell pointers; 0 when unknown. */
+int32_t ut_kernel_c_pointee(struct ut_kernel *k, const char *c_type);
+
 /* A member of a struct or union, searched through anonymous members.
  * offset_bits is from the start of the outer struct. */
 struct ut_member {

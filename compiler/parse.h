@@ -21,6 +21,7 @@ struct parse_ctx {
 	/* where the last token ended: end of input is reported there */
 	int end_line, end_col;
 	struct ut_loc comment_loc;   /* start of the open block comment */
+	int skipped_ifs;             /* #if nesting inside a skipped #ifndef BPFTRACE_HAVE_BTF */
 };
 
 /* Parses text (named file in messages) and returns its items, or NULL with

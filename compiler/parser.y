@@ -323,6 +323,10 @@ expr: INT                              { $$ = mk(N_INT, @1, ctx); $$->num = $1; 
     | '-' expr %prec UNARY             { $$ = mk(N_UNOP, @1, ctx); $$->op = '-'; $$->a = $2; $$ = nest(ctx, $$); }
     | '!' expr %prec UNARY             { $$ = mk(N_UNOP, @1, ctx); $$->op = '!'; $$->a = $2; $$ = nest(ctx, $$); }
     | '~' expr %prec UNARY             { $$ = mk(N_UNOP, @1, ctx); $$->op = '~'; $$->a = $2; $$ = nest(ctx, $$); }
+    /* *p reads what p points to: p[0] */
+    | '*' expr %prec UNARY             {
+		$$ = mk(N_INDEX, @1, ctx); $$->op = '*'; $$->a = $2; $$->b = mk(N_INT, @1, ctx); $$ = nest(ctx, $$);
+	}
     | expr '+' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '+'; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
     | expr '-' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '-'; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
     | expr '*' expr                    { $$ = mk(N_BINOP, @2, ctx); $$->op = '*'; $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }

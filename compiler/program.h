@@ -92,6 +92,9 @@ enum ut_display {
 	UT_SHOW_STRING,    /* a map value that is a string (NUL-terminated) */
 	UT_SHOW_TIME,      /* nanoseconds of CLOCK_MONOTONIC (nsecs) as the wall-clock
 			      time then, by the strftime format in the value's text */
+	UT_SHOW_KSYM,      /* a kernel address as the function holding it */
+	UT_SHOW_USYM,      /* a user address's one-frame stack id (ut_usym) as the
+			      function holding it */
 	UT_SHOW_COUNT
 };
 
@@ -149,6 +152,8 @@ enum ut_event_op {
 	UT_EV_ZERO,         /* zero(@map): name is the map's name */
 	UT_EV_TIME,         /* time(fmt): the record's wall-clock time; name is
 			       the strftime format */
+	UT_EV_JOIN,         /* join(argv, sep): name is sep; field 0 is how many
+			       strings follow it, fields 1.. the strings */
 	UT_EV_OP_COUNT
 };
 
@@ -296,7 +301,9 @@ struct ut_table {
  * (compiler/aggregations.c). */
 enum ut_agg {
 	UT_AGG_COUNT, UT_AGG_SUM, UT_AGG_AVG, UT_AGG_MIN, UT_AGG_MAX,
-	UT_AGG_HIST, UT_AGG_LHIST, UT_AGG_LAST /* plain assignment */
+	UT_AGG_HIST, UT_AGG_LHIST, UT_AGG_LAST /* plain assignment */,
+	UT_AGG_STATS,       /* count, average and total */
+	UT_AGG_KINDS
 };
 
 /* Bounds of a map's key and value (string keys and values are at most

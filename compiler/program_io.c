@@ -597,7 +597,7 @@ static bool program_ok(const struct ut_program *p)
 	}
 	for (unsigned i = 0; i < p->nmaps; i++) {
 		const struct ut_map *m = &p->maps[i];
-		if (!m->name || (!m->bpf_name && !m->user_side) || m->agg > UT_AGG_LAST || m->key_size > UT_MAP_KEY_MAX ||
+		if (!m->name || (!m->bpf_name && !m->user_side) || m->agg >= UT_AGG_KINDS || m->key_size > UT_MAP_KEY_MAX ||
 		    m->value_size > UT_MAP_VALUE_MAX)
 			return false;
 		for (unsigned k = 0; k < m->nkeys; k++)
@@ -711,7 +711,7 @@ struct ut_program *ut_program_load(const void *data, size_t len, const void **ob
 		m->value_size = r_u32(&r);
 		r_value(&r, &m->value_show, 0);
 		m->user_side = r_u32(&r) != 0;
-		if (m->agg < UT_AGG_LAST && ut_aggs[m->agg].nargs > 1 && m->lhist_step <= 0)   /* lhist's buckets */
+		if (m->agg < UT_AGG_KINDS && ut_aggs[m->agg].nargs > 1 && m->lhist_step <= 0)   /* lhist's buckets */
 			r.bad = true;
 	}
 	p->ndisks = r_count(&r, 16);

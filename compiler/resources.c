@@ -206,6 +206,12 @@ static void call_record(struct stage_walk *w, struct node *e)
 	} else if (strcmp(e->str, "time") == 0) {
 		r = record_begin(w, UT_EV_TIME, e);
 		r.ev->name = (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(e->a ? e->a->str : "%H:%M:%S\n")};
+	} else if (strcmp(e->str, "join") == 0) {
+		r = record_begin(w, UT_EV_JOIN, e);
+		r.ev->name = (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(e->a->next ? e->a->next->str : " ")};
+		add_field(&r, UT_F_U64, 8);   /* how many strings */
+		for (int i = 0; i < JOIN_MAX_STRINGS; i++)
+			add_field(&r, UT_F_STR, JOIN_STRING_BYTES);
 	} else if (strcmp(e->str, "zero") == 0) {
 		r = record_begin(w, UT_EV_ZERO, e);
 		r.ev->name = map_name(e->a);

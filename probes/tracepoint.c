@@ -88,7 +88,8 @@ static int declared_tracepoint(struct compiler *c, struct node *fields, struct u
 	return 0;
 }
 
-static int tracepoint_args(struct alt_ctx *a, const struct ut_tracepoint *tp, bool co_re, bool user_pointers);
+static int tracepoint_args(struct compiler *c, struct alt_ctx *a, const struct ut_tracepoint *tp, bool co_re,
+			   bool user_pointers);
 
 static void free_declared(struct ut_tracepoint *t)
 {
@@ -169,7 +170,7 @@ static int resolve_tracepoint(struct compiler *c, struct alt_ctx *a, const char 
 	sb_printf(&a->prelude, "}%s;\n\n", raw ? " __attribute__((preserve_access_index))" : "");
 	/* a syscall's pointer arguments are the caller's: user memory (tracefs
 	 * does not say so, the kernel's prototypes do: __user) */
-	int rc = tracepoint_args(a, tp, raw != NULL, strcmp(cat, "syscalls") == 0);
+	int rc = tracepoint_args(c, a, tp, raw != NULL, strcmp(cat, "syscalls") == 0);
 	free_declared(&declared);
 	return rc;
 }
@@ -177,8 +178,12 @@ static int resolve_tracepoint(struct compiler *c, struct alt_ctx *a, const char 
 /* co_re: the record struct has a BTF counterpart, so field existence is
  * asked of the running kernel; otherwise the fields are those of the local
  * format and exist.  user_pointers: pointer fields hold user addresses
- * (str() reads them as ustr() does). */
-static int tracepoint_args(struct alt_ctx *a, const struct ut_tracepoint *tp, bool co_re, bool user_pointers)
+ * (str() reads them as ustr() does), of the types the format gives them:
+ * their structs' fields and their elements (argv[1]) are read from user
+ * memory.  Fields are read through ut_ctx(tp) (bpf/ut.h): each read its
+ * own load, which the verifier takes. */
+static int tracepoint_args(struct compiler *c, struct alt_ctx *a, const struct ut_tracepoint *tp, bool co_re,
+			   bool user_pointers)
 {
 	for (unsigned i = 0; i < tp->nfields; i++) {
 		const struct ut_tp_field *f = &tp->fields[i];
@@ -187,7 +192,7 @@ static int tracepoint_args(struct alt_ctx *a, const struct ut_tracepoint *tp, bo
 			if (!f->is_string)
 				continue;   /* dynamic arrays other than strings: not readable yet */
 			p = probe_add_arg(a, f->name, (struct type){.kind = T_STR, .size = 128},
-				    xasprintf("bpf_probe_read_kernel_str(%%s, sizeof(%%s), (char *)ctx + (tp->__data_loc_%s & 0xffff))", f->name));
+				    xasprintf("bpf_probe_read_kernel_str(%%s, sizeof(%%s), (char *)ctx + (ut_ctx(tp)->__data_loc_%s & 0xffff))", f->name));
 			if (co_re)
 				p->exists_cexpr = xasprintf("bpf_core_field_exists(tp->__data_loc_%s)", f->name);
 			continue;
@@ -198,11 +203,12 @@ static int tracepoint_args(struct alt_ctx *a, const struct ut_tracepoint *tp, bo
 		} else if (f->array_len) {
 			continue;
 		} else if (f->is_pointer) {
-			p = probe_add_arg(a, f->name, (struct type){.kind = T_PTR, .size = 8, .user = user_pointers},
-					  xasprintf("((void *)tp->%s)", f->name));
+			int32_t pointee = user_pointers ? ut_kernel_c_pointee(c->k, f->c_type) : 0;
+			p = probe_add_arg(a, f->name, (struct type){.kind = T_PTR, .size = 8, .user = user_pointers, .btf = pointee},
+					  xasprintf("((void *)ut_ctx(tp)->%s)", f->name));
 		} else {
 			p = probe_add_arg(a, f->name, probe_int_type((int)f->size, f->is_signed),
-				    xasprintf("((%s)tp->%s)", f->is_signed ? "__s64" : "__u64", f->name));
+				    xasprintf("((%s)ut_ctx(tp)->%s)", f->is_signed ? "__s64" : "__u64", f->name));
 		}
 		if (co_re)
 			p->exists_cexpr = xasprintf("bpf_core_field_exists(tp->%s)", f->name);

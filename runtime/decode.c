@@ -194,6 +194,31 @@ static void text_time(const struct ut_value *v, const struct ut_field *f, uint64
 	ut_wall_time_text(v->text ? v->text : "%H:%M:%S", raw, buf, len);
 }
 
+/* A frame's function alone, as bpftrace's ksym() and usym() show it:
+ * "vfs_read" of "vfs_read+0x4e" (an address without a symbol stays). */
+static void function_of_frame(char *frame)
+{
+	char *plus = strstr(frame, "+0x");
+	if (plus && plus != frame)
+		*plus = 0;
+}
+
+static void text_ksym(const struct ut_value *v, const struct ut_field *f, uint64_t raw, char *buf, size_t len)
+{
+	(void)v;
+	(void)f;
+	ut_kernel_frame(raw, buf, len);
+	function_of_frame(buf);
+}
+
+static void text_usym(const struct ut_value *v, const struct ut_field *f, uint64_t raw, char *buf, size_t len)
+{
+	(void)v;
+	(void)f;
+	snprintf(buf, len, "%s", ut_stack_text(raw));
+	function_of_frame(buf);
+}
+
 static const struct ut_display_kind displays[] = {
 	[UT_SHOW_PLAIN] = {.number = true, .text = text_number, .arg = arg_number},
 	[UT_SHOW_HEX] = {.text = text_hex, .arg = arg_hex},
@@ -205,6 +230,8 @@ static const struct ut_display_kind displays[] = {
 	[UT_SHOW_USTACK] = {.frames = true, .text = text_stack, .arg = arg_stack},
 	[UT_SHOW_STRING] = {.text = text_number},   /* a map's string value: its text is the string */
 	[UT_SHOW_TIME] = {.text = text_time},
+	[UT_SHOW_KSYM] = {.text = text_ksym},
+	[UT_SHOW_USYM] = {.text = text_usym},
 };
 
 const struct ut_display_kind *ut_display_kind(enum ut_display d)
@@ -528,6 +555,19 @@ static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 		ut_wall_time_text(ev->name.text ? ev->name.text : "", h->ts, when, sizeof(when));
 		if (d->print_out)
 			fputs(when, d->print_out);
+		return;
+	}
+	case UT_EV_JOIN: {
+		/* the strings, sep between them, and a newline */
+		uint64_t n = ev->nfields ? field_u64(&ev->fields[0], rec) : 0;
+		for (uint64_t i = 1; d->print_out && i <= n && i < ev->nfields; i++) {
+			const struct ut_field *f = &ev->fields[i];
+			if (f->type == UT_F_STR && field_in_record(f, size))
+				fprintf(d->print_out, "%s%.*s", i > 1 && ev->name.text ? ev->name.text : "",
+					(int)strnlen((const char *)rec + f->offset, f->size), (const char *)rec + f->offset);
+		}
+		if (d->print_out)
+			fputc('\n', d->print_out);
 		return;
 	}
 	case UT_EV_PRINT_MAP:

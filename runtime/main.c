@@ -239,12 +239,13 @@ static void parse_options(int argc, char **argv, struct options *o)
 	}
 	if (o->list_given && !o->list && optind < argc)
 		o->list = argv[optind++];
-	if (optind < argc)
+	if (optind < argc && !o->program && !o->list_given)
 		o->script = argv[optind++];
+	/* the script's positional parameters ($1 ...), as bpftrace takes them */
+	while (optind < argc && !o->list_given && o->npositional < 64)
+		o->positional[o->npositional++] = argv[optind++];
 	if (optind < argc)
-		die_usage("unexpected argument", argv[optind]);
-	if (o->script && o->program)
-		die_usage("give a script file or -e, not both", NULL);
+		die_usage(o->list_given ? "unexpected argument" : "at most 64 positional parameters", argv[optind]);
 	if (o->pid && o->command)
 		die_usage("give -p or -c, not both", NULL);
 	if (o->command && !o->command[strspn(o->command, " \t")])
@@ -398,6 +399,9 @@ int main(int argc, char **argv)
 	    memcmp(image, UT_PROGRAM_MAGIC, 3) == 0) {
 		if (o.nflags || o.ndefines)
 			no_constants_to_set(&o, "a compiled script's constants are set when it is compiled (--compile)");
+		if (o.npositional)
+			die_usage("a compiled script's positional parameters are given when it is compiled (--compile)",
+				  o.positional[0]);
 		const void *obj;
 		size_t obj_len;
 		struct ut_program *prog = ut_program_load(image, image_len, &obj, &obj_len, err, sizeof(err));
@@ -426,6 +430,7 @@ int main(int argc, char **argv)
 		.file = o.script, .text = o.program, .include_dirs = o.includes, .ninclude_dirs = o.nincludes,
 		.stdlib_dir = stdlib_dir, .dump = o.dump, .dump_to = stdout, .verbose = o.verbose,
 		.flags = o.flags, .nflags = o.nflags, .defines = o.defines, .ndefines = o.ndefines, .options = options,
+		.positional = o.positional, .npositional = o.npositional,
 	};
 	struct ut_program *prog = ut_compile(&co, k, &d);
 	int rc = 0;

@@ -34,6 +34,8 @@ struct options {
 	unsigned ndefines;
 	const char *flags[64];       /* script flags: NAME[=VALUE] of --NAME[=VALUE] */
 	unsigned nflags;
+	const char *positional[64];  /* the script's $1 ...: the arguments after it (or after -e) */
+	unsigned npositional;
 };
 
 #endif

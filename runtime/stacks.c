@@ -393,7 +393,7 @@ void ut_stacks_open(struct bpf_object *obj, const struct ut_program *prog, pid_t
 	st.fd = bpf_map__fd(stacks);
 	st.added_fd = bpf_map__fd(added);
 	st.watch = watch;
-	st.user_stacks = program_shows(prog, UT_SHOW_USTACK);
+	st.user_stacks = program_shows(prog, UT_SHOW_USTACK) || program_shows(prog, UT_SHOW_USYM);
 }
 
 void ut_stacks_poll(void)

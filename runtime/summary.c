@@ -256,6 +256,8 @@ static void value_text(const struct ut_program *prog, const struct ut_map *m, co
 	struct ut_field f = {.type = UT_F_S64, .offset = 0, .size = 8};
 	if (e->text)
 		snprintf(buf, len, "%s", e->text);
+	else if (ut_aggs[m->agg].value_text)
+		ut_aggs[m->agg].value_text(&e->total, buf, len);
 	else if (m->agg == UT_AGG_LAST)
 		ut_value_text(prog, &f, 1, &e->shown, sizeof(e->shown), &m->value_show, buf, len);
 	else
@@ -415,6 +417,10 @@ void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const s
 				fputs(",\"bucket\":", out);
 				ut_json_string(out, label);
 				fprintf(out, ",\"count\":%" PRId64, es.v[j].shown);
+			} else if (ut_aggs[m->agg].value_json) {
+				char val[512];
+				ut_aggs[m->agg].value_json(&es.v[j].total, val, sizeof(val));
+				fprintf(out, ",\"value\":%s", val);
 			} else {
 				char val[512];
 				value_text(prog, m, &es.v[j], val, sizeof(val));

@@ -36,7 +36,7 @@ if python3 - "$TMP/wild.json" "$W" <<'PY'
 import json, sys
 m, w = json.load(open(sys.argv[1]))["maps"], sys.argv[2]
 got = {e["key"][0]: e["value"] for e in m["@hits"]}
-assert got == {"usdt:%s:ut_test:request" % w: 3, "usdt:%s:ut_test:done" % w: 1}, got
+assert got == {"usdt:%s:ut_test:request" % w: 3, "usdt:%s:ut_test:callback" % w: 1, "usdt:%s:ut_test:done" % w: 1}, got
 PY
 then pass usdt/wildcard; else fail usdt/wildcard "$(head -c 600 "$TMP/wild.json") $(cat "$TMP/wild.err")"; fi
 

@@ -110,13 +110,13 @@ int ut_p0_a0(void *ctx)
 	__s64 l_d = 0;
 	__u64 l_u = 0;
 	{
-		l_d = ((__s64)(((__s64)tp->prev_prio)) - (__s64)(200LL));
+		l_d = ((__s64)(((__s64)ut_ctx(tp)->prev_prio)) - (__s64)(200LL));
 	}
 	{
-		l_u = ((__u64)(__u64)(((__s64)tp->next_pid)));
+		l_u = ((__u64)(__u64)(((__s64)ut_ctx(tp)->next_pid)));
 	}
 	{
-		__s64 t0 = (__s64)(l_d), t1 = (__s64)(((__s64)(((__s64)tp->next_prio)) + (__s64)(1LL)));
+		__s64 t0 = (__s64)(l_d), t1 = (__s64)(((__s64)(((__s64)ut_ctx(tp)->next_prio)) + (__s64)(1LL)));
 		__u64 t2 = (t0 < 0 ? 0 - (__u64)t0 : (__u64)t0) / (t1 < 0 ? 0 - (__u64)t1 : (__u64)t1);
 		struct ut_mk_0 t3;
 		__builtin_memset(&t3, 0, sizeof(t3));

@@ -103,13 +103,13 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_1 t2;
 		__builtin_memset(&t2, 0, sizeof(t2));
-		ut_agg_add(&m_1, &t2, (__s64)(((__u64)tp->flags)));
+		ut_agg_add(&m_1, &t2, (__s64)(((__u64)ut_ctx(tp)->flags)));
 	}
 	{
 		char t3[16];
 		bpf_get_current_comm(t3, sizeof(t3));
 		char t4[64] = {};
-		bpf_probe_read_user_str(t4, sizeof(t4), (const void *)(((void *)tp->filename)));
+		bpf_probe_read_user_str(t4, sizeof(t4), (const void *)(((void *)ut_ctx(tp)->filename)));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 1, ut_now);

@@ -270,7 +270,7 @@ int ut_p2_a0(void *ctx)
 		return 0;
 	struct io_kiocb *l_req = 0;
 	{
-		l_req = (void *)(((void *)(((void *)tp->req))));
+		l_req = (void *)(((void *)(((void *)ut_ctx(tp)->req))));
 	}
 	{
 		void *t9 = (void *)BPF_CORE_READ(((struct io_kiocb *)(l_req)), ctx);

@@ -85,25 +85,25 @@ int ut_p0_a1(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		if (!(((__s64)(((__s64)tp->res)) < (__s64)(0LL))))
+		if (!(((__s64)(((__s64)ut_ctx(tp)->res)) < (__s64)(0LL))))
 			return 0;
 	}
 	struct io_rings *a_rings = (struct io_rings *)(((void *)(0LL)));
 	{
 		struct ut_mk_0 t4;
 		__builtin_memset(&t4, 0, sizeof(t4));
-		t4.k0 = (__u64)(((void *)tp->ctx));
-		t4.k1 = (__u64)(((__u64)tp->user_data));
+		t4.k0 = (__u64)(((void *)ut_ctx(tp)->ctx));
+		t4.k1 = (__u64)(((__u64)ut_ctx(tp)->user_data));
 		ut_agg_add(&m_0, &t4, (__s64)(1));
 	}
 	{
-		if (((__u64)(a_rings) && (__u64)(((__u64)(((__u64)tp->user_data)) > (__u64)(1LL)))))
+		if (((__u64)(a_rings) && (__u64)(((__u64)(((__u64)ut_ctx(tp)->user_data)) > (__u64)(1LL)))))
 		{
 			{
 				void *t5 = (void *)&((struct io_rings *)(a_rings))->cq;
 				struct ut_mk_1 t6;
 				__builtin_memset(&t6, 0, sizeof(t6));
-				t6.k0 = (__u64)(((void *)tp->ctx));
+				t6.k0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 				{ __u64 val = (__u64)(((__u64)BPF_CORE_READ(((struct io_uring *)(t5)), head))); bpf_map_update_elem(&m_1, &t6, &val, BPF_ANY); }
 			}
 		}

@@ -53,7 +53,7 @@ int ut_p0_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		if (!(((__u64)(((__u64)(((__u64)tp->dev)) == (__u64)(((__u32)ut_disk_0)))) || (__u64)(((__u64)(0U) == (__u64)(0LL))))))
+		if (!(((__u64)(((__u64)(((__u64)ut_ctx(tp)->dev)) == (__u64)(((__u32)ut_disk_0)))) || (__u64)(((__u64)(0U) == (__u64)(0LL))))))
 			return 0;
 	}
 	{
@@ -63,7 +63,7 @@ int ut_p0_a0(void *ctx)
 		__builtin_memcpy(&t2, t1, 2);
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
-		t0.k0 = (__u64)(((__u64)tp->dev));
+		t0.k0 = (__u64)(((__u64)ut_ctx(tp)->dev));
 		t0.k1 = (__u64)(((__u16)(__u64)(t2)));
 		ut_agg_add(&m_0, &t0, (__s64)(1));
 	}

@@ -39,10 +39,10 @@ int ut_p0_a0(void *ctx)
 	}
 	{
 		void *t5 = 0;
-		if (((__u64)(((__u64)(__u64)(((__u64)tp->fd)))) < (__u64)(((__u64)BPF_CORE_READ(((struct fdtable *)(l_fdt)), max_fds))))) {
+		if (((__u64)(((__u64)(__u64)(((__u64)ut_ctx(tp)->fd)))) < (__u64)(((__u64)BPF_CORE_READ(((struct fdtable *)(l_fdt)), max_fds))))) {
 			void *t3 = (void *)BPF_CORE_READ(((struct fdtable *)(l_fdt)), fd);
 			void *t4 = 0;
-			bpf_probe_read_kernel(&t4, sizeof(t4), (const char *)(t3) + (__u64)(((__u64)tp->fd)) * sizeof(t4));
+			bpf_probe_read_kernel(&t4, sizeof(t4), (const char *)(t3) + (__u64)(((__u64)ut_ctx(tp)->fd)) * sizeof(t4));
 			t5 = (void *)(t4);
 		} else {
 			t5 = (void *)(0LL);

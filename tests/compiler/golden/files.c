@@ -104,10 +104,10 @@ int ut_p0_a0(void *ctx)
 	}
 	{
 		void *t4 = 0;
-		if (((__u64)(((__u64)tp->fd)) < (__u64)(((__u64)BPF_CORE_READ(((struct fdtable *)(l_fdt)), max_fds))))) {
+		if (((__u64)(((__u64)ut_ctx(tp)->fd)) < (__u64)(((__u64)BPF_CORE_READ(((struct fdtable *)(l_fdt)), max_fds))))) {
 			void *t2 = (void *)BPF_CORE_READ(((struct fdtable *)(l_fdt)), fd);
 			void *t3 = 0;
-			bpf_probe_read_kernel(&t3, sizeof(t3), (const char *)(t2) + (__u64)(((__u64)tp->fd)) * sizeof(t3));
+			bpf_probe_read_kernel(&t3, sizeof(t3), (const char *)(t2) + (__u64)(((__u64)ut_ctx(tp)->fd)) * sizeof(t3));
 			t4 = (void *)(t3);
 		} else {
 			t4 = (void *)(0LL);
@@ -191,7 +191,7 @@ int ut_p1_a0(void *ctx)
 		struct ut_mk_3 t23;
 		__builtin_memset(&t23, 0, sizeof(t23));
 		__builtin_memcpy(t23.k0, (t25->s), sizeof(t23.k0) < sizeof((t25->s)) ? sizeof(t23.k0) : sizeof((t25->s)));
-		t23.k1 = (__u64)(((__s64)tp->ret));
+		t23.k1 = (__u64)(((__s64)ut_ctx(tp)->ret));
 		ut_agg_add(&m_3, &t23, (__s64)(1));
 	}
 	{

@@ -79,7 +79,7 @@ int ut_p0_a0(void *ctx)
 	__u32 ut_off = 0;
 	{
 		char t1[128] = {};
-		bpf_probe_read_kernel_str(t1, sizeof(t1), (char *)ctx + (tp->__data_loc_filename & 0xffff));
+		bpf_probe_read_kernel_str(t1, sizeof(t1), (char *)ctx + (ut_ctx(tp)->__data_loc_filename & 0xffff));
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
 		__builtin_memcpy(t0.k0, t1, sizeof(t0.k0) < sizeof(t1) ? sizeof(t0.k0) : sizeof(t1));
@@ -91,7 +91,7 @@ int ut_p0_a0(void *ctx)
 				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 					struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
 					ut_header(&r->h, 0, ut_now);
-					r->f0 = (__s64)(((__s64)tp->pid));
+					r->f0 = (__s64)(((__s64)ut_ctx(tp)->pid));
 					ut_off += sizeof(*r);
 				}
 			}
@@ -114,7 +114,7 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_1 t2;
 		__builtin_memset(&t2, 0, sizeof(t2));
-		t2.k0 = (__u64)(((__s64)tp->sig));
+		t2.k0 = (__u64)(((__s64)ut_ctx(tp)->sig));
 		ut_agg_add(&m_1, &t2, (__s64)(1));
 	}
 	{

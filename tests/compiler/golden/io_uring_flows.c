@@ -153,7 +153,7 @@ int ut_p0_a0(void *ctx)
 	char *ut_batch = ut_batch_begin(0, ut_now);
 	__u32 ut_off = 0;
 	{
-		l_x = (void *)(((void *)tp->req));
+		l_x = (void *)(((void *)ut_ctx(tp)->req));
 	}
 	{
 		char t1[16];
@@ -161,7 +161,7 @@ int ut_p0_a0(void *ctx)
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
 		__builtin_memcpy(t0.k0, t1, sizeof(t0.k0) < sizeof(t1) ? sizeof(t0.k0) : sizeof(t1));
-		t0.k1 = (__u64)(((__u64)tp->opcode));
+		t0.k1 = (__u64)(((__u64)ut_ctx(tp)->opcode));
 		ut_agg_add(&m_0, &t0, (__s64)(1));
 	}
 	{
@@ -202,24 +202,24 @@ int ut_p0_a0(void *ctx)
 		}
 	}
 	{
-		__u64 t4 = (__u64)(((void *)tp->req));
+		__u64 t4 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t4, 1)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 2, ut_now);
 			r->f0 = (__u64)(t4);
-			r->f1 = (__u64)(((__u64)tp->opcode));
+			r->f1 = (__u64)(((__u64)ut_ctx(tp)->opcode));
 			ut_off += sizeof(*r);
 		}
 	}
 	{
-		__u64 t5 = (__u64)(((void *)tp->req));
+		__u64 t5 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t5, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_3)) {
 			struct ut_rec_3 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 3, ut_now);
-			r->f0 = (__u64)(((void *)tp->ctx));
+			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(t5);
-			r->f2 = (__u64)(((__u64)tp->opcode));
-			r->f3 = (__u64)(((__u64)tp->user_data));
+			r->f2 = (__u64)(((__u64)ut_ctx(tp)->opcode));
+			r->f3 = (__u64)(((__u64)ut_ctx(tp)->user_data));
 			ut_off += sizeof(*r);
 		}
 	}
@@ -231,7 +231,7 @@ int ut_p0_a0(void *ctx)
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
 			struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 4, ut_now);
-			r->f0 = (__u64)(((void *)tp->ctx));
+			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(t7);
 			ut_off += sizeof(*r);
 		}
@@ -240,8 +240,8 @@ int ut_p0_a0(void *ctx)
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_5)) {
 			struct ut_rec_5 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 5, ut_now);
-			r->f0 = (__u64)(((void *)tp->ctx));
-			r->f1 = (__u64)(((void *)tp->ctx));
+			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
+			r->f1 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			ut_off += sizeof(*r);
 		}
 	}
@@ -281,22 +281,22 @@ int ut_p1_a0(void *ctx)
 		ut_added_0 = ut_shared_add(&m_1, &t8, -(__s64)(1LL));
 	}
 	{
-		__u64 t9 = (__u64)(((void *)tp->req));
+		__u64 t9 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t9, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
 			struct ut_rec_7 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 7, ut_now);
 			r->f0 = (__u64)(t9);
-			r->f1 = (__s64)(((__s64)tp->res));
-			r->f2 = (__s64)(((__s64)tp->res));
+			r->f1 = (__s64)(((__s64)ut_ctx(tp)->res));
+			r->f2 = (__s64)(((__s64)ut_ctx(tp)->res));
 			ut_off += sizeof(*r);
 		}
 	}
 	{
-		__u64 t10 = (__u64)(((void *)tp->req));
+		__u64 t10 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t10, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_8)) {
 			struct ut_rec_8 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 8, ut_now);
-			r->f0 = (__u64)(((void *)tp->ctx));
+			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(t10);
 			ut_off += sizeof(*r);
 		}
@@ -305,7 +305,7 @@ int ut_p1_a0(void *ctx)
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_9)) {
 			struct ut_rec_9 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 9, ut_now);
-			r->f0 = (__s64)(((__s64)tp->res));
+			r->f0 = (__s64)(((__s64)ut_ctx(tp)->res));
 			ut_off += sizeof(*r);
 		}
 	}

@@ -125,7 +125,7 @@ int ut_p0_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		if (!(((__u64)(((__u64)tp->count)) >= (__u64)(4096LL))))
+		if (!(((__u64)(((__u64)ut_ctx(tp)->count)) >= (__u64)(4096LL))))
 			return 0;
 	}
 	{
@@ -146,7 +146,7 @@ int ut_p1_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		if (!(((__u64)(((__u64)tp->count)) >= (__u64)(4096LL))))
+		if (!(((__u64)(((__u64)ut_ctx(tp)->count)) >= (__u64)(4096LL))))
 			return 0;
 	}
 	{
@@ -167,7 +167,7 @@ int ut_p2_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		if (!(((__u64)(((__u64)tp->count)) >= (__u64)(4096LL))))
+		if (!(((__u64)(((__u64)ut_ctx(tp)->count)) >= (__u64)(4096LL))))
 			return 0;
 	}
 	{
@@ -188,7 +188,7 @@ int ut_p4_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		if (!(((__u64)(((__u64)tp->fd)) == (__u64)(0LL))))
+		if (!(((__u64)(((__u64)ut_ctx(tp)->fd)) == (__u64)(0LL))))
 			return 0;
 	}
 	{
@@ -209,7 +209,7 @@ int ut_p5_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		if (!(((__u64)(((__u64)tp->fd)) == (__u64)(0LL))))
+		if (!(((__u64)(((__u64)ut_ctx(tp)->fd)) == (__u64)(0LL))))
 			return 0;
 	}
 	{
@@ -230,7 +230,7 @@ int ut_p6_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		if (!(((__u64)(((__u64)tp->fd)) == (__u64)(0LL))))
+		if (!(((__u64)(((__u64)ut_ctx(tp)->fd)) == (__u64)(0LL))))
 			return 0;
 	}
 	{
@@ -251,7 +251,7 @@ int ut_p7_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		if (!(((__u64)(((__u64)tp->fd)) == (__u64)(0LL))))
+		if (!(((__u64)(((__u64)ut_ctx(tp)->fd)) == (__u64)(0LL))))
 			return 0;
 	}
 	{
@@ -272,7 +272,7 @@ int ut_p9_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		if (!(((__s64)(((__s64)tp->ret)) < (__s64)(0LL))))
+		if (!(((__s64)(((__s64)ut_ctx(tp)->ret)) < (__s64)(0LL))))
 			return 0;
 	}
 	{
@@ -292,7 +292,7 @@ int ut_p9_a1(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		if (!(((__s64)(((__s64)tp->ret)) < (__s64)(0LL))))
+		if (!(((__s64)(((__s64)ut_ctx(tp)->ret)) < (__s64)(0LL))))
 			return 0;
 	}
 	{

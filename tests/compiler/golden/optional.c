@@ -150,7 +150,7 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
-		t0.k0 = (__u64)(((__u64)tp->opcode));
+		t0.k0 = (__u64)(((__u64)ut_ctx(tp)->opcode));
 		ut_agg_add(&m_0, &t0, (__s64)(1));
 	}
 	return 0;
@@ -167,7 +167,7 @@ int ut_p2_a0(void *ctx)
 	{
 		struct ut_mk_1 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
-		t1.bucket = ut_log2_bucket((__s64)(((bpf_core_field_exists(tp->extra1)) ? (__s64)(((__u64)tp->extra1)) : (__s64)(0LL))));
+		t1.bucket = ut_log2_bucket((__s64)(((bpf_core_field_exists(tp->extra1)) ? (__s64)(((__u64)ut_ctx(tp)->extra1)) : (__s64)(0LL))));
 		ut_agg_add(&m_1, &t1, 1);
 	}
 	{
@@ -176,7 +176,7 @@ int ut_p2_a0(void *ctx)
 			{
 				struct ut_mk_2 t2;
 				__builtin_memset(&t2, 0, sizeof(t2));
-				t2.k0 = (__u64)(((__u64)tp->cflags));
+				t2.k0 = (__u64)(((__u64)ut_ctx(tp)->cflags));
 				ut_agg_add(&m_2, &t2, (__s64)(1));
 			}
 		}

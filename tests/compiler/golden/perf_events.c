@@ -33,19 +33,13 @@ struct {
 	__type(value, __u64);
 } ut_stacks_added SEC(".maps");
 
-/* The stack's id; 0 for none (the user stack of a kernel thread). */
-static __always_inline __u64 ut_stack(void *ctx, __u64 flags)
+/* Keeps the stack in s (its frames, its process for a user stack) under
+ * its hash: its id. */
+static __always_inline __u64 ut_stack_keep(struct ut_stack *s, __u64 user)
 {
 	__u32 zero = 0;
-	struct ut_stack *s = bpf_map_lookup_elem(&ut_stack_buf, &zero);
-	if (!s)
-		return 0;
-	long n = bpf_get_stack(ctx, s->ip, sizeof(s->ip), flags);
-	if (n <= 0)
-		return 0;
-	s->nframes = n / 8;
-	s->pid = flags ? bpf_get_current_pid_tgid() >> 32 : 0;
-	__u64 h = 0xcbf29ce484222325ULL ^ ((__u64)s->pid << 1) ^ (flags != 0);
+	s->pid = user ? bpf_get_current_pid_tgid() >> 32 : 0;
+	__u64 h = 0xcbf29ce484222325ULL ^ ((__u64)s->pid << 1) ^ (user != 0);
 	for (__u32 i = 0; i < UT_STACK_FRAMES && i < s->nframes; i++) {
 		h = (h ^ s->ip[i]) * 0x100000001b3ULL;
 		h ^= h >> 29;
@@ -58,6 +52,34 @@ static __always_inline __u64 ut_stack(void *ctx, __u64 flags)
 			__sync_fetch_and_add(added, 1);
 	}
 	return h;
+}
+
+/* The id of the stack's first max_frames frames; 0 for none (the user
+ * stack of a kernel thread). */
+static __always_inline __attribute__((unused)) __u64 ut_stack(void *ctx, __u64 flags, __u32 max_frames)
+{
+	__u32 zero = 0;
+	struct ut_stack *s = bpf_map_lookup_elem(&ut_stack_buf, &zero);
+	if (!s)
+		return 0;
+	long n = bpf_get_stack(ctx, s->ip, sizeof(s->ip), flags);
+	if (n <= 0)
+		return 0;
+	s->nframes = n / 8 < max_frames ? n / 8 : max_frames;
+	return ut_stack_keep(s, flags);
+}
+
+/* usym(addr): a user address kept as a stack of one frame, with its
+ * process, so user space names it from the process's mappings. */
+static __always_inline __attribute__((unused)) __u64 ut_usym(__u64 addr)
+{
+	__u32 zero = 0;
+	struct ut_stack *s = bpf_map_lookup_elem(&ut_stack_buf, &zero);
+	if (!s)
+		return 0;
+	s->ip[0] = addr;
+	s->nframes = 1;
+	return ut_stack_keep(s, 1);
 }
 
 struct ut_mk_0 {
@@ -143,7 +165,7 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
-		t0.k0 = (__u64)(ut_stack(ctx, 0));
+		t0.k0 = (__u64)(ut_stack(ctx, 0, UT_STACK_FRAMES));
 		ut_agg_add(&m_0, &t0, (__s64)(1));
 	}
 	return 0;

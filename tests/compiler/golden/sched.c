@@ -173,7 +173,7 @@ int ut_p0_a0(void *ctx)
 	__u64 l_kind = 0;
 	__s64 l_x = 0;
 	{
-		if (!(((__u64)((!(__u64)(((__s64)(((__s64)tp->prev_pid)) == (__s64)(0LL))))) && (__u64)(((__u64)(bpf_get_smp_processor_id()) < (__u64)(64LL))))))
+		if (!(((__u64)((!(__u64)(((__s64)(((__s64)ut_ctx(tp)->prev_pid)) == (__s64)(0LL))))) && (__u64)(((__u64)(bpf_get_smp_processor_id()) < (__u64)(64LL))))))
 			return 0;
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
@@ -188,31 +188,31 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_1 t2;
 		__builtin_memset(&t2, 0, sizeof(t2));
-		t2.k0 = (__u64)(((__s64)tp->prev_state));
+		t2.k0 = (__u64)(((__s64)ut_ctx(tp)->prev_state));
 		ut_agg_add(&m_1, &t2, (__s64)(1));
 	}
 	{
 		struct ut_mk_2 t3;
 		__builtin_memset(&t3, 0, sizeof(t3));
-		t3.bucket = ut_lin_bucket((__s64)(((__s64)tp->next_prio)), 0LL, 140LL, 10LL);
+		t3.bucket = ut_lin_bucket((__s64)(((__s64)ut_ctx(tp)->next_prio)), 0LL, 140LL, 10LL);
 		ut_agg_add(&m_2, &t3, 1);
 	}
 	{
 		struct ut_mk_3 t4;
 		__builtin_memset(&t4, 0, sizeof(t4));
-		ut_agg_avg(&m_3, &t4, (__s64)(((__s64)tp->prev_prio)));
+		ut_agg_avg(&m_3, &t4, (__s64)(((__s64)ut_ctx(tp)->prev_prio)));
 	}
 	{
 		struct ut_mk_4 t5;
 		__builtin_memset(&t5, 0, sizeof(t5));
 		t5.k0 = (__u64)(bpf_get_smp_processor_id());
-		ut_agg_min(&m_4, &t5, (__s64)(((__s64)tp->prev_prio)));
+		ut_agg_min(&m_4, &t5, (__s64)(((__s64)ut_ctx(tp)->prev_prio)));
 	}
 	{
 		struct ut_mk_5 t6;
 		__builtin_memset(&t6, 0, sizeof(t6));
 		t6.k0 = (__u64)(bpf_get_smp_processor_id());
-		ut_agg_max(&m_5, &t6, (__s64)(((__s64)tp->next_prio)));
+		ut_agg_max(&m_5, &t6, (__s64)(((__s64)ut_ctx(tp)->next_prio)));
 	}
 	{
 		struct ut_mk_6 t7;
@@ -221,7 +221,7 @@ int ut_p0_a0(void *ctx)
 		{ __u64 val = (__u64)(ut_now); bpf_map_update_elem(&m_6, &t7, &val, BPF_ANY); }
 	}
 	{
-		l_kind = ((((__s64)(((__s64)tp->next_pid)) == (__s64)(0LL))) ? (__s64)(1LL) : (__s64)(2LL));
+		l_kind = ((((__s64)(((__s64)ut_ctx(tp)->next_pid)) == (__s64)(0LL))) ? (__s64)(1LL) : (__s64)(2LL));
 	}
 	{
 		char t8[16] = {};
@@ -237,7 +237,7 @@ int ut_p0_a0(void *ctx)
 		}
 		else
 		{
-			if (((__u64)(((__u8)(__u64)(((__s64)tp->next_prio)))) > (__u64)(120LL)))
+			if (((__u64)(((__u8)(__u64)(((__s64)ut_ctx(tp)->next_prio)))) > (__u64)(120LL)))
 			{
 				{
 					struct ut_mk_8 t11;
@@ -248,7 +248,7 @@ int ut_p0_a0(void *ctx)
 			else
 			{
 				{
-					__s64 t12 = (__s64)(((__s32)(__u64)(((__s64)(((__s64)tp->next_pid)) & (__s64)(65535LL))))), t13 = (__s64)(2LL);
+					__s64 t12 = (__s64)(((__s32)(__u64)(((__s64)(((__s64)ut_ctx(tp)->next_pid)) & (__s64)(65535LL))))), t13 = (__s64)(2LL);
 					__u64 t14 = (t12 < 0 ? 0 - (__u64)t12 : (__u64)t12) / (t13 < 0 ? 0 - (__u64)t13 : (__u64)t13);
 					__s64 t15 = (__s64)(((__s64)((t12 < 0) != (t13 < 0) ? 0 - t14 : t14))), t16 = (__s64)(7LL);
 					__u64 t17 = (t15 < 0 ? 0 - (__u64)t15 : (__u64)t15) % (t16 < 0 ? 0 - (__u64)t16 : (__u64)t16);
@@ -258,7 +258,7 @@ int ut_p0_a0(void *ctx)
 					struct ut_mk_9 t18;
 					__builtin_memset(&t18, 0, sizeof(t18));
 					t18.k0 = (__u64)(l_x);
-					t18.k1 = (__u64)(((__s64)tp->next_pid));
+					t18.k1 = (__u64)(((__s64)ut_ctx(tp)->next_pid));
 					ut_agg_add(&m_9, &t18, (__s64)(1));
 				}
 			}
@@ -298,7 +298,7 @@ int ut_p1_a0(void *ctx)
 					struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
 					ut_header(&r->h, 0, ut_now);
 					__builtin_memcpy(r->f0, t21, sizeof(t21) < 16 ? sizeof(t21) : 16);
-					r->f1 = (__s64)(((__s64)tp->pid));
+					r->f1 = (__s64)(((__s64)ut_ctx(tp)->pid));
 					r->f2 = (__u64)(bpf_get_smp_processor_id());
 					r->f3 = (__u64)(l_since);
 					ut_off += sizeof(*r);

@@ -34,19 +34,13 @@ struct {
 	__type(value, __u64);
 } ut_stacks_added SEC(".maps");
 
-/* The stack's id; 0 for none (the user stack of a kernel thread). */
-static __always_inline __u64 ut_stack(void *ctx, __u64 flags)
+/* Keeps the stack in s (its frames, its process for a user stack) under
+ * its hash: its id. */
+static __always_inline __u64 ut_stack_keep(struct ut_stack *s, __u64 user)
 {
 	__u32 zero = 0;
-	struct ut_stack *s = bpf_map_lookup_elem(&ut_stack_buf, &zero);
-	if (!s)
-		return 0;
-	long n = bpf_get_stack(ctx, s->ip, sizeof(s->ip), flags);
-	if (n <= 0)
-		return 0;
-	s->nframes = n / 8;
-	s->pid = flags ? bpf_get_current_pid_tgid() >> 32 : 0;
-	__u64 h = 0xcbf29ce484222325ULL ^ ((__u64)s->pid << 1) ^ (flags != 0);
+	s->pid = user ? bpf_get_current_pid_tgid() >> 32 : 0;
+	__u64 h = 0xcbf29ce484222325ULL ^ ((__u64)s->pid << 1) ^ (user != 0);
 	for (__u32 i = 0; i < UT_STACK_FRAMES && i < s->nframes; i++) {
 		h = (h ^ s->ip[i]) * 0x100000001b3ULL;
 		h ^= h >> 29;
@@ -59,6 +53,34 @@ static __always_inline __u64 ut_stack(void *ctx, __u64 flags)
 			__sync_fetch_and_add(added, 1);
 	}
 	return h;
+}
+
+/* The id of the stack's first max_frames frames; 0 for none (the user
+ * stack of a kernel thread). */
+static __always_inline __attribute__((unused)) __u64 ut_stack(void *ctx, __u64 flags, __u32 max_frames)
+{
+	__u32 zero = 0;
+	struct ut_stack *s = bpf_map_lookup_elem(&ut_stack_buf, &zero);
+	if (!s)
+		return 0;
+	long n = bpf_get_stack(ctx, s->ip, sizeof(s->ip), flags);
+	if (n <= 0)
+		return 0;
+	s->nframes = n / 8 < max_frames ? n / 8 : max_frames;
+	return ut_stack_keep(s, flags);
+}
+
+/* usym(addr): a user address kept as a stack of one frame, with its
+ * process, so user space names it from the process's mappings. */
+static __always_inline __attribute__((unused)) __u64 ut_usym(__u64 addr)
+{
+	__u32 zero = 0;
+	struct ut_stack *s = bpf_map_lookup_elem(&ut_stack_buf, &zero);
+	if (!s)
+		return 0;
+	s->ip[0] = addr;
+	s->nframes = 1;
+	return ut_stack_keep(s, 1);
 }
 
 struct ut_mk_0 {
@@ -131,22 +153,22 @@ int ut_p0_a0(void *ctx)
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
 		__builtin_memcpy(t0.k0, t1, sizeof(t0.k0) < sizeof(t1) ? sizeof(t0.k0) : sizeof(t1));
-		t0.k1 = (__u64)(ut_stack(ctx, 0));
+		t0.k1 = (__u64)(ut_stack(ctx, 0, UT_STACK_FRAMES));
 		ut_agg_add(&m_0, &t0, (__s64)(1));
 	}
 	{
 		struct ut_mk_1 t2;
 		__builtin_memset(&t2, 0, sizeof(t2));
-		t2.k0 = (__u64)(ut_stack(ctx, BPF_F_USER_STACK));
+		t2.k0 = (__u64)(ut_stack(ctx, BPF_F_USER_STACK, UT_STACK_FRAMES));
 		ut_agg_add(&m_1, &t2, (__s64)(1));
 	}
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 0, ut_now);
-			r->f0 = (__u64)(((__u64)tp->fd));
-			r->f1 = (__u64)(ut_stack(ctx, BPF_F_USER_STACK));
-			r->f2 = (__u64)(ut_stack(ctx, 0));
+			r->f0 = (__u64)(((__u64)ut_ctx(tp)->fd));
+			r->f1 = (__u64)(ut_stack(ctx, BPF_F_USER_STACK, UT_STACK_FRAMES));
+			r->f2 = (__u64)(ut_stack(ctx, 0, UT_STACK_FRAMES));
 			ut_off += sizeof(*r);
 		}
 	}
@@ -168,7 +190,7 @@ int ut_p1_a0(__u64 *ctx)
 	{
 		struct ut_mk_2 t3;
 		__builtin_memset(&t3, 0, sizeof(t3));
-		t3.k0 = (__u64)(ut_stack(ctx, 0));
+		t3.k0 = (__u64)(ut_stack(ctx, 0, UT_STACK_FRAMES));
 		ut_agg_add(&m_2, &t3, (__s64)(1));
 	}
 	return 0;

@@ -162,12 +162,12 @@ int ut_p0_a0(void *ctx)
 	__u32 ut_off = 0;
 	{
 		char t0[64] = {};
-		bpf_probe_read_user_str(t0, sizeof(t0), (const void *)(((void *)tp->filename)));
+		bpf_probe_read_user_str(t0, sizeof(t0), (const void *)(((void *)ut_ctx(tp)->filename)));
 		__builtin_memcpy(l_f, t0, sizeof(t0) < sizeof(l_f) ? sizeof(t0) : sizeof(l_f));
 	}
 	{
 		char t1[32] = {};
-		bpf_probe_read_user_str(t1, sizeof(t1), (const void *)(((void *)tp->filename)));
+		bpf_probe_read_user_str(t1, sizeof(t1), (const void *)(((void *)ut_ctx(tp)->filename)));
 		__builtin_memcpy(l_u, t1, sizeof(t1) < sizeof(l_u) ? sizeof(t1) : sizeof(l_u));
 	}
 	{
@@ -196,7 +196,7 @@ int ut_p0_a0(void *ctx)
 		struct ut_mk_3 t5;
 		__builtin_memset(&t5, 0, sizeof(t5));
 		t5.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		{ __u64 val = (__u64)(((void *)tp->filename)); bpf_map_update_elem(&m_3, &t5, &val, BPF_ANY); }
+		{ __u64 val = (__u64)(((void *)ut_ctx(tp)->filename)); bpf_map_update_elem(&m_3, &t5, &val, BPF_ANY); }
 	}
 	{
 		char t7[2] = "x";
@@ -247,13 +247,13 @@ int ut_p0_a0(void *ctx)
 	{
 		{
 			{
-				l_twice = ((__u64)(((__u64)tp->flags)) * (__u64)(2LL));
+				l_twice = ((__u64)(((__u64)ut_ctx(tp)->flags)) * (__u64)(2LL));
 			}
 			{
 				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 					struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
 					ut_header(&r->h, 1, ut_now);
-					r->f0 = (__u64)(((__u64)tp->flags));
+					r->f0 = (__u64)(((__u64)ut_ctx(tp)->flags));
 					r->f1 = (__u64)(l_twice);
 					ut_off += sizeof(*r);
 				}
@@ -268,7 +268,7 @@ int ut_p0_a0(void *ctx)
 			ut_header(&r->h, 2, ut_now);
 			__builtin_memcpy(r->f0, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
 			__builtin_memcpy(r->f1, t12, sizeof(t12) < 16 ? sizeof(t12) : 16);
-			r->f2 = (__u64)(((__u64)tp->flags));
+			r->f2 = (__u64)(((__u64)ut_ctx(tp)->flags));
 			__builtin_memcpy(r->f3, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
 			ut_off += sizeof(*r);
 		}
@@ -279,8 +279,8 @@ int ut_p0_a0(void *ctx)
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_3)) {
 			struct ut_rec_3 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 3, ut_now);
-			r->f0 = (__u64)(((__u64)tp->dfd));
-			r->f1 = (__u64)(((__u64)tp->dfd));
+			r->f0 = (__u64)(((__u64)ut_ctx(tp)->dfd));
+			r->f1 = (__u64)(((__u64)ut_ctx(tp)->dfd));
 			__builtin_memcpy(r->f2, t13, sizeof(t13) < 16 ? sizeof(t13) : 16);
 			ut_off += sizeof(*r);
 		}
@@ -293,7 +293,7 @@ int ut_p0_a0(void *ctx)
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
 			struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 4, ut_now);
-			r->f0 = (__u64)(((__u64)tp->dfd));
+			r->f0 = (__u64)(((__u64)ut_ctx(tp)->dfd));
 			r->f1 = (__s64)(t15);
 			ut_off += sizeof(*r);
 		}
@@ -304,7 +304,7 @@ int ut_p0_a0(void *ctx)
 		ut_added_0 = ut_shared_add(&m_4, &t16, (__s64)(1LL));
 	}
 	{
-		l_p = ((__u64)(__u64)(((void *)tp->filename)));
+		l_p = ((__u64)(__u64)(((void *)ut_ctx(tp)->filename)));
 	}
 	{
 		struct ut_mk_5 t17;

@@ -194,9 +194,9 @@ int ut_p0_a0(void *ctx)
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 0, ut_now);
-			r->f0 = (__u64)(((__u64)tp->fd));
-			r->f1 = (__u64)(((__u64)tp->to_submit));
-			r->f2 = (__u64)(((__u64)tp->min_complete));
+			r->f0 = (__u64)(((__u64)ut_ctx(tp)->fd));
+			r->f1 = (__u64)(((__u64)ut_ctx(tp)->to_submit));
+			r->f2 = (__u64)(((__u64)ut_ctx(tp)->min_complete));
 			ut_off += sizeof(*r);
 		}
 	}
@@ -204,13 +204,13 @@ int ut_p0_a0(void *ctx)
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
 		t0.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		ut_added_0 = ut_shared_add(&m_0, &t0, (__s64)(((__u64)tp->to_submit)));
+		ut_added_0 = ut_shared_add(&m_0, &t0, (__s64)(((__u64)ut_ctx(tp)->to_submit)));
 	}
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 1, ut_now);
-			r->f0 = (__u64)(((__u64)tp->to_submit));
+			r->f0 = (__u64)(((__u64)ut_ctx(tp)->to_submit));
 			ut_off += sizeof(*r);
 		}
 	}
@@ -236,7 +236,7 @@ int ut_p1_a0(void *ctx)
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 2, ut_now);
-			r->f0 = (__s64)(((__s64)tp->ret));
+			r->f0 = (__s64)(((__s64)ut_ctx(tp)->ret));
 			ut_off += sizeof(*r);
 		}
 	}
@@ -269,31 +269,31 @@ int ut_p2_a0(void *ctx)
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_3)) {
 			struct ut_rec_3 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 3, ut_now);
-			r->f0 = (__u64)(((void *)tp->ctx));
-			r->f1 = (__u64)(((void *)tp->ctx));
+			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
+			r->f1 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			__builtin_memcpy(r->f2, t2, sizeof(t2) < 16 ? sizeof(t2) : 16);
 			ut_off += sizeof(*r);
 		}
 	}
 	{
-		__u64 t3 = (__u64)(((void *)tp->req));
+		__u64 t3 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t3, 1)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
 			struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 4, ut_now);
 			r->f0 = (__u64)(t3);
-			r->f1 = (__u64)(((__u64)tp->opcode));
-			r->f2 = (__u64)(((__u64)tp->user_data));
+			r->f1 = (__u64)(((__u64)ut_ctx(tp)->opcode));
+			r->f2 = (__u64)(((__u64)ut_ctx(tp)->user_data));
 			ut_off += sizeof(*r);
 		}
 	}
 	{
-		__u64 t4 = (__u64)(((void *)tp->req));
+		__u64 t4 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t4, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_5)) {
 			struct ut_rec_5 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 5, ut_now);
-			r->f0 = (__u64)(((void *)tp->ctx));
+			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(t4);
-			r->f2 = (__u64)(((__u64)tp->opcode));
+			r->f2 = (__u64)(((__u64)ut_ctx(tp)->opcode));
 			ut_off += sizeof(*r);
 		}
 	}
@@ -301,8 +301,8 @@ int ut_p2_a0(void *ctx)
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_6)) {
 			struct ut_rec_6 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 6, ut_now);
-			r->f0 = (__u64)(((__u64)tp->opcode));
-			r->f1 = (__u64)(((void *)tp->ctx));
+			r->f0 = (__u64)(((__u64)ut_ctx(tp)->opcode));
+			r->f1 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			ut_off += sizeof(*r);
 		}
 	}
@@ -315,7 +315,7 @@ int ut_p2_a0(void *ctx)
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
 			struct ut_rec_7 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 7, ut_now);
-			r->f0 = (__u64)(((void *)tp->ctx));
+			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(t6);
 			ut_off += sizeof(*r);
 		}
@@ -338,7 +338,7 @@ int ut_p3_a0(void *ctx)
 	char *ut_batch = ut_batch_begin(3, ut_now);
 	__u32 ut_off = 0;
 	{
-		__u64 t7 = (__u64)(((void *)tp->req));
+		__u64 t7 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t7, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_8)) {
 			struct ut_rec_8 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 8, ut_now);
@@ -347,11 +347,11 @@ int ut_p3_a0(void *ctx)
 		}
 	}
 	{
-		__u64 t8 = (__u64)(((void *)tp->req));
+		__u64 t8 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t8, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_9)) {
 			struct ut_rec_9 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 9, ut_now);
-			r->f0 = (__u64)(((void *)tp->ctx));
+			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(t8);
 			ut_off += sizeof(*r);
 		}
@@ -360,7 +360,7 @@ int ut_p3_a0(void *ctx)
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_10)) {
 			struct ut_rec_10 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 10, ut_now);
-			r->f0 = (__s64)(((__s64)tp->rw));
+			r->f0 = (__s64)(((__s64)ut_ctx(tp)->rw));
 			ut_off += sizeof(*r);
 		}
 	}
@@ -382,21 +382,21 @@ int ut_p4_a0(void *ctx)
 	char *ut_batch = ut_batch_begin(4, ut_now);
 	__u32 ut_off = 0;
 	{
-		__u64 t9 = (__u64)(((void *)tp->req));
+		__u64 t9 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t9, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_11)) {
 			struct ut_rec_11 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 11, ut_now);
 			r->f0 = (__u64)(t9);
-			r->f1 = (__s64)(((__s64)tp->res));
+			r->f1 = (__s64)(((__s64)ut_ctx(tp)->res));
 			ut_off += sizeof(*r);
 		}
 	}
 	{
-		__u64 t10 = (__u64)(((void *)tp->req));
+		__u64 t10 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t10, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_12)) {
 			struct ut_rec_12 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 12, ut_now);
-			r->f0 = (__u64)(((void *)tp->ctx));
+			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(t10);
 			ut_off += sizeof(*r);
 		}
@@ -405,7 +405,7 @@ int ut_p4_a0(void *ctx)
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_13)) {
 			struct ut_rec_13 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 13, ut_now);
-			r->f0 = (__u64)(((void *)tp->ctx));
+			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			ut_off += sizeof(*r);
 		}
 	}
@@ -413,8 +413,8 @@ int ut_p4_a0(void *ctx)
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_14)) {
 			struct ut_rec_14 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 14, ut_now);
-			r->f0 = (__s64)(((__s64)tp->res));
-			r->f1 = (__u64)(((void *)tp->ctx));
+			r->f0 = (__s64)(((__s64)ut_ctx(tp)->res));
+			r->f1 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			ut_off += sizeof(*r);
 		}
 	}

@@ -72,7 +72,7 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_0 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
-		t1.k0 = (__u64)(((__s64)tp->pid));
+		t1.k0 = (__u64)(((__s64)ut_ctx(tp)->pid));
 		__u64 t2 = 0;
 		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t1); if (v) t2 = *v; }
 		if (!(t2))
@@ -89,7 +89,7 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_0 t5;
 		__builtin_memset(&t5, 0, sizeof(t5));
-		t5.k0 = (__u64)(((__s64)tp->pid));
+		t5.k0 = (__u64)(((__s64)ut_ctx(tp)->pid));
 		bpf_map_delete_elem(&m_0, &t5);
 	}
 	return 0;

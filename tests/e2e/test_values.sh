@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# bpftrace's values end to end: literals (1e6, 1_000_000), positional
+# parameters, string ?:, strncmp(), strcontains(), stats(), kstack(N),
+# ksym(), usym(), func, join() and reads through user pointers (*p, p[i],
+# a user struct's fields), and #ifndef BPFTRACE_HAVE_BTF blocks.
+source "$(dirname "$0")/../lib.sh"
+need_root_bpf values || exit 0
+W=$UT_WORKLOADS/usdt_probes
+
+cat >"$TMP/begin.ut" <<'UT'
+#!/usr/bin/env bpftrace
+#include <linux/sched.h>
+#ifndef BPFTRACE_HAVE_BTF
+struct task_struct { int pid; };
+#endif
+BEGIN {
+	printf("%d %d %d %s %s %d\n", 1_000_000, 1e6 + $1, $#, str($2), str($3), $4);
+	printf("%s %s\n", $1 > 40 ? "big" : "small", strncmp(str($2), "word", 3) == 0 ? "wor" : "other");
+	printf("%d %d %d %d\n", strncmp("hello", "help", 3), strncmp("hello", "help", 4),
+	       strcontains("uring-trace", "trace"), strcontains("uring-trace", "bpf"));
+	for ($i : 0..10) { @s = stats($i); }
+	exit();
+}
+UT
+"$UT" -q --summary-only --json "$TMP/begin.json" "$TMP/begin.ut" 41 words >"$TMP/begin.out" 2>"$TMP/begin.err"
+printf '1000000 1000041 2 words  0\nbig wor\n0 1 1 0\n\n@s: count 10, average 4, total 45\n' >"$TMP/begin.want"
+if diff "$TMP/begin.want" "$TMP/begin.out" >"$TMP/diff" && grep -q '"@s":\[{"key":\[\],"value":{"count":10,"average":4,"total":45}}\]' "$TMP/begin.json"
+then pass values/literals_positional_strings_stats; else fail values/literals_positional_strings_stats "$(cat "$TMP/diff" "$TMP/begin.err" "$TMP/begin.json")"; fi
+
+# join() of a command's argv, with bpftrace's separator and another;
+# argv[1] and *argv: reads through user pointers
+"$UT" -q --summary-only -c "/bin/echo one 'two three'" -e 'tracepoint:syscalls:sys_enter_execve {
+	join(args->argv); join(args->argv, ","); printf("%s|%s\n", str(*args->argv), str(args->argv[2])); }' \
+	>"$TMP/join.out" 2>"$TMP/join.err"
+if grep -qx '/bin/echo one two three' "$TMP/join.out" && grep -qx '/bin/echo,one,two three' "$TMP/join.out" \
+	&& grep -qx '/bin/echo|two three' "$TMP/join.out"
+then pass values/join_and_user_arrays; else fail values/join_and_user_arrays "$(cat "$TMP/join.out" "$TMP/join.err")"; fi
+
+# a user struct's fields: nanosleep's struct __kernel_timespec (naptime.bt)
+"$UT" -q --summary-only -c "/usr/bin/python3 -c 'import ctypes; ctypes.CDLL(None).syscall(35, (ctypes.c_long * 2)(0, 20000000), None)'" \
+	-e 'tracepoint:syscalls:sys_enter_nanosleep /args->rqtp->tv_sec + args->rqtp->tv_nsec/ {
+	printf("%d.%03d\n", args->rqtp->tv_sec, (uint64)args->rqtp->tv_nsec / 1e6); }' >"$TMP/nap.out" 2>"$TMP/nap.err"
+grep -qx '0.020' "$TMP/nap.out" && pass values/user_struct_fields || fail values/user_struct_fields "$(cat "$TMP/nap.out" "$TMP/nap.err")"
+
+# func; kstack(N) keeps N frames; ksym() of a kernel function pointer
+# (what /dev/zero reads with); usym() of a user one (the workload's
+# usdt_callback, named while the process runs)
+"$UT" -q --summary-only --json "$TMP/sym.json" -c "/bin/dd if=/dev/zero of=/dev/null count=3" -e '
+tracepoint:syscalls:sys_enter_read, tracepoint:syscalls:sys_enter_write { @calls[func] = count(); }
+tracepoint:syscalls:sys_enter_read /args->fd < curtask->files->fdt->max_fds/ {
+	@reader[ksym(curtask->files->fdt->fd[args->fd]->f_op->read_iter)] = count();
+	@stacks[kstack(2)] = count();
+}' >/dev/null 2>"$TMP/sym.err"
+"$UT" -q --summary-only --json "$TMP/usym.json" -c "$W 1 --delay-ms 300" -e "usdt:$W:callback { @[usym(arg0)] = count(); }" \
+	>/dev/null 2>"$TMP/usym.err"
+if python3 - "$TMP/sym.json" "$TMP/usym.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["maps"]
+calls = {e["key"][0] for e in m["@calls"]}
+assert {"sys_enter_read", "sys_enter_write"} <= calls, calls
+assert "read_iter_zero" in {e["key"][0] for e in m["@reader"]}, m["@reader"]
+assert all(0 < len(e["key"][0]) <= 2 for e in m["@stacks"]), m["@stacks"]
+u = json.load(open(sys.argv[2]))["maps"]["@"]
+assert u == [{"key": ["usdt_callback"], "value": 1}], u
+PY
+then pass values/func_kstack_ksym_usym; else fail values/func_kstack_ksym_usym "$(head -c 800 "$TMP/sym.json") $(cat "$TMP/sym.err" "$TMP/usym.json" "$TMP/usym.err")"; fi
