@@ -81,6 +81,32 @@ static void label_log2(const struct ut_map *m, uint64_t b, char *buf, size_t len
 	}
 }
 
+static void bounds_log2(const struct ut_map *m, uint64_t b, struct ut_bucket_bounds *out)
+{
+	(void)m;
+	if (b == 0)
+		*out = (struct ut_bucket_bounds){.max = -1, .has_max = true};
+	else if (b == 1 || b == 2)
+		*out = (struct ut_bucket_bounds){.min = (int64_t)b - 1, .max = (int64_t)b - 1, .has_min = true, .has_max = true};
+	else
+		*out = (struct ut_bucket_bounds){.min = (int64_t)(1ULL << (b - 2)),
+						 .max = b - 1 >= 63 ? INT64_MAX : (int64_t)((1ULL << (b - 1)) - 1),
+						 .has_min = true, .has_max = true};
+}
+
+static void bounds_linear(const struct ut_map *m, uint64_t b, struct ut_bucket_bounds *out)
+{
+	int64_t nb = (int64_t)ut_lin_bucket(m->lhist_max, m->lhist_min, m->lhist_max, m->lhist_step) - 1;
+	if (b == 0)
+		*out = (struct ut_bucket_bounds){.max = m->lhist_min - 1, .has_max = true};
+	else if ((int64_t)b > nb)
+		*out = (struct ut_bucket_bounds){.min = m->lhist_max, .has_min = true};
+	else
+		*out = (struct ut_bucket_bounds){.min = m->lhist_min + ((int64_t)b - 1) * m->lhist_step,
+						 .max = m->lhist_min + (int64_t)b * m->lhist_step - 1, .has_min = true,
+						 .has_max = true};
+}
+
 static void label_linear(const struct ut_map *m, uint64_t b, char *buf, size_t len)
 {
 	/* the buckets inside: the last one's number, less one */
@@ -120,11 +146,12 @@ const struct ut_agg_kind ut_aggs[] = {
 			.bpf_take = "ut_agg_max", .take = take_max, .combine = combine_max, .shown = shown_value},
 	[UT_AGG_HIST] = {.name = "hist", .nargs = 1, .value_size = 8, .zero_is_unset = true,
 			 .bpf_take = "ut_agg_add", .bpf_bucket = "ut_log2_bucket", .take = take_add,
-			 .bucket = bucket_log2, .combine = combine_add, .shown = shown_value, .bucket_label = label_log2},
+			 .bucket = bucket_log2, .combine = combine_add, .shown = shown_value, .bucket_label = label_log2,
+			 .bucket_bounds = bounds_log2},
 	[UT_AGG_LHIST] = {.name = "lhist", .nargs = 4, .value_size = 8, .zero_is_unset = true,
 			  .bpf_take = "ut_agg_add", .bpf_bucket = "ut_lin_bucket", .take = take_add,
 			  .bucket = bucket_linear, .combine = combine_add, .shown = shown_value,
-			  .bucket_label = label_linear},
+			  .bucket_label = label_linear, .bucket_bounds = bounds_linear},
 	/* plain values: shared maps, one copy (strings: their own size) */
 	[UT_AGG_LAST] = {.nargs = 1, .value_size = 8, .combine = combine_add, .shown = shown_value},
 	[UT_AGG_STATS] = {.name = "stats", .nargs = 1, .value_size = 16, .zero_is_unset = true,

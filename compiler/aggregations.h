@@ -13,6 +13,13 @@
 
 struct ut_avg;   /* a slot of a value and a count (bpf/records.h) */
 
+/* A histogram bucket's values: min to max, both included; a bucket
+ * without a lower (values below the first) or upper bound has none. */
+struct ut_bucket_bounds {
+	int64_t min, max;
+	bool has_min, has_max;
+};
+
 struct ut_agg_kind {
 	const char *name;           /* the script's function: "avg" (NULL: plain values) */
 	unsigned nargs;             /* the value, then constant bounds (lhist: min, max, step) */
@@ -35,6 +42,7 @@ struct ut_agg_kind {
 	void (*combine)(struct ut_avg *total, const struct ut_avg *cpu);
 	int64_t (*shown)(const struct ut_avg *total);
 	void (*bucket_label)(const struct ut_map *m, uint64_t bucket, char *buf, size_t len);
+	void (*bucket_bounds)(const struct ut_map *m, uint64_t bucket, struct ut_bucket_bounds *out);
 	/* a total that is more than one number (stats): its text, and its
 	 * JSON object; NULL: the number shown */
 	void (*value_text)(const struct ut_avg *total, char *buf, size_t len);

@@ -379,6 +379,45 @@ static bool value_is_number(const struct ut_map *m)
 	return m->agg != UT_AGG_LAST || ut_display_kind(m->value_show.display)->number;
 }
 
+/* Key k of an entry as JSON of its type: a number where the summary shows
+ * the number, else its text as a string. */
+static void json_key(const struct ut_program *prog, const struct ut_map *m, const struct entry *e, unsigned k, FILE *out)
+{
+	const struct ut_field *f = &m->keys[k];
+	const struct ut_value *v = &m->key_show[k];
+	if (f->type != UT_F_STR && v->field < m->nkeys && ut_display_kind(v->display)->number &&
+	    f->offset + 8 <= m->key_size) {
+		uint64_t raw;
+		memcpy(&raw, e->key + f->offset, 8);
+		if (f->type == UT_F_S64)
+			fprintf(out, "%" PRId64, (int64_t)raw);
+		else
+			fprintf(out, "%" PRIu64, raw);
+		return;
+	}
+	char one[256];
+	ut_value_text(prog, m->keys, m->nkeys, e->key, m->key_size, v, one, sizeof(one));
+	ut_json_string(out, one);
+}
+
+/* A histogram bucket's bounds as numbers, both included: "min" and "max",
+ * null where the bucket is open (values below the first, above the last). */
+static void json_bounds(const struct ut_map *m, uint64_t bucket, FILE *out)
+{
+	struct ut_bucket_bounds b;
+	ut_aggs[m->agg].bucket_bounds(m, bucket, &b);
+	fputs(",\"min\":", out);
+	if (b.has_min)
+		fprintf(out, "%" PRId64, b.min);
+	else
+		fputs("null", out);
+	fputs(",\"max\":", out);
+	if (b.has_max)
+		fprintf(out, "%" PRId64, b.max);
+	else
+		fputs("null", out);
+}
+
 void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user, FILE *out)
 {
 	fputc('{', out);
@@ -407,8 +446,7 @@ void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const s
 					fputc(']', out);
 					continue;
 				}
-				ut_value_text(prog, m->keys, m->nkeys, es.v[j].key, m->key_size, &m->key_show[k], one, sizeof(one));
-				ut_json_string(out, one);
+				json_key(prog, m, &es.v[j], k, out);
 			}
 			fputs("]", out);
 			if (is_hist(m)) {
@@ -416,6 +454,7 @@ void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const s
 				ut_aggs[m->agg].bucket_label(m, es.v[j].bucket, label, sizeof(label));
 				fputs(",\"bucket\":", out);
 				ut_json_string(out, label);
+				json_bounds(m, es.v[j].bucket, out);
 				fprintf(out, ",\"count\":%" PRId64, es.v[j].shown);
 			} else if (ut_aggs[m->agg].value_json) {
 				char val[512];

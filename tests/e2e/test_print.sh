@@ -76,3 +76,21 @@ assert all(re.match(r"^\d\d:\d\d:\d\d calls: (@: \d+)?$", l) for l in prints), p
 assert 0 < sum(counted) <= 40, counted
 PY
 then pass print/at_intervals; else fail print/at_intervals "$(cat "$TMP/interval.out" "$TMP/interval.err")"; fi
+
+# JSON: keys of their types (numbers where the summary shows numbers),
+# histogram buckets with their bounds as numbers, stats() as an object
+"$UT" -q --summary-only --json "$TMP/maps.json" -e 'BEGIN {
+	@h = hist(-5); @h = hist(0); @h = hist(5); @h = hist(1000000);
+	@l[7, "k"] = lhist(5, 0, 20, 10); @l[7, "k"] = lhist(25, 0, 20, 10);
+	@keys[-3, hex(5), "s", errname(-11)] = count(); @st = stats(3); exit(); }' >/dev/null 2>"$TMP/maps.err"
+if python3 - "$TMP/maps.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["maps"]
+h = [(e["min"], e["max"], e["count"]) for e in m["@h"]]
+assert h == [(None, -1, 1), (0, 0, 1), (4, 7, 1), (524288, 1048575, 1)], h
+l = [(e["key"], e["min"], e["max"]) for e in m["@l"]]
+assert l == [([7, "k"], 0, 9), ([7, "k"], 20, None)], l
+assert m["@keys"] == [{"key": [-3, "0x5", "s", "-EAGAIN"], "value": 1}], m["@keys"]
+assert m["@st"] == [{"key": [], "value": {"count": 1, "average": 3, "total": 3}}], m["@st"]
+PY
+then pass print/json_types_and_buckets; else fail print/json_types_and_buckets "$(cat "$TMP/maps.json" "$TMP/maps.err")"; fi
