@@ -204,6 +204,36 @@ struct spec_ref {
 	struct node *computed;
 };
 
+/* A spec with the script's positional parameters in place of $1 ...
+ * (usdt:$1:probe, as bpftrace writes it); NULL (reported) when one is
+ * not given. */
+static const char *spec_parameters(struct compiler *c, const char *text, struct ut_loc loc)
+{
+	if (!strchr(text, '$'))
+		return text;
+	struct strbuf out = {0};
+	const char *result = NULL;
+	for (const char *p = text; *p; p++) {
+		if (p[0] != '$' || p[1] < '0' || p[1] > '9') {
+			sb_printf(&out, "%c", *p);
+			continue;
+		}
+		char *end;
+		unsigned long i = strtoul(p + 1, &end, 10);
+		if (i < 1 || i > c->opts->npositional) {
+			diag_error(c->d, loc, "this probe names $%lu, but %u positional parameter%s given after the script", i,
+				   c->opts->npositional, c->opts->npositional == 1 ? " was" : "s were");
+			goto done;
+		}
+		sb_puts(&out, c->opts->positional[i - 1]);
+		p = end - 1;
+	}
+	result = intern(c, out.s);
+done:
+	sb_free(&out);
+	return result;
+}
+
 /* Expands aliases into the specs they stand for. */
 static unsigned expand_specs(struct compiler *c, struct node *alts, struct spec_ref *out, unsigned max, bool *optional, int depth)
 {
@@ -233,8 +263,11 @@ static unsigned expand_specs(struct compiler *c, struct node *alts, struct spec_
 			n += expand_specs(c, al->a, out + n, max - n, optional, depth + 1);
 			continue;
 		}
+		const char *text = spec_parameters(c, s->str, s->loc);
+		if (!text)
+			continue;
 		if (n < max)
-			out[n++] = (struct spec_ref){s->str, s->loc, s->a, s->b};
+			out[n++] = (struct spec_ref){text, s->loc, s->a, s->b};
 		else
 			diag_error(c->d, s->loc, "too many alternatives (at most %u)", max);
 	}

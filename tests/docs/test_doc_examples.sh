@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every ```ut block of docs/language.md and README.md, and every script in
+# Every ```ut block of docs/language.md, docs/coming-from-bpftrace.md and
+# README.md, and every script in
 # examples/, must be accepted by the compiler (--emit-c: checked against
 # this kernel, nothing loaded).  Plus the README's basic commands.
 cd "$(dirname "$0")/../.."
@@ -14,7 +15,7 @@ check_script() {   # NAME FILE
 	fi
 }
 
-for doc in docs/language.md README.md; do
+for doc in docs/language.md docs/coming-from-bpftrace.md README.md; do
 	[ -f "$doc" ] || { fail "$doc" "missing"; continue; }
 	# one file per block, named after the line its fence is on
 	awk -v dir="$TMP" -v base="$(basename "$doc" .md)" '

@@ -21,6 +21,7 @@ MATRIX_LDLIBS = $(if $(MATRIX_MISSING_STATIC),-lbpf -lelf -lz -luring,-static -l
 .PHONY: kernel-matrix matrix-payload
 matrix-payload: $(MATRIX_DIR)/kprobe_probe $(MATRIX_DIR)/kprobe_probe.bpf.o $(MATRIX_DIR)/io_uring.uto $(MATRIX_DIR)/kinds.uto \
 	$(MATRIX_DIR)/iostack.uto $(MATRIX_DIR)/fileio.uto $(MATRIX_DIR)/block.uto $(MATRIX_DIR)/block-missing-disk.uto $(MATRIX_DIR)/block-partition.uto \
+	$(MATRIX_DIR)/bpftrace-vfsstat.uto $(MATRIX_DIR)/bpftrace-profile.uto $(MATRIX_DIR)/bpftrace-faults.uto \
 	build/uring-trace build/workloads/uring_paths build/workloads/fileio
 
 # The default script compiled on the host: guests run it without clang.
@@ -52,6 +53,12 @@ $(MATRIX_DIR)/block-missing-disk.uto: build/uring-trace scripts/block.ut stdlib/
 $(MATRIX_DIR)/block-partition.uto: build/uring-trace scripts/block.ut stdlib/block.ut bpf/ut.h bpf/records.h
 	@mkdir -p $(dir $@)
 	build/uring-trace -q --compile -D disk=loop7p1 -o $@ scripts/block.ut
+
+# Ports of bpftrace's programs (tests/bpftrace) the host cannot run:
+# vfsstat's kprobes; and the perf-event kinds on the guests' kernels.
+$(MATRIX_DIR)/bpftrace-%.uto: build/uring-trace tests/bpftrace/%.ut bpf/ut.h bpf/records.h
+	@mkdir -p $(dir $@)
+	build/uring-trace -q --compile -o $@ tests/bpftrace/$*.ut
 
 $(MATRIX_DIR)/kinds.uto: build/uring-trace tests/matrix/kinds.ut bpf/ut.h bpf/records.h
 	@mkdir -p $(dir $@)

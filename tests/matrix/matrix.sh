@@ -51,6 +51,10 @@ payload_args() {
   echo "-f $MATRIX_DIR/block.uto:/matrix/block.uto"
   echo "-f $MATRIX_DIR/block-missing-disk.uto:/matrix/block-missing-disk.uto"
   echo "-f $MATRIX_DIR/block-partition.uto:/matrix/block-partition.uto"
+  local port
+  for port in vfsstat profile faults; do
+    echo "-f $MATRIX_DIR/bpftrace-$port.uto:/matrix/bpftrace-$port.uto"
+  done
   # the physical blocks of a file, for 50-block.sh
   command -v filefrag >/dev/null && echo "-b $(command -v filefrag):/matrix/filefrag"
   echo "${UT_MATRIX_EXTRA:-}"
