@@ -121,7 +121,7 @@ static const char *const kind_names[N_KIND_COUNT] = {
 	[N_LOCAL] = "local", [N_ARGS] = "args", [N_FIELD] = "field",
 	[N_INDEX] = "index", [N_MAP_REF] = "map", [N_CALL] = "call",
 	[N_BINOP] = "binop", [N_UNOP] = "unop", [N_TERNARY] = "?:",
-	[N_DEFAULT] = "??", [N_CAST] = "cast",
+	[N_DEFAULT] = "??", [N_CAST] = "cast", [N_TUPLE] = "tuple",
 };
 
 const char *node_kind_name(enum node_kind k)
@@ -137,6 +137,7 @@ const char *type_text(const struct type *t, char *buf, size_t len)
 	case T_STR: snprintf(buf, len, "str[%d]", t->size); break;
 	case T_SHOW: snprintf(buf, len, "shown"); break;
 	case T_VOID: snprintf(buf, len, "void"); break;
+	case T_TUPLE: snprintf(buf, len, "tuple %d", t->tuple); break;
 	default: snprintf(buf, len, "?"); break;
 	}
 	return buf;
@@ -144,7 +145,7 @@ const char *type_text(const struct type *t, char *buf, size_t len)
 
 static const char *const ref_names[REF_KIND_COUNT] = {
 	[REF_BUILTIN] = "builtin", [REF_ARG] = "arg", [REF_COMPUTED] = "computed arg", [REF_ABSENT] = "absent arg",
-	[REF_PROBE] = "probe", [REF_CONST] = "const", [REF_FUNC_NAME] = "func", [REF_ENUM] = "enum", [REF_LOCAL] = "local",
+	[REF_PROBE] = "probe", [REF_CONST] = "const", [REF_FUNC_NAME] = "func", [REF_TUPLE_ITEM] = "tuple item", [REF_ENUM] = "enum", [REF_LOCAL] = "local",
 	[REF_MAP] = "map", [REF_TABLE] = "table", [REF_ELEMENT] = "element", [REF_MEMBER] = "member",
 	[REF_MEMBER_ADDR] = "member address", [REF_BITFIELD] = "bitfield", [REF_FUNCTION] = "function",
 	[REF_MACRO] = "fn",

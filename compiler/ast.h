@@ -58,6 +58,7 @@ enum node_kind {
 	N_TERNARY,      /* a ? b : c */
 	N_DEFAULT,      /* a ?? b: a if its field exists on the running kernel, else b */
 	N_CAST,         /* str: type spelling ("u32", "struct io_kiocb *"), a */
+	N_TUPLE,        /* a: the elements: (1, "two") */
 	N_KIND_COUNT
 };
 
@@ -75,6 +76,7 @@ enum type_kind {
 	T_STR,      /* NUL-terminated text of at most size bytes */
 	T_SHOW,     /* display-only text (fmt(), literals in names): made in user space */
 	T_VOID,     /* statements, calls without value */
+	T_TUPLE,    /* a tuple of values: the compiler's tuples[tuple] */
 };
 
 struct type {
@@ -88,6 +90,7 @@ struct type {
 	uint8_t show;        /* T_INT: enum ut_display, how user space shows it */
 	int16_t table;       /* T_INT with UT_SHOW_TABLE: the table */
 	const char *time_format;   /* T_INT with UT_SHOW_TIME: the strftime format (interned) */
+	int16_t tuple;       /* T_TUPLE: its elements' types and layout */
 };
 
 /* What a name, field or call stands for, as the checker found it: later
@@ -112,6 +115,7 @@ enum node_ref {
 	REF_FUNCTION,     /* N_CALL: the builtin function calls[sym] (builtins.c) */
 	REF_MACRO,        /* N_CALL: a script function; resolved: its body, the arguments in place */
 	REF_FUNC_NAME,    /* N_IDENT func: num, its number in the table "func" */
+	REF_TUPLE_ITEM,   /* N_FIELD $t.0: element sym of the tuple a */
 	REF_KIND_COUNT
 };
 

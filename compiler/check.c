@@ -114,6 +114,9 @@ void check_value(struct check *ck, struct node *n)
 	check_expr(ck, n);
 	if (n->type.kind == T_SHOW)
 		ERR(ck, n, "formatted text can only be a name or an argument");
+	if (n->type.kind == T_TUPLE)
+		ERR(ck, n, "a tuple is a map's key or value, or a local's; print a map of them with print(@m), "
+		    "or its elements ($t.0)");
 }
 
 static void check_name(struct check *ck, struct node *n, const char *what)
@@ -278,6 +281,14 @@ static void check_map_assign(struct check *ck, struct node *n)
 		    m->loc.line, m->loc.col);
 		return;
 	}
+	int tuple = t->kind == T_TUPLE && m->kind == MAP_VALUE ? tuple_merge(c, m->value_type.tuple, t->tuple, 0) : 0;
+	if (tuple < 0) {
+		ERR(ck, n, "%s holds tuples of other values at %d:%d (tuples it holds have the same number of elements, "
+		    "of the same kinds)", m->name, m->loc.line, m->loc.col);
+		return;
+	}
+	if (t->kind == T_TUPLE && m->kind == MAP_VALUE)
+		m->value_type.tuple = (int16_t)tuple;
 	if (n->op != '=' && t->kind != T_INT) {
 		ERR(ck, n, "'+=' and '-=' need an integer");
 		return;
@@ -612,9 +623,18 @@ static void check_local_assign(struct check *ck, struct node *n)
 		nl.type.direct = false;   /* starts as 0 and may be assigned on some paths only */
 		if (t->kind == T_STR)
 			nl.type.size = 64 > t->size ? 64 : t->size;
+		if (t->kind == T_TUPLE)   /* its strings too */
+			nl.type.tuple = (int16_t)tuple_merge(ck->c, t->tuple, t->tuple, 64);
 		l = add_local(ck, nl);
 	} else if (local->type.kind != t->kind) {
 		ERR(ck, n, "%s holds %s; it cannot take %s", n->str, a_type(&local->type), a_type(t));
+	} else if (t->kind == T_TUPLE) {
+		int tuple = tuple_merge(ck->c, local->type.tuple, t->tuple, 64);
+		if (tuple < 0)
+			ERR(ck, n, "%s holds a tuple of other values (%d:%d); it cannot take this one", n->str, local->loc.line,
+			    local->loc.col);
+		else
+			ck->alt->locals[l].type.tuple = (int16_t)tuple;
 	}
 	n->ref = REF_LOCAL;
 	n->sym = l;

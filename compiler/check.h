@@ -52,6 +52,10 @@ void check_expansion(struct check *ck, struct node *n, void (*check_body)(struct
 bool const_int(struct compiler *c, const struct node *n, int64_t *v, int depth);
 struct map_info *map_get(struct check *ck, struct node *ref);
 void check_map_key(struct check *ck, int map, struct node *ref);
+/* The tuple type that holds tuples of types a and b: the same number of
+ * elements of the same kinds, strings as long as the longer's and at
+ * least min_string; -1 when a and b are not so alike. */
+int tuple_merge(struct compiler *c, int a, int b, int min_string);
 /* $1 .. and $#: a positional parameter, not a local. */
 bool is_positional(const char *name);
 /* The alternative's local name, or -1. */

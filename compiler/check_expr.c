@@ -12,6 +12,7 @@ const char *type_name(const struct type *t)
 	case T_PTR: return "pointer";
 	case T_STR: return "string";
 	case T_SHOW: return "formatted text";
+	case T_TUPLE: return "tuple";
 	case T_VOID: return "nothing";
 	default: return "unknown";
 	}
@@ -23,6 +24,7 @@ const char *a_type(const struct type *t)
 	case T_INT: return "an integer";
 	case T_PTR: return "a pointer";
 	case T_STR: return "a string";
+	case T_TUPLE: return "a tuple";
 	default: return type_name(t);
 	}
 }
@@ -97,6 +99,91 @@ bool in_loop_of(struct check *ck, const char *name)
 		if (strcmp(ck->loop_vars[i], name) == 0)
 			return true;
 	return false;
+}
+
+/* ---- tuples ---- */
+
+static bool same_type(const struct type *a, const struct type *b)
+{
+	return a->kind == b->kind && a->size == b->size && a->is_signed == b->is_signed && a->btf == b->btf &&
+	       a->user == b->user && a->show == b->show && a->table == b->table && a->time_format == b->time_format;
+}
+
+/* The tuple type of n elements of types els (made when new). */
+static int tuple_type(struct compiler *c, const struct type *els, unsigned n)
+{
+	for (unsigned i = 0; i < c->ntuples; i++) {
+		unsigned same = c->tuples[i].n == n ? 0 : n + 1;
+		while (same < n && same_type(&c->tuples[i].el[same], &els[same]))
+			same++;
+		if (same == n)
+			return (int)i;
+	}
+	c->tuples = xrealloc_array(c->tuples, c->ntuples + 1, sizeof(*c->tuples));
+	struct tuple_info *t = &c->tuples[c->ntuples];
+	*t = (struct tuple_info){.n = n};
+	for (unsigned i = 0; i < n; i++) {
+		t->el[i] = els[i];
+		t->offset[i] = t->size;
+		t->size += els[i].kind == T_STR ? ((uint32_t)els[i].size + 7) & ~7u : 8;
+	}
+	return (int)c->ntuples++;
+}
+
+int tuple_merge(struct compiler *c, int a, int b, int min_string)
+{
+	const struct tuple_info *ta = &c->tuples[a], *tb = &c->tuples[b];
+	if (ta->n != tb->n)
+		return -1;
+	struct type els[TUPLE_MAX];
+	for (unsigned i = 0; i < ta->n; i++) {
+		els[i] = ta->el[i];
+		if (els[i].kind != tb->el[i].kind)
+			return -1;
+		if (els[i].kind == T_STR) {
+			int size = els[i].size > tb->el[i].size ? els[i].size : tb->el[i].size;
+			els[i] = t_str(size > min_string ? size : min_string);
+		}
+	}
+	return tuple_type(c, els, ta->n);
+}
+
+/* (a, b, ...): integers, pointers and strings (a map key's kinds). */
+static void tuple_expr(struct check *ck, struct node *n)
+{
+	struct type els[TUPLE_MAX];
+	unsigned count = 0;
+	for (struct node *e = n->a; e; e = e->next, count++) {
+		check_expr(ck, e);
+		if (count == TUPLE_MAX) {
+			ERR(ck, e, "a tuple holds at most %d values", TUPLE_MAX);
+			return;
+		}
+		els[count] = e->type;
+		els[count].direct = false;   /* copied into the tuple */
+		if (e->type.kind == T_NONE)
+			return;   /* reported */
+		if (e->type.kind != T_INT && e->type.kind != T_PTR && e->type.kind != T_STR) {
+			ERR(ck, e, "a tuple holds integers, pointers and strings, not %s", a_type(&e->type));
+			return;
+		}
+	}
+	n->type = (struct type){.kind = T_TUPLE, .tuple = (int16_t)tuple_type(ck->c, els, count)};
+}
+
+/* $t.0: an element of a tuple. */
+static void tuple_item(struct check *ck, struct node *n)
+{
+	const struct tuple_info *t = &ck->c->tuples[n->a->type.tuple];
+	char *end;
+	unsigned long i = strtoul(n->str, &end, 10);
+	if (*end || n->str[0] < '0' || n->str[0] > '9' || i >= t->n) {
+		ERR(ck, n, "a tuple of %u values has elements .0 to .%u, not .%s", t->n, t->n - 1, n->str);
+		return;
+	}
+	n->type = t->el[i];
+	n->ref = REF_TUPLE_ITEM;
+	n->sym = (int)i;
 }
 
 /* ---- fields of kernel structs ---- */
@@ -342,6 +429,10 @@ static void field_expr(struct check *ck, struct node *n)
 		return;
 	}
 	check_expr(ck, n->a);
+	if (n->a->type.kind == T_TUPLE) {
+		tuple_item(ck, n);
+		return;
+	}
 	if (n->a->type.kind != T_PTR) {
 		if (n->a->type.kind != T_NONE)
 			ERR(ck, n, "'.%s' needs a pointer or struct, but this is %s", n->str, a_type(&n->a->type));
@@ -702,6 +793,13 @@ struct map_info *map_get(struct check *ck, struct node *ref)
 	for (unsigned i = 0; i < c->nmaps; i++)
 		if (strcmp(c->maps[i].name, name) == 0)
 			m = &c->maps[i];
+	if (ref->a && ref->a->kind == N_TUPLE && !ref->a->next) {
+		/* @m[(a, b)] is @m[a, b], as in bpftrace */
+		struct node *tuple = ref->a;
+		ref->a = tuple->a;
+		tuple->a = NULL;
+		node_free(tuple);
+	}
 	unsigned nkeys = node_list_len(ref->a);
 	if (nkeys > 8) {
 		ERR(ck, ref, "maps take at most 8 keys");
@@ -734,6 +832,11 @@ void check_map_key(struct check *ck, int map, struct node *ref)
 		check_expr(ck, e);
 		struct map_info *m = &ck->c->maps[map];   /* the key may read maps: c->maps may have moved */
 		struct type *t = &e->type;
+		if (t->kind == T_TUPLE) {
+			ERR(ck, e, "a tuple is a map's keys when written out: @m[(a, b)] or @m[a, b]; of a tuple $t, "
+			    "@m[$t.0, $t.1]");
+			continue;
+		}
 		if (t->kind == T_SHOW || t->kind == T_VOID) {
 			ERR(ck, e, "a map key must be an integer, pointer or string, not %s", type_name(t));
 			continue;
@@ -945,6 +1048,7 @@ void check_expr(struct check *ck, struct node *n)
 	case N_TERNARY: ternary_expr(ck, n); return;
 	case N_DEFAULT: default_expr(ck, n); return;
 	case N_CAST: cast_expr(ck, n); return;
+	case N_TUPLE: tuple_expr(ck, n); return;
 	default:
 		ERR(ck, n, "this is not an expression");
 	}

@@ -636,6 +636,7 @@ static void compiler_free(struct compiler *c, struct node *items)
 	for (unsigned i = 0; i < c->nmaps; i++)
 		free(c->maps[i].name);
 	free(c->maps);
+	free(c->tuples);
 	for (unsigned i = 0; i < c->nalts; i++)
 		alt_free(c->alts[i]);
 	free(c->alts);

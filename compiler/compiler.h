@@ -125,6 +125,15 @@ struct computed_arg {
 	struct node *value;         /* a typed copy of its expression */
 };
 
+/* A tuple type: its elements' types and where each is in its C struct
+ * (struct ut_tuple_INDEX, gen.c): 8 bytes a number, strings padded to 8. */
+#define TUPLE_MAX 8
+struct tuple_info {
+	unsigned n;
+	struct type el[TUPLE_MAX];
+	uint32_t offset[TUPLE_MAX], size;
+};
+
 enum map_kind { MAP_UNSET, MAP_AGG, MAP_VALUE };
 
 /* for loops: the verifier walks every iteration of a loop, so a loop's
@@ -177,6 +186,8 @@ struct compiler {
 	unsigned nalts;
 	unsigned long macro_nodes;  /* nodes made by function expansion (bounded) */
 	bool uses_stacks;           /* kstack or ustack: gen.c writes ut_stack() and its maps */
+	struct tuple_info *tuples;  /* the tuple types, each once */
+	unsigned ntuples;
 	/* what the generated C asks of bpf/ut.h (resources.c) */
 	uint32_t max_stage_bytes;   /* the largest stage: UT_BATCH_BYTES */
 	unsigned path_slots;        /* the most path() buffers of a body: UT_PATH_SLOTS */

@@ -37,7 +37,10 @@ static void gen_map(struct compiler *c, unsigned i, struct strbuf *types, struct
 		sb_puts(types, m->storage == MAP_PERCPU_SLOT ? "\t__u32 index;\n" : "\t__u64 unused;\n");
 	sb_puts(types, "};\n");
 	char *value = xstrdup(layout->value_size == 16 ? "struct ut_avg" : "__s64");
-	if (ut_map_holds_string(layout)) {
+	if (m->kind == MAP_VALUE && m->value_type.kind == T_TUPLE) {
+		free(value);
+		value = xasprintf("struct ut_tuple_%d", m->value_type.tuple);
+	} else if (ut_map_holds_string(layout)) {
 		sb_printf(types, "struct __attribute__((aligned(8))) ut_mv_%u { char s[%u]; };\n", i, layout->value_size);
 		free(value);
 		value = xasprintf("struct ut_mv_%u", i);
@@ -138,6 +141,18 @@ char *gen_program(struct compiler *c)
 	for (unsigned i = 0; i < c->nalts; i++)
 		gen_alternative(&parts, c, c->alts[i]);
 	struct strbuf map_types = {0}, maps = {0};
+	/* tuples: a struct each, its elements 8-byte aligned */
+	for (unsigned i = 0; i < c->ntuples; i++) {
+		const struct tuple_info *t = &c->tuples[i];
+		sb_printf(&map_types, "struct ut_tuple_%u {\n", i);
+		for (unsigned e = 0; e < t->n; e++) {
+			if (t->el[e].kind == T_STR)
+				sb_printf(&map_types, "\tchar e%u[%u];\n", e, ((unsigned)t->el[e].size + 7) & ~7u);
+			else
+				sb_printf(&map_types, "\t%s e%u;\n", t->el[e].is_signed ? "__s64" : "__u64", e);
+		}
+		sb_printf(&map_types, "} __attribute__((aligned(8)));\n\n");
+	}
 	for (unsigned i = 0; i < c->nmaps; i++)
 		gen_map(c, i, &map_types, &maps);
 	struct strbuf out = {0};

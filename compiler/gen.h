@@ -67,6 +67,9 @@ char *c_int64(int64_t v);
 char *gen_expr(struct gen *g, struct node *n);
 /* The same, its statements written to out at indent. */
 char *gen_expr_to(struct gen *g, struct node *n, struct strbuf *out, int indent);
+/* Copies tuple src (of tuple type src_tuple) into dst (of dst_tuple, the
+ * same elements, strings perhaps longer or shorter), element by element. */
+void gen_tuple_copy(struct gen *g, const char *dst, int dst_tuple, const char *src, int src_tuple);
 /* The C declaration of a variable of type t. */
 char *c_decl(struct gen *g, const struct type *t, const char *name);
 /* The key struct of a map access, filled; with sig, the key's C joined

@@ -59,6 +59,7 @@ char *c_decl(struct gen *g, const struct type *t, const char *name)
 	switch (t->kind) {
 	case T_INT: return xasprintf("%s %s", t->is_signed ? "__s64" : "__u64", name);
 	case T_STR: return xasprintf("char %s[%d]", name, t->size);
+	case T_TUPLE: return xasprintf("struct ut_tuple_%d %s", t->tuple, name);
 	case T_PTR:
 		if (t->btf > 0 && !t->user && ut_kernel_type_c(g->c->k, t->btf, buf, sizeof(buf))[0])
 			return xasprintf("%s *%s", buf, name);
@@ -177,9 +178,57 @@ static char *gen_arg(struct gen *g, struct node *n)
 	return t;
 }
 
+/* $t.0: the element of the tuple's struct */
+static char *gen_tuple_item(struct gen *g, struct node *n)
+{
+	char *t = gen_expr(g, n->a);
+	char *r = xasprintf("(%s).e%d", t, n->sym);
+	free(t);
+	return r;
+}
+
 static char *gen_field(struct gen *g, struct node *n)
 {
+	if (n->ref == REF_TUPLE_ITEM)
+		return gen_tuple_item(g, n);
 	return n->ref == REF_ARG || n->ref == REF_COMPUTED ? gen_arg(g, n) : gen_member(g, n);
+}
+
+void gen_tuple_copy(struct gen *g, const char *dst, int dst_tuple, const char *src, int src_tuple)
+{
+	if (dst_tuple == src_tuple) {
+		emit(g, "%s = %s;", dst, src);
+		return;
+	}
+	const struct tuple_info *t = &g->c->tuples[dst_tuple];
+	for (unsigned e = 0; e < t->n; e++) {
+		if (t->el[e].kind != T_STR) {
+			emit(g, "%s.e%u = %s.e%u;", dst, e, src, e);
+			continue;
+		}
+		/* the rest of a longer string it held goes */
+		emit(g, "__builtin_memset(%s.e%u, 0, sizeof(%s.e%u));", dst, e, dst, e);
+		emit(g, "__builtin_memcpy(%s.e%u, %s.e%u, sizeof(%s.e%u) < sizeof(%s.e%u) ? sizeof(%s.e%u) : sizeof(%s.e%u));",
+		     dst, e, src, e, dst, e, src, e, dst, e, src, e);
+	}
+}
+
+/* (a, b, ...): a struct of the tuple's type, filled */
+static char *gen_tuple(struct gen *g, struct node *n)
+{
+	char *t = new_tmp(g);
+	emit(g, "struct ut_tuple_%d %s = {};", n->type.tuple, t);
+	unsigned e = 0;
+	for (struct node *el = n->a; el; el = el->next, e++) {
+		char *v = gen_expr(g, el);
+		if (el->type.kind == T_STR)
+			emit(g, "__builtin_memcpy(%s.e%u, %s, sizeof(%s.e%u) < sizeof(%s) ? sizeof(%s.e%u) : sizeof(%s));", t, e,
+			     v, t, e, v, t, e, v);
+		else
+			emit(g, "%s.e%u = (%s)(%s);", t, e, el->type.is_signed ? "__s64" : "__u64", v);
+		free(v);
+	}
+	return t;
 }
 
 static char *gen_ident(struct gen *g, struct node *n)
@@ -466,6 +515,15 @@ static char *gen_map_read(struct gen *g, struct node *n)
 	}
 	free(sig);
 	char *t = new_tmp(g);
+	if (n->type.kind == T_TUPLE) {
+		/* a copy: the map's tuples may have longer strings than this read's type */
+		int tuple = g->c->maps[idx].value_type.tuple;
+		emit(g, "struct ut_tuple_%d %s = {};", tuple, t);
+		emit(g, "{ struct ut_tuple_%d *v = bpf_map_lookup_elem(&m_%d, &%s); if (v) __builtin_memcpy(&%s, v, sizeof(%s)); }",
+		     tuple, idx, k, t, t);
+		free(k);
+		return t;
+	}
 	if (n->type.kind == T_STR) {
 		/* the string where the map holds it (a path would not fit twice on
 		 * the 512-byte stack), or "" when the key is absent */
@@ -520,6 +578,7 @@ char *gen_expr(struct gen *g, struct node *n)
 		return r;
 	}
 	case N_TERNARY: return gen_ternary(g, n);
+	case N_TUPLE: return gen_tuple(g, n);
 	case N_DEFAULT: return gen_default(g, n);
 	default: return gen_cast(g, n);   /* N_CAST */
 	}

@@ -268,7 +268,12 @@ static void gen_map_assign(struct gen *g, struct node *n)
 	char *sig = NULL;
 	char *k = gen_map_key(g, idx, n->a, &sig);
 	const struct call_def *call = call_of(n->b);
-	if (n->b->type.kind == T_STR && call && strcmp(call->name, "path") == 0) {
+	if (n->b->type.kind == T_TUPLE) {
+		int tuple = g->c->maps[idx].value_type.tuple;
+		emit(g, "struct ut_tuple_%d val = {};", tuple);
+		gen_tuple_copy(g, "val", tuple, v, n->b->type.tuple);
+		emit(g, "bpf_map_update_elem(&m_%d, &%s, &val, BPF_ANY);", idx, k);
+	} else if (n->b->type.kind == T_STR && call && strcmp(call->name, "path") == 0) {
 		/* its 256-byte buffer is map memory, as large as any string value */
 		emit(g, "bpf_map_update_elem(&m_%d, &%s, %s, BPF_ANY);", idx, k, v);
 	} else if (n->b->type.kind == T_STR) {
@@ -301,7 +306,11 @@ static void gen_local_assign(struct gen *g, struct node *n)
 {
 	char *v = gen_expr(g, n->a);
 	const char *l = n->str + 1;
-	if (n->a->type.kind == T_STR)
+	if (n->a->type.kind == T_TUPLE) {
+		char *dst = xasprintf("l_%s", l);
+		gen_tuple_copy(g, dst, g->alt->locals[n->sym].type.tuple, v, n->a->type.tuple);
+		free(dst);
+	} else if (n->a->type.kind == T_STR)
 		emit(g, "__builtin_memcpy(l_%s, %s, sizeof(%s) < sizeof(l_%s) ? sizeof(%s) : sizeof(l_%s));", l, v, v, l,
 		     v, l);
 	else if (n->a->type.kind == T_PTR)
@@ -464,7 +473,8 @@ static void gen_body(struct gen *g, struct strbuf *fn)
 	for (unsigned i = 0; i < a->nlocals; i++) {
 		char *name = xasprintf("l_%s", a->locals[i].name + 1);
 		char *d = c_decl(g, &a->locals[i].type, name);
-		sb_printf(fn, "\t%s = %s;\n", d, a->locals[i].type.kind == T_STR ? "{}" : "0");
+		bool aggregate = a->locals[i].type.kind == T_STR || a->locals[i].type.kind == T_TUPLE;
+		sb_printf(fn, "\t%s = %s;\n", d, aggregate ? "{}" : "0");
 		free(d);
 		free(name);
 	}

@@ -318,7 +318,14 @@ expr: INT                              { $$ = mk(N_INT, @1, ctx); $$->num = $1; 
     | IDENT '(' opt_exprs ')'          { $$ = mk(N_CALL, @1, ctx); $$->str = $1; $$->a = $3; $$ = nest(ctx, $$); }
     | expr '[' expr ']'                { $$ = mk(N_INDEX, @1, ctx); $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
     | expr '.' IDENT                   { $$ = mk(N_FIELD, @3, ctx); $$->a = $1; $$->str = $3; $$ = nest(ctx, $$); }
+    /* a tuple's element: $t.0 */
+    | expr '.' INT                     {
+		$$ = mk(N_FIELD, @3, ctx); $$->a = $1; $$->str = malloc(24);
+		snprintf($$->str, 24, "%lld", (long long)$3); $$ = nest(ctx, $$);
+	}
     | '(' expr ')'                     { $$ = $2; }
+    /* a tuple: (a, b, ...) */
+    | '(' expr ',' exprs ')'           { $$ = mk(N_TUPLE, @1, ctx); $2->next = $4.head; $$->a = $2; $$ = nest(ctx, $$); }
     | '(' cast_type ')' expr %prec UNARY { $$ = mk(N_CAST, @1, ctx); $$->str = $2->str; $2->str = NULL; node_free($2); $$->a = $4; $$ = nest(ctx, $$); }
     | '-' expr %prec UNARY             { $$ = mk(N_UNOP, @1, ctx); $$->op = '-'; $$->a = $2; $$ = nest(ctx, $$); }
     | '!' expr %prec UNARY             { $$ = mk(N_UNOP, @1, ctx); $$->op = '!'; $$->a = $2; $$ = nest(ctx, $$); }

@@ -66,6 +66,10 @@ void ut_program_free(struct ut_program *p)
 			value_free(&m->key_show[k]);
 		free(m->key_show);
 		value_free(&m->value_show);
+		for (unsigned k = 0; k < m->ntuple; k++)
+			value_free(&m->tuple_show[k]);
+		free(m->tuple_fields);
+		free(m->tuple_show);
 	}
 	free(p->maps);
 	for (unsigned i = 0; i < p->nstrings; i++)

@@ -321,6 +321,11 @@ struct ut_map {
 	struct ut_value *key_show;  /* how each key is shown (field = key index) */
 	uint32_t key_size, value_size;
 	struct ut_value value_show; /* plain assignments: how the value is shown */
+	/* a value that is a tuple: its elements' layout in the value, and how
+	 * each is shown (field = the element) */
+	unsigned ntuple;
+	struct ut_field *tuple_fields;
+	struct ut_value *tuple_show;
 	/* in the reader (split execution): no BPF map, bpf_name is NULL; keys
 	 * and values keep the same layout, bounded to as many entries */
 	bool user_side;

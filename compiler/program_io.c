@@ -1,7 +1,7 @@
 /* .uto files: a compiled script (its tables) and its BPF object, so a
  * script compiled once runs on other hosts and kernels without clang.
  *
- * Layout: the magic UT_PROGRAM_MAGIC ("UTO3"), then little-endian fields written in the order
+ * Layout: the magic UT_PROGRAM_MAGIC ("UTO4"), then little-endian fields written in the order
  * of struct ut_program; strings are a u32 length and bytes (0xffffffff for
  * NULL); the BPF object comes last.  Reading checks every length against
  * what is left, so a damaged file is an error, never a crash. */
@@ -200,6 +200,9 @@ int ut_program_save(const struct ut_program *p, const void *obj, size_t obj_len,
 		w_u32(&w, m->key_size);
 		w_u32(&w, m->value_size);
 		w_value(&w, &m->value_show);
+		w_fields(&w, m->tuple_fields, m->ntuple);
+		for (unsigned k = 0; k < m->ntuple; k++)
+			w_value(&w, &m->tuple_show[k]);
 		w_u32(&w, m->user_side);
 	}
 	w_u32(&w, p->ndisks);
@@ -603,6 +606,13 @@ static bool program_ok(const struct ut_program *p)
 		for (unsigned k = 0; k < m->nkeys; k++)
 			if (m->keys[k].offset + m->keys[k].size > m->key_size || !value_ok(&m->key_show[k], m->nkeys, p->ntables))
 				return false;
+		/* a tuple: a plain value in BPF (the reader's maps hold none) */
+		if (m->ntuple && (m->agg != UT_AGG_LAST || m->user_side))
+			return false;
+		for (unsigned k = 0; k < m->ntuple; k++)
+			if (m->tuple_fields[k].offset + m->tuple_fields[k].size > m->value_size ||
+			    !value_ok(&m->tuple_show[k], m->ntuple, p->ntables))
+				return false;
 	}
 	return user_side_ok(p);
 }
@@ -710,6 +720,10 @@ struct ut_program *ut_program_load(const void *data, size_t len, const void **ob
 		m->key_size = r_u32(&r);
 		m->value_size = r_u32(&r);
 		r_value(&r, &m->value_show, 0);
+		m->tuple_fields = r_fields(&r, &m->ntuple);
+		m->tuple_show = r_array(&r, m->ntuple, sizeof(*m->tuple_show));
+		for (unsigned k = 0; m->tuple_show && k < m->ntuple && !r.bad; k++)
+			r_value(&r, &m->tuple_show[k], 0);
 		m->user_side = r_u32(&r) != 0;
 		if (m->agg < UT_AGG_KINDS && ut_aggs[m->agg].nargs > 1 && m->lhist_step <= 0)   /* lhist's buckets */
 			r.bad = true;

@@ -6,7 +6,7 @@
 #include "compiler/program.h"
 
 /* Every .uto starts with "UTO" and a format version digit. */
-#define UT_PROGRAM_MAGIC "UTO3"
+#define UT_PROGRAM_MAGIC "UTO4"
 
 /* Serializes p and the object into a malloc'ed buffer; -1 on no memory. */
 int ut_program_save(const struct ut_program *p, const void *obj, size_t obj_len, void **out, size_t *out_len);

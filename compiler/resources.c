@@ -352,6 +352,20 @@ static void map_layout(struct compiler *c, unsigned i)
 	if (m->kind == MAP_VALUE && m->value_type.kind == T_STR) {
 		out->value_size = ((uint32_t)m->value_type.size + 7) & ~7u;
 		out->value_show = (struct ut_value){.kind = UT_VAL_FIELD, .display = UT_SHOW_STRING};
+	} else if (m->kind == MAP_VALUE && m->value_type.kind == T_TUPLE) {
+		const struct tuple_info *t = &c->tuples[m->value_type.tuple];
+		out->value_size = t->size;
+		out->value_show = (struct ut_value){.kind = UT_VAL_FIELD};
+		out->ntuple = t->n;
+		out->tuple_fields = xcalloc(t->n, sizeof(*out->tuple_fields));
+		out->tuple_show = xcalloc(t->n, sizeof(*out->tuple_show));
+		for (unsigned e = 0; e < t->n; e++) {
+			const struct type *et = &t->el[e];
+			out->tuple_fields[e] = (struct ut_field){.type = et->kind == T_STR ? UT_F_STR : et->kind == T_PTR ? UT_F_PTR
+								    : et->is_signed ? UT_F_S64 : UT_F_U64,
+								 .offset = t->offset[e], .size = et->kind == T_STR ? et->size : 8};
+			out->tuple_show[e] = type_shown(et, e);
+		}
 	} else if (m->kind == MAP_VALUE) {
 		out->value_show = type_shown(&m->value_type, 0);
 	}

@@ -21,6 +21,7 @@ struct entry {
 	int64_t shown;         /* what is printed and sorted by (a bucket's count) */
 	uint64_t bucket;       /* hist/lhist */
 	char *text;            /* string values */
+	unsigned char *tuple;  /* a tuple value's bytes */
 };
 
 struct entries {
@@ -48,8 +49,10 @@ static void combine(const struct ut_map *m, const unsigned char *vals, int ncpu,
 
 static void free_entries(struct entries *es)
 {
-	for (size_t i = 0; i < es->n; i++)
+	for (size_t i = 0; i < es->n; i++) {
 		free(es->v[i].text);
+		free(es->v[i].tuple);
+	}
 	free(es->v);
 	free(es->keys);
 }
@@ -92,6 +95,9 @@ static int add_entry(const struct ut_map *m, const void *key, const unsigned cha
 	memcpy(out->keys + out->n * m->key_size, key, m->key_size);
 	combine(m, vals, ncpu, stride, e);
 	e->text = m->agg == UT_AGG_LAST && m->value_show.display == UT_SHOW_STRING ? strndup((const char *)vals, m->value_size) : NULL;
+	e->tuple = NULL;
+	if (m->ntuple && (e->tuple = malloc(m->value_size)) != NULL)
+		memcpy(e->tuple, vals, m->value_size);
 	if (is_hist(m))
 		memcpy(&e->bucket, (const unsigned char *)key + m->key_size - 8, 8);
 	out->n++;
@@ -250,12 +256,28 @@ static void print_hist(const struct ut_map *m, const struct entry *v, size_t n, 
 	}
 }
 
+/* A tuple value as bpftrace prints it: "(1, two)". */
+static void tuple_text(const struct ut_program *prog, const struct ut_map *m, const struct entry *e, char *buf,
+		       size_t len)
+{
+	size_t at = (size_t)snprintf(buf, len, "(");
+	for (unsigned k = 0; k < m->ntuple && e->tuple && at < len; k++) {
+		char one[256];
+		ut_value_text(prog, m->tuple_fields, m->ntuple, e->tuple, m->value_size, &m->tuple_show[k], one, sizeof(one));
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", k ? ", " : "", one);
+	}
+	if (at < len)
+		snprintf(buf + at, len - at, ")");
+}
+
 /* An aggregation's number, or a plain value as its display kind shows it. */
 static void value_text(const struct ut_program *prog, const struct ut_map *m, const struct entry *e, char *buf, size_t len)
 {
 	struct ut_field f = {.type = UT_F_S64, .offset = 0, .size = 8};
 	if (e->text)
 		snprintf(buf, len, "%s", e->text);
+	else if (m->ntuple)
+		tuple_text(prog, m, e, buf, len);
 	else if (ut_aggs[m->agg].value_text)
 		ut_aggs[m->agg].value_text(&e->total, buf, len);
 	else if (m->agg == UT_AGG_LAST)
@@ -379,16 +401,15 @@ static bool value_is_number(const struct ut_map *m)
 	return m->agg != UT_AGG_LAST || ut_display_kind(m->value_show.display)->number;
 }
 
-/* Key k of an entry as JSON of its type: a number where the summary shows
- * the number, else its text as a string. */
-static void json_key(const struct ut_program *prog, const struct ut_map *m, const struct entry *e, unsigned k, FILE *out)
+/* Field v.field of rec (a key, a tuple) as JSON of its type: a number
+ * where the summary shows the number, else its text as a string. */
+static void json_field(const struct ut_program *prog, const struct ut_field *fields, unsigned nfields,
+		       const unsigned char *rec, uint32_t size, const struct ut_value *v, FILE *out)
 {
-	const struct ut_field *f = &m->keys[k];
-	const struct ut_value *v = &m->key_show[k];
-	if (f->type != UT_F_STR && v->field < m->nkeys && ut_display_kind(v->display)->number &&
-	    f->offset + 8 <= m->key_size) {
+	const struct ut_field *f = v->field < nfields ? &fields[v->field] : NULL;
+	if (f && f->type != UT_F_STR && ut_display_kind(v->display)->number && f->offset + 8 <= size) {
 		uint64_t raw;
-		memcpy(&raw, e->key + f->offset, 8);
+		memcpy(&raw, rec + f->offset, 8);
 		if (f->type == UT_F_S64)
 			fprintf(out, "%" PRId64, (int64_t)raw);
 		else
@@ -396,7 +417,7 @@ static void json_key(const struct ut_program *prog, const struct ut_map *m, cons
 		return;
 	}
 	char one[256];
-	ut_value_text(prog, m->keys, m->nkeys, e->key, m->key_size, v, one, sizeof(one));
+	ut_value_text(prog, fields, nfields, rec, size, v, one, sizeof(one));
 	ut_json_string(out, one);
 }
 
@@ -446,7 +467,7 @@ void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const s
 					fputc(']', out);
 					continue;
 				}
-				json_key(prog, m, &es.v[j], k, out);
+				json_field(prog, m->keys, m->nkeys, es.v[j].key, m->key_size, &m->key_show[k], out);
 			}
 			fputs("]", out);
 			if (is_hist(m)) {
@@ -456,6 +477,14 @@ void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const s
 				ut_json_string(out, label);
 				json_bounds(m, es.v[j].bucket, out);
 				fprintf(out, ",\"count\":%" PRId64, es.v[j].shown);
+			} else if (m->ntuple && es.v[j].tuple) {   /* an array of its elements */
+				fputs(",\"value\":[", out);
+				for (unsigned k = 0; k < m->ntuple; k++) {
+					fputs(k ? "," : "", out);
+					json_field(prog, m->tuple_fields, m->ntuple, es.v[j].tuple, m->value_size, &m->tuple_show[k],
+						   out);
+				}
+				fputc(']', out);
 			} else if (ut_aggs[m->agg].value_json) {
 				char val[512];
 				ut_aggs[m->agg].value_json(&es.v[j].total, val, sizeof(val));

@@ -64,3 +64,18 @@ u = json.load(open(sys.argv[2]))["maps"]["@"]
 assert u == [{"key": ["usdt_callback"], "value": 1}], u
 PY
 then pass values/func_kstack_ksym_usym; else fail values/func_kstack_ksym_usym "$(head -c 800 "$TMP/sym.json") $(cat "$TMP/sym.err" "$TMP/usym.json" "$TMP/usym.err")"; fi
+
+# tuples: as keys (@m[(a, b)] is @m[a, b]), values and locals, their
+# elements; printed as bpftrace prints them, arrays in JSON
+"$UT" -q --summary-only --json "$TMP/tuples.json" -e 'BEGIN {
+	$t = ("one", 2, -3); @keys[("k", 1)] = count(); @t = $t; @first = $t.0; @sum = $t.1 + $t.2;
+	@grown = ("s", 1); @grown = ("a longer one", 2); exit(); }' >"$TMP/tuples.out" 2>"$TMP/tuples.err"
+if grep -qx '@t: (one, 2, -3)' "$TMP/tuples.out" && grep -qx '@keys\[k, 1\]: 1' "$TMP/tuples.out" \
+	&& grep -qx '@grown: (a longer one, 2)' "$TMP/tuples.out" && python3 - "$TMP/tuples.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["maps"]
+assert m["@t"] == [{"key": [], "value": ["one", 2, -3]}], m["@t"]
+assert m["@keys"] == [{"key": ["k", 1], "value": 1}], m["@keys"]
+assert m["@first"][0]["value"] == "one" and m["@sum"][0]["value"] == -1, m
+PY
+then pass values/tuples; else fail values/tuples "$(cat "$TMP/tuples.out" "$TMP/tuples.err" "$TMP/tuples.json")"; fi
