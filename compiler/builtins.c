@@ -378,6 +378,31 @@ static char *gen_usym(struct gen *g, struct node *n, struct node **args, int nar
 	return r;
 }
 
+/* uptr(p), kptr(p): p as a pointer to user or kernel memory (bpftrace's),
+ * which str(), p[i] and fields then read there. */
+static void check_pointer_space(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	check_expr(ck, args[0]);
+	if (args[0]->type.kind != T_PTR && !is_int(&args[0]->type)) {
+		ERR(ck, args[0], "%s() takes a pointer or an address, not %s", n->str, a_type(&args[0]->type));
+		return;
+	}
+	n->type = args[0]->type.kind == T_PTR ? args[0]->type : t_ptr(0);
+	n->type.user = n->str[0] == 'u';
+	n->type.direct = false;
+}
+
+static char *gen_pointer_space(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)n;
+	(void)nargs;
+	char *p = gen_expr(g, args[0]);
+	char *r = xasprintf("((void *)(%s))", p);
+	free(p);
+	return r;
+}
+
 /* ---- probe arguments ---- */
 
 static void check_exists(struct check *ck, struct node *n, struct node **args, int nargs)
@@ -424,6 +449,8 @@ const struct call_def calls[] = {
 	{"ustack", 1, 2, check_stack, gen_stack, 0, true},
 	{"ksym", 1, 1, check_ksym, gen_shown, UT_SHOW_KSYM, false},
 	{"usym", 1, 1, check_usym, gen_usym, UT_SHOW_USYM, true},
+	{"uptr", 1, 1, check_pointer_space, gen_pointer_space, 0, false},
+	{"kptr", 1, 1, check_pointer_space, gen_pointer_space, 0, false},
 	{"printf", 1, CALL_MAX_ARGS, check_statement_only, NULL, 0, false},
 	{"exit", 0, 0, check_statement_only, NULL, 0, false},
 	{"snapshot", 0, 0, check_statement_only, NULL, 0, false},

@@ -79,3 +79,8 @@ assert m["@keys"] == [{"key": ["k", 1], "value": 1}], m["@keys"]
 assert m["@first"][0]["value"] == "one" and m["@sum"][0]["value"] == -1, m
 PY
 then pass values/tuples; else fail values/tuples "$(cat "$TMP/tuples.out" "$TMP/tuples.err" "$TMP/tuples.json")"; fi
+
+# uptr(): an address held as an integer is a user pointer again (bpftrace's)
+"$UT" -q --summary-only -c "cat /etc/hostname" -e 'tracepoint:syscalls:sys_enter_openat /comm == "cat"/ {
+	$addr = (u64)args->filename; @opened[str(uptr($addr))] = count(); }' >"$TMP/uptr.out" 2>"$TMP/uptr.err"
+grep -qx '@opened\[/etc/hostname\]: 1' "$TMP/uptr.out" && pass values/uptr || fail values/uptr "$(cat "$TMP/uptr.out" "$TMP/uptr.err")"
