@@ -91,16 +91,21 @@ struct node *node_clone(const struct node *n)
 	return c;
 }
 
+void node_free_children(struct node *n)
+{
+	node_free(n->a);
+	node_free(n->b);
+	node_free(n->c);
+	node_free(n->d);
+	node_free(n->resolved);
+	free(n->str);
+}
+
 void node_free(struct node *n)
 {
 	while (n) {
 		struct node *next = n->next;
-		node_free(n->a);
-		node_free(n->b);
-		node_free(n->c);
-		node_free(n->d);
-		node_free(n->resolved);
-		free(n->str);
+		node_free_children(n);
 		free(n);
 		n = next;
 	}

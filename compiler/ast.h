@@ -159,6 +159,8 @@ unsigned node_list_len(const struct node *list);
 int collect_args(struct node *list, struct node **out, int max);
 struct node *node_clone(const struct node *n);
 void node_free(struct node *n);
+/* Frees what n holds (its children, its expansion, its text), not n. */
+void node_free_children(struct node *n);
 const char *node_kind_name(enum node_kind k);
 /* Whether a checked arithmetic or comparison is signed, as C makes it: a
  * literal above INT64_MAX makes it unsigned (small literals, typed u64

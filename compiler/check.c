@@ -305,12 +305,7 @@ static void check_map_assign(struct check *ck, struct node *n)
 /* A constant expression becomes its value, where it is in its list. */
 static void fold_in_place(struct node *n, int64_t value)
 {
-	node_free(n->a);
-	node_free(n->b);
-	node_free(n->c);
-	node_free(n->d);
-	node_free(n->resolved);
-	free(n->str);
+	node_free_children(n);
 	*n = (struct node){.kind = N_INT, .loc = n->loc, .next = n->next, .num = value, .type = t_int(8, value < 0),
 			   .sym = -1, .event = -1};
 }

@@ -13,6 +13,14 @@
 /* The kernel's internal "not supported" errno, seen from BPF_PROG_LOAD. */
 #define ENOTSUPP_KERNEL 524
 
+bool probe_file_readable(const char *path, char *why, size_t len)
+{
+	if (access(path, R_OK) == 0)
+		return true;
+	snprintf(why, len, "%s: %s", path, strerror(errno));
+	return false;
+}
+
 bool probe_split_last(const char *s, char sep, char *a, size_t alen, char *b, size_t blen)
 {
 	const char *at = strrchr(s, sep);

@@ -6,6 +6,10 @@
 #include <bpf/libbpf.h>
 #include "probes/kind.h"
 
+/* The exists hook of kinds on a file's code (uprobes, USDT): true when
+ * path can be read, else false with why. */
+bool probe_file_readable(const char *path, char *why, size_t len);
+
 /* Splits "a<sep>b" at the last sep into the two buffers; false if absent. */
 bool probe_split_last(const char *s, char sep, char *a, size_t alen, char *b, size_t blen);
 

@@ -140,10 +140,7 @@ static bool uprobe_exists(struct ut_kernel *k, const struct ut_alt *alt, char *w
 		snprintf(why, len, "bad uprobe target (want /path:symbol)");
 		return false;
 	}
-	if (access(path, R_OK) == 0)
-		return true;
-	snprintf(why, len, "%s: %s", path, strerror(errno));
-	return false;
+	return probe_file_readable(path, why, len);
 }
 
 static int trial_uprobe(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_t len)

@@ -7,7 +7,6 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "compiler/elfsyms.h"
 #include "probes/attach.h"
@@ -190,10 +189,7 @@ static bool usdt_exists(struct ut_kernel *k, const struct ut_alt *alt, char *why
 		snprintf(why, len, "bad usdt target (want /path:provider:name)");
 		return false;
 	}
-	if (access(path, R_OK) == 0)
-		return true;
-	snprintf(why, len, "%s: %s", path, strerror(errno));
-	return false;
+	return probe_file_readable(path, why, len);
 }
 
 static int trial_usdt(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_t len)

@@ -515,20 +515,12 @@ static const struct ut_map *map_named(const struct ut_program *prog, const char 
 	return NULL;
 }
 
-/* Sets the one slot of a keyless aggregation (a per-CPU array) to zeros,
- * which read as never hit. */
-static void zero_slot(const struct ut_map *m, int fd, enum bpf_map_type type)
-{
-	size_t stride;
-	int ncpu = value_copies(m, type, &stride);
-	uint32_t index = 0;
-	void *zeros = ncpu > 0 ? calloc((size_t)ncpu, stride) : NULL;
-	if (zeros)
-		bpf_map_update_elem(fd, &index, zeros, BPF_ANY);
-	free(zeros);
-}
-
-void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, struct ut_user_maps *user, const char *name)
+/* clear(@x), keep_keys false: the entries of the map called name go;
+ * zero(@x), keep_keys true: their values become zeros.  A keyless
+ * aggregation's one slot (a per-CPU array) cannot be deleted: it takes
+ * zeros, which read as never hit, either way. */
+static void empty_map(const struct ut_program *prog, struct bpf_object *obj, struct ut_user_maps *user,
+		      const char *name, bool keep_keys)
 {
 	unsigned i;
 	const struct ut_map *m = map_named(prog, name, &i);
@@ -536,7 +528,7 @@ void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, struct 
 		return;
 	if (m->user_side) {
 		if (user && i < user->n)
-			ut_user_map_clear(&user->maps[i]);
+			(keep_keys ? ut_user_map_zero : ut_user_map_clear)(&user->maps[i]);
 		return;
 	}
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, m->bpf_name);
@@ -544,49 +536,36 @@ void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, struct 
 		return;
 	int fd = bpf_map__fd(map);
 	enum bpf_map_type type = bpf_map__type(map);
-	if (type == BPF_MAP_TYPE_PERCPU_ARRAY) {   /* its slot cannot be deleted */
-		zero_slot(m, fd, type);
-		return;
-	}
-	unsigned char key[1024];
-	if (m->key_size > sizeof(key))
-		return;
-	while (bpf_map_get_next_key(fd, NULL, key) == 0)
-		if (bpf_map_delete_elem(fd, key) != 0)
-			break;
-}
-
-void ut_zero_map(const struct ut_program *prog, struct bpf_object *obj, struct ut_user_maps *user, const char *name)
-{
-	unsigned i;
-	const struct ut_map *m = map_named(prog, name, &i);
-	if (!m)
-		return;
-	if (m->user_side) {
-		if (user && i < user->n)
-			ut_user_map_zero(&user->maps[i]);
-		return;
-	}
-	struct bpf_map *map = bpf_object__find_map_by_name(obj, m->bpf_name);
-	if (!map)
-		return;
-	int fd = bpf_map__fd(map);
-	enum bpf_map_type type = bpf_map__type(map);
-	if (type == BPF_MAP_TYPE_PERCPU_ARRAY) {
-		zero_slot(m, fd, type);
-		return;
-	}
 	size_t stride;
 	int ncpu = value_copies(m, type, &stride);
 	unsigned char *zeros = ncpu > 0 ? calloc((size_t)ncpu, stride) : NULL;
 	unsigned char *key = calloc(1, m->key_size), *next = calloc(1, m->key_size);
 	void *prev = NULL;
-	while (zeros && key && next && bpf_map_get_next_key(fd, prev, next) == 0) {
-		memcpy(key, next, m->key_size);
-		prev = key;
-		bpf_map_update_elem(fd, key, zeros, BPF_EXIST);
+	if (zeros && type == BPF_MAP_TYPE_PERCPU_ARRAY) {
+		uint32_t index = 0;
+		bpf_map_update_elem(fd, &index, zeros, BPF_ANY);
+	} else if (keep_keys) {
+		while (zeros && key && next && bpf_map_get_next_key(fd, prev, next) == 0) {
+			memcpy(key, next, m->key_size);
+			prev = key;
+			bpf_map_update_elem(fd, key, zeros, BPF_EXIST);
+		}
+	} else {
+		while (key && bpf_map_get_next_key(fd, NULL, key) == 0)
+			if (bpf_map_delete_elem(fd, key) != 0)
+				break;
 	}
 	free(zeros);
 	free(key);
 	free(next);
+}
+
+void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, struct ut_user_maps *user, const char *name)
+{
+	empty_map(prog, obj, user, name, false);
+}
+
+void ut_zero_map(const struct ut_program *prog, struct bpf_object *obj, struct ut_user_maps *user, const char *name)
+{
+	empty_map(prog, obj, user, name, true);
 }

@@ -17,18 +17,16 @@ if [ $rc -eq 0 ] && grep -Eq '^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]$' /tmp/vfsstat.o
 else
 	echo "FAIL bpftrace/vfsstat: status $rc $(head -c 600 /tmp/vfsstat.out) $(head -c 400 /tmp/vfsstat.err)"
 fi
-$UT -q --summary-only -c "md5sum /matrix/uring-trace" /matrix/bpftrace-profile.uto >/tmp/profile.out 2>/tmp/profile.err
-rc=$?
-if [ $rc -eq 0 ] && grep -Eq '^\]: [0-9]+$' /tmp/profile.out; then
-	echo "PASS bpftrace/profile"
-else
-	echo "FAIL bpftrace/profile: status $rc $(head -c 600 /tmp/profile.out) $(head -c 400 /tmp/profile.err)"
-fi
-$UT -q --summary-only -c "md5sum /matrix/uring-trace" /matrix/bpftrace-faults.uto >/tmp/faults.out 2>/tmp/faults.err
-rc=$?
-if [ $rc -eq 0 ] && grep -Eq '^@\[md5sum\]: [0-9]+$' /tmp/faults.out; then
-	echo "PASS bpftrace/faults"
-else
-	echo "FAIL bpftrace/faults: status $rc $(head -c 600 /tmp/faults.out) $(head -c 400 /tmp/faults.err)"
-fi
+# check NAME REGEX: the port NAME, run on a command, prints a line REGEX matches
+check() {
+	$UT -q --summary-only -c "md5sum /matrix/uring-trace" /matrix/bpftrace-$1.uto >/tmp/$1.out 2>/tmp/$1.err
+	rc=$?
+	if [ $rc -eq 0 ] && grep -Eq "$2" /tmp/$1.out; then
+		echo "PASS bpftrace/$1"
+	else
+		echo "FAIL bpftrace/$1: status $rc $(head -c 600 /tmp/$1.out) $(head -c 400 /tmp/$1.err)"
+	fi
+}
+check profile '^\]: [0-9]+$'
+check faults '^@\[md5sum\]: [0-9]+$'
 exit 0
