@@ -23,7 +23,7 @@
 
 #include "bpf/records.h"
 #include "engine/engine.h"
-#include "engine/fxt.h"
+#include "fxt/fxt.h"
 #include "runtime/decode.h"
 #include "runtime/user_maps.h"
 #include "runtime/user_side.h"

@@ -24,14 +24,8 @@ void check_format(struct check *ck, struct node *fmtn, struct node **args, int n
 		return;
 	}
 	int need = 0;
-	for (const char *p = fmtn->str; *p; p++) {
-		if (*p != '%')
-			continue;
-		if (p[1] == '%') {
-			p++;
-			continue;
-		}
-		struct ut_directive d = ut_format_directive(p);
+	struct ut_directive d;
+	for (const char *p = fmtn->str; (p = ut_format_next(p, &d)); p += d.len) {
 		char conv = d.conv;
 		if (!((conv >= 'a' && conv <= 'z') || (conv >= 'A' && conv <= 'Z'))) {
 			ERR(ck, fmtn, "a '%%' in the format starts no directive (write %%%% for a percent sign)");
@@ -46,7 +40,6 @@ void check_format(struct check *ck, struct node *fmtn, struct node **args, int n
 			    UT_FORMAT_MAX_WIDTH);
 			return;
 		}
-		p += d.len - 1;
 		if (need < nargs && conv == 's' && args[need]->type.kind != T_STR && args[need]->type.kind != T_SHOW &&
 		    args[need]->type.show == UT_SHOW_PLAIN)
 			ERR(ck, args[need], "%%s needs a string, but this is %s", a_type(&args[need]->type));

@@ -5,8 +5,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "compiler/ast.h"
+#include "base/alloc.h"
+#include "base/strbuf.h"
 #include "compiler/diag.h"
-#include "compiler/kernel.h"
+#include "kernel/kernel.h"
 #include "compiler/program.h"
 #include "probes/kind.h"
 
@@ -44,23 +46,6 @@ struct ut_compile_opts {
 struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel *k, struct diag *d);
 
 /* ---- internal to compiler/ ---- */
-
-struct strbuf {
-	char *s;
-	size_t len, cap;
-};
-void sb_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void sb_puts(struct strbuf *b, const char *s);
-void sb_free(struct strbuf *b);
-/* s as a C string literal body, escaped: no script text reaches C unescaped. */
-void sb_c_string(struct strbuf *b, const char *s);
-/* s inside a C block comment, escaped the same way: it cannot end the
- * comment (a script path holding star-slash and a newline) nor the line. */
-void sb_c_comment(struct strbuf *b, const char *s);
-char *xstrdup(const char *s);
-char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void *xcalloc(size_t n, size_t size);
-void *xrealloc_array(void *p, size_t n, size_t size);
 
 /* An argument of the probe being compiled: its name, type and the C
  * expression that reads it inside the generated program. */

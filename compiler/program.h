@@ -115,6 +115,9 @@ struct ut_directive {
 
 /* The directive that the '%' at p starts (other than "%%"). */
 struct ut_directive ut_format_directive(const char *p);
+/* The next directive of a format from p on ("%%" is text), in *d: its
+ * '%', or NULL when there is none. */
+const char *ut_format_next(const char *p, struct ut_directive *d);
 
 struct ut_named_value {
 	char *name;

@@ -11,10 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/alloc.h"
+#include "base/alloc.h"
 #include "engine/engine.h"
-#include "engine/fxt_records.h"
-#include "engine/hashmap.h"
+#include "fxt/records.h"
+#include "base/hashmap.h"
+#include "base/lru.h"
 
 /* Koid 0 is invalid in FXT: pid/tid 0 (the idle task) get these instead. */
 #define ZERO_PID_KOID 0x3ffffffeu
@@ -82,22 +83,12 @@ struct group {
 /* An open flow or span, or a real thread, linked least to most recently
  * used so the oldest can be evicted when there are too many. */
 struct open_item {
-	uint64_t a, b; /* key */
-	uint32_t older, newer;
+	struct lru_link link;    /* the key: a, b */
 	uint64_t correlation_id; /* flows */
 	uint64_t last_ts;        /* flows: of the last point */
 	uint32_t index;          /* spans: the group; threads: the track */
 	uint32_t lane;           /* spans */
 	bool phase_open;         /* spans */
-};
-
-struct open_set {
-	struct hmap index; /* key -> item position */
-	struct open_item *items;
-	uint32_t allocated, capacity;
-	uint32_t free_list; /* through `newer` */
-	uint32_t oldest, newest;
-	size_t open;
 };
 
 struct ut_engine {
@@ -110,7 +101,7 @@ struct ut_engine {
 	struct track *tracks;
 	size_t ntracks, tracks_capacity;
 	struct free_slots free_tracks;
-	struct open_set threads; /* (pid koid, tid koid) -> real-thread track */
+	struct lru_set threads; /* (pid koid, tid koid) -> real-thread track */
 
 	struct process *processes;
 	size_t nprocesses, processes_capacity;
@@ -124,8 +115,8 @@ struct ut_engine {
 	char **kinds; /* flow and group kind names; a handful per script */
 	size_t nkinds, kinds_capacity;
 
-	struct open_set flows; /* (kind, key) */
-	struct open_set spans; /* (group, span key) */
+	struct lru_set flows; /* (kind, key) */
+	struct lru_set spans; /* (group, span key) */
 
 	uint32_t next_synthetic_koid;
 	uint64_t next_correlation_id;
@@ -134,7 +125,7 @@ struct ut_engine {
 static char *copy_string(const char *s)
 {
 	size_t n = strlen(s) + 1;
-	return memcpy(ut_xcalloc(n, 1), s, n);
+	return memcpy(xcalloc(n, 1), s, n);
 }
 
 /* A free index of an array of elem-sized items: a freed one, or a new one
@@ -144,13 +135,13 @@ static uint32_t take_slot(void **array, size_t *count, size_t *capacity, size_t 
 {
 	if (free_slots->count)
 		return free_slots->items[--free_slots->count];
-	ut_grow_array(array, capacity, *count + 1, elem);
+	grow_array(array, capacity, *count + 1, elem);
 	return (uint32_t)(*count)++;
 }
 
 static void give_slot(struct free_slots *free_slots, uint32_t i)
 {
-	ut_grow_array((void **)&free_slots->items, &free_slots->capacity, free_slots->count + 1,
+	grow_array((void **)&free_slots->items, &free_slots->capacity, free_slots->count + 1,
 		      sizeof(*free_slots->items));
 	free_slots->items[free_slots->count++] = i;
 }
@@ -167,10 +158,11 @@ static void note_ts(struct ut_engine *e, uint64_t ts)
 
 static void write_cut_marker(struct ut_engine *e);
 
-/* False once the trace reached its size limit: the event is dropped
- * (counted), the file ends on a whole record. */
-static bool writing(struct ut_engine *e)
+/* An event at ts is written: false once the trace reached its size limit
+ * (the event is dropped, counted; the file ends on a whole record). */
+static bool writing(struct ut_engine *e, uint64_t ts)
 {
+	note_ts(e, ts);
 	if (!e->cut && e->limits.max_bytes &&
 	    fxt_writer_bytes(e->w) + CUT_RESERVE_BYTES > e->limits.max_bytes) {
 		write_cut_marker(e);
@@ -194,96 +186,6 @@ static uint64_t track_time(struct ut_engine *e, struct track *t, uint64_t ts)
 	}
 	e->stats.events_late++;
 	return t->last_ts;
-}
-
-/* ---- open sets ---- */
-
-static struct open_item *open_find(struct open_set *s, uint64_t a, uint64_t b)
-{
-	uint64_t *pos = hmap_find(&s->index, a, b);
-	return pos ? &s->items[*pos] : NULL;
-}
-
-static void open_link_newest(struct open_set *s, uint32_t i)
-{
-	struct open_item *it = &s->items[i];
-	it->older = s->newest;
-	it->newer = NONE;
-	if (s->newest != NONE)
-		s->items[s->newest].newer = i;
-	else
-		s->oldest = i;
-	s->newest = i;
-}
-
-static void open_unlink(struct open_set *s, uint32_t i)
-{
-	struct open_item *it = &s->items[i];
-	if (it->older != NONE)
-		s->items[it->older].newer = it->newer;
-	else
-		s->oldest = it->newer;
-	if (it->newer != NONE)
-		s->items[it->newer].older = it->older;
-	else
-		s->newest = it->older;
-}
-
-/* Marks it the most recently used. */
-static void open_touch(struct open_set *s, struct open_item *it)
-{
-	uint32_t i = (uint32_t)(it - s->items);
-	if (s->newest == i)
-		return;
-	open_unlink(s, i);
-	open_link_newest(s, i);
-}
-
-static struct open_item *open_add(struct open_set *s, uint64_t a, uint64_t b)
-{
-	uint32_t i;
-	if (s->free_list != NONE) {
-		i = s->free_list;
-		s->free_list = s->items[i].newer;
-	} else {
-		if (s->allocated == s->capacity) {
-			s->capacity = s->capacity ? s->capacity * 2 : 64;
-			s->items = ut_xrealloc(s->items, (size_t)s->capacity * sizeof(*s->items));
-		}
-		i = s->allocated++;
-	}
-	struct open_item *it = &s->items[i];
-	memset(it, 0, sizeof(*it));
-	it->a = a;
-	it->b = b;
-	open_link_newest(s, i);
-	bool created;
-	*hmap_insert(&s->index, a, b, &created) = i;
-	s->open++;
-	return it;
-}
-
-static void open_remove(struct open_set *s, struct open_item *it)
-{
-	uint32_t i = (uint32_t)(it - s->items);
-	open_unlink(s, i);
-	hmap_remove(&s->index, it->a, it->b);
-	it->newer = s->free_list;
-	s->free_list = i;
-	s->open--;
-}
-
-static void open_set_init(struct open_set *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->free_list = s->oldest = s->newest = NONE;
-}
-
-static void open_set_free(struct open_set *s)
-{
-	hmap_free(&s->index);
-	free(s->items);
-	open_set_init(s);
 }
 
 /* ---- tracks and names ---- */
@@ -350,7 +252,7 @@ static uint32_t kind_id(struct ut_engine *e, const char *kind)
 	for (size_t i = 0; i < e->nkinds; i++)
 		if (e->kinds[i] == kind || strcmp(e->kinds[i], kind) == 0)
 			return (uint32_t)i;
-	ut_grow_array((void **)&e->kinds, &e->kinds_capacity, e->nkinds + 1, sizeof(*e->kinds));
+	grow_array((void **)&e->kinds, &e->kinds_capacity, e->nkinds + 1, sizeof(*e->kinds));
 	e->kinds[e->nkinds] = copy_string(kind);
 	return (uint32_t)e->nkinds++;
 }
@@ -385,7 +287,7 @@ static uint32_t group_for(struct ut_engine *e, const char *kind, uint64_t key,
 		return (uint32_t)*pos;
 	uint32_t gi = (uint32_t)e->ngroups;
 	*pos = gi;
-	ut_grow_array((void **)&e->groups, &e->groups_capacity, e->ngroups + 1, sizeof(*e->groups));
+	grow_array((void **)&e->groups, &e->groups_capacity, e->ngroups + 1, sizeof(*e->groups));
 	e->ngroups++;
 	struct group *g = &e->groups[gi];
 	memset(g, 0, sizeof(*g));
@@ -406,7 +308,7 @@ static uint32_t group_for(struct ut_engine *e, const char *kind, uint64_t key,
 
 static void arena_reserve(struct track *t, size_t more)
 {
-	ut_grow_array((void **)&t->arena, &t->arena_capacity, t->arena_used + more, 1);
+	grow_array((void **)&t->arena, &t->arena_capacity, t->arena_used + more, 1);
 }
 
 /* Forgets the outermost open slice of t (it stays unterminated in the
@@ -443,7 +345,7 @@ static void push_slice(struct ut_engine *e, uint32_t ti, uint64_t ts, const char
 	}
 	size_t clen = strlen(category) + 1, nlen = strlen(name) + 1;
 	arena_reserve(t, clen + nlen);
-	ut_grow_array((void **)&t->frames, &t->frames_capacity, t->depth + 1, sizeof(*t->frames));
+	grow_array((void **)&t->frames, &t->frames_capacity, t->depth + 1, sizeof(*t->frames));
 	struct slice_frame *f = &t->frames[t->depth++];
 	f->category_at = (uint32_t)t->arena_used;
 	memcpy(t->arena + t->arena_used, category, clen);
@@ -499,7 +401,7 @@ static uint32_t real_process(struct ut_engine *e, uint32_t pid, const char *name
  * marked evicted, and its process goes with its last kept thread. */
 static void evict_oldest_thread(struct ut_engine *e)
 {
-	struct open_item *it = &e->threads.items[e->threads.oldest];
+	struct open_item *it = lru_oldest(&e->threads);
 	uint32_t ti = it->index;
 	struct ut_arg evicted = { .name = "evicted", .kind = UT_ARG_BOOL, .b = true };
 	while (pop_slice(e, ti, e->max_ts, NULL, &evicted, 1))
@@ -507,7 +409,7 @@ static void evict_oldest_thread(struct ut_engine *e)
 	uint32_t pid_koid = e->tracks[ti].pid;
 	free_track_state(&e->tracks[ti]);
 	give_slot(&e->free_tracks, ti);
-	open_remove(&e->threads, it);
+	lru_remove(&e->threads, it);
 	e->stats.threads_evicted++;
 
 	uint64_t *pos = hmap_find(&e->real_processes, pid_koid, 0);
@@ -525,9 +427,9 @@ static void evict_oldest_thread(struct ut_engine *e)
 static uint32_t real_thread(struct ut_engine *e, uint32_t pid, uint32_t tid, const char *name)
 {
 	uint32_t pid_koid = real_koid(pid, ZERO_PID_KOID), tid_koid = real_koid(tid, ZERO_TID_KOID);
-	struct open_item *it = open_find(&e->threads, pid_koid, tid_koid);
+	struct open_item *it = lru_find(&e->threads, pid_koid, tid_koid);
 	if (it) {
-		open_touch(&e->threads, it);
+		lru_touch(&e->threads, it);
 		if (name)
 			name_track(e, it->index, name);
 		return it->index;
@@ -535,10 +437,11 @@ static uint32_t real_thread(struct ut_engine *e, uint32_t pid, uint32_t tid, con
 	/* the process first: evicting its last other thread must not forget it */
 	uint32_t pi = real_process(e, pid, NULL); /* may move e->processes */
 	e->processes[pi].threads++;
-	if (e->threads.open >= e->limits.max_threads)
+	if (e->threads.count >= e->limits.max_threads)
 		evict_oldest_thread(e);
 	uint32_t ti = new_track(e, pid_koid, tid_koid);
-	open_add(&e->threads, pid_koid, tid_koid)->index = ti;
+	struct open_item *added = lru_add(&e->threads, pid_koid, tid_koid);
+	added->index = ti;
 	char fallback[32];
 	if (!name) {
 		snprintf(fallback, sizeof(fallback), "thread %" PRIu32, tid);
@@ -574,9 +477,9 @@ static uint32_t take_lowest_free_lane(struct ut_engine *e, uint32_t gi)
 	}
 	/* all lanes busy: a new one, a new thread of the group */
 	uint32_t lane = g->nlanes++;
-	g->lane_tracks = ut_xrealloc(g->lane_tracks, (size_t)g->nlanes * sizeof(*g->lane_tracks));
+	g->lane_tracks = xrealloc(g->lane_tracks, (size_t)g->nlanes * sizeof(*g->lane_tracks));
 	if (lane % 64 == 0) {
-		g->lane_busy = ut_xrealloc(g->lane_busy, (size_t)(lane / 64 + 1) * sizeof(uint64_t));
+		g->lane_busy = xrealloc(g->lane_busy, (size_t)(lane / 64 + 1) * sizeof(uint64_t));
 		g->lane_busy[lane / 64] = 0;
 	}
 	g->lane_busy[lane / 64] |= 1ull << (lane % 64);
@@ -599,14 +502,14 @@ static void end_span(struct ut_engine *e, uint64_t ts, struct open_item *s, cons
 		pop_slice(e, ti, ts, NULL, NULL, 0);
 	pop_slice(e, ti, ts, rename, args, nargs);
 	g->lane_busy[s->lane / 64] &= ~(1ull << (s->lane % 64));
-	open_remove(&e->spans, s);
+	lru_remove(&e->spans, s);
 }
 
 /* ---- public API ---- */
 
 struct ut_engine *ut_engine_new(struct fxt_writer *w, const struct ut_engine_limits *lim)
 {
-	struct ut_engine *e = ut_xcalloc(1, sizeof(*e));
+	struct ut_engine *e = xcalloc(1, sizeof(*e));
 	e->w = w;
 	if (lim)
 		e->limits = *lim;
@@ -618,9 +521,9 @@ struct ut_engine *ut_engine_new(struct fxt_writer *w, const struct ut_engine_lim
 		e->limits.max_open_spans = DEFAULT_MAX_OPEN_SPANS;
 	if (!e->limits.max_threads)
 		e->limits.max_threads = DEFAULT_MAX_THREADS;
-	open_set_init(&e->flows);
-	open_set_init(&e->spans);
-	open_set_init(&e->threads);
+	lru_init(&e->flows, sizeof(struct open_item));
+	lru_init(&e->spans, sizeof(struct open_item));
+	lru_init(&e->threads, sizeof(struct open_item));
 	return e;
 }
 
@@ -668,9 +571,8 @@ void ut_slice_begin(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		    const char *category, const char *name,
 		    const struct ut_arg *args, unsigned nargs)
 {
-	if (!writing(e))
+	if (!writing(e, ts))
 		return;
-	note_ts(e, ts);
 	push_slice(e, track_of(e, t), ts, category, name, args, nargs);
 	e->stats.events++;
 }
@@ -678,9 +580,8 @@ void ut_slice_begin(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 void ut_slice_end(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		  const struct ut_arg *args, unsigned nargs)
 {
-	if (!writing(e))
+	if (!writing(e, ts))
 		return;
-	note_ts(e, ts);
 	if (pop_slice(e, track_of(e, t), ts, NULL, args, nargs))
 		e->stats.events++;
 	else
@@ -691,9 +592,8 @@ void ut_instant(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		const char *category, const char *name,
 		const struct ut_arg *args, unsigned nargs)
 {
-	if (!writing(e))
+	if (!writing(e, ts))
 		return;
-	note_ts(e, ts);
 	uint32_t ti = track_of(e, t); /* may move e->tracks */
 	struct track *tr = &e->tracks[ti];
 	fxt_write_event(e->w, FXT_EV_INSTANT, track_time(e, tr, ts), tr->pid, tr->tid, category, name,
@@ -754,7 +654,7 @@ static bool counter_changed(struct track *t, const char *name, const struct ut_a
 		return changed;
 	}
 	if (!t->series)
-		t->series = ut_xcalloc(MAX_COUNTER_SERIES, sizeof(*t->series));
+		t->series = xcalloc(MAX_COUNTER_SERIES, sizeof(*t->series));
 	uint32_t i = t->nseries;
 	if (i < MAX_COUNTER_SERIES) {
 		t->nseries++;
@@ -765,7 +665,7 @@ static bool counter_changed(struct track *t, const char *name, const struct ut_a
 	}
 	size_t name_len = strlen(name), arg_len = strlen(arg);
 	struct counter_series *s = &t->series[i];
-	s->names = ut_xcalloc(name_len + arg_len + 2, 1);
+	s->names = xcalloc(name_len + arg_len + 2, 1);
 	memcpy(s->names, name, name_len);
 	memcpy(s->names + name_len + 1, arg, arg_len);
 	s->arg_at = (uint32_t)(name_len + 1);
@@ -778,9 +678,8 @@ static bool counter_changed(struct track *t, const char *name, const struct ut_a
 void ut_counter(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		const char *name, const struct ut_arg *values, unsigned nvalues)
 {
-	if (!writing(e))
+	if (!writing(e, ts))
 		return;
-	note_ts(e, ts);
 	uint32_t ti = track_of(e, t); /* may move e->tracks */
 	struct track *tr = &e->tracks[ti];
 	if (!name)
@@ -810,12 +709,11 @@ void ut_flow(struct ut_engine *e, uint64_t ts, uint32_t pid, uint32_t tid,
 	     const char *category, const char *name,
 	     const struct ut_arg *args, unsigned nargs)
 {
-	if (!writing(e))
+	if (!writing(e, ts))
 		return;
-	note_ts(e, ts);
 	uint32_t ti = real_thread(e, pid, tid, NULL);
 	uint32_t kid = kind_id(e, flow_kind);
-	struct open_item *f = open_find(&e->flows, kid, key);
+	struct open_item *f = lru_find(&e->flows, kid, key);
 	enum fxt_event_type record = phase == UT_FLOW_STEP ? FXT_EV_FLOW_STEP : FXT_EV_FLOW_END;
 	if (phase == UT_FLOW_BEGIN || !f) {
 		if (phase == UT_FLOW_BEGIN)
@@ -823,12 +721,12 @@ void ut_flow(struct ut_engine *e, uint64_t ts, uint32_t pid, uint32_t tid,
 		else
 			e->stats.flows_without_begin++;
 		if (f) /* begun again while open: the old flow is abandoned */
-			open_remove(&e->flows, f);
-		if (e->flows.open >= e->limits.max_open_flows) {
-			open_remove(&e->flows, &e->flows.items[e->flows.oldest]);
+			lru_remove(&e->flows, f);
+		if (e->flows.count >= e->limits.max_open_flows) {
+			lru_remove(&e->flows, lru_oldest(&e->flows));
 			e->stats.flows_evicted++;
 		}
-		f = open_add(&e->flows, kid, key);
+		f = lru_add(&e->flows, kid, key);
 		f->correlation_id = ++e->next_correlation_id;
 		f->last_ts = ts;
 		record = FXT_EV_FLOW_BEGIN;
@@ -846,7 +744,7 @@ void ut_flow(struct ut_engine *e, uint64_t ts, uint32_t pid, uint32_t tid,
 	f->last_ts = ts;
 	uint64_t id = f->correlation_id;
 	if (phase == UT_FLOW_END)
-		open_remove(&e->flows, f);
+		lru_remove(&e->flows, f);
 
 	/* Perfetto binds a flow record to the innermost slice on the thread's
 	 * stack.  An instant is a zero-length slice that stays on that stack
@@ -862,21 +760,20 @@ void ut_span_begin(struct ut_engine *e, uint64_t ts, const char *group, uint64_t
 		   uint64_t span_key, const char *category, const char *name,
 		   const struct ut_arg *args, unsigned nargs)
 {
-	if (!writing(e))
+	if (!writing(e, ts))
 		return;
-	note_ts(e, ts);
 	uint32_t gi = group_for(e, group, group_key, NULL);
-	struct open_item *s = open_find(&e->spans, gi, span_key);
+	struct open_item *s = lru_find(&e->spans, gi, span_key);
 	if (s)
 		end_span(e, ts, s, NULL, NULL, 0);
-	if (e->spans.open >= e->limits.max_open_spans) {
+	if (e->spans.count >= e->limits.max_open_spans) {
 		struct ut_arg evicted = { .name = "evicted", .kind = UT_ARG_BOOL, .b = true };
-		end_span(e, ts, &e->spans.items[e->spans.oldest], NULL, &evicted, 1);
+		end_span(e, ts, lru_oldest(&e->spans), NULL, &evicted, 1);
 		e->stats.spans_evicted++;
 	}
 	uint32_t lane = take_lowest_free_lane(e, gi);
 	push_slice(e, e->groups[gi].lane_tracks[lane], ts, category, name, args, nargs);
-	s = open_add(&e->spans, gi, span_key);
+	s = lru_add(&e->spans, gi, span_key);
 	s->index = gi;
 	s->lane = lane;
 	e->stats.spans_begun++;
@@ -888,20 +785,27 @@ static struct open_item *find_open_span(struct ut_engine *e, const char *group, 
 					uint64_t span_key)
 {
 	uint32_t gi = find_group(e, group, group_key);
-	struct open_item *s = gi == NONE ? NULL : open_find(&e->spans, gi, span_key);
+	struct open_item *s = gi == NONE ? NULL : lru_find(&e->spans, gi, span_key);
 	if (!s)
 		e->stats.spans_without_begin++;
 	return s;
+}
+
+/* The open span an end or phase at ts is for; NULL when there is none
+ * (counted) or the trace is cut. */
+static struct open_item *span_event(struct ut_engine *e, uint64_t ts, const char *group, uint64_t group_key,
+				    uint64_t span_key)
+{
+	if (!writing(e, ts))
+		return NULL;
+	return find_open_span(e, group, group_key, span_key);
 }
 
 void ut_span_end(struct ut_engine *e, uint64_t ts, const char *group, uint64_t group_key,
 		 uint64_t span_key, const char *name,
 		 const struct ut_arg *args, unsigned nargs)
 {
-	if (!writing(e))
-		return;
-	note_ts(e, ts);
-	struct open_item *s = find_open_span(e, group, group_key, span_key);
+	struct open_item *s = span_event(e, ts, group, group_key, span_key);
 	if (!s)
 		return;
 	end_span(e, ts, s, name, args, nargs);
@@ -913,10 +817,7 @@ void ut_span_phase(struct ut_engine *e, uint64_t ts, const char *group, uint64_t
 		   uint64_t span_key, const char *name,
 		   const struct ut_arg *args, unsigned nargs)
 {
-	if (!writing(e))
-		return;
-	note_ts(e, ts);
-	struct open_item *s = find_open_span(e, group, group_key, span_key);
+	struct open_item *s = span_event(e, ts, group, group_key, span_key);
 	if (!s)
 		return;
 	uint32_t ti = e->groups[s->index].lane_tracks[s->lane];
@@ -942,15 +843,15 @@ void ut_span_phase(struct ut_engine *e, uint64_t ts, const char *group, uint64_t
  * open flows. */
 static void cut_open(struct ut_engine *e, uint64_t ts, const struct ut_arg *arg)
 {
-	while (e->spans.oldest != NONE) {
-		end_span(e, ts, &e->spans.items[e->spans.oldest], NULL, arg, 1);
+	while (lru_oldest(&e->spans)) {
+		end_span(e, ts, lru_oldest(&e->spans), NULL, arg, 1);
 		e->stats.spans_cut++;
 	}
 	for (size_t i = 0; i < e->ntracks; i++)
 		while (pop_slice(e, (uint32_t)i, ts, NULL, arg, 1))
 			e->stats.slices_cut++;
-	e->stats.flows_cut += e->flows.open;
-	open_set_free(&e->flows);
+	e->stats.flows_cut += e->flows.count;
+	lru_free(&e->flows);
 }
 
 static void write_cut_marker(struct ut_engine *e)
@@ -967,9 +868,8 @@ static void write_cut_marker(struct ut_engine *e)
 
 void ut_events_lost(struct ut_engine *e, uint64_t ts, uint64_t since, uint64_t lost, const char *what)
 {
-	if (!writing(e))
+	if (!writing(e, ts))
 		return;
-	note_ts(e, ts);
 	uint32_t gi = group_for(e, LOST_GROUP_KIND, 0, "uring-trace");
 	struct track *t = &e->tracks[e->groups[gi].main_track];
 	struct ut_arg args[] = {
@@ -991,8 +891,8 @@ void ut_events_lost(struct ut_engine *e, uint64_t ts, uint64_t since, uint64_t l
 void ut_engine_finish(struct ut_engine *e, uint64_t last_ts)
 {
 	if (e->cut) {   /* what is open stays open: no room to end it */
-		open_set_free(&e->flows);
-		open_set_free(&e->spans);
+		lru_free(&e->flows);
+		lru_free(&e->spans);
 		return;
 	}
 	if (last_ts > e->max_ts)
@@ -1012,8 +912,8 @@ void ut_engine_finish(struct ut_engine *e, uint64_t last_ts)
 		if (e->groups[i].nlanes)
 			memset(e->groups[i].lane_busy, 0,
 			       (e->groups[i].nlanes + 63) / 64 * sizeof(uint64_t));
-	open_set_free(&e->flows);
-	open_set_free(&e->spans);
+	lru_free(&e->flows);
+	lru_free(&e->spans);
 }
 
 void ut_engine_free(struct ut_engine *e)
@@ -1026,7 +926,7 @@ void ut_engine_free(struct ut_engine *e)
 		free(e->processes[i].name);
 	free(e->tracks);
 	free(e->free_tracks.items);
-	open_set_free(&e->threads);
+	lru_free(&e->threads);
 	free(e->processes);
 	free(e->free_processes.items);
 	hmap_free(&e->real_processes);
@@ -1040,7 +940,7 @@ void ut_engine_free(struct ut_engine *e)
 	for (size_t i = 0; i < e->nkinds; i++)
 		free(e->kinds[i]);
 	free(e->kinds);
-	open_set_free(&e->flows);
-	open_set_free(&e->spans);
+	lru_free(&e->flows);
+	lru_free(&e->spans);
 	free(e);
 }

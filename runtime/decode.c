@@ -7,7 +7,7 @@
 
 #include "bpf/records.h"
 #include "engine/engine.h"
-#include "runtime/disks.h"
+#include "kernel/disks.h"
 #include "runtime/recorder.h"
 #include "runtime/stacks.h"
 #include "runtime/user_side.h"

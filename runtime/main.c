@@ -15,8 +15,8 @@
 
 #include "compiler/compiler.h"
 #include "compiler/program_io.h"
-#include "engine/fxt.h"
-#include "engine/svg_render.h"
+#include "fxt/fxt.h"
+#include "tools/render.h"
 #include "runtime/cache.h"
 #include "runtime/info.h"
 #include "runtime/list.h"

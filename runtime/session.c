@@ -19,7 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "engine/engine.h"
-#include "engine/fxt.h"
+#include "fxt/fxt.h"
 #include "probes/kind.h"
 #include "runtime/consumer.h"
 #include "runtime/decode.h"

@@ -1,5 +1,7 @@
 #include "runtime/summary.h"
 
+#include "base/json.h"
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <inttypes.h>
@@ -292,20 +294,6 @@ void ut_print_maps(const struct ut_program *prog, struct bpf_object *obj, const 
 		}
 		free_entries(&es);
 	}
-}
-
-void ut_json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
 }
 
 /* Numbers stay numbers in JSON; values shown as names, hex or text are

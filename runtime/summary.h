@@ -18,7 +18,5 @@ void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const s
 /* Deletes every entry of the map named name ("@x"). */
 void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, struct ut_user_maps *user, const char *name);
 
-/* JSON string literal. */
-void ut_json_string(FILE *out, const char *s);
 
 #endif

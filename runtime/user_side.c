@@ -1,12 +1,13 @@
 #include "runtime/user_side.h"
 
+#include <stdlib.h>
 #include <linux/types.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include "bpf/records.h"
-#include "engine/alloc.h"
-#include "engine/hashmap.h"
+#include "base/alloc.h"
+#include "base/hashmap.h"
 #include "runtime/decode.h"
 #include "runtime/user_maps.h"
 
@@ -62,16 +63,16 @@ static uint32_t local_bytes(const struct ut_ulocal *l)
 struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_user_maps *maps,
 				      uint32_t sample_permyriad)
 {
-	struct ut_user_side *u = ut_xcalloc(1, sizeof(*u));
+	struct ut_user_side *u = xcalloc(1, sizeof(*u));
 	u->prog = prog;
 	u->maps = maps;
 	u->sample_permyriad = sample_permyriad && sample_permyriad < 10000 ? sample_permyriad : 10000;
 	u->random = 0x9e3779b97f4a7c15ull;
-	u->layout = ut_xcalloc(prog->nevents, sizeof(*u->layout));
+	u->layout = xcalloc(prog->nevents, sizeof(*u->layout));
 	size_t nslots = 0, locals = 0, record = 0;
 	for (unsigned e = 0; e < prog->nevents; e++)
 		nslots += prog->events[e].nlocals;
-	u->slot_offset = ut_xcalloc(nslots, sizeof(*u->slot_offset));
+	u->slot_offset = xcalloc(nslots, sizeof(*u->slot_offset));
 	nslots = 0;
 	for (unsigned e = 0; e < prog->nevents; e++) {
 		const struct ut_event *ev = &prog->events[e];
@@ -85,8 +86,8 @@ struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_u
 		if (ev->size > record)
 			record = ev->size;
 	}
-	u->locals = ut_xcalloc(locals, 1);
-	u->record = ut_xcalloc(record, 1);
+	u->locals = xcalloc(locals, 1);
+	u->record = xcalloc(record, 1);
 	return u;
 }
 
@@ -116,7 +117,7 @@ static bool sampled(struct ut_user_side *u, uint32_t kind, uint64_t key, bool be
 	if (u->sample_permyriad >= 10000)
 		return true;
 	if (!u->samples)
-		u->samples = ut_xcalloc(SAMPLE_SETS, sizeof(*u->samples));
+		u->samples = xcalloc(SAMPLE_SETS, sizeof(*u->samples));
 	struct sample_set *set = &u->samples[hmap_hash(key, kind) & (SAMPLE_SETS - 1)];
 	struct sample_slot *found = NULL;
 	for (unsigned w = 0; w < SAMPLE_WAYS && !found; w++)

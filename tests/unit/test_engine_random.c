@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "engine/fxt.h"
+#include "fxt/fxt.h"
 #include "tests/unit/check.h"
 
 static uint64_t rng_state;

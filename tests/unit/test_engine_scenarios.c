@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "engine/fxt.h"
+#include "fxt/fxt.h"
 #include "tests/unit/check.h"
 
 static char path[] = "/tmp/test_engine_scenarios_XXXXXX";

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "engine/fxt_records.h"
+#include "fxt/records.h"
 #include "tests/unit/check.h"
 
 static char dir[] = "/tmp/test_fxt_reader_XXXXXX";
@@ -117,7 +117,7 @@ static int dump_quiet(const char *p)
 }
 
 /* Stats count the flow records Perfetto would drop: those with no slice on
- * their thread's stack (see track_slices in engine/fxt_reader.c). */
+ * their thread's stack (see track_slices in fxt/reader.c). */
 static void test_flow_binding(void)
 {
 	char err[256];

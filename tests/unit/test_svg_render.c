@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "engine/fxt.h"
-#include "engine/svg_render.h"
+#include "fxt/fxt.h"
+#include "tools/render.h"
 #include "tests/unit/check.h"
 
 static char dir[] = "/tmp/test_svg_render_XXXXXX";

@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "engine/alloc.h"
-#include "engine/fxt_records.h"
-#include "engine/hashmap.h"
+#include "base/alloc.h"
+#include "fxt/records.h"
+#include "base/hashmap.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "FXT words are written in host order");
 
@@ -274,7 +274,7 @@ static uint16_t string_add(struct fxt_writer *w, const char *s, size_t len, uint
 			;
 	}
 	struct string_slot *slot = &w->strings[i];
-	slot->text = ut_xcalloc(len + 1, 1);
+	slot->text = xcalloc(len + 1, 1);
 	memcpy(slot->text, s, len);
 	slot->len = (uint32_t)len;
 	slot->hash = hash;
@@ -580,12 +580,12 @@ struct fxt_writer *fxt_writer_open(const char *path, char *err, size_t errlen)
 			return NULL;
 		}
 	}
-	struct fxt_writer *w = ut_xcalloc(1, sizeof(*w));
-	w->path = ut_xcalloc(strlen(path) + 1, 1);
+	struct fxt_writer *w = xcalloc(1, sizeof(*w));
+	w->path = xcalloc(strlen(path) + 1, 1);
 	strcpy(w->path, path);
 	w->fd = fd;
 	w->gz = gz;
-	w->buf = ut_xcalloc(WRITE_BUFFER_BYTES / 8, 8);
+	w->buf = xcalloc(WRITE_BUFFER_BYTES / 8, 8);
 	write_preamble(w);
 	return w;
 }

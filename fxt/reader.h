@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "engine/fxt_records.h"
+#include "fxt/records.h"
 
 struct fxt_arg_view {
 	const char *name;

@@ -2,7 +2,7 @@
  *
  * Pass 1 reads names (processes, threads), the tick rate and the time
  * range (--busiest adds a pass counting events over time).  Pass 2 replays
- * each thread's slice stack as Perfetto keeps it (engine/fxt_reader.h), so
+ * each thread's slice stack as Perfetto keeps it (fxt/reader.h), so
  * flow points bind to the same slices, and reduces what falls in the
  * window to pixels as it goes: slices narrower than a pixel merge
  * with their neighbours, instants and counter samples are kept per pixel
@@ -11,7 +11,7 @@
  * Then rows are laid out and the SVG written.  The output depends only on
  * the trace and the options (no clock, no addresses), so tests can compare
  * it. */
-#include "engine/svg_render.h"
+#include "tools/render.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/alloc.h"
+#include "base/alloc.h"
 #include "engine/engine.h"
-#include "engine/fxt_reader.h"
-#include "engine/hashmap.h"
+#include "fxt/reader.h"
+#include "base/hashmap.h"
 
 #define NONE UINT32_MAX
 
@@ -67,9 +67,9 @@ static uint32_t intern(struct strings *s, const char *text)
 		bool created;
 		uint64_t *pos = hmap_insert(&s->index, hash, salt, &created);
 		if (created) {
-			ut_grow_array((void **)&s->items, &s->capacity, s->count + 1, sizeof(*s->items));
+			grow_array((void **)&s->items, &s->capacity, s->count + 1, sizeof(*s->items));
 			*pos = s->count;
-			s->items[s->count] = ut_xalloc_check(strdup(text));
+			s->items[s->count] = xalloc_check(strdup(text));
 			return (uint32_t)s->count++;
 		}
 		if (strcmp(s->items[*pos], text) == 0)
@@ -291,7 +291,7 @@ static bool choose_busiest(struct render *r, uint64_t length)
 		r->w1 = r->last_ts;
 		return true;
 	}
-	r->buckets = ut_xcalloc(BUSIEST_BUCKETS, sizeof(*r->buckets));
+	r->buckets = xcalloc(BUSIEST_BUCKETS, sizeof(*r->buckets));
 	bool ok = read_trace(r, count_record, false);
 	double bucket_ticks = ((double)span + 1) / BUSIEST_BUCKETS;
 	size_t k = (size_t)ceil((double)length / bucket_ticks);
@@ -401,7 +401,7 @@ static uint32_t track_for(struct render *r, uint64_t pid, uint64_t tid)
 	uint64_t *at = hmap_insert(&r->track_index, pid, tid, &created);
 	if (!created)
 		return (uint32_t)*at;
-	ut_grow_array((void **)&r->tracks, &r->tracks_capacity, r->ntracks + 1, sizeof(*r->tracks));
+	grow_array((void **)&r->tracks, &r->tracks_capacity, r->ntracks + 1, sizeof(*r->tracks));
 	*at = r->ntracks;
 	struct track *t = &r->tracks[r->ntracks];
 	memset(t, 0, sizeof(*t));
@@ -458,7 +458,7 @@ static void add_box(struct render *r, struct track *t, unsigned level, uint64_t 
 		merge_into(&last->name, &last->count, name);
 		return;
 	}
-	ut_grow_array((void **)&row->items, &row->capacity, row->count + 1, sizeof(*row->items));
+	grow_array((void **)&row->items, &row->capacity, row->count + 1, sizeof(*row->items));
 	row->items[row->count++] = (struct box){ x0, x1, name, 1, end - begin, narrow, false };
 	use_level(t, level);
 }
@@ -477,7 +477,7 @@ static void add_mark(struct render *r, struct track *t, unsigned level, uint64_t
 		merge_into(&last->name, &last->count, name);
 		return;
 	}
-	ut_grow_array((void **)&row->items, &row->capacity, row->count + 1, sizeof(*row->items));
+	grow_array((void **)&row->items, &row->capacity, row->count + 1, sizeof(*row->items));
 	row->items[row->count++] = (struct mark){ x, name, 1 };
 	use_level(t, level);
 }
@@ -522,7 +522,7 @@ static struct series *series_for(struct render *r, uint32_t track, const char *c
 	}
 	bool created;
 	*hmap_insert(&r->series_index, track, id, &created) = r->nseries;
-	ut_grow_array((void **)&r->series, &r->series_capacity, r->nseries + 1, sizeof(*r->series));
+	grow_array((void **)&r->series, &r->series_capacity, r->nseries + 1, sizeof(*r->series));
 	struct series *s = &r->series[r->nseries++];
 	memset(s, 0, sizeof(*s));
 	s->track = track;
@@ -530,9 +530,9 @@ static struct series *series_for(struct render *r, uint32_t track, const char *c
 	s->before = NAN;
 	s->next = NONE;
 	s->y = -1;
-	s->lo = ut_xcalloc(r->columns, sizeof(double));
-	s->hi = ut_xcalloc(r->columns, sizeof(double));
-	s->last = ut_xcalloc(r->columns, sizeof(double));
+	s->lo = xcalloc(r->columns, sizeof(double));
+	s->hi = xcalloc(r->columns, sizeof(double));
+	s->last = xcalloc(r->columns, sizeof(double));
 	for (size_t c = 0; c < r->columns; c++)
 		s->lo[c] = s->hi[c] = s->last[c] = NAN;
 	struct track *t = &r->tracks[track];
@@ -602,7 +602,7 @@ static void add_arrow(struct render *r, const struct flow_point *from, const str
 		r->arrows_dropped++;
 		return;
 	}
-	ut_grow_array((void **)&r->arrows, &r->arrows_capacity, r->narrows + 1, sizeof(*r->arrows));
+	grow_array((void **)&r->arrows, &r->arrows_capacity, r->narrows + 1, sizeof(*r->arrows));
 	r->arrows[r->narrows++] = a;
 	r->tracks[a.from].arrow_end = r->tracks[a.to].arrow_end = true;
 }
@@ -612,7 +612,7 @@ static void forget_flow(struct render *r, uint64_t id)
 	uint64_t *at = hmap_find(&r->open_flows, id, 0);
 	if (!at)
 		return;
-	ut_grow_array((void **)&r->free_points, &r->free_points_capacity, r->nfree_points + 1,
+	grow_array((void **)&r->free_points, &r->free_points_capacity, r->nfree_points + 1,
 		      sizeof(*r->free_points));
 	r->free_points[r->nfree_points++] = (uint32_t)*at;
 	hmap_remove(&r->open_flows, id, 0);
@@ -647,7 +647,7 @@ static void add_flow_point(struct render *r, uint32_t track, const struct fxt_re
 		if (r->nfree_points) {
 			slot = r->free_points[--r->nfree_points];
 		} else {
-			ut_grow_array((void **)&r->points, &r->points_capacity, r->npoints + 1,
+			grow_array((void **)&r->points, &r->points_capacity, r->npoints + 1,
 				      sizeof(*r->points));
 			slot = (uint32_t)r->npoints++;
 		}
@@ -742,7 +742,7 @@ static void choose_labels(struct render *r)
 				candidates += r->tracks[i].y >= 0 && label_fits(&r->tracks[i].levels[l].items[k]);
 	double threshold = 0;
 	if (candidates > MAX_LABELS) {
-		double *widths = ut_xcalloc(candidates, sizeof(*widths));
+		double *widths = xcalloc(candidates, sizeof(*widths));
 		size_t n = 0;
 		for (size_t i = 0; i < r->ntracks; i++)
 			for (unsigned l = 0; l < MAX_LEVELS; l++)
@@ -813,7 +813,7 @@ static double slice_row_height(const struct track *t)
  * early when fewer are visible). */
 static uint32_t *layout(struct render *r)
 {
-	uint32_t *order = ut_xcalloc(r->ntracks + 1, sizeof(*order));
+	uint32_t *order = xcalloc(r->ntracks + 1, sizeof(*order));
 	size_t n = 0;
 	for (size_t i = 0; i < r->ntracks; i++)
 		if (track_visible(&r->tracks[i]))

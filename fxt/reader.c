@@ -1,6 +1,6 @@
 /* FXT reader: parses and validates a trace record by record (headers,
  * sizes, string and thread references, argument sizes) for `dump`,
- * `stats` and, through engine/fxt_reader.h, the SVG renderer.  It reads through zlib, which passes plain files through, so
+ * `stats` and, through fxt/reader.h, the SVG renderer.  It reads through zlib, which passes plain files through, so
  * .gz traces need nothing special.  It must survive arbitrary input: every
  * read is bounded by the record's declared size. */
 #include <errno.h>
@@ -10,9 +10,10 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "engine/alloc.h"
-#include "engine/fxt_reader.h"
-#include "engine/hashmap.h"
+#include "base/alloc.h"
+#include "fxt/reader.h"
+#include "base/json.h"
+#include "base/hashmap.h"
 
 #define MAX_ERRORS_KEPT 10
 #define ERROR_LEN 200
@@ -285,7 +286,7 @@ static bool parse_record(struct fxt_reader *r, struct fxt_record_view *v)
 		}
 		free(r->strings[v->index]);
 		r->strings[v->index] = strdup(v->text);
-		ut_xalloc_check(r->strings[v->index]);
+		xalloc_check(r->strings[v->index]);
 		break;
 	}
 	case FXT_REC_THREAD:
@@ -398,10 +399,10 @@ struct fxt_reader *fxt_reader_open(const char *path, FILE *out)
 		return NULL;
 	}
 	gzbuffer(in, 1u << 20);
-	struct fxt_reader *r = ut_xcalloc(1, sizeof(*r));
+	struct fxt_reader *r = xcalloc(1, sizeof(*r));
 	r->in = in;
-	r->rec = ut_xcalloc(FXT_MAX_RECORD_WORDS, 8);
-	r->scratch = ut_xcalloc(SCRATCH_BYTES, 1);
+	r->rec = xcalloc(FXT_MAX_RECORD_WORDS, 8);
+	r->scratch = xcalloc(SCRATCH_BYTES, 1);
 	return r;
 }
 
@@ -433,21 +434,6 @@ static void print_quoted(FILE *out, const char *s)
 			fprintf(out, "\\%c", *p);
 		else if (*p < 0x20 || *p == 0x7f)
 			fprintf(out, "\\x%02x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
-
-/* JSON string with escapes; bytes >= 0x80 pass through (UTF-8). */
-static void print_json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\u%04x", *p);
 		else
 			fputc(*p, out);
 	}
@@ -640,7 +626,7 @@ static struct thread_state *thread_state_of(struct stats *s, uint64_t pid, uint6
 	bool created;
 	uint64_t *pos = hmap_insert(&s->thread_state_index, pid, tid, &created);
 	if (created) {
-		ut_grow_array((void **)&s->thread_states, &s->thread_states_capacity,
+		grow_array((void **)&s->thread_states, &s->thread_states_capacity,
 			      s->nthread_states + 1, sizeof(*s->thread_states));
 		*pos = s->nthread_states;
 		s->thread_states[s->nthread_states++] = (struct thread_state){ 0 };
@@ -674,7 +660,7 @@ static void close_stack(struct fxt_slice_stack *st, uint64_t ts, bool zero_lengt
 static const struct fxt_stacked_slice *push_slice(struct fxt_slice_stack *st, uint64_t start,
 						  uint64_t end, uint32_t tag, size_t *level)
 {
-	ut_grow_array((void **)&st->items, &st->capacity, st->depth + 1, sizeof(*st->items));
+	grow_array((void **)&st->items, &st->capacity, st->depth + 1, sizeof(*st->items));
 	*level = st->depth;
 	st->items[st->depth] = (struct fxt_stacked_slice){ start, end, tag };
 	return &st->items[st->depth++];
@@ -743,7 +729,7 @@ static struct object_entry *object_get(struct object_set *set, uint64_t koid)
 	if (created) {
 		if (set->count == set->capacity) {
 			set->capacity = set->capacity ? set->capacity * 2 : 64;
-			set->items = ut_xrealloc(set->items, set->capacity * sizeof(*set->items));
+			set->items = xrealloc(set->items, set->capacity * sizeof(*set->items));
 		}
 		*pos = set->count;
 		set->items[set->count++] = (struct object_entry){ koid, 0, NULL };
@@ -755,7 +741,7 @@ static void object_set_name(struct object_entry *o, const char *name)
 {
 	free(o->name);
 	o->name = strdup(name);
-	ut_xalloc_check(o->name);
+	xalloc_check(o->name);
 }
 
 static void object_set_free(struct object_set *set)
@@ -777,13 +763,13 @@ static void count_name(struct stats *s, unsigned type, const char *category, con
 		if (created) {
 			if (s->nnames == s->names_capacity) {
 				s->names_capacity = s->names_capacity ? s->names_capacity * 2 : 64;
-				s->names = ut_xrealloc(s->names, s->names_capacity * sizeof(*s->names));
+				s->names = xrealloc(s->names, s->names_capacity * sizeof(*s->names));
 			}
 			*pos = s->nnames;
 			struct name_count *n = &s->names[s->nnames++];
 			n->event_type = type;
-			n->category = ut_xalloc_check(strdup(category));
-			n->name = ut_xalloc_check(strdup(name));
+			n->category = xalloc_check(strdup(category));
+			n->name = xalloc_check(strdup(name));
 			n->count = 1;
 			return;
 		}
@@ -931,7 +917,7 @@ static void print_objects_json(FILE *out, const struct object_set *set, bool wit
 		if (with_pid)
 			fprintf(out, ", \"pid\": %" PRIu64, o->pid);
 		fputs(", \"name\": ", out);
-		print_json_string(out, o->name ? o->name : "");
+		ut_json_string(out, o->name ? o->name : "");
 		fputc('}', out);
 	}
 }
@@ -956,9 +942,9 @@ static void print_stats_json(FILE *out, const struct stats *s, const struct fxt_
 		const struct name_count *n = &s->names[i];
 		fprintf(out, "%s{\"type\": \"%s\", \"category\": ", i ? ", " : "",
 			event_type_name(n->event_type));
-		print_json_string(out, n->category);
+		ut_json_string(out, n->category);
 		fputs(", \"name\": ", out);
-		print_json_string(out, n->name);
+		ut_json_string(out, n->name);
 		fprintf(out, ", \"count\": %" PRIu64 "}", n->count);
 	}
 	fprintf(out, "], \"flows\": {\"complete\": %" PRIu64 ", \"incomplete\": %" PRIu64
@@ -971,7 +957,7 @@ static void print_stats_json(FILE *out, const struct stats *s, const struct fxt_
 	fprintf(out, "], \"errors\": %" PRIu64 ", \"error_messages\": [", r->errors);
 	for (uint64_t i = 0; i < r->errors && i < MAX_ERRORS_KEPT; i++) {
 		fputs(i ? ", " : "", out);
-		print_json_string(out, r->error_text[i]);
+		ut_json_string(out, r->error_text[i]);
 	}
 	fputs("]}\n", out);
 }

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "engine/engine.h"
-#include "engine/fxt.h"
+#include "fxt/fxt.h"
 
 #define FXT_MAGIC 0x0016547846040010ull
 #define FXT_MAX_RECORD_WORDS 4095u   /* the 12-bit size field */
