@@ -257,6 +257,32 @@ static bool parse_kernel_object(struct fxt_reader *r, struct cursor *c, struct f
 	       take_args(r, c, v, (unsigned)bits(h, 40, 43));
 }
 
+/* Context switch and thread wakeup records; other scheduling types
+ * (the legacy context switch) are valid records read as they are. */
+static bool parse_scheduling(struct fxt_reader *r, struct cursor *c, struct fxt_record_view *v,
+			     uint64_t h)
+{
+	v->subtype = (unsigned)bits(h, 60, 63);
+	if (v->subtype != FXT_SCHED_CONTEXT_SWITCH && v->subtype != FXT_SCHED_THREAD_WAKEUP) {
+		c->pos = c->end;
+		return true;
+	}
+	v->cpu = (unsigned)bits(h, 20, 35);
+	if (!take_word(c, &v->ts) || !take_word(c, &v->tid) ||
+	    (v->subtype == FXT_SCHED_CONTEXT_SWITCH && !take_word(c, &v->incoming_tid))) {
+		add_error(r, v->offset, "scheduling record of %zu words is too short", v->words);
+		return false;
+	}
+	if (v->subtype == FXT_SCHED_CONTEXT_SWITCH) {
+		v->outgoing_state = (unsigned)bits(h, 36, 39);
+		if (v->outgoing_state > FXT_THREAD_DEAD) {
+			add_error(r, v->offset, "context switch with unknown thread state %u", v->outgoing_state);
+			return false;
+		}
+	}
+	return take_args(r, c, v, (unsigned)bits(h, 16, 19));
+}
+
 /* Decodes the record in r->rec; false on a malformed record. */
 static bool parse_record(struct fxt_reader *r, struct fxt_record_view *v)
 {
@@ -305,9 +331,12 @@ static bool parse_record(struct fxt_reader *r, struct fxt_record_view *v)
 		if (!parse_kernel_object(r, &c, v, h))
 			return false;
 		break;
+	case FXT_REC_SCHEDULING:
+		if (!parse_scheduling(r, &c, v, h))
+			return false;
+		break;
 	case FXT_REC_BLOB:
 	case FXT_REC_USERSPACE_OBJECT:
-	case FXT_REC_SCHEDULING:
 	case FXT_REC_LOG:
 	case FXT_REC_LARGE:
 		c.pos = c.end; /* valid records we do not interpret */
@@ -465,6 +494,12 @@ static const char *object_type_name(unsigned t)
 	return t == FXT_OBJ_PROCESS ? "process" : t == FXT_OBJ_THREAD ? "thread" : "object";
 }
 
+static const char *thread_state_name(unsigned s)
+{
+	static const char *const names[] = { "new", "running", "suspended", "blocked", "dying", "dead" };
+	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
+}
+
 static void print_args(FILE *out, const struct fxt_record_view *v)
 {
 	for (unsigned k = 0; k < v->nargs; k++) {
@@ -553,6 +588,17 @@ static void dump_record(FILE *out, const struct fxt_record_view *v)
 		print_quoted(out, v->name);
 		print_args(out, v);
 		break;
+	case FXT_REC_SCHEDULING:
+		if (v->subtype == FXT_SCHED_CONTEXT_SWITCH)
+			fprintf(out, "context_switch ts=%" PRIu64 " cpu=%u outgoing_tid=%" PRIu64
+				" outgoing_state=%s incoming_tid=%" PRIu64, v->ts, v->cpu, v->tid,
+				thread_state_name(v->outgoing_state), v->incoming_tid);
+		else if (v->subtype == FXT_SCHED_THREAD_WAKEUP)
+			fprintf(out, "thread_wakeup ts=%" PRIu64 " cpu=%u tid=%" PRIu64, v->ts, v->cpu, v->tid);
+		else
+			fprintf(out, "scheduling type=%u words=%zu", v->subtype, v->words);
+		print_args(out, v);
+		break;
 	default:
 		fprintf(out, "record type=%u words=%zu", v->type, v->words);
 		break;
@@ -594,6 +640,8 @@ struct name_count {
 struct object_entry {
 	uint64_t koid, pid; /* pid: for threads, 0 when unknown */
 	char *name;         /* NULL until a kernel-object record names it */
+	/* threads: scheduling records that switch it in or out, or wake it */
+	uint64_t switched_in, switched_out, woken;
 };
 
 /* A growable array of objects with a koid -> position index. */
@@ -629,6 +677,8 @@ struct stats {
 	size_t nthread_states, thread_states_capacity;
 	struct hmap thread_state_index; /* (pid, tid) -> thread state */
 	struct object_set processes, threads;
+	uint64_t context_switches, wakeups;
+	struct hmap cpu_last_ts; /* cpu -> time of its last scheduling record */
 };
 
 static struct thread_state *thread_state_of(struct stats *s, uint64_t pid, uint64_t tid)
@@ -742,7 +792,7 @@ static struct object_entry *object_get(struct object_set *set, uint64_t koid)
 			set->items = ut_xrealloc(set->items, set->capacity * sizeof(*set->items));
 		}
 		*pos = set->count;
-		set->items[set->count++] = (struct object_entry){ koid, 0, NULL };
+		set->items[set->count++] = (struct object_entry){ .koid = koid };
 	}
 	return &set->items[*pos];
 }
@@ -833,6 +883,59 @@ static void count_flow(struct stats *s, struct fxt_reader *r, const struct fxt_r
 	}
 }
 
+/* Whether the scheduling record's weight argument `name` marks the idle
+ * thread.  A weight that is not an int32 makes Perfetto drop the record:
+ * an error. */
+static bool is_idle(struct fxt_reader *r, const struct fxt_record_view *v, const char *name)
+{
+	for (unsigned k = 0; k < v->nargs; k++) {
+		const struct fxt_arg_view *a = &v->args[k];
+		if (strcmp(a->name, name) != 0)
+			continue;
+		if (a->type == FXT_ARG_INT32)
+			return a->i == FXT_IDLE_WEIGHT;
+		add_error(r, v->offset, "%s of a scheduling record is not an int32: Perfetto drops the record",
+			  name);
+	}
+	return false;
+}
+
+/* A thread in a scheduling record (not the idle thread): Perfetto places
+ * its tid in the process its thread kernel-object record named before. */
+static struct object_entry *sched_thread(struct stats *s, struct fxt_reader *r,
+					 const struct fxt_record_view *v, uint64_t tid)
+{
+	struct object_entry *t = object_get(&s->threads, tid);
+	if (!t->name)
+		add_error(r, v->offset, "thread %" PRIu64 " in a scheduling record has no thread kernel-object record before it: Perfetto puts it in no process",
+			  tid);
+	return t;
+}
+
+/* Counts a context switch or wakeup for its threads, and as an error a
+ * record going back in time on its CPU: Perfetto does not sort them. */
+static void count_scheduling(struct stats *s, struct fxt_reader *r, const struct fxt_record_view *v)
+{
+	bool created;
+	uint64_t *last = hmap_insert(&s->cpu_last_ts, v->cpu, 0, &created);
+	if (!created && v->ts < *last)
+		add_error(r, v->offset, "scheduling record at %" PRIu64 " on cpu %u goes back before the cpu's record at %" PRIu64,
+			  v->ts, v->cpu, *last);
+	else
+		*last = v->ts;
+	if (v->subtype == FXT_SCHED_CONTEXT_SWITCH) {
+		s->context_switches++;
+		if (!is_idle(r, v, "outgoing_weight"))
+			sched_thread(s, r, v, v->tid)->switched_out++;
+		if (!is_idle(r, v, "incoming_weight"))
+			sched_thread(s, r, v, v->incoming_tid)->switched_in++;
+	} else if (v->subtype == FXT_SCHED_THREAD_WAKEUP) {
+		s->wakeups++;
+		if (!is_idle(r, v, "weight"))
+			sched_thread(s, r, v, v->tid)->woken++;
+	}
+}
+
 static void count_record(struct stats *s, struct fxt_reader *r, const struct fxt_record_view *v)
 {
 	s->by_record_type[v->type]++;
@@ -855,6 +958,8 @@ static void count_record(struct stats *s, struct fxt_reader *r, const struct fxt
 		if (v->subtype >= FXT_EV_FLOW_BEGIN)
 			count_flow(s, r, v);
 		track_slices(s, r, v);
+	} else if (v->type == FXT_REC_SCHEDULING) {
+		count_scheduling(s, r, v);
 	}
 }
 
@@ -912,8 +1017,13 @@ static void print_stats_text(FILE *out, const struct stats *s, const struct fxt_
 		const struct object_entry *o = &s->threads.items[i];
 		fprintf(out, "  tid %" PRIu64 " pid %" PRIu64 " ", o->koid, o->pid);
 		print_quoted(out, o->name ? o->name : "");
+		if (o->switched_in || o->switched_out || o->woken)
+			fprintf(out, " scheduling: %" PRIu64 " switched in, %" PRIu64 " out, %" PRIu64 " woken",
+				o->switched_in, o->switched_out, o->woken);
 		fputc('\n', out);
 	}
+	fprintf(out, "scheduling: %" PRIu64 " context switches, %" PRIu64 " wakeups\n",
+		s->context_switches, s->wakeups);
 	fprintf(out, "errors: %" PRIu64 "\n", r->errors);
 	for (uint64_t i = 0; i < r->errors && i < MAX_ERRORS_KEPT; i++)
 		fprintf(out, "  %s\n", r->error_text[i]);
@@ -928,6 +1038,9 @@ static void print_objects_json(FILE *out, const struct object_set *set, bool wit
 			fprintf(out, ", \"pid\": %" PRIu64, o->pid);
 		fputs(", \"name\": ", out);
 		print_json_string(out, o->name ? o->name : "");
+		if (with_pid)
+			fprintf(out, ", \"switched_in\": %" PRIu64 ", \"switched_out\": %" PRIu64
+				", \"woken\": %" PRIu64, o->switched_in, o->switched_out, o->woken);
 		fputc('}', out);
 	}
 }
@@ -964,7 +1077,9 @@ static void print_stats_json(FILE *out, const struct stats *s, const struct fxt_
 	print_objects_json(out, &s->processes, false);
 	fputs("], \"threads\": [", out);
 	print_objects_json(out, &s->threads, true);
-	fprintf(out, "], \"errors\": %" PRIu64 ", \"error_messages\": [", r->errors);
+	fprintf(out, "], \"scheduling\": {\"context_switches\": %" PRIu64 ", \"wakeups\": %" PRIu64 "}",
+		s->context_switches, s->wakeups);
+	fprintf(out, ", \"errors\": %" PRIu64 ", \"error_messages\": [", r->errors);
 	for (uint64_t i = 0; i < r->errors && i < MAX_ERRORS_KEPT; i++) {
 		fputs(i ? ", " : "", out);
 		print_json_string(out, r->error_text[i]);
@@ -1010,6 +1125,7 @@ int fxt_stats(const char *path, FILE *out, bool json)
 	hmap_free(&s.thread_state_index);
 	object_set_free(&s.processes);
 	object_set_free(&s.threads);
+	hmap_free(&s.cpu_last_ts);
 	fxt_reader_close(r);
 	return rc;
 }

@@ -25,10 +25,15 @@ struct fxt_record_view {
 	uint64_t offset;
 	unsigned type;
 	size_t words;
-	unsigned subtype; /* metadata type, event type or object type */
+	unsigned subtype; /* metadata, event, object or scheduling type */
 	unsigned index;   /* string or thread table index */
 	uint64_t ts, pid, tid, koid, value; /* value: ticks, provider id, type word */
 	bool has_type_word;
+	/* scheduling records: the CPU, and for a context switch the outgoing
+	 * thread's state (tid) and the incoming thread; a wakeup's thread is
+	 * tid */
+	unsigned cpu, outgoing_state;
+	uint64_t incoming_tid;
 	const char *category, *name, *text;
 	struct fxt_arg_view args[FXT_MAX_ARGS];
 	unsigned nargs;
