@@ -114,8 +114,29 @@ enum ut_event_op {
 	UT_EV_HIT,          /* a probe hit's captured values: the reader runs the
 			       hit's user statements over them (ut_event.body) */
 	UT_EV_SNAPSHOT,     /* snapshot(): write the flight recorder's window */
+	UT_EV_SCHED_SWITCH, /* a context switch (engine/engine.h, ut_sched_switch) */
+	UT_EV_SCHED_WAKEUP, /* a thread woken (ut_sched_wakeup) */
 	UT_EV_OP_COUNT
 };
+
+/* Scheduling events (runtime/decode.c) find their values by the names of
+ * their args (ut_event.args, each a UT_VAL_FIELD of the record; the
+ * display is not used):
+ *   UT_EV_SCHED_SWITCH: "prev_pid", "prev_tid", "prev_state" (Linux
+ *     task_struct.__state bits, as tp_btf:sched_switch's prev_state;
+ *     not the classic tracepoint's encoding), "next_pid", "next_tid";
+ *     optional "preempt" (not 0: prev was preempted and stays runnable,
+ *     whatever its state), "prev_comm" and "next_comm" (string fields:
+ *     names for threads the trace has not seen), "cpu" (else the
+ *     header's: sched_switch runs on the CPU that switches).
+ *   UT_EV_SCHED_WAKEUP: "pid", "tid" of the woken thread; optional
+ *     "comm", and "cpu": the CPU it is woken onto (sched_waking's
+ *     target_cpu; else the header's, the waker's CPU).
+ * A value that is missing reads 0; tid 0 is a CPU's idle task.  The
+ * header's pid and tid are not used (sched_switch runs as prev; the
+ * woken thread is not the one running).  The kernel side records a
+ * switch when either thread is one the script cares about, and writes
+ * the other as it is (it shows what ran instead on the CPU's track). */
 
 /* ---- The user side of a probe (split execution) ----
  *
