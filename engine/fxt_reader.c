@@ -415,6 +415,14 @@ enum fxt_next_result fxt_reader_next(struct fxt_reader *r, struct fxt_record_vie
 	return parse_record(r, v) ? FXT_NEXT_RECORD : FXT_NEXT_BAD_RECORD;
 }
 
+const struct fxt_arg_view *fxt_arg(const struct fxt_record_view *v, const char *name)
+{
+	for (unsigned k = 0; k < v->nargs; k++)
+		if (strcmp(v->args[k].name, name) == 0)
+			return &v->args[k];
+	return NULL;
+}
+
 struct fxt_reader *fxt_reader_open(const char *path, FILE *out)
 {
 	gzFile in = gzopen(path, "rb");
@@ -888,16 +896,11 @@ static void count_flow(struct stats *s, struct fxt_reader *r, const struct fxt_r
  * an error. */
 static bool is_idle(struct fxt_reader *r, const struct fxt_record_view *v, const char *name)
 {
-	for (unsigned k = 0; k < v->nargs; k++) {
-		const struct fxt_arg_view *a = &v->args[k];
-		if (strcmp(a->name, name) != 0)
-			continue;
-		if (a->type == FXT_ARG_INT32)
-			return a->i == FXT_IDLE_WEIGHT;
+	const struct fxt_arg_view *a = fxt_arg(v, name);
+	if (a && a->type != FXT_ARG_INT32)
 		add_error(r, v->offset, "%s of a scheduling record is not an int32: Perfetto drops the record",
 			  name);
-	}
-	return false;
+	return a && a->type == FXT_ARG_INT32 && a->i == FXT_IDLE_WEIGHT;
 }
 
 /* A thread in a scheduling record (not the idle thread): Perfetto places
@@ -948,9 +951,9 @@ static void count_record(struct stats *s, struct fxt_reader *r, const struct fxt
 		} else if (v->subtype == FXT_OBJ_THREAD) {
 			struct object_entry *t = object_get(&s->threads, v->koid);
 			object_set_name(t, v->name);
-			for (unsigned k = 0; k < v->nargs; k++)
-				if (v->args[k].type == FXT_ARG_KOID && strcmp(v->args[k].name, "process") == 0)
-					t->pid = v->args[k].u;
+			const struct fxt_arg_view *process = fxt_arg(v, "process");
+			if (process && process->type == FXT_ARG_KOID)
+				t->pid = process->u;
 		}
 	} else if (v->type == FXT_REC_EVENT) {
 		s->by_event_type[v->subtype]++;

@@ -54,6 +54,9 @@ uint64_t fxt_reader_error_count(const struct fxt_reader *r);
 const char *fxt_reader_error(const struct fxt_reader *r, uint64_t i);
 void fxt_reader_close(struct fxt_reader *r);
 
+/* v's first argument called name, or NULL. */
+const struct fxt_arg_view *fxt_arg(const struct fxt_record_view *v, const char *name);
+
 /* Perfetto's slice stack of one thread, for readers that bind flow
  * records as Perfetto does (to the innermost slice on the stack) or drop
  * them (no slice).  Scoped slices (instants, complete events) leave the
