@@ -130,13 +130,17 @@ enum ut_event_op {
  *     names for threads the trace has not seen), "cpu" (else the
  *     header's: sched_switch runs on the CPU that switches).
  *   UT_EV_SCHED_WAKEUP: "pid", "tid" of the woken thread; optional
- *     "comm", and "cpu": the CPU it is woken onto (sched_waking's
- *     target_cpu; else the header's, the waker's CPU).
+ *     "comm", and "cpu": the CPU it is woken onto (the woken task's
+ *     CPU, the classic sched_waking's target_cpu; else the header's,
+ *     the waker's CPU).
  * A value that is missing reads 0; tid 0 is a CPU's idle task.  The
  * header's pid and tid are not used (sched_switch runs as prev; the
- * woken thread is not the one running).  The kernel side records a
- * switch when either thread is one the script cares about, and writes
- * the other as it is (it shows what ran instead on the CPU's track). */
+ * woken thread is not the one running).  A switch recorded because one
+ * of its threads is traced may give the other as it is: the CPU's track
+ * then shows what ran instead (the engine names it from its comm).
+ * Any event on a thread's own track ends its D sleep (it runs): records
+ * a sched_switch hit writes on the current thread (prev) go before the
+ * switch's own record, or prev's D slice ends where it begins. */
 
 /* ---- The user side of a probe (split execution) ----
  *

@@ -376,9 +376,13 @@ bool ut_decode_place(const struct ut_program *p, const void *rec, size_t size, s
 	out->group = record_place(p, ev, rec, &out->group_key, &out->key) ? ev->group : -1;
 	if (out->group < 0)
 		out->group_key = (uint64_t)h->pid << 32 | h->tid;
-	bool wakeup = ev->op == UT_EV_SCHED_WAKEUP;
-	out->sched_out = (uint32_t)named_u64(ev, rec, size, wakeup ? "tid" : "prev_tid", 0);
-	out->sched_in = wakeup ? 0 : (uint32_t)named_u64(ev, rec, size, "next_tid", 0);
+	out->sched_out = out->sched_in = 0;
+	if (ev->op == UT_EV_SCHED_SWITCH) {
+		out->sched_out = (uint32_t)named_u64(ev, rec, size, "prev_tid", 0);
+		out->sched_in = (uint32_t)named_u64(ev, rec, size, "next_tid", 0);
+	} else if (ev->op == UT_EV_SCHED_WAKEUP) {
+		out->sched_out = (uint32_t)named_u64(ev, rec, size, "tid", 0);
+	}
 	return true;
 }
 
