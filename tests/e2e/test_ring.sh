@@ -48,8 +48,12 @@ PY
 
 # Memory: the recorder keeps half a second of a steady 200k nops a second
 # whether they ran 4 s or 16 s (kept whole, the 16 s would take 600 MB).
+# Under ASan, freed memory waits in a quarantine of up to 256 MB: the
+# recorder's chunks freed as the window moves filled it, so the peak
+# measured how long the run was (207 MB for 4 s, 383 MB for 16 s, at the
+# parent commit too); a small quarantine leaves the recorder's own memory.
 peak_rss_kb() { # SECONDS
-	python3 - "$UT" "$UT_WORKLOADS/nop_firehose --seconds $1 --rate 200000" "$TMP/rss$1.fxt" <<'PY'
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=8" python3 - "$UT" "$UT_WORKLOADS/nop_firehose --seconds $1 --rate 200000" "$TMP/rss$1.fxt" <<'PY'
 import resource, subprocess, sys
 subprocess.run([sys.argv[1], "-q", "--ring", "500ms", "-o", sys.argv[3], "-c", sys.argv[2] + " >/dev/null", "-e",
                 'import "io_uring"; io_uring_submit { flow request[args.req] begin "submit"; } '
