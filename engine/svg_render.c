@@ -6,10 +6,11 @@
  * flow points bind to the same slices, and reduces what falls in the
  * window to pixels as it goes: slices narrower than a pixel merge
  * with their neighbours, instants and counter samples are kept per pixel
- * column, identical arrows once.  Scheduling records give each thread a
- * strip of its states (running, runnable, sleeping, D, ...) under its
- * slices.  Memory and output therefore grow with
- * the picture's width and the number of threads, not with the trace.
+ * column, identical arrows once, and scheduling records become a strip
+ * of each thread's states (running, runnable, sleeping, D, ...) under
+ * its slices, merged to a box a pixel.  Memory and output therefore grow
+ * with the picture's width and the number of threads, not with the
+ * trace.
  * Then rows are laid out and the SVG written.  The output depends only on
  * the trace and the options (no clock, no addresses), so tests can compare
  * it. */
