@@ -136,8 +136,33 @@ enum ut_event_op {
 	UT_EV_HIT,          /* a probe hit's captured values: the reader runs the
 			       hit's user statements over them (ut_event.body) */
 	UT_EV_SNAPSHOT,     /* snapshot(): write the flight recorder's window */
+	UT_EV_SCHED_SWITCH, /* a context switch (engine/engine.h, ut_sched_switch) */
+	UT_EV_SCHED_WAKEUP, /* a thread woken (ut_sched_wakeup) */
 	UT_EV_OP_COUNT
 };
+
+/* Scheduling events (runtime/decode.c) find their values by the names of
+ * their args (ut_event.args, each a UT_VAL_FIELD of the record; the
+ * display is not used):
+ *   UT_EV_SCHED_SWITCH: "prev_pid", "prev_tid", "prev_state" (Linux
+ *     task_struct.__state bits, as tp_btf:sched_switch's prev_state;
+ *     not the classic tracepoint's encoding), "next_pid", "next_tid";
+ *     optional "preempt" (not 0: prev was preempted and stays runnable,
+ *     whatever its state), "prev_comm" and "next_comm" (string fields:
+ *     names for threads the trace has not seen), "cpu" (else the
+ *     header's: sched_switch runs on the CPU that switches).
+ *   UT_EV_SCHED_WAKEUP: "pid", "tid" of the woken thread; optional
+ *     "comm", and "cpu": the CPU it is woken onto (the woken task's
+ *     CPU, the classic sched_waking's target_cpu; else the header's,
+ *     the waker's CPU).
+ * A value that is missing reads 0; tid 0 is a CPU's idle task.  The
+ * header's pid and tid are not used (sched_switch runs as prev; the
+ * woken thread is not the one running).  A switch recorded because one
+ * of its threads is traced may give the other as it is: the CPU's track
+ * then shows what ran instead (the engine names it from its comm).
+ * Any event on a thread's own track ends its D sleep (it runs): records
+ * a sched_switch hit writes on the current thread (prev) go before the
+ * switch's own record, or prev's D slice ends where it begins. */
 
 /* ---- The user side of a probe (split execution) ----
  *

@@ -55,6 +55,9 @@ struct track {
 	size_t arena_used, arena_capacity;
 	struct counter_series *series; /* MAX_COUNTER_SERIES, from the first counter */
 	uint32_t nseries, next_replaced;
+	/* real threads: the innermost open slice is the thread's
+	 * uninterruptible sleep (UT_SCHED_D_SLICE) */
+	bool in_d_slice;
 };
 
 struct process {
@@ -120,6 +123,7 @@ struct ut_engine {
 
 	uint32_t next_synthetic_koid;
 	uint64_t next_correlation_id;
+	uint64_t sched_ts; /* of the last scheduling record written */
 };
 
 static char *copy_string(const char *s)
@@ -364,6 +368,7 @@ static bool pop_slice(struct ut_engine *e, uint32_t ti, uint64_t ts, const char 
 	if (!t->depth)
 		return false;
 	struct slice_frame *f = &t->frames[--t->depth];
+	t->in_d_slice = false; /* when open it is the innermost: this one */
 	fxt_write_event(e->w, FXT_EV_DURATION_END, track_time(e, t, ts), t->pid, t->tid, t->arena + f->category_at,
 			rename ? rename : t->arena + f->name_at, args, nargs, 0);
 	t->arena_used = f->category_at;
@@ -451,13 +456,26 @@ static uint32_t real_thread(struct ut_engine *e, uint32_t pid, uint32_t tid, con
 	return ti;
 }
 
-static uint32_t track_of(struct ut_engine *e, const struct ut_track *t)
+/* A thread's uninterruptible sleep ends at ts: it was woken, or runs. */
+static void end_d_slice(struct ut_engine *e, uint32_t ti, uint64_t ts)
+{
+	if (e->tracks[ti].in_d_slice)
+		pop_slice(e, ti, ts, NULL, NULL, 0);
+}
+
+/* The track of t, which has an event at ts.  A thread with an event runs,
+ * so its uninterruptible sleep ends there if its switch in was not seen:
+ * the sleep's slice stays the innermost, and an end meant for another
+ * slice never ends it. */
+static uint32_t track_at(struct ut_engine *e, const struct ut_track *t, uint64_t ts)
 {
 	if (t->kind == UT_TRACK_GROUP) {
 		uint32_t gi = group_for(e, t->group, t->key, NULL); /* may move e->groups */
 		return e->groups[gi].main_track;
 	}
-	return real_thread(e, t->pid, t->tid, NULL);
+	uint32_t ti = real_thread(e, t->pid, t->tid, NULL);
+	end_d_slice(e, ti, ts);
+	return ti;
 }
 
 /* ---- spans and lanes ---- */
@@ -573,7 +591,7 @@ void ut_slice_begin(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 {
 	if (!writing(e, ts))
 		return;
-	push_slice(e, track_of(e, t), ts, category, name, args, nargs);
+	push_slice(e, track_at(e, t, ts), ts, category, name, args, nargs);
 	e->stats.events++;
 }
 
@@ -582,7 +600,7 @@ void ut_slice_end(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 {
 	if (!writing(e, ts))
 		return;
-	if (pop_slice(e, track_of(e, t), ts, NULL, args, nargs))
+	if (pop_slice(e, track_at(e, t, ts), ts, NULL, args, nargs))
 		e->stats.events++;
 	else
 		e->stats.slices_unmatched_end++;
@@ -594,7 +612,7 @@ void ut_instant(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 {
 	if (!writing(e, ts))
 		return;
-	uint32_t ti = track_of(e, t); /* may move e->tracks */
+	uint32_t ti = track_at(e, t, ts); /* may move e->tracks */
 	struct track *tr = &e->tracks[ti];
 	fxt_write_event(e->w, FXT_EV_INSTANT, track_time(e, tr, ts), tr->pid, tr->tid, category, name,
 			args, nargs, 0);
@@ -680,7 +698,7 @@ void ut_counter(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 {
 	if (!writing(e, ts))
 		return;
-	uint32_t ti = track_of(e, t); /* may move e->tracks */
+	uint32_t ti = track_at(e, t, ts); /* may move e->tracks */
 	struct track *tr = &e->tracks[ti];
 	if (!name)
 		name = "";
@@ -712,6 +730,7 @@ void ut_flow(struct ut_engine *e, uint64_t ts, uint32_t pid, uint32_t tid,
 	if (!writing(e, ts))
 		return;
 	uint32_t ti = real_thread(e, pid, tid, NULL);
+	end_d_slice(e, ti, ts);
 	uint32_t kid = kind_id(e, flow_kind);
 	struct open_item *f = lru_find(&e->flows, kid, key);
 	enum fxt_event_type record = phase == UT_FLOW_STEP ? FXT_EV_FLOW_STEP : FXT_EV_FLOW_END;
@@ -836,6 +855,113 @@ void ut_span_phase(struct ut_engine *e, uint64_t ts, const char *group, uint64_t
 	push_slice(e, ti, ts, category, name, args, nargs);
 	free(category);
 	s->phase_open = true;
+	e->stats.events++;
+}
+
+/* ---- scheduling ---- */
+
+enum ut_sched_state ut_sched_state_of(uint32_t linux_state)
+{
+	uint32_t s = linux_state;
+	if (s & (UT_TASK_DEAD | UT_EXIT_DEAD))
+		return UT_SCHED_DEAD;
+	if (s & UT_EXIT_ZOMBIE)
+		return UT_SCHED_DYING;
+	/* TASK_IDLE (UNINTERRUPTIBLE | NOLOAD) is how idle kernel threads
+	 * wait: Linux does not count it as D (not in the load average) */
+	if ((s & UT_TASK_RTLOCK_WAIT) || ((s & UT_TASK_UNINTERRUPTIBLE) && !(s & UT_TASK_NOLOAD)))
+		return UT_SCHED_UNINTERRUPTIBLE;
+	if (s & (UT_TASK_STOPPED | UT_TASK_TRACED))
+		return UT_SCHED_STOPPED;
+	if (s == UT_TASK_RUNNING)
+		return UT_SCHED_RUNNABLE;
+	return UT_SCHED_SLEEPING; /* interruptible, idle, parked, frozen */
+}
+
+static enum fxt_thread_state fxt_state_of(enum ut_sched_state s)
+{
+	switch (s) {
+	case UT_SCHED_RUNNABLE:
+		return FXT_THREAD_RUNNING;
+	case UT_SCHED_STOPPED:
+		return FXT_THREAD_SUSPENDED;
+	case UT_SCHED_DYING:
+		return FXT_THREAD_DYING;
+	case UT_SCHED_DEAD:
+		return FXT_THREAD_DEAD;
+	default: /* sleeping, uninterruptible: FXT has no D */
+		return FXT_THREAD_BLOCKED;
+	}
+}
+
+/* The time to write a scheduling record at: Perfetto does not sort them,
+ * so they go in time order across the trace (per CPU and per thread). */
+static uint64_t sched_time(struct ut_engine *e, uint64_t ts)
+{
+	if (ts >= e->sched_ts) {
+		e->sched_ts = ts;
+		return ts;
+	}
+	e->stats.events_late++;
+	return e->sched_ts;
+}
+
+/* The track of a thread in a scheduling record; a thread not seen yet is
+ * named (its kernel-object record first: Perfetto places a scheduling
+ * record's tid in the process that record names). */
+static uint32_t sched_thread(struct ut_engine *e, const struct ut_sched_thread *t)
+{
+	struct open_item *it = lru_find(&e->threads, real_koid(t->pid, ZERO_PID_KOID),
+					real_koid(t->tid, ZERO_TID_KOID));
+	if (!it)
+		return real_thread(e, t->pid, t->tid, t->name);
+	lru_touch(&e->threads, it);
+	return it->index;
+}
+
+void ut_sched_switch(struct ut_engine *e, uint64_t ts, uint32_t cpu,
+		     const struct ut_sched_thread *prev, uint32_t prev_state,
+		     const struct ut_sched_thread *next)
+{
+	if (!writing(e, ts))
+		return;
+	ts = sched_time(e, ts);
+	enum ut_sched_state state = ut_sched_state_of(prev_state);
+	struct ut_arg args[2];
+	unsigned nargs = 0;
+	uint64_t prev_koid = 0, next_koid = 0; /* 0: the idle task */
+	if (prev->tid) {
+		uint32_t ti = sched_thread(e, prev);
+		end_d_slice(e, ti, ts); /* it ran: its switch in was not seen */
+		if (state == UT_SCHED_UNINTERRUPTIBLE) {
+			push_slice(e, ti, ts, UT_SCHED_CATEGORY, UT_SCHED_D_SLICE, NULL, 0);
+			e->tracks[ti].in_d_slice = true;
+		}
+		prev_koid = e->tracks[ti].tid;
+		args[nargs++] = (struct ut_arg){ .name = "linux_state", .kind = UT_ARG_UINT, .u = prev_state };
+	} else {
+		args[nargs++] = (struct ut_arg){ .name = "outgoing_weight", .kind = UT_ARG_INT, .i = FXT_IDLE_WEIGHT };
+	}
+	if (next->tid) {
+		uint32_t ti = sched_thread(e, next); /* may forget prev's track: it is written */
+		end_d_slice(e, ti, ts);
+		next_koid = e->tracks[ti].tid;
+	} else {
+		args[nargs++] = (struct ut_arg){ .name = "incoming_weight", .kind = UT_ARG_INT, .i = FXT_IDLE_WEIGHT };
+	}
+	fxt_write_context_switch(e->w, ts, cpu, fxt_state_of(state), prev_koid, next_koid, args, nargs);
+	e->stats.events++;
+}
+
+void ut_sched_wakeup(struct ut_engine *e, uint64_t ts, uint32_t cpu,
+		     const struct ut_sched_thread *woken)
+{
+	if (!woken->tid || !writing(e, ts)) /* the idle task is never woken */
+		return;
+	ts = sched_time(e, ts);
+	uint32_t ti = sched_thread(e, woken);
+	end_d_slice(e, ti, ts);
+	fxt_write_thread_wakeup(e->w, ts, cpu, e->tracks[ti].tid, NULL, 0);
 	e->stats.events++;
 }
 

@@ -1,8 +1,11 @@
 /* FXT reader: parses and validates a trace record by record (headers,
- * sizes, string and thread references, argument sizes) for `dump`,
- * `stats` and, through fxt/reader.h, the SVG renderer.  It reads through zlib, which passes plain files through, so
- * .gz traces need nothing special.  It must survive arbitrary input: every
- * read is bounded by the record's declared size. */
+ * sizes, string and thread references, argument sizes) for the tools
+ * (tools/: dump, stats, render), and models Perfetto's slice stacks.  It
+ * reads through zlib, which passes plain files through, so .gz traces need
+ * nothing special.  It must survive arbitrary input: every read is
+ * bounded by the record's declared size. */
+#include "fxt/reader.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -11,9 +14,6 @@
 #include <zlib.h>
 
 #include "base/alloc.h"
-#include "fxt/reader.h"
-#include "base/json.h"
-#include "base/hashmap.h"
 
 #define MAX_ERRORS_KEPT 10
 #define ERROR_LEN 200
@@ -59,22 +59,6 @@ static uint64_t bits(uint64_t word, unsigned lo, unsigned hi)
 	return width == 64 ? word : (word >> lo) & ((1ull << width) - 1);
 }
 
-static void add_error(struct fxt_reader *r, uint64_t offset, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void add_error(struct fxt_reader *r, uint64_t offset, const char *fmt, ...)
-{
-	if (r->errors < MAX_ERRORS_KEPT) {
-		char *dst = r->error_text[r->errors];
-		int n = snprintf(dst, ERROR_LEN, "offset 0x%" PRIx64 ": ", offset);
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(dst + n, ERROR_LEN - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	r->errors++;
-}
-
 static void reset_tables(struct fxt_reader *r)
 {
 	for (unsigned i = 0; i <= FXT_STRING_SLOTS; i++) {
@@ -109,12 +93,12 @@ static bool take_string_ref(struct fxt_reader *r, struct cursor *c, unsigned ref
 	if (ref & 0x8000) {
 		*out = take_inline_string(r, c, ref & 0x7fff);
 		if (!*out)
-			add_error(r, offset, "inline string of %u bytes overruns the record", ref & 0x7fff);
+			fxt_reader_add_error(r, offset, "inline string of %u bytes overruns the record", ref & 0x7fff);
 		return *out != NULL;
 	}
 	*out = r->strings[ref];
 	if (!*out)
-		add_error(r, offset, "string ref %u is not defined", ref);
+		fxt_reader_add_error(r, offset, "string ref %u is not defined", ref);
 	return *out != NULL;
 }
 
@@ -126,12 +110,12 @@ static bool take_args(struct fxt_reader *r, struct cursor *c, struct fxt_record_
 		size_t base = c->pos;
 		uint64_t h;
 		if (!take_word(c, &h)) {
-			add_error(r, v->offset, "argument %u is past the end of the record", k);
+			fxt_reader_add_error(r, v->offset, "argument %u is past the end of the record", k);
 			return false;
 		}
 		size_t size = bits(h, 4, 15);
 		if (size == 0 || size > c->end - base) {
-			add_error(r, v->offset, "argument %u has size %zu words, record has %zu left", k,
+			fxt_reader_add_error(r, v->offset, "argument %u has size %zu words, record has %zu left", k,
 				  size, c->end - base);
 			return false;
 		}
@@ -169,11 +153,11 @@ static bool take_args(struct fxt_reader *r, struct cursor *c, struct fxt_record_
 				return false;
 			break;
 		default:
-			add_error(r, v->offset, "argument %u has unknown type %u", k, a->type);
+			fxt_reader_add_error(r, v->offset, "argument %u has unknown type %u", k, a->type);
 			return false;
 		}
 		if (!ok || c->pos - base != size) {
-			add_error(r, v->offset, "argument %u (\"%s\") declares %zu words but holds %zu", k,
+			fxt_reader_add_error(r, v->offset, "argument %u (\"%s\") declares %zu words but holds %zu", k,
 				  a->name, size, c->pos - base);
 			return false;
 		}
@@ -190,7 +174,7 @@ static bool parse_event(struct fxt_reader *r, struct cursor *c, struct fxt_recor
 {
 	v->subtype = (unsigned)bits(h, 16, 19);
 	if (v->subtype > FXT_EV_FLOW_END) {
-		add_error(r, v->offset, "unknown event type %u", v->subtype);
+		fxt_reader_add_error(r, v->offset, "unknown event type %u", v->subtype);
 		return false;
 	}
 	unsigned thread_ref = (unsigned)bits(h, 24, 31);
@@ -200,7 +184,7 @@ static bool parse_event(struct fxt_reader *r, struct cursor *c, struct fxt_recor
 		if (!take_word(c, &v->pid) || !take_word(c, &v->tid))
 			goto short_record;
 	} else if (!r->threads[thread_ref].defined) {
-		add_error(r, v->offset, "thread ref %u is not defined", thread_ref);
+		fxt_reader_add_error(r, v->offset, "thread ref %u is not defined", thread_ref);
 		return false;
 	} else {
 		v->pid = r->threads[thread_ref].pid;
@@ -215,7 +199,7 @@ static bool parse_event(struct fxt_reader *r, struct cursor *c, struct fxt_recor
 		goto short_record;
 	return true;
 short_record:
-	add_error(r, v->offset, "event record of %zu words is too short", v->words);
+	fxt_reader_add_error(r, v->offset, "event record of %zu words is too short", v->words);
 	return false;
 }
 
@@ -227,7 +211,7 @@ static bool parse_metadata(struct fxt_reader *r, struct cursor *c, struct fxt_re
 		v->value = bits(h, 20, 51);
 		v->text = take_inline_string(r, c, bits(h, 52, 59));
 		if (!v->text) {
-			add_error(r, v->offset, "provider name overruns the record");
+			fxt_reader_add_error(r, v->offset, "provider name overruns the record");
 			return false;
 		}
 		/* a provider's records use their own tables */
@@ -235,7 +219,7 @@ static bool parse_metadata(struct fxt_reader *r, struct cursor *c, struct fxt_re
 		return true;
 	case FXT_META_TRACE_INFO:
 		if (h != FXT_MAGIC) {
-			add_error(r, v->offset, "trace info record 0x%016" PRIx64 " is not the magic", h);
+			fxt_reader_add_error(r, v->offset, "trace info record 0x%016" PRIx64 " is not the magic", h);
 			return false;
 		}
 		return true;
@@ -251,11 +235,37 @@ static bool parse_kernel_object(struct fxt_reader *r, struct cursor *c, struct f
 {
 	v->subtype = (unsigned)bits(h, 16, 23);
 	if (!take_word(c, &v->koid)) {
-		add_error(r, v->offset, "kernel object record has no koid");
+		fxt_reader_add_error(r, v->offset, "kernel object record has no koid");
 		return false;
 	}
 	return take_string_ref(r, c, (unsigned)bits(h, 24, 39), &v->name, v->offset) &&
 	       take_args(r, c, v, (unsigned)bits(h, 40, 43));
+}
+
+/* Context switch and thread wakeup records; other scheduling types
+ * (the legacy context switch) are valid records read as they are. */
+static bool parse_scheduling(struct fxt_reader *r, struct cursor *c, struct fxt_record_view *v,
+			     uint64_t h)
+{
+	v->subtype = (unsigned)bits(h, 60, 63);
+	if (v->subtype != FXT_SCHED_CONTEXT_SWITCH && v->subtype != FXT_SCHED_THREAD_WAKEUP) {
+		c->pos = c->end;
+		return true;
+	}
+	v->cpu = (unsigned)bits(h, 20, 35);
+	if (!take_word(c, &v->ts) || !take_word(c, &v->tid) ||
+	    (v->subtype == FXT_SCHED_CONTEXT_SWITCH && !take_word(c, &v->incoming_tid))) {
+		fxt_reader_add_error(r, v->offset, "scheduling record of %zu words is too short", v->words);
+		return false;
+	}
+	if (v->subtype == FXT_SCHED_CONTEXT_SWITCH) {
+		v->outgoing_state = (unsigned)bits(h, 36, 39);
+		if (v->outgoing_state > FXT_THREAD_DEAD) {
+			fxt_reader_add_error(r, v->offset, "context switch with unknown thread state %u", v->outgoing_state);
+			return false;
+		}
+	}
+	return take_args(r, c, v, (unsigned)bits(h, 16, 19));
 }
 
 /* Decodes the record in r->rec; false on a malformed record. */
@@ -271,7 +281,7 @@ static bool parse_record(struct fxt_reader *r, struct fxt_record_view *v)
 		break;
 	case FXT_REC_INITIALIZATION:
 		if (!take_word(&c, &v->value) || v->value == 0) {
-			add_error(r, v->offset, "initialization record without a tick rate");
+			fxt_reader_add_error(r, v->offset, "initialization record without a tick rate");
 			return false;
 		}
 		break;
@@ -280,7 +290,7 @@ static bool parse_record(struct fxt_reader *r, struct fxt_record_view *v)
 		size_t len = bits(h, 32, 46);
 		v->text = take_inline_string(r, &c, len);
 		if (v->index == 0 || !v->text) {
-			add_error(r, v->offset, "bad string record (index %u, %zu bytes in %zu words)",
+			fxt_reader_add_error(r, v->offset, "bad string record (index %u, %zu bytes in %zu words)",
 				  v->index, len, v->words);
 			return false;
 		}
@@ -292,7 +302,7 @@ static bool parse_record(struct fxt_reader *r, struct fxt_record_view *v)
 	case FXT_REC_THREAD:
 		v->index = (unsigned)bits(h, 16, 23);
 		if (v->index == 0 || !take_word(&c, &v->pid) || !take_word(&c, &v->tid)) {
-			add_error(r, v->offset, "bad thread record (index %u, %zu words)", v->index,
+			fxt_reader_add_error(r, v->offset, "bad thread record (index %u, %zu words)", v->index,
 				  v->words);
 			return false;
 		}
@@ -306,19 +316,22 @@ static bool parse_record(struct fxt_reader *r, struct fxt_record_view *v)
 		if (!parse_kernel_object(r, &c, v, h))
 			return false;
 		break;
+	case FXT_REC_SCHEDULING:
+		if (!parse_scheduling(r, &c, v, h))
+			return false;
+		break;
 	case FXT_REC_BLOB:
 	case FXT_REC_USERSPACE_OBJECT:
-	case FXT_REC_SCHEDULING:
 	case FXT_REC_LOG:
 	case FXT_REC_LARGE:
 		c.pos = c.end; /* valid records we do not interpret */
 		break;
 	default:
-		add_error(r, v->offset, "reserved record type %u", v->type);
+		fxt_reader_add_error(r, v->offset, "reserved record type %u", v->type);
 		return false;
 	}
 	if (c.pos != c.end) {
-		add_error(r, v->offset, "record declares %zu words but holds %zu", v->words, c.pos);
+		fxt_reader_add_error(r, v->offset, "record declares %zu words but holds %zu", v->words, c.pos);
 		return false;
 	}
 	return true;
@@ -348,24 +361,24 @@ enum fxt_next_result fxt_reader_next(struct fxt_reader *r, struct fxt_record_vie
 	v->offset = r->offset;
 	long n = read_bytes(r, r->rec, 8);
 	if (n == 0 && r->records == 0) {
-		add_error(r, v->offset, "the file is empty: not an FXT trace, which starts with its magic record");
+		fxt_reader_add_error(r, v->offset, "the file is empty: not an FXT trace, which starts with its magic record");
 		return FXT_NEXT_FATAL;
 	}
 	if (n == 0)
 		return FXT_NEXT_END;
 	if (n != 8) {
-		add_error(r, v->offset, n < 0 ? "read error" : "file ends inside a record header");
+		fxt_reader_add_error(r, v->offset, n < 0 ? "read error" : "file ends inside a record header");
 		return FXT_NEXT_FATAL;
 	}
 	uint64_t h = r->rec[0];
 	v->type = (unsigned)bits(h, 0, 3);
 	v->words = v->type == FXT_REC_LARGE ? bits(h, 4, 35) : bits(h, 4, 15);
 	if (v->words == 0) {
-		add_error(r, v->offset, "record of size 0 (header 0x%016" PRIx64 ")", h);
+		fxt_reader_add_error(r, v->offset, "record of size 0 (header 0x%016" PRIx64 ")", h);
 		return FXT_NEXT_FATAL;
 	}
 	if (r->records == 0 && h != FXT_MAGIC) {
-		add_error(r, v->offset, "not an FXT trace: first word 0x%016" PRIx64 " is not the magic", h);
+		fxt_reader_add_error(r, v->offset, "not an FXT trace: first word 0x%016" PRIx64 " is not the magic", h);
 		return FXT_NEXT_FATAL;
 	}
 	if (v->words > FXT_MAX_RECORD_WORDS) {
@@ -373,7 +386,7 @@ enum fxt_next_result fxt_reader_next(struct fxt_reader *r, struct fxt_record_vie
 		uint64_t skip = (v->words - 1) * 8;
 		for (; skip; skip -= 8) {
 			if (read_bytes(r, r->rec, 8) != 8) {
-				add_error(r, v->offset, "file ends inside a large record");
+				fxt_reader_add_error(r, v->offset, "file ends inside a large record");
 				return FXT_NEXT_FATAL;
 			}
 		}
@@ -383,12 +396,20 @@ enum fxt_next_result fxt_reader_next(struct fxt_reader *r, struct fxt_record_vie
 	}
 	n = read_bytes(r, r->rec + 1, (v->words - 1) * 8);
 	if (n < 0 || (size_t)n != (v->words - 1) * 8) {
-		add_error(r, v->offset, "file ends inside a record of %zu words", v->words);
+		fxt_reader_add_error(r, v->offset, "file ends inside a record of %zu words", v->words);
 		return FXT_NEXT_FATAL;
 	}
 	r->offset += v->words * 8;
 	r->records++;
 	return parse_record(r, v) ? FXT_NEXT_RECORD : FXT_NEXT_BAD_RECORD;
+}
+
+const struct fxt_arg_view *fxt_arg(const struct fxt_record_view *v, const char *name)
+{
+	for (unsigned k = 0; k < v->nargs; k++)
+		if (strcmp(v->args[k].name, name) == 0)
+			return &v->args[k];
+	return NULL;
 }
 
 struct fxt_reader *fxt_reader_open(const char *path, FILE *out)
@@ -425,22 +446,25 @@ void fxt_reader_close(struct fxt_reader *r)
 	free(r);
 }
 
-/* Prints s with quotes, escaping what is not printable ASCII. */
-static void print_quoted(FILE *out, const char *s)
+uint64_t fxt_reader_records(const struct fxt_reader *r)
 {
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\x%02x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
+	return r->records;
 }
 
-static const char *event_type_name(unsigned t)
+void fxt_reader_add_error(struct fxt_reader *r, uint64_t offset, const char *fmt, ...)
+{
+	if (r->errors < MAX_ERRORS_KEPT) {
+		char *dst = r->error_text[r->errors];
+		int n = snprintf(dst, ERROR_LEN, "offset 0x%" PRIx64 ": ", offset);
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(dst + n, ERROR_LEN - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	r->errors++;
+}
+
+const char *fxt_event_type_name(unsigned t)
 {
 	static const char *const names[] = {
 		"instant",        "counter",      "duration_begin", "duration_end",
@@ -450,189 +474,17 @@ static const char *event_type_name(unsigned t)
 	return t < sizeof(names) / sizeof(names[0]) ? names[t] : "unknown";
 }
 
-static const char *object_type_name(unsigned t)
+const char *fxt_object_type_name(unsigned t)
 {
 	return t == FXT_OBJ_PROCESS ? "process" : t == FXT_OBJ_THREAD ? "thread" : "object";
 }
 
-static void print_args(FILE *out, const struct fxt_record_view *v)
+const char *fxt_thread_state_name(unsigned s)
 {
-	for (unsigned k = 0; k < v->nargs; k++) {
-		const struct fxt_arg_view *a = &v->args[k];
-		fputs(k ? ", " : " args={", out);
-		fprintf(out, "%s: ", a->name);
-		switch (a->type) {
-		case FXT_ARG_NULL:
-			fputs("null", out);
-			break;
-		case FXT_ARG_INT32:
-			fprintf(out, "int32 %" PRId64, a->i);
-			break;
-		case FXT_ARG_INT64:
-			fprintf(out, "int64 %" PRId64, a->i);
-			break;
-		case FXT_ARG_UINT32:
-			fprintf(out, "uint32 %" PRIu64, a->u);
-			break;
-		case FXT_ARG_UINT64:
-			fprintf(out, "uint64 %" PRIu64, a->u);
-			break;
-		case FXT_ARG_DOUBLE:
-			fprintf(out, "double %.17g", a->d);
-			break;
-		case FXT_ARG_STRING:
-			fputs("string ", out);
-			print_quoted(out, a->s);
-			break;
-		case FXT_ARG_POINTER:
-			fprintf(out, "pointer 0x%" PRIx64, a->u);
-			break;
-		case FXT_ARG_KOID:
-			fprintf(out, "koid %" PRIu64, a->u);
-			break;
-		case FXT_ARG_BOOL:
-			fputs(a->u ? "bool true" : "bool false", out);
-			break;
-		}
-	}
-	if (v->nargs)
-		fputc('}', out);
+	static const char *const names[] = { "new", "running", "suspended", "blocked", "dying", "dead" };
+	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "unknown";
 }
 
-static void dump_record(FILE *out, const struct fxt_record_view *v)
-{
-	fprintf(out, "0x%08" PRIx64 " ", v->offset);
-	switch (v->type) {
-	case FXT_REC_METADATA:
-		if (v->subtype == FXT_META_TRACE_INFO) {
-			fputs("magic", out);
-		} else if (v->subtype == FXT_META_PROVIDER_INFO) {
-			fprintf(out, "provider_info id=%" PRIu64 " name=", v->value);
-			print_quoted(out, v->text);
-		} else {
-			fprintf(out, "metadata type=%u", v->subtype);
-		}
-		break;
-	case FXT_REC_INITIALIZATION:
-		fprintf(out, "initialization ticks_per_second=%" PRIu64, v->value);
-		break;
-	case FXT_REC_STRING:
-		fprintf(out, "string index=%u ", v->index);
-		print_quoted(out, v->text);
-		break;
-	case FXT_REC_THREAD:
-		fprintf(out, "thread index=%u pid=%" PRIu64 " tid=%" PRIu64, v->index, v->pid, v->tid);
-		break;
-	case FXT_REC_EVENT:
-		fprintf(out, "event %s ts=%" PRIu64 " pid=%" PRIu64 " tid=%" PRIu64 " cat=",
-			event_type_name(v->subtype), v->ts, v->pid, v->tid);
-		print_quoted(out, v->category);
-		fputs(" name=", out);
-		print_quoted(out, v->name);
-		print_args(out, v);
-		if (v->subtype == FXT_EV_COUNTER)
-			fprintf(out, " counter_id=%" PRIu64, v->value);
-		else if (v->subtype == FXT_EV_DURATION_COMPLETE)
-			fprintf(out, " end_ts=%" PRIu64, v->value);
-		else if (v->has_type_word)
-			fprintf(out, " id=%" PRIu64, v->value);
-		break;
-	case FXT_REC_KERNEL_OBJECT:
-		fprintf(out, "kernel_object %s koid=%" PRIu64 " name=", object_type_name(v->subtype),
-			v->koid);
-		print_quoted(out, v->name);
-		print_args(out, v);
-		break;
-	default:
-		fprintf(out, "record type=%u words=%zu", v->type, v->words);
-		break;
-	}
-	fputc('\n', out);
-}
-
-int fxt_dump(const char *path, FILE *out)
-{
-	struct fxt_reader *r = fxt_reader_open(path, out);
-	if (!r)
-		return 1;
-	struct fxt_record_view v;
-	enum fxt_next_result res;
-	while ((res = fxt_reader_next(r, &v)) != FXT_NEXT_END && res != FXT_NEXT_FATAL) {
-		if (res == FXT_NEXT_RECORD)
-			dump_record(out, &v);
-		else
-			fprintf(out, "0x%08" PRIx64 " malformed record type=%u words=%zu\n", v.offset,
-				v.type, v.words);
-	}
-	for (uint64_t i = 0; i < r->errors && i < MAX_ERRORS_KEPT; i++)
-		fprintf(out, "error: %s\n", r->error_text[i]);
-	if (r->errors > MAX_ERRORS_KEPT)
-		fprintf(out, "error: ... %" PRIu64 " errors in all\n", r->errors);
-	int rc = r->errors ? 1 : 0;
-	fxt_reader_close(r);
-	return rc;
-}
-
-/* ---- stats ---- */
-
-struct name_count {
-	unsigned event_type;
-	char *category, *name;
-	uint64_t count;
-};
-
-struct object_entry {
-	uint64_t koid, pid; /* pid: for threads, 0 when unknown */
-	char *name;         /* NULL until a kernel-object record names it */
-};
-
-/* A growable array of objects with a koid -> position index. */
-struct object_set {
-	struct object_entry *items;
-	size_t count, capacity;
-	struct hmap index;
-};
-
-/* An open flow's value in open_flows: the time of its last point, with
- * FLOW_ORPHAN set when it was seen first at a step (it cannot be
- * complete). */
-#define FLOW_ORPHAN ((uint64_t)1 << 63)
-
-/* A thread as Perfetto imports it: its slice stack, and the time of its
- * last event (they must not go back: Perfetto nests by time). */
-struct thread_state {
-	struct fxt_slice_stack stack;
-	uint64_t last_ts;
-};
-
-struct stats {
-	uint64_t by_record_type[16];
-	uint64_t by_event_type[FXT_EV_FLOW_END + 1];
-	struct name_count *names;
-	size_t nnames, names_capacity;
-	struct hmap name_index; /* (hash of cat+name, type|salt) -> position */
-	struct hmap open_flows; /* correlation id -> enum flow_state */
-	uint64_t flows_complete;
-	uint64_t flows_incomplete; /* closed ones; those still open are added at the end */
-	uint64_t flow_points_unbound; /* no slice on their thread to bind to */
-	struct thread_state *thread_states;
-	size_t nthread_states, thread_states_capacity;
-	struct hmap thread_state_index; /* (pid, tid) -> thread state */
-	struct object_set processes, threads;
-};
-
-static struct thread_state *thread_state_of(struct stats *s, uint64_t pid, uint64_t tid)
-{
-	bool created;
-	uint64_t *pos = hmap_insert(&s->thread_state_index, pid, tid, &created);
-	if (created) {
-		grow_array((void **)&s->thread_states, &s->thread_states_capacity,
-			      s->nthread_states + 1, sizeof(*s->thread_states));
-		*pos = s->nthread_states;
-		s->thread_states[s->nthread_states++] = (struct thread_state){ 0 };
-	}
-	return &s->thread_states[*pos];
-}
 
 /* Pops what a slice event at ts takes off the stack, as Perfetto's
  * SliceTracker::MaybeCloseStack: scoped slices that ended before ts, or at
@@ -701,305 +553,3 @@ const struct fxt_stacked_slice *fxt_slice_stack_apply(struct fxt_slice_stack *st
 /* Applies an event to its thread as Perfetto would, and counts as errors
  * what Perfetto would mis-nest or drop: time going back on the thread, an
  * end with no slice open, a flow point with no slice to bind to. */
-static void track_slices(struct stats *s, struct fxt_reader *r, const struct fxt_record_view *v)
-{
-	struct thread_state *t = thread_state_of(s, v->pid, v->tid);
-	if (v->ts < t->last_ts)
-		add_error(r, v->offset, "%s at %" PRIu64 " on thread %" PRIu64 "/%" PRIu64
-			  " goes back before the thread's event at %" PRIu64,
-			  event_type_name(v->subtype), v->ts, v->pid, v->tid, t->last_ts);
-	else
-		t->last_ts = v->ts;
-	size_t level;
-	if (v->subtype >= FXT_EV_FLOW_BEGIN && !t->stack.depth) {
-		s->flow_points_unbound++;
-		add_error(r, v->offset, "%s %" PRIu64 " on thread %" PRIu64 "/%" PRIu64
-			  " has no slice to bind to", event_type_name(v->subtype), v->value, v->pid, v->tid);
-	}
-	if (!fxt_slice_stack_apply(&t->stack, v, 0, &level) && v->subtype == FXT_EV_DURATION_END)
-		add_error(r, v->offset, "slice end at %" PRIu64 " on thread %" PRIu64 "/%" PRIu64
-			  " has no slice to end", v->ts, v->pid, v->tid);
-}
-
-
-static struct object_entry *object_get(struct object_set *set, uint64_t koid)
-{
-	bool created;
-	uint64_t *pos = hmap_insert(&set->index, koid, 0, &created);
-	if (created) {
-		if (set->count == set->capacity) {
-			set->capacity = set->capacity ? set->capacity * 2 : 64;
-			set->items = xrealloc(set->items, set->capacity * sizeof(*set->items));
-		}
-		*pos = set->count;
-		set->items[set->count++] = (struct object_entry){ koid, 0, NULL };
-	}
-	return &set->items[*pos];
-}
-
-static void object_set_name(struct object_entry *o, const char *name)
-{
-	free(o->name);
-	o->name = strdup(name);
-	xalloc_check(o->name);
-}
-
-static void object_set_free(struct object_set *set)
-{
-	for (size_t i = 0; i < set->count; i++)
-		free(set->items[i].name);
-	free(set->items);
-	hmap_free(&set->index);
-}
-
-static void count_name(struct stats *s, unsigned type, const char *category, const char *name)
-{
-	size_t clen = strlen(category), nlen = strlen(name);
-	uint64_t hash = hmap_hash_bytes(category, clen) * 31 + hmap_hash_bytes(name, nlen);
-	/* a different name with the same hash takes the next salt */
-	for (uint64_t salt = 0;; salt++) {
-		bool created;
-		uint64_t *pos = hmap_insert(&s->name_index, hash, type | salt << 8, &created);
-		if (created) {
-			if (s->nnames == s->names_capacity) {
-				s->names_capacity = s->names_capacity ? s->names_capacity * 2 : 64;
-				s->names = xrealloc(s->names, s->names_capacity * sizeof(*s->names));
-			}
-			*pos = s->nnames;
-			struct name_count *n = &s->names[s->nnames++];
-			n->event_type = type;
-			n->category = xalloc_check(strdup(category));
-			n->name = xalloc_check(strdup(name));
-			n->count = 1;
-			return;
-		}
-		struct name_count *n = &s->names[*pos];
-		if (strcmp(n->category, category) == 0 && strcmp(n->name, name) == 0) {
-			n->count++;
-			return;
-		}
-	}
-}
-
-/* Follows flow ids as Perfetto does (by id, across the trace), counting
- * as errors a second begin of an open id (Perfetto ignores it), a step or
- * end with no begin, and a point before the flow's previous one (an arrow
- * back in time: the end sorts before its begin). */
-static void count_flow(struct stats *s, struct fxt_reader *r, const struct fxt_record_view *v)
-{
-	uint64_t id = v->value;
-	bool created;
-	if (v->subtype == FXT_EV_FLOW_BEGIN) {
-		uint64_t *last = hmap_insert(&s->open_flows, id, 0, &created);
-		if (!created) {
-			s->flows_incomplete++; /* the earlier flow with this id never ended */
-			add_error(r, v->offset, "flow %" PRIu64 " begins again while open", id);
-		}
-		*last = v->ts & ~FLOW_ORPHAN;
-		return;
-	}
-	uint64_t *last = hmap_find(&s->open_flows, id, 0);
-	if (!last) {
-		add_error(r, v->offset, "flow %" PRIu64 ": %s without a begin", id,
-			  event_type_name(v->subtype));
-		if (v->subtype == FXT_EV_FLOW_STEP)
-			*hmap_insert(&s->open_flows, id, 0, &created) = FLOW_ORPHAN | v->ts;
-		else
-			s->flows_incomplete++; /* an end alone */
-		return;
-	}
-	if (v->ts < (*last & ~FLOW_ORPHAN))
-		add_error(r, v->offset, "flow %" PRIu64 ": %s at %" PRIu64
-			  " comes before the flow's previous point at %" PRIu64, id,
-			  event_type_name(v->subtype), v->ts, *last & ~FLOW_ORPHAN);
-	else
-		*last = (*last & FLOW_ORPHAN) | v->ts;
-	if (v->subtype == FXT_EV_FLOW_END) {
-		if (*last & FLOW_ORPHAN)
-			s->flows_incomplete++;
-		else
-			s->flows_complete++;
-		hmap_remove(&s->open_flows, id, 0);
-	}
-}
-
-static void count_record(struct stats *s, struct fxt_reader *r, const struct fxt_record_view *v)
-{
-	s->by_record_type[v->type]++;
-	if (v->type == FXT_REC_THREAD) {
-		object_get(&s->processes, v->pid);
-		object_get(&s->threads, v->tid)->pid = v->pid;
-	} else if (v->type == FXT_REC_KERNEL_OBJECT) {
-		if (v->subtype == FXT_OBJ_PROCESS) {
-			object_set_name(object_get(&s->processes, v->koid), v->name);
-		} else if (v->subtype == FXT_OBJ_THREAD) {
-			struct object_entry *t = object_get(&s->threads, v->koid);
-			object_set_name(t, v->name);
-			for (unsigned k = 0; k < v->nargs; k++)
-				if (v->args[k].type == FXT_ARG_KOID && strcmp(v->args[k].name, "process") == 0)
-					t->pid = v->args[k].u;
-		}
-	} else if (v->type == FXT_REC_EVENT) {
-		s->by_event_type[v->subtype]++;
-		count_name(s, v->subtype, v->category, v->name);
-		if (v->subtype >= FXT_EV_FLOW_BEGIN)
-			count_flow(s, r, v);
-		track_slices(s, r, v);
-	}
-}
-
-static int compare_names(const void *a, const void *b)
-{
-	const struct name_count *x = a, *y = b;
-	if (x->event_type != y->event_type)
-		return x->event_type < y->event_type ? -1 : 1;
-	int c = strcmp(x->category, y->category);
-	return c ? c : strcmp(x->name, y->name);
-}
-
-static int compare_objects(const void *a, const void *b)
-{
-	const struct object_entry *x = a, *y = b;
-	return x->koid < y->koid ? -1 : x->koid > y->koid;
-}
-
-static uint64_t flows_incomplete(const struct stats *s)
-{
-	return s->flows_incomplete + s->open_flows.count;
-}
-
-static void print_stats_text(FILE *out, const struct stats *s, const struct fxt_reader *r)
-{
-	uint64_t events = 0;
-	for (unsigned t = 0; t <= FXT_EV_FLOW_END; t++)
-		events += s->by_event_type[t];
-	fprintf(out, "records: %" PRIu64 "\n", r->records);
-	fprintf(out, "events: %" PRIu64 "\n", events);
-	for (unsigned t = 0; t <= FXT_EV_FLOW_END; t++)
-		if (s->by_event_type[t])
-			fprintf(out, "  %s: %" PRIu64 "\n", event_type_name(t), s->by_event_type[t]);
-	fputs("events by name:\n", out);
-	for (size_t i = 0; i < s->nnames; i++) {
-		const struct name_count *n = &s->names[i];
-		fprintf(out, "  %s ", event_type_name(n->event_type));
-		print_quoted(out, n->category);
-		fputc(' ', out);
-		print_quoted(out, n->name);
-		fprintf(out, ": %" PRIu64 "\n", n->count);
-	}
-	fprintf(out, "flows: %" PRIu64 " complete, %" PRIu64 " incomplete, %" PRIu64
-		" points outside any slice\n", s->flows_complete, flows_incomplete(s),
-		s->flow_points_unbound);
-	fprintf(out, "processes: %zu\n", s->processes.count);
-	for (size_t i = 0; i < s->processes.count; i++) {
-		const struct object_entry *o = &s->processes.items[i];
-		fprintf(out, "  pid %" PRIu64 " ", o->koid);
-		print_quoted(out, o->name ? o->name : "");
-		fputc('\n', out);
-	}
-	fprintf(out, "threads: %zu\n", s->threads.count);
-	for (size_t i = 0; i < s->threads.count; i++) {
-		const struct object_entry *o = &s->threads.items[i];
-		fprintf(out, "  tid %" PRIu64 " pid %" PRIu64 " ", o->koid, o->pid);
-		print_quoted(out, o->name ? o->name : "");
-		fputc('\n', out);
-	}
-	fprintf(out, "errors: %" PRIu64 "\n", r->errors);
-	for (uint64_t i = 0; i < r->errors && i < MAX_ERRORS_KEPT; i++)
-		fprintf(out, "  %s\n", r->error_text[i]);
-}
-
-static void print_objects_json(FILE *out, const struct object_set *set, bool with_pid)
-{
-	for (size_t i = 0; i < set->count; i++) {
-		const struct object_entry *o = &set->items[i];
-		fprintf(out, "%s{\"%s\": %" PRIu64, i ? ", " : "", with_pid ? "tid" : "pid", o->koid);
-		if (with_pid)
-			fprintf(out, ", \"pid\": %" PRIu64, o->pid);
-		fputs(", \"name\": ", out);
-		ut_json_string(out, o->name ? o->name : "");
-		fputc('}', out);
-	}
-}
-
-static void print_stats_json(FILE *out, const struct stats *s, const struct fxt_reader *r)
-{
-	uint64_t events = 0;
-	for (unsigned t = 0; t <= FXT_EV_FLOW_END; t++)
-		events += s->by_event_type[t];
-	fprintf(out, "{\"records\": %" PRIu64 ", \"events\": %" PRIu64 ", \"event_types\": {",
-		r->records, events);
-	bool first = true;
-	for (unsigned t = 0; t <= FXT_EV_FLOW_END; t++) {
-		if (!s->by_event_type[t])
-			continue;
-		fprintf(out, "%s\"%s\": %" PRIu64, first ? "" : ", ", event_type_name(t),
-			s->by_event_type[t]);
-		first = false;
-	}
-	fputs("}, \"names\": [", out);
-	for (size_t i = 0; i < s->nnames; i++) {
-		const struct name_count *n = &s->names[i];
-		fprintf(out, "%s{\"type\": \"%s\", \"category\": ", i ? ", " : "",
-			event_type_name(n->event_type));
-		ut_json_string(out, n->category);
-		fputs(", \"name\": ", out);
-		ut_json_string(out, n->name);
-		fprintf(out, ", \"count\": %" PRIu64 "}", n->count);
-	}
-	fprintf(out, "], \"flows\": {\"complete\": %" PRIu64 ", \"incomplete\": %" PRIu64
-		", \"points_outside_slices\": %" PRIu64 "}",
-		s->flows_complete, flows_incomplete(s), s->flow_points_unbound);
-	fputs(", \"processes\": [", out);
-	print_objects_json(out, &s->processes, false);
-	fputs("], \"threads\": [", out);
-	print_objects_json(out, &s->threads, true);
-	fprintf(out, "], \"errors\": %" PRIu64 ", \"error_messages\": [", r->errors);
-	for (uint64_t i = 0; i < r->errors && i < MAX_ERRORS_KEPT; i++) {
-		fputs(i ? ", " : "", out);
-		ut_json_string(out, r->error_text[i]);
-	}
-	fputs("]}\n", out);
-}
-
-int fxt_stats(const char *path, FILE *out, bool json)
-{
-	struct fxt_reader *r = fxt_reader_open(path, out);
-	if (!r)
-		return 1;
-	struct stats s;
-	memset(&s, 0, sizeof(s));
-	struct fxt_record_view v;
-	enum fxt_next_result res;
-	while ((res = fxt_reader_next(r, &v)) != FXT_NEXT_END && res != FXT_NEXT_FATAL)
-		if (res == FXT_NEXT_RECORD)
-			count_record(&s, r, &v);
-
-	if (s.nnames)
-		qsort(s.names, s.nnames, sizeof(*s.names), compare_names);
-	if (s.processes.count)
-		qsort(s.processes.items, s.processes.count, sizeof(struct object_entry), compare_objects);
-	if (s.threads.count)
-		qsort(s.threads.items, s.threads.count, sizeof(struct object_entry), compare_objects);
-	if (json)
-		print_stats_json(out, &s, r);
-	else
-		print_stats_text(out, &s, r);
-
-	int rc = r->errors ? 1 : 0;
-	for (size_t i = 0; i < s.nnames; i++) {
-		free(s.names[i].category);
-		free(s.names[i].name);
-	}
-	free(s.names);
-	hmap_free(&s.name_index);
-	hmap_free(&s.open_flows);
-	for (size_t i = 0; i < s.nthread_states; i++)
-		free(s.thread_states[i].stack.items);
-	free(s.thread_states);
-	hmap_free(&s.thread_state_index);
-	object_set_free(&s.processes);
-	object_set_free(&s.threads);
-	fxt_reader_close(r);
-	return rc;
-}

@@ -16,6 +16,7 @@
 #include "compiler/compiler.h"
 #include "compiler/program_io.h"
 #include "fxt/fxt.h"
+#include "tools/tools.h"
 #include "tools/render.h"
 #include "runtime/cache.h"
 #include "runtime/info.h"

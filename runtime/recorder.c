@@ -46,8 +46,9 @@ struct ut_recorder {
 	size_t chunk_bytes;
 	uint64_t oldest_ts, newest_ts;
 	uint64_t hold_from;   /* 0: none */
-	/* what left the window and still counts */
-	struct kept_set threads, groups, counters, slices, spans, phases;
+	/* what left the window and still counts; sched: each thread's last
+	 * scheduling record that switched it out or woke it (by tid) */
+	struct kept_set threads, groups, counters, slices, spans, phases, sched;
 	struct hmap depths;   /* a place's open slices */
 };
 
@@ -115,6 +116,7 @@ struct ut_recorder *ut_recorder_new(const struct ut_program *prog, uint64_t wind
 	kept_init(&r->slices, MAX_OPEN);
 	kept_init(&r->spans, MAX_OPEN);
 	kept_init(&r->phases, MAX_OPEN);
+	kept_init(&r->sched, MAX_NAMES);
 	return r;
 }
 
@@ -133,6 +135,7 @@ void ut_recorder_free(struct ut_recorder *r)
 	kept_free(&r->slices);
 	kept_free(&r->spans);
 	kept_free(&r->phases);
+	kept_free(&r->sched);
 	hmap_free(&r->depths);
 	free(r);
 }
@@ -155,6 +158,7 @@ static void carry(struct ut_recorder *r, const unsigned char *rec, size_t size)
 		kept_clear(&r->slices);
 		kept_clear(&r->spans);
 		kept_clear(&r->phases);
+		kept_clear(&r->sched);
 		hmap_clear(&r->depths);
 		return;
 	}
@@ -195,6 +199,17 @@ static void carry(struct ut_recorder *r, const unsigned char *rec, size_t size)
 	case UT_EV_SPAN_END:
 		kept_take(&r->spans, p.key, place);
 		kept_take(&r->phases, p.key, place);
+		break;
+	/* A thread's state (and an uninterruptible sleep's slice) lasts from
+	 * its last switch out or wakeup to its switch in.  Replayed in order,
+	 * the records kept give each thread the state it was in, or none; a
+	 * switch replayed also runs its incoming thread, which was running
+	 * then unless a later record, kept too, says otherwise. */
+	case UT_EV_SCHED_SWITCH:
+	case UT_EV_SCHED_WAKEUP:
+		kept_take(&r->sched, p.sched_in, 0);
+		if (p.sched_out)
+			kept_put(&r->sched, p.sched_out, 0, rec, size);
 		break;
 	default:
 		break;
@@ -287,7 +302,7 @@ uint64_t ut_recorder_newest(const struct ut_recorder *r)
 size_t ut_recorder_bytes(const struct ut_recorder *r)
 {
 	return r->chunk_bytes + r->threads.bytes + r->groups.bytes + r->counters.bytes + r->slices.bytes +
-	       r->spans.bytes + r->phases.bytes;
+	       r->spans.bytes + r->phases.bytes + r->sched.bytes;
 }
 
 /* Writes each record kept in s to e, at ts when it is older. */
@@ -321,6 +336,7 @@ void ut_recorder_start(struct ut_recorder *r, struct ut_engine *e, uint64_t from
 	replay(r, &r->groups, e, start, NULL);
 	replay(r, &r->counters, e, start, NULL);
 	replay(r, &r->slices, e, start, NULL);
+	replay(r, &r->sched, e, start, NULL); /* after slices: a D slice is the innermost */
 	replay(r, &r->spans, e, start, &r->phases);
 	*cur = (struct ut_recorder_cursor){.chunk = r->first, .at = r->first ? r->first->read : 0, .from = from,
 					   .mark = mark};

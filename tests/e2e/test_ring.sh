@@ -49,6 +49,10 @@ PY
 
 # Memory: the recorder keeps half a second of a steady 200k nops a second
 # whether they ran 4 s or 16 s (kept whole, the 16 s would take 600 MB).
+# Under ASan, freed memory waits in a quarantine of up to 256 MB: the
+# recorder's chunks freed as the window moves filled it, so the peak
+# measured how long the run was (207 MB for 4 s, 383 MB for 16 s, at the
+# parent commit too); a small quarantine leaves the recorder's own memory.
 peak_rss_kb() { # SECONDS
 	python3 - "$UT" "$UT_WORKLOADS/nop_firehose --seconds $1 --rate 200000" "$TMP/rss$1.fxt" <<'PY'
 import os, resource, subprocess, sys

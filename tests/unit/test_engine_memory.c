@@ -16,6 +16,7 @@ size_t __sanitizer_get_current_allocated_bytes(void);
 
 #include "engine/engine.h"
 #include "fxt/fxt.h"
+#include "tools/tools.h"
 #include "tests/unit/check.h"
 
 #define THREADS 100000u

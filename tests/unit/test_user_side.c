@@ -18,6 +18,7 @@
 #include "compiler/program_io.h"
 #include "engine/engine.h"
 #include "fxt/fxt.h"
+#include "tools/tools.h"
 #include "base/hashmap.h"
 #include "runtime/cache.h"
 #include "runtime/decode.h"
