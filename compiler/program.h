@@ -135,7 +135,6 @@ enum ut_event_op {
 	UT_EV_CLEAR,        /* clear(@map): name is the map's name */
 	UT_EV_HIT,          /* a probe hit's captured values: the reader runs the
 			       hit's user statements over them (ut_event.body) */
-	UT_EV_SNAPSHOT,     /* snapshot(): write the flight recorder's window */
 	UT_EV_SCHED_SWITCH, /* a context switch (engine/engine.h, ut_sched_switch) */
 	UT_EV_SCHED_WAKEUP, /* a thread woken (ut_sched_wakeup) */
 	UT_EV_OP_COUNT

@@ -189,7 +189,7 @@ static void trace_record(struct stage_walk *w, struct node *n)
 	record_end(w, &r, n);
 }
 
-/* printf(), exit(), snapshot() and clear() write records too. */
+/* printf(), exit() and clear() write records too. */
 static void call_record(struct stage_walk *w, struct node *e)
 {
 	struct record r;
@@ -198,8 +198,6 @@ static void call_record(struct stage_walk *w, struct node *e)
 		r.ev->name = format_value(&r, e);
 	} else if (strcmp(e->str, "exit") == 0) {
 		r = record_begin(w, UT_EV_EXIT, e);
-	} else if (strcmp(e->str, "snapshot") == 0) {
-		r = record_begin(w, UT_EV_SNAPSHOT, e);
 	} else {
 		r = record_begin(w, UT_EV_CLEAR, e);
 		r.ev->name = (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(e->a->str)};
@@ -247,7 +245,7 @@ static void stage_stmt(struct stage_walk *w, struct node *n)
 	case N_EXPR_STMT:
 		if (n->a->ref == REF_MACRO)
 			stage_stmt(w, n->a->resolved);
-		else if (strcmp(n->a->str, "delete") != 0)
+		else if (strcmp(n->a->str, "delete") != 0 && strcmp(n->a->str, "snapshot") != 0)
 			call_record(w, n->a);
 		return;
 	case N_MAP_ASSIGN:

@@ -547,10 +547,6 @@ static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 	const struct ut_program *p = d->prog;
 	const struct ut_event *ev = &p->events[h->event];
 	switch (ev->op) {
-	case UT_EV_SNAPSHOT:
-		if (!d->snapshot_ts)
-			d->snapshot_ts = h->ts;
-		return;
 	case UT_EV_PRINT: case UT_EV_EXIT: case UT_EV_CLEAR: {
 		char name_text[512];
 		const char *name = value_str(p, ev->fields, ev->nfields, rec, size, &ev->name, name_text,

@@ -12,6 +12,10 @@
 #include "runtime/decode.h"
 
 #define CHUNK_BYTES (1u << 20)
+/* Records stay this much longer than the window: a snapshot's trigger
+ * reaches the session a little after its time (the reader's poll, the
+ * reorder queues), and its window reaches back from that time. */
+#define LATE_TRIGGER_NS (500 * 1000000ull)
 /* Bounds of what is kept of the records that left the window: names of
  * threads and groups, counters (the oldest go first), open slices and
  * spans (as the engine's own limits). */
@@ -272,7 +276,8 @@ void ut_recorder_add(struct ut_recorder *r, const void *rec, size_t size)
 	if (!r->oldest_ts)
 		r->oldest_ts = h->ts;
 	r->newest_ts = h->ts;
-	uint64_t limit = h->ts > r->window ? h->ts - r->window : 0;
+	uint64_t keep = r->window + LATE_TRIGGER_NS;
+	uint64_t limit = h->ts > keep ? h->ts - keep : 0;
 	if (r->hold_from && r->hold_from < limit)
 		limit = r->hold_from;
 	if (r->oldest_ts < limit)

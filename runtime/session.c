@@ -421,6 +421,20 @@ static void take_snapshot_trigger(struct session *s, uint64_t ts)
 		ut_recorder_release(s->recorder);
 }
 
+/* The script called snapshot() (bpf/ut.h's ut_snapshot holds the first
+ * call's time since the last look): a trigger at that time. */
+static void script_snapshot(struct session *s)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(s->obj, "ut_snapshot");
+	__u32 zero = 0;
+	uint64_t ts = 0;
+	if (!m || bpf_map_lookup_elem(bpf_map__fd(m), &zero, &ts) != 0 || !ts)
+		return;
+	take_snapshot_trigger(s, ts);
+	uint64_t none = 0;
+	bpf_map_update_elem(bpf_map__fd(m), &zero, &none, BPF_ANY);
+}
+
 /* Records of a snapshot written between two reads of the ring buffer:
  * about 4 ms of the reader's time. */
 #define SNAPSHOT_RECORDS_A_TURN 20000
@@ -582,10 +596,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 			snapshot_signal = 0;
 			take_snapshot_trigger(&s, now_ns());
 		}
-		if (s.dec.snapshot_ts) {
-			take_snapshot_trigger(&s, s.dec.snapshot_ts);
-			s.dec.snapshot_ts = 0;
-		}
+		script_snapshot(&s);
 		continue_snapshot(&s, false);
 		note_trace_size(&s);
 		if (o->duration > 0 && ut_now_s() - started >= o->duration)
@@ -612,8 +623,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 	totals(&s, &emitted, &lost);
 	uint64_t missed = ut_loaded_missed(s.loaded);
 	if (s.recorder) {
-		if (s.dec.snapshot_ts)
-			take_snapshot_trigger(&s, s.dec.snapshot_ts);
+		script_snapshot(&s);
 		continue_snapshot(&s, true);
 		/* the last window, in the -o file */
 		uint64_t to = s.dec.last_ts ? s.dec.last_ts : now_ns(), window = seconds_ns(o->ring_s), events;

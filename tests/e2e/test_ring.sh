@@ -9,7 +9,7 @@ need_root_bpf ring || exit 0
 # One slow request (a pipe read answered after 50 ms) after 3 s of nops
 # (20,000 a second: none lost, even to a sanitized reader); the ring was
 # created 3 s before the snapshot's window.
-"$UT" --ring 1s --slow-us=20000 -o "$TMP/slow.fxt" \
+timeout -k 10 120 "$UT" --ring 1s --slow-us=20000 -o "$TMP/slow.fxt" \
 	-c "$UT_WORKLOADS/slow_request --before 3 --after 0.5 --rate 20000 > $TMP/slow.json" >"$TMP/slow.out" 2>"$TMP/slow.err"
 rc=$?
 if [ $rc -ne 0 ] || ! grep -q '"ok":true' "$TMP/slow.json"; then
