@@ -455,6 +455,8 @@ static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 			d->malformed++;
 		return;
 	}
+	if (d->user_side && !ut_user_side_keeps(d->user_side, rec, size))
+		return;   /* --sample dropped its flow */
 	d->records++;
 	if (!d->first_ts || h->ts < d->first_ts)
 		d->first_ts = h->ts;
