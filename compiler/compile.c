@@ -271,7 +271,7 @@ static void alt_free(struct alt_ctx *a)
 		node_free(a->computed_args[i].value);
 	free(a->computed_args);
 	free(a->captures);
-	free(a->at_top);
+	free(a->captured);
 	free(a);
 }
 

@@ -80,6 +80,13 @@ struct placed {
 	struct ut_loc at;
 };
 
+/* Where the kernel writes a captured value (placement.c). */
+enum captured {
+	CAPTURED_HERE,      /* where the statement that reads it is */
+	CAPTURED_FIRST,     /* before the statements: cheap and the same all through a hit */
+	CAPTURED_AT_SET,    /* a kernel local: after each assignment (local.mirror) */
+};
+
 /* The sides a statement runs on (node.side, placement.c). */
 enum {
 	PLACE_KERNEL = 1,     /* kernel work, or a loop or if the kernel keeps */
@@ -128,8 +135,7 @@ struct alt_ctx {
 	int hit_event;              /* its UT_EV_HIT event: the reader runs its other
 				       statements over the values it captures; -1: none */
 	struct node **captures;     /* the expressions the kernel captures, in field order */
-	bool *at_top;               /* per capture: the same all through a hit, and cheap:
-				       captured once, before the statements */
+	enum captured *captured;    /* per capture: where the kernel writes it */
 	unsigned ncaptures;
 };
 
@@ -142,6 +148,11 @@ struct local {
 	bool loop_var;              /* a for loop's variable: the loop alone sets it */
 	struct placed kernel;       /* placement.c: kept in the kernel, or in the reader */
 	unsigned slot;              /* in the reader: its slot in the hit's locals */
+	/* a kernel local the reader reads: its copy in the hit's record, set
+	 * with it (-1: none), possible when every assignment comes before
+	 * every read of the reader's (preorder positions of statements) */
+	int mirror;
+	unsigned last_set, first_read;
 };
 
 /* A computed argument (`NAME = expr` in the spec) the body uses: its

@@ -213,7 +213,8 @@ void dump_placement(struct compiler *c, FILE *f)
 			for (unsigned k = 0; k < a->ncaptures; k++)
 				fprintf(f, "  f%u %s @%d:%d%s\n", k, type_text(&a->captures[k]->type, buf, sizeof(buf)),
 					a->captures[k]->loc.line, a->captures[k]->loc.col,
-					a->at_top[k] ? ", before the statements" : "");
+					a->captured[k] == CAPTURED_FIRST ? ", before the statements"
+					: a->captured[k] == CAPTURED_AT_SET ? ", as its local is set" : "");
 		}
 		for (unsigned j = 0; j < a->nlocals; j++) {
 			fprintf(f, "local %s: ", a->locals[j].name);

@@ -143,7 +143,7 @@ static void gen_capture(struct gen *g, struct node *n)
 static void gen_captures_in(struct gen *g, struct node *n)
 {
 	if (n->capture >= 0) {
-		if (!g->alt->at_top[n->capture])   /* else before the statements (gen_body) */
+		if (g->alt->captured[n->capture] == CAPTURED_HERE)   /* the others: gen_body, gen_local_assign */
 			gen_capture(g, n);
 		return;
 	}
@@ -250,6 +250,12 @@ static void gen_local_assign(struct gen *g, struct node *n)
 	else
 		emit(g, "l_%s = %s;", l, v);
 	free(v);
+	const struct local *local = &g->alt->locals[n->sym];
+	if (g->alt->hit_event >= 0 && local->mirror >= 0) {   /* the reader's copy */
+		char *cx = xasprintf("l_%s", l);
+		store_capture(g, g->alt->captures[local->mirror], cx);
+		free(cx);
+	}
 }
 
 /* A plain C loop with the folded bounds.  Its body is written first: the
@@ -432,7 +438,7 @@ static void gen_body(struct gen *g, struct strbuf *fn)
 	g->out = &body;
 	g->in_body = true;
 	for (unsigned i = 0; i < a->ncaptures; i++)
-		if (a->at_top[i])
+		if (a->captured[i] == CAPTURED_FIRST)
 			gen_capture(g, a->captures[i]);
 	gen_stmts(g, a->block->a);
 	/* the hit's time first: the stage notes when its hit began */
@@ -454,13 +460,14 @@ static void gen_body(struct gen *g, struct strbuf *fn)
 	}
 	if (a->hit_event >= 0) {
 		/* the stage's one record: the values captured before the
-		 * statements are always written, the others zeroed first */
+		 * statements are always written, the others zeroed first (a
+		 * local's copy starts as the local does) */
 		sb_printf(&head, "\tstruct ut_rec_%d *ut_hit = (void *)ut_batch;\n"
 			  "\tif (ut_hit) {\n"
 			  "\t\tut_header(&ut_hit->h, %d, ut_now);\n",
 			  a->hit_event, a->hit_event);
 		for (unsigned i = 0; i < a->ncaptures; i++)
-			if (!a->at_top[i])
+			if (a->captured[i] != CAPTURED_FIRST)
 				sb_printf(&head, "\t\t__builtin_memset(&ut_hit->f%u, 0, sizeof(ut_hit->f%u));\n", i, i);
 		sb_puts(&head, "\t\tut_off = sizeof(*ut_hit);\n\t}\n");
 	}

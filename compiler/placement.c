@@ -63,6 +63,7 @@ struct place {
 	unsigned deepest_expr;      /* the reader's most nested expression */
 	unsigned deepest_body;      /* the reader's most nested body */
 	unsigned ncaptures;         /* values captured where their statements are, so far */
+	unsigned *last_set, *first_read;   /* per local: this walk's (struct local) */
 };
 
 /* What a walked statement holds. */
@@ -246,11 +247,11 @@ static bool same_all_hit(const struct node *n)
 	}
 }
 
-/* The leaves of values the same all through a hit (same_all_hit): what
- * the kernel captures of them. */
-static bool hit_leaf(const struct node *n)
+/* The leaves of cheap values: what the kernel captures of them, the
+ * reader computing the rest. */
+static bool cheap_leaf(const struct node *n)
 {
-	return n->kind == N_FIELD || (n->kind == N_IDENT && n->ref != REF_CONST);
+	return n->kind == N_FIELD || n->kind == N_LOCAL || (n->kind == N_IDENT && n->ref != REF_CONST);
 }
 
 static bool same_expr(const struct node *x, const struct node *y);
@@ -283,13 +284,36 @@ static bool same_expr(const struct node *x, const struct node *y)
  * statements.  A costly value under conditions the reader decides makes
  * them the kernel's, which then computes it only where the reader uses
  * it. */
+static void add_capture(struct alt_ctx *a, struct node *n, enum captured where)
+{
+	n->capture = (int)a->ncaptures;
+	a->captures = xrealloc_array(a->captures, a->ncaptures + 1, sizeof(*a->captures));
+	a->captured = xrealloc_array(a->captured, a->ncaptures + 1, sizeof(*a->captured));
+	a->captures[a->ncaptures] = n;
+	a->captured[a->ncaptures++] = where;
+}
+
 static void capture(struct place *p, struct node *n, const struct ctx *cx)
 {
 	struct alt_ctx *a = p->a;
-	bool at_top = cheap(n) && same_all_hit(n);
-	if (at_top) {
+	if (n->kind == N_LOCAL) {   /* a kernel local: its copy, where every assignment comes first */
+		struct local *l = &a->locals[n->sym];
+		if (p->stmt_pos < p->first_read[n->sym])
+			p->first_read[n->sym] = p->stmt_pos;
+		if (l->last_set < l->first_read) {
+			if (p->final && l->mirror < 0) {
+				add_capture(a, n, CAPTURED_AT_SET);
+				l->mirror = n->capture;
+			}
+			if (p->final)
+				n->capture = l->mirror;
+			return;
+		}
+	}
+	bool first = cheap(n) && same_all_hit(n);
+	if (first) {
 		for (unsigned i = 0; p->final && i < a->ncaptures; i++)
-			if (a->at_top[i] && same_expr(a->captures[i], n)) {
+			if (a->captured[i] == CAPTURED_FIRST && same_expr(a->captures[i], n)) {
 				n->capture = (int)i;
 				return;
 			}
@@ -303,13 +327,8 @@ static void capture(struct place *p, struct node *n, const struct ctx *cx)
 		}
 		p->ncaptures++;   /* captured where the statement is */
 	}
-	if (!p->final)
-		return;
-	n->capture = (int)a->ncaptures;
-	a->captures = xrealloc_array(a->captures, a->ncaptures + 1, sizeof(*a->captures));
-	a->at_top = xrealloc_array(a->at_top, a->ncaptures + 1, sizeof(*a->at_top));
-	a->captures[a->ncaptures] = n;
-	a->at_top[a->ncaptures++] = at_top;
+	if (p->final)
+		add_capture(a, n, first ? CAPTURED_FIRST : CAPTURED_HERE);
 }
 
 static unsigned reader_expr(struct place *p, struct node *n, const struct ctx *cx);
@@ -338,10 +357,9 @@ static unsigned lazy_operand(struct place *p, struct node *n, struct node *cond,
  * (what runtime/user_side.c evaluates: a captured value is one). */
 static unsigned reader_expr(struct place *p, struct node *n, const struct ctx *cx)
 {
-	/* a cheap value the same all through the hit is captured by its
-	 * leaves (the probe's arguments): one field for each, however many
-	 * expressions use it */
-	if (classify(p, n) == NEEDS_KERNEL && !(cheap(n) && same_all_hit(n) && !hit_leaf(n))) {
+	/* a cheap value is captured by its leaves (arguments, locals): one
+	 * field for each, however many expressions use it */
+	if (classify(p, n) == NEEDS_KERNEL && !(cheap(n) && !cheap_leaf(n))) {
 		capture(p, n, cx);
 		return 1;
 	}
@@ -570,6 +588,7 @@ static struct walked walk_stmt_at(struct place *p, struct node *n, const struct 
 		return walk_call(p, n, cx);
 	case N_LOCAL_ASSIGN: {
 		struct node *exprs[] = {n->a, NULL};
+		p->last_set[n->sym] = p->stmt_pos;
 		return update(p, &p->a->locals[n->sym].kernel, "set in a loop that runs in the kernel",
 			      "read for a local the kernel keeps", n->loc, exprs, cx);
 	}
@@ -638,8 +657,21 @@ static void place_alternative(struct place *p)
 		clear_marks(a->block);
 		a->ncaptures = 0;
 	}
+	p->last_set = xcalloc(a->nlocals + 1, sizeof(*p->last_set));
+	p->first_read = xcalloc(a->nlocals + 1, sizeof(*p->first_read));
+	for (unsigned i = 0; i < a->nlocals; i++) {
+		p->first_read[i] = UINT32_MAX;
+		a->locals[i].mirror = -1;
+	}
 	struct ctx top = {.iterations = 1};
 	walk_stmts(p, a->block->a, &top);
+	for (unsigned i = 0; i < a->nlocals; i++) {   /* what the next walk decides copies by */
+		p->changed |= a->locals[i].last_set != p->last_set[i] || a->locals[i].first_read != p->first_read[i];
+		a->locals[i].last_set = p->last_set[i];
+		a->locals[i].first_read = p->first_read[i];
+	}
+	free(p->last_set);
+	free(p->first_read);
 	if (p->kernel_until > a->kernel_until) {
 		a->kernel_until = p->kernel_until;
 		p->changed = true;

@@ -3,7 +3,7 @@
 #include "vmlinux.h"
 #define UT_NPROBES 1
 #define UT_PATH_SLOTS 0
-#define UT_BATCH_BYTES 376
+#define UT_BATCH_BYTES 184
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -37,17 +37,14 @@ struct ut_rec_5 {
 	struct ut_rec_hdr h;
 	char f0[32];
 	char f1[64];
-	char f2[64];
+	__u64 f2;
 	__u64 f3;
 	__u64 f4;
-	__u64 f5;
-	char f6[64];
+	char f5[16];
+	__u64 f6;
 	char f7[16];
-	char f8[64];
-	__u64 f9;
-	char f10[16];
 } __attribute__((aligned(8)));
-_Static_assert(sizeof(struct ut_rec_5) == 376, "record layout");
+_Static_assert(sizeof(struct ut_rec_5) == 184, "record layout");
 
 struct ut_tp_record___ut0 {
 	char __pad0[8];
@@ -124,43 +121,33 @@ int ut_p0_a0(void *ctx)
 		ut_header(&ut_hit->h, 5, ut_now);
 		__builtin_memset(&ut_hit->f0, 0, sizeof(ut_hit->f0));
 		__builtin_memset(&ut_hit->f1, 0, sizeof(ut_hit->f1));
-		__builtin_memset(&ut_hit->f2, 0, sizeof(ut_hit->f2));
-		__builtin_memset(&ut_hit->f4, 0, sizeof(ut_hit->f4));
-		__builtin_memset(&ut_hit->f6, 0, sizeof(ut_hit->f6));
+		__builtin_memset(&ut_hit->f3, 0, sizeof(ut_hit->f3));
+		__builtin_memset(&ut_hit->f5, 0, sizeof(ut_hit->f5));
 		__builtin_memset(&ut_hit->f7, 0, sizeof(ut_hit->f7));
-		__builtin_memset(&ut_hit->f8, 0, sizeof(ut_hit->f8));
-		__builtin_memset(&ut_hit->f10, 0, sizeof(ut_hit->f10));
 		ut_off = sizeof(*ut_hit);
 	}
 	if (ut_hit) {
-		ut_hit->f3 = (__u64)(((void *)tp->filename));
+		ut_hit->f2 = (__u64)(((void *)tp->filename));
 	}
 	if (ut_hit) {
-		ut_hit->f5 = (__u64)(((__u64)tp->flags));
+		ut_hit->f4 = (__u64)(((__u64)tp->flags));
 	}
 	if (ut_hit) {
-		ut_hit->f9 = (__u64)(((__u64)tp->dfd));
+		ut_hit->f6 = (__u64)(((__u64)tp->dfd));
 	}
 	{
 		char t0[64] = {};
 		bpf_probe_read_user_str(t0, sizeof(t0), (const void *)(((void *)tp->filename)));
 		__builtin_memcpy(l_f, t0, sizeof(t0) < sizeof(l_f) ? sizeof(t0) : sizeof(l_f));
+		if (ut_hit) {
+			__builtin_memcpy(ut_hit->f1, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
+		}
 	}
 	{
 		char t1[32] = {};
 		bpf_probe_read_user_str(t1, sizeof(t1), (const void *)(((void *)tp->filename)));
 		if (ut_hit) {
 			__builtin_memcpy(ut_hit->f0, t1, sizeof(t1) < 32 ? sizeof(t1) : 32);
-		}
-	}
-	{
-		if (ut_hit) {
-			__builtin_memcpy(ut_hit->f1, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
-		}
-	}
-	{
-		if (ut_hit) {
-			__builtin_memcpy(ut_hit->f2, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
 		}
 	}
 	{
@@ -174,7 +161,7 @@ int ut_p0_a0(void *ctx)
 		}
 		__u64 t6 = (__u64)(t5);
 		if (ut_hit) {
-			ut_hit->f4 = (__u64)(t6);
+			ut_hit->f3 = (__u64)(t6);
 		}
 		if (t6)
 		{
@@ -182,23 +169,17 @@ int ut_p0_a0(void *ctx)
 		}
 	}
 	{
-		if (ut_hit) {
-			__builtin_memcpy(ut_hit->f6, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
-		}
 		char t7[16];
 		bpf_get_current_comm(t7, sizeof(t7));
 		if (ut_hit) {
-			__builtin_memcpy(ut_hit->f7, t7, sizeof(t7) < 16 ? sizeof(t7) : 16);
-		}
-		if (ut_hit) {
-			__builtin_memcpy(ut_hit->f8, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
+			__builtin_memcpy(ut_hit->f5, t7, sizeof(t7) < 16 ? sizeof(t7) : 16);
 		}
 	}
 	{
 		char t8[16];
 		bpf_get_current_comm(t8, sizeof(t8));
 		if (ut_hit) {
-			__builtin_memcpy(ut_hit->f10, t8, sizeof(t8) < 16 ? sizeof(t8) : 16);
+			__builtin_memcpy(ut_hit->f7, t8, sizeof(t8) < 16 ? sizeof(t8) : 16);
 		}
 	}
 ut_done: __attribute__((unused));
