@@ -265,7 +265,8 @@ static double measure(const struct ut_program *p, uint64_t requests, enum mix mi
 	struct ut_user_maps maps;
 	ut_user_maps_init(&maps, p);
 	struct ut_decoder d = {.prog = p, .engine = e, .user_side = ut_user_side_new(p, &maps, 0)};
-	ut_decode_declare_names(d.prog, d.engine);
+	if (e)
+		ut_decode_declare_names(d.prog, e);
 	double start = cpu_seconds();
 	run(&d, requests, mix);
 	double seconds = cpu_seconds() - start;

@@ -135,6 +135,7 @@ enum ut_event_op {
 	UT_EV_CLEAR,        /* clear(@map): name is the map's name */
 	UT_EV_HIT,          /* a probe hit's captured values: the reader runs the
 			       hit's user statements over them (ut_event.body) */
+	UT_EV_SNAPSHOT,     /* snapshot() the reader runs: write the flight recorder's window */
 	UT_EV_SCHED_SWITCH, /* a context switch (engine/engine.h, ut_sched_switch) */
 	UT_EV_SCHED_WAKEUP, /* a thread woken (ut_sched_wakeup) */
 	UT_EV_OP_COUNT
@@ -189,12 +190,17 @@ enum ut_event_op {
  * User statements touch only user-side maps.  Integers are 64-bit and
  * wrap; x / 0 is 0 and x % 0 is x, and shift counts are taken modulo 64,
  * as in BPF.  Strings are NUL-padded char arrays: copied into a smaller
- * one they are cut, into a larger one padded with NULs.  Sampling
- * decisions (--sample) made in the kernel and in the reader are apart:
- * the points of one flow kind, and its spans, belong on one side. */
+ * one they are cut, into a larger one padded with NULs.  --sample decides
+ * a whole flow on one side: the reader samples every point of a flow kind
+ * it emits points of (and the spans keyed by it), the kernel's too, and
+ * the kernel samples the other kinds. */
 
 #define UT_UEXPR_MAX_DEPTH 128   /* operands nested in an expression */
 #define UT_USTMT_MAX_DEPTH 32    /* bodies nested in a hit's statements */
+/* Statements and loop turns one hit may run: a damaged program's loop
+ * ends there (the hit counts as malformed); the compiler keeps a probe
+ * that could run more in the kernel. */
+#define UT_HIT_MAX_STEPS (1u << 20)
 
 enum ut_uexpr_op {
 	UT_UX_INT,          /* i */
@@ -248,8 +254,7 @@ enum ut_ustmt_op {
 	UT_US_RETURN,       /* the rest of the hit's user statements are skipped */
 	UT_US_EMIT,         /* the record of event (not a UT_EV_HIT): its fields from
 			       ut_program.ukeys[keys..+nkeys] in field order, its
-			       header the hit's; flow and span points are sampled
-			       (--sample) as in BPF */
+			       header the hit's */
 	UT_US_OP_COUNT
 };
 

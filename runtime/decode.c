@@ -530,6 +530,8 @@ static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 			d->malformed++;
 		return;
 	}
+	if (d->user_side && !ut_user_side_keeps(d->user_side, rec, size))
+		return;   /* --sample dropped its flow */
 	d->records++;
 	if (!d->first_ts || h->ts < d->first_ts)
 		d->first_ts = h->ts;
@@ -547,6 +549,10 @@ static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 	const struct ut_program *p = d->prog;
 	const struct ut_event *ev = &p->events[h->event];
 	switch (ev->op) {
+	case UT_EV_SNAPSHOT:
+		if (!d->snapshot_ts)
+			d->snapshot_ts = h->ts;
+		return;
 	case UT_EV_PRINT: case UT_EV_EXIT: case UT_EV_CLEAR: {
 		char name_text[512];
 		const char *name = value_str(p, ev->fields, ev->nfields, rec, size, &ev->name, name_text,

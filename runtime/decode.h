@@ -23,6 +23,7 @@ struct ut_decoder {
 	uint64_t records, malformed;
 	uint64_t lost_late;           /* records dropped for reaching the reader late */
 	bool exit_requested;          /* the script called exit() */
+	uint64_t snapshot_ts;         /* the reader ran snapshot() then (0: not since the last look) */
 	/* clear(@map): done by the caller, which owns the maps */
 	void (*clear_map)(void *ctx, const char *name);
 	void *clear_ctx;

@@ -308,6 +308,28 @@ static void report_full_maps(const struct ut_program *prog, const struct ut_user
 				prog->maps[i].name, UT_USER_MAP_MAX_ENTRIES, (unsigned long long)user->maps[i].refused);
 }
 
+/* The maps the reader keeps are updated by the hit records that reach it:
+ * where hits were lost (the ring buffer was full) or came too late, those
+ * maps miss what they did, while the kernel's maps saw every hit.  Says
+ * so on text after the summary, or with j writes their names as the items
+ * of a JSON array. */
+static void report_approximate_maps(const struct ut_program *prog, uint64_t lost, FILE *text, FILE *j)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < prog->nmaps; i++) {
+		if (!prog->maps[i].user_side)
+			continue;
+		if (j)
+			fprintf(j, "%s\"%s\"", n ? "," : "", prog->maps[i].name);
+		else
+			fprintf(text, "%s%s", n ? ", " : "uring-trace: the summary is approximate: ", prog->maps[i].name);
+		n++;
+	}
+	if (!j && n)
+		fprintf(text, " (kept by the reader) miss what the %llu lost or late hits did; the other maps are "
+			"exact\n", (unsigned long long)lost);
+}
+
 /* Snapshot n of trace.fxt is trace.n.fxt (trace.n.fxt.gz for trace.fxt.gz,
  * out.n for out). */
 static void snapshot_path(const char *output, unsigned n, char *buf, size_t len)
@@ -421,10 +443,15 @@ static void take_snapshot_trigger(struct session *s, uint64_t ts)
 		ut_recorder_release(s->recorder);
 }
 
-/* The script called snapshot() (bpf/ut.h's ut_snapshot holds the first
- * call's time since the last look): a trigger at that time. */
+/* The script called snapshot(): in the kernel, bpf/ut.h's ut_snapshot
+ * holds the first call's time since the last look; in the reader, the
+ * decoder does.  A trigger at that time. */
 static void script_snapshot(struct session *s)
 {
+	if (s->dec.snapshot_ts) {
+		take_snapshot_trigger(s, s->dec.snapshot_ts);
+		s->dec.snapshot_ts = 0;
+	}
 	struct bpf_map *m = bpf_object__find_map_by_name(s->obj, "ut_snapshot");
 	__u32 zero = 0;
 	uint64_t ts = 0;
@@ -659,9 +686,12 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 			fprintf(stderr, "uring-trace: cannot write %s: %s\n", o->json, strerror(errno));
 			rc = 1;
 		} else {
-			fprintf(j, "{\"events\":%llu,\"lost\":%llu,\"late\":%llu,\"missed\":%llu,\"maps\":",
+			fprintf(j, "{\"events\":%llu,\"lost\":%llu,\"late\":%llu,\"missed\":%llu,\"approximate\":[",
 				(unsigned long long)s.dec.records, (unsigned long long)lost,
 				(unsigned long long)s.dec.lost_late, (unsigned long long)missed);
+			if (lost || s.dec.lost_late)
+				report_approximate_maps(prog, lost + s.dec.lost_late, NULL, j);
+			fputs("],\"maps\":", j);
 			ut_maps_json(prog, s.obj, &s.user_maps, j);
 			fputs("}\n", j);
 			if (j != stdout)
@@ -696,6 +726,8 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 					(unsigned long long)es->events_cut);
 		}
 		report_full_maps(prog, &s.user_maps);
+		if (lost || s.dec.lost_late)
+			report_approximate_maps(prog, lost + s.dec.lost_late, stderr, NULL);
 		if (s.dec.malformed)
 			fprintf(stderr, "uring-trace: %llu records could not be used (unknown or short, or a hit whose "
 				"statements ran past their bound): the compiled script or the records are damaged\n",

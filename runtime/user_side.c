@@ -42,6 +42,7 @@ struct ut_user_side {
 	uint32_t sample_permyriad;
 	uint64_t random;
 	struct sample_set *samples;       /* allocated at the first sampled point */
+	bool *samples_flow;               /* per flow kind: the user side emits some of its points */
 	struct local_layout *layout;      /* per event */
 	uint32_t *slot_offset;
 	unsigned char *locals;            /* the running hit's */
@@ -88,6 +89,12 @@ struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_u
 	}
 	u->locals = xcalloc(locals, 1);
 	u->record = xcalloc(record, 1);
+	u->samples_flow = xcalloc(prog->nflows + 1, sizeof(*u->samples_flow));
+	for (unsigned i = 0; i < prog->nustmts; i++) {
+		const struct ut_ustmt *s = &prog->ustmts[i];
+		if (s->op == UT_US_EMIT && s->event < prog->nevents && prog->events[s->event].flow >= 0)
+			u->samples_flow[prog->events[s->event].flow] = true;
+	}
 	return u;
 }
 
@@ -96,6 +103,7 @@ void ut_user_side_free(struct ut_user_side *u)
 	if (!u)
 		return;
 	free(u->samples);
+	free(u->samples_flow);
 	free(u->layout);
 	free(u->slot_offset);
 	free(u->locals);
@@ -132,6 +140,23 @@ static bool sampled(struct ut_user_side *u, uint32_t kind, uint64_t key, bool be
 	*found = (struct sample_slot){.key = key, .kind = kind, .used = 1,
 				      .keep = next_random(u) % 10000 < u->sample_permyriad};
 	return found->keep;
+}
+
+bool ut_user_side_keeps(struct ut_user_side *u, const void *rec, size_t size)
+{
+	const struct ut_rec_hdr *h = rec;
+	if (h->event >= u->prog->nevents)
+		return true;
+	const struct ut_event *ev = &u->prog->events[h->event];
+	if (ev->flow < 0 || (unsigned)ev->flow >= u->prog->nflows || !u->samples_flow[ev->flow] ||
+	    ev->key.kind != UT_VAL_FIELD || ev->key.field >= ev->nfields)
+		return true;
+	const struct ut_field *f = &ev->fields[ev->key.field];
+	uint64_t key;
+	if (f->offset + 8 > size)
+		return true;
+	memcpy(&key, (const unsigned char *)rec + f->offset, 8);
+	return sampled(u, (uint32_t)ev->flow, key, ev->op == UT_EV_FLOW_BEGIN);
 }
 
 /* ---- one hit ---- */
@@ -419,13 +444,7 @@ static void emit(struct hit *h, const struct ut_ustmt *s)
 	memcpy(r, &hdr, sizeof(hdr));
 	for (unsigned f = 0; f < ev->nfields && f < s->nkeys; f++)
 		store_field(h, h->prog->ukeys[s->keys + f], &ev->fields[f], r);
-	if (ev->flow >= 0 && ev->key.kind == UT_VAL_FIELD) {
-		uint64_t key;
-		memcpy(&key, r + ev->fields[ev->key.field].offset, 8);
-		if (!sampled(h->u, (uint32_t)ev->flow, key, ev->op == UT_EV_FLOW_BEGIN))
-			return;
-	}
-	ut_decode_record(h->d, r, ev->size);
+	ut_decode_record(h->d, r, ev->size);   /* which samples it (ut_user_side_keeps) */
 }
 
 /* How a run of statements ended. */
