@@ -33,7 +33,7 @@ BPFCC_LIBS := -L$(LLVM_LIBDIR) -Wl,-rpath,$(LLVM_LIBDIR) -lclang-cpp -lLLVM-14
 GEN_DIR := $(BUILD)/gen
 GEN_C   := $(GEN_DIR)/parser.c $(GEN_DIR)/lexer.c
 
-LIB_C   := $(filter-out runtime/main.c,$(wildcard compiler/*.c probes/*.c engine/*.c runtime/*.c))
+LIB_C   := $(filter-out runtime/main.c,$(wildcard base/*.c kernel/*.c compiler/*.c probes/*.c fxt/*.c engine/*.c tools/*.c runtime/*.c))
 LIB_CXX := $(wildcard runtime/*.cc)
 LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(GEN_C:$(GEN_DIR)/%.c=$(BUILD)/gen-obj/%.o)
 BPFCC   := $(BUILD)/libut-bpfcc.so

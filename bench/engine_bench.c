@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "engine/fxt.h"
+#include "fxt/fxt.h"
 
 #define IN_FLIGHT 32
 #define BATCH 32

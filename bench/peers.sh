@@ -6,7 +6,8 @@
 #   nop        build/workloads/nop_firehose (batches of 32 nops)
 #   fio_tmpfs  fio ioengine=io_uring, 4 KiB random reads, buffered, file on /dev/shm
 #   fio_loop   fio ioengine=io_uring, 4 KiB random reads, O_DIRECT, on a loop
-#              device backed (direct-io) by a file in /tmp
+#              device backed (direct-io) by a file in $LOOP_DIR (/dev/shm:
+#              no disk under it, so the tracer's cost is not hidden in waits)
 # Tracers ("peers"), each started before and stopped after one workload run:
 #   none             untraced
 #   bpftrace_count   bpftrace: @[probe] = count() on tracepoint:io_uring:*
@@ -18,6 +19,8 @@
 #                    for by its "tracing; Ctrl-C to stop" line on stderr; its
 #                    "N events, M lost" exit line gives events and losses.
 #   uring_trace_noreaps  the same with --reaps=0 (no reaped-completion marks)
+#   uring_trace_kernel   the same with --all-in-kernel (every statement and map
+#                    in BPF, none in the reader: before split execution)
 #   uring_trace_ring     the same with --ring 5s (the flight recorder: the
 #                    last 5 s kept in memory, written at the end)
 #   ut_NAME          $UT with bench/content/NAME.ut: the content ladder, parts
@@ -31,7 +34,10 @@
 # ("0 1"), WORKLOADS ("nop fio_tmpfs fio_loop"), TRACERS (default all),
 # UT (uring-trace binary), UT_WORKLOADS (workload dir), OUT (results dir),
 # WAIT_QUIET (s to wait for other processes' tracers to detach before each
-# round; default 0: warn and go on).
+# round; default 0: warn and go on), LOOP_DIR (/dev/shm), BPF_STATS (1: turn
+# on kernel.bpf_stats_enabled and report the BPF time of the tracer's
+# programs per operation, from their run_time_ns; the stats cost time of
+# their own, so throughput is better measured without them).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 W=${UT_WORKLOADS:-$ROOT/build/workloads}
@@ -46,7 +52,9 @@ CLK_TCK=$(getconf CLK_TCK)
 mkdir -p "$OUT"
 RESULTS=$OUT/results.tsv
 SHM_FILE=/dev/shm/ut-peers.dat
-LOOP_IMG=/tmp/ut-peers-loop.img
+LOOP_DIR=${LOOP_DIR:-/dev/shm}
+LOOP_IMG=$LOOP_DIR/ut-peers-loop.img
+BPF_STATS=${BPF_STATS:-0}
 LOOP_DEV=
 TRACER_PID=
 
@@ -132,6 +140,8 @@ start_tracer() { # NAME LOG; sets TRACER_PID, returns 1 if it did not attach
       "$UT" -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
     uring_trace_noreaps)
       "$UT" --reaps=0 -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
+    uring_trace_kernel)
+      "$UT" --all-in-kernel -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
     uring_trace_ring)
       "$UT" --ring 5s -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
     ut_*)
@@ -149,6 +159,15 @@ cpu_ticks() { # PID: utime + stime of the whole process
 }
 
 max_rss_kb() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+
+# Nanoseconds its BPF programs ran so far (kernel.bpf_stats_enabled): the
+# run_time_ns of the programs whose fds it holds (/proc/PID/fdinfo).
+bpf_run_ns() { # PID
+  local f
+  for f in /proc/"$1"/fdinfo/*; do
+    grep -h '^run_time_ns:' "$f" 2>/dev/null
+  done | awk '{ s += $2 } END { print s + 0 }'
+}
 
 # Events the tracer saw, when it says.
 tracer_events() { # NAME LOG
@@ -207,33 +226,42 @@ if [[ " $TRACERS " == *" uring_trace "* ]]; then
   fi
 fi
 setup_workloads
-printf 'cpu\tworkload\tround\ttracer\tthroughput\tevents\ttracer_cpu_s\tmax_rss_kb\tnote\n' >"$RESULTS"
+printf 'cpu\tworkload\tround\ttracer\tthroughput\tevents\ttracer_cpu_s\tmax_rss_kb\tbpf_ns\tnote\n' >"$RESULTS"
+if [ "$BPF_STATS" = 1 ]; then
+  stats_before=$(sysctl -n kernel.bpf_stats_enabled)
+  sysctl -q kernel.bpf_stats_enabled=1
+  trap 'sysctl -q kernel.bpf_stats_enabled="$stats_before"; cleanup' EXIT
+fi
 start_time=$SECONDS
 for cpu in $CPUS; do
   for workload in $WORKLOADS; do
     for round in $(seq "$ROUNDS"); do
       check_quiet "cpu $cpu $workload round $round"
       tp=$(run_workload "$workload" "$cpu")
-      printf '%s\t%s\t%s\tnone\t%s\t\t\t\t\n' "$cpu" "$workload" "$round" "$tp" >>"$RESULTS"
+      printf '%s\t%s\t%s\tnone\t%s\t\t\t\t\t\n' "$cpu" "$workload" "$round" "$tp" >>"$RESULTS"
       log "cpu $cpu $workload round $round: untraced $tp"
       for tracer in $TRACERS; do
         tlog="$OUT/$tracer.log"
         if ! start_tracer "$tracer" "$tlog"; then
           log "$tracer did not attach: $(head -c 200 "$tlog")"
           stop_tracer
-          printf '%s\t%s\t%s\t%s\t\t\t\t\tno_attach\n' "$cpu" "$workload" "$round" "$tracer" >>"$RESULTS"
+          printf '%s\t%s\t%s\t%s\t\t\t\t\t\tno_attach\n' "$cpu" "$workload" "$round" "$tracer" >>"$RESULTS"
           continue
         fi
         t0=$(cpu_ticks "$TRACER_PID")
+        b0=$(bpf_run_ns "$TRACER_PID")
         tp=$(run_workload "$workload" "$cpu")
+        b1=$(bpf_run_ns "$TRACER_PID")
         t1=$(cpu_ticks "$TRACER_PID")
+        bpf_ns=
+        [ "$BPF_STATS" = 1 ] && bpf_ns=$((b1 - b0))
         rss=$(max_rss_kb "$TRACER_PID")
         stop_tracer
         cpu_s=$(awk -v a="${t0:-0}" -v b="${t1:-0}" -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / hz }')
         ev=$(tracer_events "$tracer" "$tlog")
         note=$(tracer_note "$tracer" "$tlog")
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$cpu" "$workload" "$round" "$tracer" \
-          "$tp" "$ev" "$cpu_s" "$rss" "$note" >>"$RESULTS"
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$cpu" "$workload" "$round" "$tracer" \
+          "$tp" "$ev" "$cpu_s" "$rss" "$bpf_ns" "$note" >>"$RESULTS"
         log "cpu $cpu $workload round $round: $tracer $tp events=$ev cpu=${cpu_s}s rss=${rss}kB $note"
         rm -f "$OUT"/perf.data* "$OUT/ut.fxt"
       done
@@ -257,8 +285,8 @@ def med(values, fmt):
     return fmt.format(statistics.median(values)) if values else "-"
 def num(text):
     return float(text) if text not in ("", None) else None
-print("| cpu | workload | tracer | throughput (median) | ratio to untraced | events/s | tracer CPU s (per %gs run) | tracer max RSS MB | notes |" % duration)
-print("|---|---|---|---|---|---|---|---|---|")
+print("| cpu | workload | tracer | throughput (median) | ratio to untraced | events/s | tracer CPU s (per %gs run) | tracer CPU ns/event | BPF ns/op | tracer max RSS MB | notes |" % duration)
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for (cpu, workload, tracer), rs in groups.items():
     tps = [num(r["throughput"]) for r in rs]
     ratios = [num(r["throughput"]) / base[(cpu, workload, r["round"])]
@@ -266,8 +294,13 @@ for (cpu, workload, tracer), rs in groups.items():
     events = [num(r["events"]) / duration if num(r["events"]) is not None else None for r in rs]
     rss = [num(r["max_rss_kb"]) for r in rs if num(r["max_rss_kb"])]
     notes = sorted({r["note"] for r in rs if r["note"]})
-    print("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+    per_event = [num(r["tracer_cpu_s"]) * 1e9 / num(r["events"]) for r in rs
+                 if num(r["tracer_cpu_s"]) is not None and num(r["events"])]
+    per_op = [num(r["bpf_ns"]) / (num(r["throughput"]) * duration) for r in rs
+              if num(r["bpf_ns"]) is not None and num(r["throughput"])]
+    print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
         cpu, workload, tracer, med(tps, "{:,.0f}"), med(ratios, "{:.2f}"), med(events, "{:,.0f}"),
         med([num(r["tracer_cpu_s"]) for r in rs], "{:.2f}") if tracer != "none" else "-",
+        med(per_event, "{:,.0f}"), med(per_op, "{:,.0f}"),
         "%.0f" % (max(rss) / 1024) if rss else "-", " ".join(notes)))
 EOF

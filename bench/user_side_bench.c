@@ -23,7 +23,7 @@
 
 #include "bpf/records.h"
 #include "engine/engine.h"
-#include "engine/fxt.h"
+#include "fxt/fxt.h"
 #include "runtime/decode.h"
 #include "runtime/user_maps.h"
 #include "runtime/user_side.h"
@@ -265,7 +265,8 @@ static double measure(const struct ut_program *p, uint64_t requests, enum mix mi
 	struct ut_user_maps maps;
 	ut_user_maps_init(&maps, p);
 	struct ut_decoder d = {.prog = p, .engine = e, .user_side = ut_user_side_new(p, &maps, 0)};
-	ut_decode_declare_names(d.prog, d.engine);
+	if (e)
+		ut_decode_declare_names(d.prog, e);
 	double start = cpu_seconds();
 	run(&d, requests, mix);
 	double seconds = cpu_seconds() - start;

@@ -230,6 +230,24 @@ static __always_inline void ut_note_thread(void)
 	}
 }
 
+/* snapshot(): the time of the first call since the reader last looked
+ * (0: none).  A map the reader reads, not a record: a trigger must not be
+ * lost with the records when the ring buffer is full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} ut_snapshot SEC(".maps");
+
+static __always_inline void ut_request_snapshot(void)
+{
+	__u32 zero = 0;
+	__u64 *at = bpf_map_lookup_elem(&ut_snapshot, &zero);
+	if (at && !*at)
+		*at = bpf_ktime_get_ns();
+}
+
 /* ---- built-in programs: the runtime attaches them besides the script's
  * probes, each as a raw tracepoint or else a classic one (runtime/loader.c) */
 

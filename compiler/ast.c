@@ -15,6 +15,7 @@ struct node *node_new(enum node_kind kind, struct ut_loc loc)
 	n->loc = loc;
 	n->sym = -1;
 	n->event = -1;
+	n->capture = -1;
 	return n;
 }
 

@@ -142,6 +142,10 @@ struct node {
 	bool stage_full;     /* a record: the stage may be full here, send it first;
 	                      * N_FOR: an iteration's records may not fit, each sends first */
 	uint32_t stage_bytes; /* N_FOR: the records one iteration stages */
+	/* filled by the placement pass (placement.c) */
+	uint8_t side;        /* statements: PLACE_* bits, the sides it runs on */
+	int capture;         /* an expression the kernel computes for the reader: its
+	                      * field in the hit's record; else -1 */
 };
 
 /* A list being built: its first and last nodes, so appending does not walk

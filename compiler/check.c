@@ -24,14 +24,8 @@ void check_format(struct check *ck, struct node *fmtn, struct node **args, int n
 		return;
 	}
 	int need = 0;
-	for (const char *p = fmtn->str; *p; p++) {
-		if (*p != '%')
-			continue;
-		if (p[1] == '%') {
-			p++;
-			continue;
-		}
-		struct ut_directive d = ut_format_directive(p);
+	struct ut_directive d;
+	for (const char *p = fmtn->str; (p = ut_format_next(p, &d)); p += d.len) {
 		char conv = d.conv;
 		if (!((conv >= 'a' && conv <= 'z') || (conv >= 'A' && conv <= 'Z'))) {
 			ERR(ck, fmtn, "a '%%' in the format starts no directive (write %%%% for a percent sign)");
@@ -46,7 +40,6 @@ void check_format(struct check *ck, struct node *fmtn, struct node **args, int n
 			    UT_FORMAT_MAX_WIDTH);
 			return;
 		}
-		p += d.len - 1;
 		if (need < nargs && conv == 's' && args[need]->type.kind != T_STR && args[need]->type.kind != T_SHOW &&
 		    args[need]->type.show == UT_SHOW_PLAIN)
 			ERR(ck, args[need], "%%s needs a string, but this is %s", a_type(&args[need]->type));
@@ -307,7 +300,7 @@ static void fold_in_place(struct node *n, int64_t value)
 {
 	node_free_children(n);
 	*n = (struct node){.kind = N_INT, .loc = n->loc, .next = n->next, .num = value, .type = t_int(8, value < 0),
-			   .sym = -1, .event = -1};
+			   .sym = -1, .event = -1, .capture = -1};
 }
 
 /* A whole map that a statement takes (clear(@m), zero(@m), print(@m)):
@@ -373,6 +366,12 @@ static void check_print(struct check *ck, struct node *e)
 			    "arithmetic on them)", i == 1 ? "count of top entries" : "divisor");
 		else
 			fold_in_place(args[i], v);
+	}
+	/* top 0 (all) and div 1 when not given: the record has both (resources.c) */
+	for (struct node *last = args[na - 1]; na < 3; na++) {
+		last->next = node_new(N_INT, e->loc);
+		last = last->next;
+		fold_in_place(last, na == 1 ? 0 : 1);
 	}
 }
 

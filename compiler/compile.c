@@ -303,6 +303,8 @@ static void alt_free(struct alt_ctx *a)
 	for (unsigned i = 0; i < a->ncomputed_args; i++)
 		node_free(a->computed_args[i].value);
 	free(a->computed_args);
+	free(a->captures);
+	free(a->captured);
 	free(a);
 }
 
@@ -314,7 +316,8 @@ static void compile_alternative(struct compiler *c, struct ut_probe *p, unsigned
 	struct ut_alt *alt = &p->alts[p->nalts];
 	struct alt_ctx *a = xcalloc(1, sizeof(*a));
 	*a = (struct alt_ctx){.def = def, .probe = p, .probe_index = pi, .alt = alt, .spec = s->text, .loc = s->loc,
-			      .declared = s->declared, .computed = s->computed, .unfiltered = block->num};
+			      .declared = s->declared, .computed = s->computed, .unfiltered = block->num,
+			      .hit_event = -1};
 	alt->kind = def->kind;
 	alt->prog_name = xasprintf("ut_p%u_a%u", pi, p->nalts);
 	if (def->resolve(c, a, target, s->loc) != 0) {
@@ -616,7 +619,8 @@ static void check_unbegun(struct compiler *c, const struct node *items, const st
 }
 
 static const char *const dump_names[] = {
-	[UT_DUMP_AST] = "ast", [UT_DUMP_TYPED] = "typed", [UT_DUMP_RESOURCES] = "resources", [UT_DUMP_C] = "c",
+	[UT_DUMP_AST] = "ast", [UT_DUMP_TYPED] = "typed", [UT_DUMP_RESOURCES] = "resources",
+	[UT_DUMP_PLACEMENT] = "placement", [UT_DUMP_C] = "c",
 };
 
 enum ut_dump ut_dump_named(const char *name)
@@ -637,6 +641,7 @@ static void compiler_free(struct compiler *c, struct node *items)
 		free(c->maps[i].name);
 	free(c->maps);
 	free(c->tuples);
+	free(c->flow_in_reader);
 	for (unsigned i = 0; i < c->nalts; i++)
 		alt_free(c->alts[i]);
 	free(c->alts);
@@ -730,6 +735,12 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 		resources(c);
 		if (o->dump == UT_DUMP_RESOURCES)
 			dump_resources(c, dump);
+		placement(c);
+		if (o->dump == UT_DUMP_PLACEMENT)
+			dump_placement(c, dump);
+		if (o->verbose)
+			placement_report(c, stderr);
+		gen_user_side(c);
 		prog->bpf_c = gen_program(c);
 		for (unsigned i = 0; i < c->nalts; i++)
 			if (c->alts[i]->too_deep_at)

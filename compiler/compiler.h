@@ -5,8 +5,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "compiler/ast.h"
+#include "base/alloc.h"
+#include "base/strbuf.h"
 #include "compiler/diag.h"
-#include "compiler/kernel.h"
+#include "kernel/kernel.h"
 #include "compiler/program.h"
 #include "probes/kind.h"
 
@@ -16,6 +18,7 @@ enum ut_dump {
 	UT_DUMP_AST,        /* parse: the items of the script and its imports */
 	UT_DUMP_TYPED,      /* check: each alternative's body, typed */
 	UT_DUMP_RESOURCES,  /* resources: maps, records, stages */
+	UT_DUMP_PLACEMENT,  /* placement: the side of each statement and map */
 	UT_DUMP_C,          /* generate: the C (as --emit-c) */
 };
 /* The pass named name ("typed"); UT_DUMP_NONE when there is none. */
@@ -41,29 +44,13 @@ struct ut_compile_opts {
 	const char *const *positional;
 	unsigned npositional;
 	bool verbose;
+	bool all_in_kernel;        /* --all-in-kernel: every statement and map in the kernel */
 };
 
 /* Compiles a script; NULL when it has errors (reported to d). */
 struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel *k, struct diag *d);
 
 /* ---- internal to compiler/ ---- */
-
-struct strbuf {
-	char *s;
-	size_t len, cap;
-};
-void sb_printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void sb_puts(struct strbuf *b, const char *s);
-void sb_free(struct strbuf *b);
-/* s as a C string literal body, escaped: no script text reaches C unescaped. */
-void sb_c_string(struct strbuf *b, const char *s);
-/* s inside a C block comment, escaped the same way: it cannot end the
- * comment (a script path holding star-slash and a newline) nor the line. */
-void sb_c_comment(struct strbuf *b, const char *s);
-char *xstrdup(const char *s);
-char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void *xcalloc(size_t n, size_t size);
-void *xrealloc_array(void *p, size_t n, size_t size);
 
 /* An argument of the probe being compiled: its name, type and the C
  * expression that reads it inside the generated program. */
@@ -72,6 +59,27 @@ struct probe_arg {
 	struct type type;
 	char *cexpr;
 	char *exists_cexpr;   /* C expression true when the field exists on the running kernel */
+};
+
+/* Why something is in the kernel (placement.c): what needs it there, and
+ * where.  why NULL: it is in the reader. */
+struct placed {
+	const char *why;
+	struct ut_loc at;
+};
+
+/* Where the kernel writes a captured value (placement.c). */
+enum captured {
+	CAPTURED_HERE,      /* where the statement that reads it is */
+	CAPTURED_FIRST,     /* before the statements: cheap and the same all through a hit */
+	CAPTURED_AT_SET,    /* a kernel local: after each assignment (local.mirror) */
+};
+
+/* The sides a statement runs on (node.side, placement.c). */
+enum {
+	PLACE_KERNEL = 1,     /* kernel work, or a loop or if the kernel keeps */
+	PLACE_READER = 2,     /* the reader's work (runtime/user_side.c) */
+	PLACE_CAPTURES = 4,   /* the kernel captures values for the reader there */
 };
 
 /* One alternative of a probe: one BPF program.  The probe kind fills the
@@ -104,9 +112,19 @@ struct alt_ctx {
 	/* resources.c: its records, staged per hit and sent as one sample */
 	struct stage {
 		uint32_t bytes;         /* what one hit may stage (ut_batch_cap) */
+		uint32_t record_max;    /* its largest record */
 		bool reloads;           /* a loop passes ut_off through the stage (gen_stmt.c, gen_for) */
 		uint32_t off_mask;      /* with reloads: ut_off's bound */
 	} stage;
+	/* placement.c: where its statements run */
+	struct placed all_kernel;   /* why every statement runs in the kernel (why NULL: not so) */
+	unsigned kernel_until;      /* preorder position of its last kernel work: a return
+				       before it returns in the kernel too */
+	int hit_event;              /* its UT_EV_HIT event: the reader runs its other
+				       statements over the values it captures; -1: none */
+	struct node **captures;     /* the expressions the kernel captures, in field order */
+	enum captured *captured;    /* per capture: where the kernel writes it */
+	unsigned ncaptures;
 };
 
 /* A local variable of the alternative.  All are declared at the top of its
@@ -116,6 +134,13 @@ struct local {
 	struct type type;
 	struct ut_loc loc;          /* first assigned, or its first loop */
 	bool loop_var;              /* a for loop's variable: the loop alone sets it */
+	struct placed kernel;       /* placement.c: kept in the kernel, or in the reader */
+	unsigned slot;              /* in the reader: its slot in the hit's locals */
+	/* a kernel local the reader reads: its copy in the hit's record, set
+	 * with it (-1: none), possible when every assignment comes before
+	 * every read of the reader's (preorder positions of statements) */
+	int mirror;
+	unsigned last_set, first_read;
 };
 
 /* A computed argument (`NAME = expr` in the spec) the body uses: its
@@ -168,6 +193,7 @@ struct map_info {
 	bool assigned;
 	bool deleted_in_bpf;        /* delete() in a probe: a keyless map stays a hash */
 	enum map_storage storage;   /* resources.c */
+	struct placed kernel;       /* placement.c: a BPF map, or kept by the reader */
 };
 
 /* The compiler's program-wide state, shared by the passes. */
@@ -192,6 +218,8 @@ struct compiler {
 	uint32_t max_stage_bytes;   /* the largest stage: UT_BATCH_BYTES */
 	unsigned path_slots;        /* the most path() buffers of a body: UT_PATH_SLOTS */
 	bool uses_scratch;          /* path() or string map values: ut.h's per-CPU buffers */
+	bool *flow_in_reader;       /* per flow kind (prog->flows): the reader emits some of
+				       its points, and samples them all (placement.c) */
 	char **loaded_files;        /* imports already loaded */
 	unsigned nloaded;
 	char **texts;               /* source texts (kept for diagnostics) */
@@ -207,11 +235,30 @@ void check_alternative(struct compiler *c, struct alt_ctx *a);
 /* resources.c: records (the program's events), stages and map layouts of
  * every alternative, in order. */
 void resources(struct compiler *c);
+/* The buffer bytes a stage needs (a loop's reloads ask for more). */
+uint32_t stage_buffer_bytes(const struct stage *s);
+/* Calls each(ctx, value, key) for each value that fills a field of record
+ * statement n (a trace statement, or printf(), exit(), snapshot() or
+ * clear()), in field order; key: a flow or span key (a u64 the kernel
+ * samples on). */
+void record_fields(struct node *n, void (*each)(void *ctx, struct node *value, bool key), void *ctx);
+/* placement.c: the side of each statement, local and map; the hit
+ * records and their captured values; no user errors. */
+void placement(struct compiler *c);
+/* -v: how many probes the reader runs a part of, which maps it keeps and
+ * why the kernel keeps the others. */
+void placement_report(const struct compiler *c, FILE *out);
+/* Whether condition n has a value known when compiling (constants, and
+ * && and || that one operand decides): *v. */
+bool cond_folds(struct compiler *c, const struct node *n, int64_t *v);
+/* gen_user.c: the reader's statements of the alternatives placement split. */
+void gen_user_side(struct compiler *c);
 /* gen.c: the program's BPF C.  No user errors. */
 char *gen_program(struct compiler *c);
 
-/* --dump typed and --dump resources (dump.c). */
+/* --dump typed, resources and placement (dump.c). */
 void dump_typed(struct compiler *c, FILE *out);
 void dump_resources(struct compiler *c, FILE *out);
+void dump_placement(struct compiler *c, FILE *out);
 
 #endif

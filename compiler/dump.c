@@ -1,6 +1,7 @@
 /* --dump typed and --dump resources: what the check and resources passes
  * leave, as text for people (and the tests in tests/compiler/dump). */
 #include <stdio.h>
+#include <string.h>
 
 #include "compiler/aggregations.h"
 #include "compiler/compiler.h"
@@ -67,6 +68,7 @@ static const char *const event_ops[UT_EV_OP_COUNT] = {
 	[UT_EV_SPAN_END] = "span end", [UT_EV_GROUP_NAME] = "track name", [UT_EV_PRINT] = "printf",
 	[UT_EV_EXIT] = "exit", [UT_EV_CLEAR] = "clear", [UT_EV_HIT] = "hit", [UT_EV_SNAPSHOT] = "snapshot",
 	[UT_EV_PRINT_MAP] = "print map", [UT_EV_ZERO] = "zero", [UT_EV_TIME] = "time", [UT_EV_JOIN] = "join",
+	[UT_EV_SCHED_SWITCH] = "context switch", [UT_EV_SCHED_WAKEUP] = "wakeup",
 };
 
 static void value_dump(const struct ut_value *v, FILE *f)
@@ -157,4 +159,79 @@ void dump_resources(struct compiler *c, FILE *f)
 	}
 	fprintf(f, "largest stage %u bytes, %u path() buffers, stacks %s\n", c->max_stage_bytes, c->path_slots,
 		c->uses_stacks ? "yes" : "no");
+}
+
+/* --dump placement: the side of each statement, local and map, and why
+ * what is in the kernel is there (placement.c). */
+
+static void placed_dump(const struct placed *p, FILE *f)
+{
+	if (p->why)
+		fprintf(f, "kernel: %s (%s:%d:%d)\n", p->why, p->at.file, p->at.line, p->at.col);
+	else
+		fprintf(f, "reader\n");
+}
+
+static void sides_dump(const struct node *n, int depth, FILE *f)
+{
+	for (; n; n = n->next) {
+		if (n->kind == N_BLOCK) {
+			sides_dump(n->a, depth, f);
+			continue;
+		}
+		bool macro = n->kind == N_EXPR_STMT && n->a->ref == REF_MACRO;
+		char sides[32] = "";
+		static const char *const names[] = {"kernel", "reader", "captures"};
+		for (unsigned b = 0; b < 3; b++)
+			if (n->side & (1u << b))
+				snprintf(sides + strlen(sides), sizeof(sides) - strlen(sides), "%s%s", sides[0] ? "+" : "", names[b]);
+		fprintf(f, "%*s%-22s %s%s%s @%d:%d\n", depth * 2 + 2, "", sides[0] ? sides : "-", node_kind_name(n->kind),
+			macro || n->kind == N_EXPR_STMT ? " " : "", macro || n->kind == N_EXPR_STMT ? n->a->str : "",
+			n->loc.line, n->loc.col);
+		if (macro)
+			sides_dump(n->a->resolved, depth + 1, f);
+		else if (n->kind == N_IF) {
+			sides_dump(n->b, depth + 1, f);
+			if (n->c) {
+				fprintf(f, "%*selse\n", depth * 2 + 2, "");
+				sides_dump(n->c, depth + 1, f);
+			}
+		} else if (n->kind == N_FOR)
+			sides_dump(n->c, depth + 1, f);
+	}
+}
+
+void dump_placement(struct compiler *c, FILE *f)
+{
+	const struct ut_program *p = c->prog;
+	char buf[64];
+	for (unsigned i = 0; i < c->nalts; i++) {
+		const struct alt_ctx *a = c->alts[i];
+		alt_title(a, f);
+		if (a->all_kernel.why) {
+			fprintf(f, "all in the kernel: %s (%s:%d:%d)\n", a->all_kernel.why, a->all_kernel.at.file,
+				a->all_kernel.at.line, a->all_kernel.at.col);
+		} else {
+			const struct ut_event *hit = &p->events[a->hit_event];
+			fprintf(f, "hit record: event %d, %u bytes, %u captured values\n", a->hit_event, hit->size,
+				a->ncaptures);
+			for (unsigned k = 0; k < a->ncaptures; k++)
+				fprintf(f, "  f%u %s @%d:%d%s\n", k, type_text(&a->captures[k]->type, buf, sizeof(buf)),
+					a->captures[k]->loc.line, a->captures[k]->loc.col,
+					a->captured[k] == CAPTURED_FIRST ? ", before the statements"
+					: a->captured[k] == CAPTURED_AT_SET ? ", as its local is set" : "");
+		}
+		for (unsigned j = 0; j < a->nlocals; j++) {
+			fprintf(f, "local %s: ", a->locals[j].name);
+			placed_dump(&a->locals[j].kernel, f);
+		}
+		sides_dump(a->block, 0, f);
+	}
+	for (unsigned i = 0; i < c->nmaps; i++) {
+		fprintf(f, "map %u %s: ", i, c->maps[i].name);
+		placed_dump(&c->maps[i].kernel, f);
+	}
+	for (unsigned i = 0; i < p->nflows; i++)
+		if (c->flow_in_reader[i])
+			fprintf(f, "flow %s: sampled by the reader\n", p->flows[i]);
 }

@@ -24,68 +24,65 @@ static void gen_stmts(struct gen *g, struct node *list)
 /* ---- records ---- */
 
 /* A record being filled: the C of each field's value, in field order
- * (the order resources.c laid them out in), and statements that fill the
- * fields after those (join()'s strings, read straight into the record). */
+ * (record_fields, the order resources.c laid them out in), and statements
+ * that fill the fields after those (join()'s strings, read straight into
+ * the record). */
 struct record {
+	struct gen *g;
 	const struct ut_event *ev;
 	unsigned nvalues;
 	char **values;
+	char *guard;   /* a flow or span key's sampling (ut_flow_sampled), or NULL */
+	bool begin;    /* a flow's begin: it draws the sampling decision */
 	struct strbuf fill;
 };
 
-static void record_field(struct record *r, char *cx)
+/* A field's value.  A flow or span key is evaluated once into a
+ * temporary, stored in the record and, unless the reader samples its kind
+ * (placement.c), sampled on: --sample keeps whole flows, the decision is
+ * taken at the flow's begin and remembered. */
+static void record_field(void *ctx, struct node *value, bool key)
 {
+	struct record *r = ctx;
+	struct gen *g = r->g;
+	char *cx = gen_expr(g, value);
+	if (key) {
+		char *tmp = new_tmp(g);
+		emit(g, "__u64 %s = (__u64)(%s);", tmp, cx);
+		free(cx);
+		cx = tmp;
+		if (!g->c->flow_in_reader[r->ev->flow])
+			r->guard = xasprintf("if (ut_flow_sampled(%d, %s, %d)) ", r->ev->flow, tmp, r->begin);
+	}
 	r->values = xrealloc_array(r->values, r->nvalues + 1, sizeof(char *));
 	r->values[r->nvalues++] = cx;
 }
 
-static void record_value(struct gen *g, struct record *r, struct node *n);
-
-/* fmt() and printf(): the values the format takes. */
-static void record_format(struct gen *g, struct record *r, struct node *call)
+/* The C struct of an event's record, with the fields of its layout. */
+static void record_struct(struct gen *g, int event)
 {
-	struct node *args[CALL_MAX_ARGS];
-	int na = collect_args(call->a, args, CALL_MAX_ARGS);
-	for (int i = 1; i < na; i++)
-		record_value(g, r, args[i]);
-}
-
-static void record_value(struct gen *g, struct record *r, struct node *n)
-{
-	switch (value_form(n)) {
-	case VALUE_TEXT:
-		return;
-	case VALUE_FORMAT:
-		record_format(g, r, through_functions(n));
-		return;
-	default:
-		record_field(r, gen_expr(g, n));
+	const struct ut_event *ev = &g->c->prog->events[event];
+	struct strbuf *types = &g->parts->types;
+	sb_printf(types, "struct ut_rec_%d {\n\tstruct ut_rec_hdr h;\n", event);
+	for (unsigned i = 0; i < ev->nfields; i++) {
+		if (ev->fields[i].type == UT_F_STR)
+			sb_printf(types, "\tchar f%u[%u];\n", i, (ev->fields[i].size + 7) & ~7u);
+		else
+			sb_printf(types, "\t%s f%u;\n", ev->fields[i].type == UT_F_S64 ? "__s64" : "__u64", i);
 	}
+	sb_printf(types, "} __attribute__((aligned(8)));\n");
+	sb_printf(types, "_Static_assert(sizeof(struct ut_rec_%d) == %u, \"record layout\");\n\n", event, ev->size);
 }
 
-static struct record record_begin(struct gen *g, const struct node *n)
+/* Stores the C value cx in field i (f) of the record r points to. */
+static void store_field(struct gen *g, const char *r, const struct ut_field *f, unsigned i, const char *cx)
 {
-	return (struct record){.ev = &g->c->prog->events[n->event]};
-}
-
-/* A flow or span key: evaluated once into a temporary, stored in the
- * record, and returned as the guard that samples on it (--sample keeps
- * whole flows: the decision is taken at the flow's begin and remembered). */
-static char *record_key(struct gen *g, struct record *r, struct node *keyref, bool begin)
-{
-	char *kx = gen_expr(g, keyref->a);
-	char *tmp = new_tmp(g);
-	emit(g, "__u64 %s = (__u64)(%s);", tmp, kx);
-	free(kx);
-	char *guard = xasprintf("if (ut_flow_sampled(%d, %s, %d)) ", r->ev->flow, tmp, begin);
-	record_field(r, tmp);
-	return guard;
-}
-
-static void record_with(struct gen *g, struct record *r, struct node *with)
-{
-	for (struct node *w = with; w; w = w->next)
-		record_value(g, r, w->a);
+	uint32_t padded = (f->size + 7) & ~7u;
+	if (f->type == UT_F_STR)
+		emit(g, "__builtin_memcpy(%s->f%u, %s, sizeof(%s) < %u ? sizeof(%s) : %u);", r, i, cx, cx, padded, cx,
+		     padded);
+	else
+		emit(g, "%s->f%u = (%s)(%s);", r, i, f->type == UT_F_S64 ? "__s64" : "__u64", cx);
 }
 
 /* When the stage has no room for `bytes` more: sends what it holds as one
@@ -98,76 +95,6 @@ static void stage_send(struct gen *g, uint32_t bytes)
 	emit(g, "\tut_send(ut_batch, ut_off, 1, %u);", g->alt->probe_index);
 	emit(g, "\tut_off = 0;");
 	emit(g, "}");
-}
-
-/* Writes the record's struct and the code that fills it in the stage. */
-static void record_end(struct gen *g, struct record *r, const struct node *n, const char *guard)
-{
-	const struct ut_event *ev = r->ev;
-	struct strbuf *types = &g->parts->types;
-	sb_printf(types, "struct ut_rec_%d {\n\tstruct ut_rec_hdr h;\n", n->event);
-	for (unsigned i = 0; i < ev->nfields; i++) {
-		if (ev->fields[i].type == UT_F_STR)
-			sb_printf(types, "\tchar f%u[%u];\n", i, (ev->fields[i].size + 7) & ~7u);
-		else
-			sb_printf(types, "\t%s f%u;\n", ev->fields[i].type == UT_F_S64 ? "__s64" : "__u64", i);
-	}
-	sb_printf(types, "} __attribute__((aligned(8)));\n");
-	sb_printf(types, "_Static_assert(sizeof(struct ut_rec_%d) == %u, \"record layout\");\n\n", n->event, ev->size);
-	if (n->stage_full)
-		stage_send(g, ev->size);
-	emit(g, "%sif (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_%d)) {", guard ? guard : "", n->event);
-	g->indent++;
-	emit(g, "struct ut_rec_%d *r = (void *)(ut_batch + ut_off);", n->event);
-	emit(g, "ut_header(&r->h, %d, ut_now);", n->event);
-	for (unsigned i = 0; i < r->nvalues; i++) {
-		const char *cx = r->values[i];
-		uint32_t padded = (ev->fields[i].size + 7) & ~7u;
-		if (ev->fields[i].type == UT_F_STR)
-			emit(g, "__builtin_memcpy(r->f%u, %s, sizeof(%s) < %u ? sizeof(%s) : %u);", i, cx, cx, padded, cx,
-			     padded);
-		else
-			emit(g, "r->f%u = (%s)(%s);", i, ev->fields[i].type == UT_F_S64 ? "__s64" : "__u64", cx);
-		free(r->values[i]);
-	}
-	sb_puts(g->out, r->fill.s ? r->fill.s : "");
-	sb_free(&r->fill);
-	emit(g, "ut_off += sizeof(*r);");
-	g->indent--;
-	emit(g, "}");
-	free(r->values);
-}
-
-static void gen_trace(struct gen *g, struct node *n)
-{
-	struct record r = record_begin(g, n);
-	char *guard = NULL;
-	switch (n->kind) {
-	case N_SLICE: case N_INSTANT: case N_COUNTER:
-		if (n->a)
-			record_value(g, &r, n->a);
-		if (n->b)
-			record_value(g, &r, n->b->a);
-		break;
-	case N_FLOW:
-		guard = record_key(g, &r, n->a, n->op == OP_BEGIN);
-		if (n->b)
-			record_value(g, &r, n->b);
-		break;
-	case N_SPAN:
-		record_value(g, &r, n->a->a);
-		guard = record_key(g, &r, n->b, false);
-		if (n->d)
-			record_value(g, &r, n->d);
-		break;
-	default:   /* N_TRACK_NAME */
-		record_value(g, &r, n->a->a);
-		record_value(g, &r, n->b);
-		break;
-	}
-	record_with(g, &r, n->c);
-	record_end(g, &r, n, guard);
-	free(guard);
 }
 
 /* join(argv): field 0 counts the strings read into fields 1.., each
@@ -198,6 +125,69 @@ static void join_fill(struct gen *g, struct record *r, struct node *argv)
 	free(var);
 }
 
+/* The record of statement n (a trace statement or a call that writes
+ * one): its values, its struct, and the code that fills it in the stage. */
+static void gen_record(struct gen *g, struct node *n)
+{
+	struct record r = {.g = g, .ev = &g->c->prog->events[n->event], .begin = n->kind == N_FLOW && n->op == OP_BEGIN};
+	record_fields(n, record_field, &r);
+	if (n->kind == N_CALL && strcmp(n->str, "join") == 0)
+		join_fill(g, &r, n->a);
+	record_struct(g, n->event);
+	if (n->stage_full)
+		stage_send(g, r.ev->size);
+	emit(g, "%sif (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_%d)) {", r.guard ? r.guard : "",
+	     n->event);
+	g->indent++;
+	emit(g, "struct ut_rec_%d *r = (void *)(ut_batch + ut_off);", n->event);
+	emit(g, "ut_header(&r->h, %d, ut_now);", n->event);
+	for (unsigned i = 0; i < r.nvalues; i++) {
+		store_field(g, "r", &r.ev->fields[i], i, r.values[i]);
+		free(r.values[i]);
+	}
+	sb_puts(g->out, r.fill.s ? r.fill.s : "");
+	sb_free(&r.fill);
+	emit(g, "ut_off += sizeof(*r);");
+	g->indent--;
+	emit(g, "}");
+	free(r.values);
+	free(r.guard);
+}
+
+/* ---- the values the kernel captures for the reader (placement.c) ---- */
+
+/* Stores cx, the C value of expression n, in n's field of the hit's record. */
+static void store_capture(struct gen *g, const struct node *n, const char *cx)
+{
+	const struct ut_event *hit = &g->c->prog->events[g->alt->hit_event];
+	emit(g, "if (ut_hit) {");
+	g->indent++;
+	store_field(g, "ut_hit", &hit->fields[n->capture], (unsigned)n->capture, cx);
+	g->indent--;
+	emit(g, "}");
+}
+
+static void gen_capture(struct gen *g, struct node *n)
+{
+	char *cx = gen_expr(g, n);
+	store_capture(g, n, cx);
+	free(cx);
+}
+
+/* The captures of an expression, or of a statement's expressions. */
+static void gen_captures_in(struct gen *g, struct node *n)
+{
+	if (n->capture >= 0) {
+		if (g->alt->captured[n->capture] == CAPTURED_HERE)   /* the others: gen_body, gen_local_assign */
+			gen_capture(g, n);
+		return;
+	}
+	struct node *kids[] = {n->a, n->b, n->c, n->d, n->resolved};
+	for (unsigned i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
+		for (struct node *k = kids[i]; k; k = k->next)
+			gen_captures_in(g, k);
+}
+
 /* ---- statements ---- */
 
 static void gen_call_stmt(struct gen *g, struct node *e)
@@ -213,21 +203,11 @@ static void gen_call_stmt(struct gen *g, struct node *e)
 		free(k);
 		return;
 	}
-	struct record r = record_begin(g, e);
-	if (strcmp(e->str, "printf") == 0) {
-		record_format(g, &r, e);
-	} else if (strcmp(e->str, "print") == 0 && prints_map(e)) {
-		/* top and div, folded to numbers (0 and 1 when not given) */
-		struct node *args[3];
-		int na = collect_args(e->a, args, 3);
-		record_field(&r, na > 1 ? c_int64(args[1]->num) : xstrdup("0"));
-		record_field(&r, na > 2 ? c_int64(args[2]->num) : xstrdup("1"));
-	} else if (strcmp(e->str, "print") == 0) {
-		record_value(g, &r, e->a);
-	} else if (strcmp(e->str, "join") == 0) {
-		join_fill(g, &r, e->a);
+	if (strcmp(e->str, "snapshot") == 0) {   /* in the kernel, a map: its record could be lost (bpf/ut.h) */
+		emit(g, "ut_request_snapshot();");
+		return;
 	}
-	record_end(g, &r, e, NULL);
+	gen_record(g, e);
 }
 
 /* @m[k] = agg(v): the aggregation's kernel helper takes v, or 1 into the
@@ -318,6 +298,12 @@ static void gen_local_assign(struct gen *g, struct node *n)
 	else
 		emit(g, "l_%s = %s;", l, v);
 	free(v);
+	const struct local *local = &g->alt->locals[n->sym];
+	if (g->alt->hit_event >= 0 && local->mirror >= 0) {   /* the reader's copy */
+		char *cx = xasprintf("l_%s", l);
+		store_capture(g, g->alt->captures[local->mirror], cx);
+		free(cx);
+	}
 }
 
 /* A plain C loop with the folded bounds.  Its body is written first: the
@@ -369,15 +355,32 @@ static void gen_braced(struct gen *g, struct node *n, void (*gen_inside)(struct 
 	emit(g, "}");
 }
 
+/* A branch of an if: a statement, even when the kernel has nothing to
+ * do there (the reader's, placement.c). */
+static void gen_branch(struct gen *g, struct node *n)
+{
+	if (g->alt->hit_event >= 0 && !(n->side & (PLACE_KERNEL | PLACE_CAPTURES)))
+		emit(g, "{ }");
+	else
+		gen_stmt(g, n);
+}
+
 static void gen_if(struct gen *g, struct node *n)
 {
 	char *cond = gen_expr(g, n->a);
+	if (n->a->capture >= 0) {   /* the reader decides by the kernel's answer */
+		char *t = new_tmp(g);
+		emit(g, "__u64 %s = (__u64)(%s);", t, cond);
+		store_capture(g, n->a, t);
+		free(cond);
+		cond = t;
+	}
 	emit(g, "if (%s)", cond);
 	free(cond);
-	gen_stmt(g, n->b);
+	gen_branch(g, n->b);
 	if (n->c) {
 		emit(g, "else");
-		gen_stmt(g, n->c);
+		gen_branch(g, n->c);
 	}
 }
 
@@ -396,8 +399,41 @@ static void gen_stmt(struct gen *g, struct node *n)
 	g->at = outer;
 }
 
+/* A statement of the reader's in a split alternative: the kernel captures
+ * the values it needs, in the ifs it keeps (placement.c). */
+static void gen_reader_stmt(struct gen *g, struct node *n)
+{
+	switch (n->kind) {
+	case N_BLOCK:
+		gen_stmts(g, n->a);
+		return;
+	case N_EXPR_STMT:
+		if (n->a->ref == REF_MACRO)
+			gen_stmt(g, n->a->resolved);
+		else
+			gen_captures_in(g, n);
+		return;
+	case N_IF:
+		gen_captures_in(g, n->a);
+		gen_stmt(g, n->b);
+		if (n->c)
+			gen_stmt(g, n->c);
+		return;
+	case N_FOR:   /* the same at every turn: captured once */
+		gen_stmts(g, n->c->a);
+		return;
+	default:
+		gen_captures_in(g, n);
+	}
+}
+
 static void gen_stmt_at(struct gen *g, struct node *n)
 {
+	if (g->alt->hit_event >= 0 && !(n->side & PLACE_KERNEL)) {
+		if (n->side & PLACE_CAPTURES)
+			gen_braced(g, n, gen_reader_stmt);
+		return;
+	}
 	switch (n->kind) {
 	case N_BLOCK: gen_braced(g, n, gen_block); return;
 	case N_EXPR_STMT: gen_braced(g, n, gen_call_stmt_of); return;
@@ -411,7 +447,7 @@ static void gen_stmt_at(struct gen *g, struct node *n)
 	case N_FOR: gen_for(g, n); return;
 	case N_BREAK: emit(g, "break;"); return;
 	case N_CONTINUE: emit(g, "continue;"); return;
-	default: gen_braced(g, n, gen_trace); return;   /* trace statements */
+	default: gen_braced(g, n, gen_record); return;   /* trace statements */
 	}
 }
 
@@ -449,6 +485,9 @@ static void gen_body(struct gen *g, struct strbuf *fn)
 	}
 	g->out = &body;
 	g->in_body = true;
+	for (unsigned i = 0; i < a->ncaptures; i++)
+		if (a->captured[i] == CAPTURED_FIRST)
+			gen_capture(g, a->captures[i]);
 	gen_stmts(g, a->block->a);
 	/* the hit's time first: the stage notes when its hit began */
 	if (a->stage.bytes || g->uses_now)
@@ -459,18 +498,34 @@ static void gen_body(struct gen *g, struct strbuf *fn)
 		 * aggregations stay exact, only its records are lost.  64 bits
 		 * with a loop's reload: clang-14 widens a 32-bit ut_off after
 		 * checking it, into a register the verifier has no bound on */
-		sb_printf(&head, "\tconst __u32 ut_batch_cap = %u;\n"
-			  "\tchar *ut_batch = ut_batch_begin(%u, ut_now);\n"
+		if (a->hit_event < 0)   /* a hit record alone fits */
+			sb_printf(&head, "\tconst __u32 ut_batch_cap = %u;\n", a->stage.bytes);
+		sb_printf(&head, "\tchar *ut_batch = ut_batch_begin(%u, ut_now);\n"
 			  "\t__u%d ut_off = 0;\n",
-			  a->stage.bytes, a->probe_index, a->stage.reloads ? 64 : 32);
+			  a->probe_index, a->stage.reloads ? 64 : 32);
 		if (a->stage.reloads)
 			sb_printf(&head, "\tconst __u64 ut_off_mask = %#x;\n", a->stage.off_mask);
+	}
+	if (a->hit_event >= 0) {
+		/* the stage's one record: the values captured before the
+		 * statements are always written, the others zeroed first (a
+		 * local's copy starts as the local does) */
+		sb_printf(&head, "\tstruct ut_rec_%d *ut_hit = (void *)ut_batch;\n"
+			  "\tif (ut_hit) {\n"
+			  "\t\tut_header(&ut_hit->h, %d, ut_now);\n",
+			  a->hit_event, a->hit_event);
+		for (unsigned i = 0; i < a->ncaptures; i++)
+			if (a->captured[i] != CAPTURED_FIRST)
+				sb_printf(&head, "\t\t__builtin_memset(&ut_hit->f%u, 0, sizeof(ut_hit->f%u));\n", i, i);
+		sb_puts(&head, "\t\tut_off = sizeof(*ut_hit);\n\t}\n");
 	}
 	if (a->stage.bytes || g->returns)
 		sb_puts(&body, "ut_done: __attribute__((unused));\n");
 	if (a->stage.bytes)
 		sb_printf(&body, "\tut_batch_end(ut_batch, ut_off, %u);\n", a->probe_index);
 	for (unsigned i = 0; i < a->nlocals; i++) {
+		if (!a->locals[i].kernel.why)   /* the reader's */
+			continue;
 		char *name = xasprintf("l_%s", a->locals[i].name + 1);
 		char *d = c_decl(g, &a->locals[i].type, name);
 		bool aggregate = a->locals[i].type.kind == T_STR || a->locals[i].type.kind == T_TUPLE;
@@ -510,6 +565,8 @@ void gen_alternative(struct gen_parts *parts, struct compiler *c, struct alt_ctx
 	sb_c_comment(&fn, a->spec);
 	sb_puts(&fn, " */\n");
 	a->def->header(c, a, &fn);
+	if (a->hit_event >= 0)
+		record_struct(&g, a->hit_event);
 	if (filters_tasks(a))
 		sb_puts(&fn, "\tif (!ut_pass_filter())\n\t\treturn 0;\n");
 	gen_body(&g, &fn);

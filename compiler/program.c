@@ -110,6 +110,19 @@ unsigned ut_program_add_ukeys(struct ut_program *p, const unsigned *exprs, unsig
 	return p->nukeys - n;
 }
 
+const char *ut_format_next(const char *p, struct ut_directive *d)
+{
+	for (; (p = strchr(p, '%')); p++) {
+		if (p[1] == '%') {
+			p++;
+			continue;
+		}
+		*d = ut_format_directive(p);
+		return p;
+	}
+	return NULL;
+}
+
 struct ut_directive ut_format_directive(const char *p)
 {
 	struct ut_directive d = {.len = 1};

@@ -129,6 +129,9 @@ struct ut_directive {
 
 /* The directive that the '%' at p starts (other than "%%"). */
 struct ut_directive ut_format_directive(const char *p);
+/* The next directive of a format from p on ("%%" is text), in *d: its
+ * '%', or NULL when there is none. */
+const char *ut_format_next(const char *p, struct ut_directive *d);
 
 struct ut_named_value {
 	char *name;
@@ -146,7 +149,7 @@ enum ut_event_op {
 	UT_EV_CLEAR,        /* clear(@map): name is the map's name */
 	UT_EV_HIT,          /* a probe hit's captured values: the reader runs the
 			       hit's user statements over them (ut_event.body) */
-	UT_EV_SNAPSHOT,     /* snapshot(): write the flight recorder's window */
+	UT_EV_SNAPSHOT,     /* snapshot() the reader runs: write the flight recorder's window */
 	UT_EV_PRINT_MAP,    /* print(@map, top, div): name is the map's name; fields
 			       0 and 1 are top (0: all) and div (0, 1: none) */
 	UT_EV_ZERO,         /* zero(@map): name is the map's name */
@@ -154,8 +157,33 @@ enum ut_event_op {
 			       the strftime format */
 	UT_EV_JOIN,         /* join(argv, sep): name is sep; field 0 is how many
 			       strings follow it, fields 1.. the strings */
+	UT_EV_SCHED_SWITCH, /* a context switch (engine/engine.h, ut_sched_switch) */
+	UT_EV_SCHED_WAKEUP, /* a thread woken (ut_sched_wakeup) */
 	UT_EV_OP_COUNT
 };
+
+/* Scheduling events (runtime/decode.c) find their values by the names of
+ * their args (ut_event.args, each a UT_VAL_FIELD of the record; the
+ * display is not used):
+ *   UT_EV_SCHED_SWITCH: "prev_pid", "prev_tid", "prev_state" (Linux
+ *     task_struct.__state bits, as tp_btf:sched_switch's prev_state;
+ *     not the classic tracepoint's encoding), "next_pid", "next_tid";
+ *     optional "preempt" (not 0: prev was preempted and stays runnable,
+ *     whatever its state), "prev_comm" and "next_comm" (string fields:
+ *     names for threads the trace has not seen), "cpu" (else the
+ *     header's: sched_switch runs on the CPU that switches).
+ *   UT_EV_SCHED_WAKEUP: "pid", "tid" of the woken thread; optional
+ *     "comm", and "cpu": the CPU it is woken onto (the woken task's
+ *     CPU, the classic sched_waking's target_cpu; else the header's,
+ *     the waker's CPU).
+ * A value that is missing reads 0; tid 0 is a CPU's idle task.  The
+ * header's pid and tid are not used (sched_switch runs as prev; the
+ * woken thread is not the one running).  A switch recorded because one
+ * of its threads is traced may give the other as it is: the CPU's track
+ * then shows what ran instead (the engine names it from its comm).
+ * Any event on a thread's own track ends its D sleep (it runs): records
+ * a sched_switch hit writes on the current thread (prev) go before the
+ * switch's own record, or prev's D slice ends where it begins. */
 
 /* ---- The user side of a probe (split execution) ----
  *
@@ -183,12 +211,17 @@ enum ut_event_op {
  * User statements touch only user-side maps.  Integers are 64-bit and
  * wrap; x / 0 is 0 and x % 0 is x, and shift counts are taken modulo 64,
  * as in BPF.  Strings are NUL-padded char arrays: copied into a smaller
- * one they are cut, into a larger one padded with NULs.  Sampling
- * decisions (--sample) made in the kernel and in the reader are apart:
- * the points of one flow kind, and its spans, belong on one side. */
+ * one they are cut, into a larger one padded with NULs.  --sample decides
+ * a whole flow on one side: the reader samples every point of a flow kind
+ * it emits points of (and the spans keyed by it), the kernel's too, and
+ * the kernel samples the other kinds. */
 
 #define UT_UEXPR_MAX_DEPTH 128   /* operands nested in an expression */
 #define UT_USTMT_MAX_DEPTH 32    /* bodies nested in a hit's statements */
+/* Statements and loop turns one hit may run: a damaged program's loop
+ * ends there (the hit counts as malformed); the compiler keeps a probe
+ * that could run more in the kernel. */
+#define UT_HIT_MAX_STEPS (1u << 20)
 
 enum ut_uexpr_op {
 	UT_UX_INT,          /* i */
@@ -242,8 +275,7 @@ enum ut_ustmt_op {
 	UT_US_RETURN,       /* the rest of the hit's user statements are skipped */
 	UT_US_EMIT,         /* the record of event (not a UT_EV_HIT): its fields from
 			       ut_program.ukeys[keys..+nkeys] in field order, its
-			       header the hit's; flow and span points are sampled
-			       (--sample) as in BPF */
+			       header the hit's */
 	UT_US_OP_COUNT
 };
 

@@ -370,18 +370,10 @@ static char **r_strv(struct reader *r, unsigned *n)
  * 10^9 takes seconds). */
 static bool format_ok(const char *f)
 {
-	for (const char *p = f ? f : ""; *p; p++) {
-		if (*p != '%')
-			continue;
-		if (p[1] == '%') {
-			p++;
-			continue;
-		}
-		struct ut_directive d = ut_format_directive(p);
+	struct ut_directive d;
+	for (const char *p = f ? f : ""; (p = ut_format_next(p, &d)); p += d.len)
 		if (!d.conv || !strchr(UT_FORMAT_CONVERSIONS, d.conv) || d.widest > UT_FORMAT_MAX_WIDTH)
 			return false;
-		p += d.len - 1;
-	}
 	return true;
 }
 

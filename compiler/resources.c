@@ -184,8 +184,9 @@ static struct ut_value map_name(const struct node *map_ref)
 	return (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(map_ref->str)};
 }
 
-/* printf(), print(), time(), exit(), snapshot(), clear() and zero() write
- * records too. */
+/* printf(), print(), time(), join(), exit(), snapshot(), clear() and
+ * zero() write records too (snapshot() in the kernel sets a map instead:
+ * gen_stmt.c). */
 static void call_record(struct stage_walk *w, struct node *e)
 {
 	struct record r;
@@ -294,19 +295,81 @@ static void stage_alternative(struct compiler *c, struct alt_ctx *a)
 {
 	struct stage_walk w = {.c = c, .alt = a};
 	stage_stmts(&w, a->block->a);
-	a->stage = (struct stage){.bytes = w.bytes, .reloads = w.reloads};
-	if (!w.bytes)
-		return;
-	uint32_t stage = w.bytes;
+	a->stage = (struct stage){.bytes = w.bytes, .record_max = w.record_max, .reloads = w.reloads};
 	if (w.reloads) {
 		/* gen_for's ut_off: room past the cap, a mask over it, and a
 		 * whole record past the mask */
-		while (a->stage.off_mask < stage + 7)
+		while (a->stage.off_mask < w.bytes + 7)
 			a->stage.off_mask = a->stage.off_mask << 1 | 1;
-		stage = a->stage.off_mask + 1 + w.record_max;
 	}
-	if (stage > c->max_stage_bytes)
-		c->max_stage_bytes = stage;
+}
+
+uint32_t stage_buffer_bytes(const struct stage *s)
+{
+	return s->reloads ? s->off_mask + 1 + s->record_max : s->bytes;
+}
+
+/* The values of fmt() or printf()'s arguments: those after the format. */
+static void format_fields(struct node *call, void (*each)(void *, struct node *, bool), void *ctx);
+
+/* The fields a value takes (record_value above): none for text, the
+ * values of a format, else one. */
+static void value_fields(struct node *v, void (*each)(void *, struct node *, bool), void *ctx)
+{
+	switch (value_form(v)) {
+	case VALUE_TEXT:
+		return;
+	case VALUE_FORMAT:
+		format_fields(through_functions(v), each, ctx);
+		return;
+	default:
+		each(ctx, v, false);
+	}
+}
+
+static void format_fields(struct node *call, void (*each)(void *, struct node *, bool), void *ctx)
+{
+	for (struct node *arg = call->a->next; arg; arg = arg->next)
+		value_fields(arg, each, ctx);
+}
+
+void record_fields(struct node *n, void (*each)(void *ctx, struct node *value, bool key), void *ctx)
+{
+	switch (n->kind) {
+	case N_SLICE: case N_INSTANT: case N_COUNTER:
+		if (n->a)
+			value_fields(n->a, each, ctx);
+		if (n->b)
+			value_fields(n->b->a, each, ctx);
+		break;
+	case N_FLOW:
+		each(ctx, n->a->a, true);
+		if (n->b)
+			value_fields(n->b, each, ctx);
+		break;
+	case N_SPAN:
+		value_fields(n->a->a, each, ctx);
+		each(ctx, n->b->a, true);
+		if (n->d)
+			value_fields(n->d, each, ctx);
+		break;
+	case N_TRACK_NAME:
+		value_fields(n->a->a, each, ctx);
+		value_fields(n->b, each, ctx);
+		break;
+	default:   /* a call: printf()'s values, print()'s value or top and
+		    * div; join()'s fields are its own (gen_stmt.c); the others have none */
+		if (strcmp(n->str, "printf") == 0)
+			format_fields(n, each, ctx);
+		else if (strcmp(n->str, "print") == 0 && prints_map(n))
+			for (struct node *arg = n->a->next; arg; arg = arg->next)
+				each(ctx, arg, false);
+		else if (strcmp(n->str, "print") == 0)
+			value_fields(n->a, each, ctx);
+		return;
+	}
+	for (struct node *w = n->c; w; w = w->next)
+		value_fields(w->a, each, ctx);
 }
 
 /* ---- maps ---- */
@@ -375,6 +438,8 @@ void resources(struct compiler *c)
 {
 	for (unsigned i = 0; i < c->nalts; i++) {
 		stage_alternative(c, c->alts[i]);
+		if (stage_buffer_bytes(&c->alts[i]->stage) > c->max_stage_bytes)
+			c->max_stage_bytes = stage_buffer_bytes(&c->alts[i]->stage);
 		if (c->alts[i]->path_calls > c->path_slots)
 			c->path_slots = c->alts[i]->path_calls;
 	}

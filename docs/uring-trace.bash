@@ -5,7 +5,7 @@ _uring_trace()
 	local cur prev
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
-	local opts="-e -o -p -c -d -l -I -D -v -q -h --comm --sample --buffer --emit-c --dump
+	local opts="-e -o -p -c -d -l -I -D -v -q -h --comm --sample --buffer --emit-c --dump --all-in-kernel
 		--summary-only --json --verbose --quiet --version --help --all-rings"
 	if [ "$COMP_CWORD" -eq 1 ] && [[ $cur != -* ]]; then
 		COMPREPLY=($(compgen -W "dump stats render" -- "$cur") $(compgen -f -X '!*.ut' -- "$cur") \
@@ -33,7 +33,7 @@ _uring_trace()
 	-p)
 		COMPREPLY=($(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur")); return ;;
 	--dump)
-		COMPREPLY=($(compgen -W "ast typed resources c" -- "$cur")); return ;;
+		COMPREPLY=($(compgen -W "ast typed resources placement c" -- "$cur")); return ;;
 	-l)
 		COMPREPLY=($(compgen -W "tracepoint:io_uring:* tracepoint:block:* tracepoint:syscalls:*" -- "$cur"))
 		return ;;

@@ -11,10 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/alloc.h"
+#include "base/alloc.h"
 #include "engine/engine.h"
-#include "engine/fxt_records.h"
-#include "engine/hashmap.h"
+#include "fxt/records.h"
+#include "base/hashmap.h"
+#include "base/lru.h"
 
 /* Koid 0 is invalid in FXT: pid/tid 0 (the idle task) get these instead. */
 #define ZERO_PID_KOID 0x3ffffffeu
@@ -54,6 +55,9 @@ struct track {
 	size_t arena_used, arena_capacity;
 	struct counter_series *series; /* MAX_COUNTER_SERIES, from the first counter */
 	uint32_t nseries, next_replaced;
+	/* real threads: the innermost open slice is the thread's
+	 * uninterruptible sleep (UT_SCHED_D_SLICE) */
+	bool in_d_slice;
 };
 
 struct process {
@@ -82,22 +86,12 @@ struct group {
 /* An open flow or span, or a real thread, linked least to most recently
  * used so the oldest can be evicted when there are too many. */
 struct open_item {
-	uint64_t a, b; /* key */
-	uint32_t older, newer;
+	struct lru_link link;    /* the key: a, b */
 	uint64_t correlation_id; /* flows */
 	uint64_t last_ts;        /* flows: of the last point */
 	uint32_t index;          /* spans: the group; threads: the track */
 	uint32_t lane;           /* spans */
 	bool phase_open;         /* spans */
-};
-
-struct open_set {
-	struct hmap index; /* key -> item position */
-	struct open_item *items;
-	uint32_t allocated, capacity;
-	uint32_t free_list; /* through `newer` */
-	uint32_t oldest, newest;
-	size_t open;
 };
 
 struct ut_engine {
@@ -110,7 +104,7 @@ struct ut_engine {
 	struct track *tracks;
 	size_t ntracks, tracks_capacity;
 	struct free_slots free_tracks;
-	struct open_set threads; /* (pid koid, tid koid) -> real-thread track */
+	struct lru_set threads; /* (pid koid, tid koid) -> real-thread track */
 
 	struct process *processes;
 	size_t nprocesses, processes_capacity;
@@ -124,17 +118,18 @@ struct ut_engine {
 	char **kinds; /* flow and group kind names; a handful per script */
 	size_t nkinds, kinds_capacity;
 
-	struct open_set flows; /* (kind, key) */
-	struct open_set spans; /* (group, span key) */
+	struct lru_set flows; /* (kind, key) */
+	struct lru_set spans; /* (group, span key) */
 
 	uint32_t next_synthetic_koid;
 	uint64_t next_correlation_id;
+	uint64_t sched_ts; /* of the last scheduling record written */
 };
 
 static char *copy_string(const char *s)
 {
 	size_t n = strlen(s) + 1;
-	return memcpy(ut_xcalloc(n, 1), s, n);
+	return memcpy(xcalloc(n, 1), s, n);
 }
 
 /* A free index of an array of elem-sized items: a freed one, or a new one
@@ -144,13 +139,13 @@ static uint32_t take_slot(void **array, size_t *count, size_t *capacity, size_t 
 {
 	if (free_slots->count)
 		return free_slots->items[--free_slots->count];
-	ut_grow_array(array, capacity, *count + 1, elem);
+	grow_array(array, capacity, *count + 1, elem);
 	return (uint32_t)(*count)++;
 }
 
 static void give_slot(struct free_slots *free_slots, uint32_t i)
 {
-	ut_grow_array((void **)&free_slots->items, &free_slots->capacity, free_slots->count + 1,
+	grow_array((void **)&free_slots->items, &free_slots->capacity, free_slots->count + 1,
 		      sizeof(*free_slots->items));
 	free_slots->items[free_slots->count++] = i;
 }
@@ -167,10 +162,11 @@ static void note_ts(struct ut_engine *e, uint64_t ts)
 
 static void write_cut_marker(struct ut_engine *e);
 
-/* False once the trace reached its size limit: the event is dropped
- * (counted), the file ends on a whole record. */
-static bool writing(struct ut_engine *e)
+/* An event at ts is written: false once the trace reached its size limit
+ * (the event is dropped, counted; the file ends on a whole record). */
+static bool writing(struct ut_engine *e, uint64_t ts)
 {
+	note_ts(e, ts);
 	if (!e->cut && e->limits.max_bytes &&
 	    fxt_writer_bytes(e->w) + CUT_RESERVE_BYTES > e->limits.max_bytes) {
 		write_cut_marker(e);
@@ -194,96 +190,6 @@ static uint64_t track_time(struct ut_engine *e, struct track *t, uint64_t ts)
 	}
 	e->stats.events_late++;
 	return t->last_ts;
-}
-
-/* ---- open sets ---- */
-
-static struct open_item *open_find(struct open_set *s, uint64_t a, uint64_t b)
-{
-	uint64_t *pos = hmap_find(&s->index, a, b);
-	return pos ? &s->items[*pos] : NULL;
-}
-
-static void open_link_newest(struct open_set *s, uint32_t i)
-{
-	struct open_item *it = &s->items[i];
-	it->older = s->newest;
-	it->newer = NONE;
-	if (s->newest != NONE)
-		s->items[s->newest].newer = i;
-	else
-		s->oldest = i;
-	s->newest = i;
-}
-
-static void open_unlink(struct open_set *s, uint32_t i)
-{
-	struct open_item *it = &s->items[i];
-	if (it->older != NONE)
-		s->items[it->older].newer = it->newer;
-	else
-		s->oldest = it->newer;
-	if (it->newer != NONE)
-		s->items[it->newer].older = it->older;
-	else
-		s->newest = it->older;
-}
-
-/* Marks it the most recently used. */
-static void open_touch(struct open_set *s, struct open_item *it)
-{
-	uint32_t i = (uint32_t)(it - s->items);
-	if (s->newest == i)
-		return;
-	open_unlink(s, i);
-	open_link_newest(s, i);
-}
-
-static struct open_item *open_add(struct open_set *s, uint64_t a, uint64_t b)
-{
-	uint32_t i;
-	if (s->free_list != NONE) {
-		i = s->free_list;
-		s->free_list = s->items[i].newer;
-	} else {
-		if (s->allocated == s->capacity) {
-			s->capacity = s->capacity ? s->capacity * 2 : 64;
-			s->items = ut_xrealloc(s->items, (size_t)s->capacity * sizeof(*s->items));
-		}
-		i = s->allocated++;
-	}
-	struct open_item *it = &s->items[i];
-	memset(it, 0, sizeof(*it));
-	it->a = a;
-	it->b = b;
-	open_link_newest(s, i);
-	bool created;
-	*hmap_insert(&s->index, a, b, &created) = i;
-	s->open++;
-	return it;
-}
-
-static void open_remove(struct open_set *s, struct open_item *it)
-{
-	uint32_t i = (uint32_t)(it - s->items);
-	open_unlink(s, i);
-	hmap_remove(&s->index, it->a, it->b);
-	it->newer = s->free_list;
-	s->free_list = i;
-	s->open--;
-}
-
-static void open_set_init(struct open_set *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->free_list = s->oldest = s->newest = NONE;
-}
-
-static void open_set_free(struct open_set *s)
-{
-	hmap_free(&s->index);
-	free(s->items);
-	open_set_init(s);
 }
 
 /* ---- tracks and names ---- */
@@ -350,7 +256,7 @@ static uint32_t kind_id(struct ut_engine *e, const char *kind)
 	for (size_t i = 0; i < e->nkinds; i++)
 		if (e->kinds[i] == kind || strcmp(e->kinds[i], kind) == 0)
 			return (uint32_t)i;
-	ut_grow_array((void **)&e->kinds, &e->kinds_capacity, e->nkinds + 1, sizeof(*e->kinds));
+	grow_array((void **)&e->kinds, &e->kinds_capacity, e->nkinds + 1, sizeof(*e->kinds));
 	e->kinds[e->nkinds] = copy_string(kind);
 	return (uint32_t)e->nkinds++;
 }
@@ -385,7 +291,7 @@ static uint32_t group_for(struct ut_engine *e, const char *kind, uint64_t key,
 		return (uint32_t)*pos;
 	uint32_t gi = (uint32_t)e->ngroups;
 	*pos = gi;
-	ut_grow_array((void **)&e->groups, &e->groups_capacity, e->ngroups + 1, sizeof(*e->groups));
+	grow_array((void **)&e->groups, &e->groups_capacity, e->ngroups + 1, sizeof(*e->groups));
 	e->ngroups++;
 	struct group *g = &e->groups[gi];
 	memset(g, 0, sizeof(*g));
@@ -406,7 +312,7 @@ static uint32_t group_for(struct ut_engine *e, const char *kind, uint64_t key,
 
 static void arena_reserve(struct track *t, size_t more)
 {
-	ut_grow_array((void **)&t->arena, &t->arena_capacity, t->arena_used + more, 1);
+	grow_array((void **)&t->arena, &t->arena_capacity, t->arena_used + more, 1);
 }
 
 /* Forgets the outermost open slice of t (it stays unterminated in the
@@ -443,7 +349,7 @@ static void push_slice(struct ut_engine *e, uint32_t ti, uint64_t ts, const char
 	}
 	size_t clen = strlen(category) + 1, nlen = strlen(name) + 1;
 	arena_reserve(t, clen + nlen);
-	ut_grow_array((void **)&t->frames, &t->frames_capacity, t->depth + 1, sizeof(*t->frames));
+	grow_array((void **)&t->frames, &t->frames_capacity, t->depth + 1, sizeof(*t->frames));
 	struct slice_frame *f = &t->frames[t->depth++];
 	f->category_at = (uint32_t)t->arena_used;
 	memcpy(t->arena + t->arena_used, category, clen);
@@ -462,6 +368,7 @@ static bool pop_slice(struct ut_engine *e, uint32_t ti, uint64_t ts, const char 
 	if (!t->depth)
 		return false;
 	struct slice_frame *f = &t->frames[--t->depth];
+	t->in_d_slice = false; /* when open it is the innermost: this one */
 	fxt_write_event(e->w, FXT_EV_DURATION_END, track_time(e, t, ts), t->pid, t->tid, t->arena + f->category_at,
 			rename ? rename : t->arena + f->name_at, args, nargs, 0);
 	t->arena_used = f->category_at;
@@ -499,7 +406,7 @@ static uint32_t real_process(struct ut_engine *e, uint32_t pid, const char *name
  * marked evicted, and its process goes with its last kept thread. */
 static void evict_oldest_thread(struct ut_engine *e)
 {
-	struct open_item *it = &e->threads.items[e->threads.oldest];
+	struct open_item *it = lru_oldest(&e->threads);
 	uint32_t ti = it->index;
 	struct ut_arg evicted = { .name = "evicted", .kind = UT_ARG_BOOL, .b = true };
 	while (pop_slice(e, ti, e->max_ts, NULL, &evicted, 1))
@@ -507,7 +414,7 @@ static void evict_oldest_thread(struct ut_engine *e)
 	uint32_t pid_koid = e->tracks[ti].pid;
 	free_track_state(&e->tracks[ti]);
 	give_slot(&e->free_tracks, ti);
-	open_remove(&e->threads, it);
+	lru_remove(&e->threads, it);
 	e->stats.threads_evicted++;
 
 	uint64_t *pos = hmap_find(&e->real_processes, pid_koid, 0);
@@ -525,9 +432,9 @@ static void evict_oldest_thread(struct ut_engine *e)
 static uint32_t real_thread(struct ut_engine *e, uint32_t pid, uint32_t tid, const char *name)
 {
 	uint32_t pid_koid = real_koid(pid, ZERO_PID_KOID), tid_koid = real_koid(tid, ZERO_TID_KOID);
-	struct open_item *it = open_find(&e->threads, pid_koid, tid_koid);
+	struct open_item *it = lru_find(&e->threads, pid_koid, tid_koid);
 	if (it) {
-		open_touch(&e->threads, it);
+		lru_touch(&e->threads, it);
 		if (name)
 			name_track(e, it->index, name);
 		return it->index;
@@ -535,10 +442,11 @@ static uint32_t real_thread(struct ut_engine *e, uint32_t pid, uint32_t tid, con
 	/* the process first: evicting its last other thread must not forget it */
 	uint32_t pi = real_process(e, pid, NULL); /* may move e->processes */
 	e->processes[pi].threads++;
-	if (e->threads.open >= e->limits.max_threads)
+	if (e->threads.count >= e->limits.max_threads)
 		evict_oldest_thread(e);
 	uint32_t ti = new_track(e, pid_koid, tid_koid);
-	open_add(&e->threads, pid_koid, tid_koid)->index = ti;
+	struct open_item *added = lru_add(&e->threads, pid_koid, tid_koid);
+	added->index = ti;
 	char fallback[32];
 	if (!name) {
 		snprintf(fallback, sizeof(fallback), "thread %" PRIu32, tid);
@@ -548,13 +456,26 @@ static uint32_t real_thread(struct ut_engine *e, uint32_t pid, uint32_t tid, con
 	return ti;
 }
 
-static uint32_t track_of(struct ut_engine *e, const struct ut_track *t)
+/* A thread's uninterruptible sleep ends at ts: it was woken, or runs. */
+static void end_d_slice(struct ut_engine *e, uint32_t ti, uint64_t ts)
+{
+	if (e->tracks[ti].in_d_slice)
+		pop_slice(e, ti, ts, NULL, NULL, 0);
+}
+
+/* The track of t, which has an event at ts.  A thread with an event runs,
+ * so its uninterruptible sleep ends there if its switch in was not seen:
+ * the sleep's slice stays the innermost, and an end meant for another
+ * slice never ends it. */
+static uint32_t track_at(struct ut_engine *e, const struct ut_track *t, uint64_t ts)
 {
 	if (t->kind == UT_TRACK_GROUP) {
 		uint32_t gi = group_for(e, t->group, t->key, NULL); /* may move e->groups */
 		return e->groups[gi].main_track;
 	}
-	return real_thread(e, t->pid, t->tid, NULL);
+	uint32_t ti = real_thread(e, t->pid, t->tid, NULL);
+	end_d_slice(e, ti, ts);
+	return ti;
 }
 
 /* ---- spans and lanes ---- */
@@ -574,9 +495,9 @@ static uint32_t take_lowest_free_lane(struct ut_engine *e, uint32_t gi)
 	}
 	/* all lanes busy: a new one, a new thread of the group */
 	uint32_t lane = g->nlanes++;
-	g->lane_tracks = ut_xrealloc(g->lane_tracks, (size_t)g->nlanes * sizeof(*g->lane_tracks));
+	g->lane_tracks = xrealloc(g->lane_tracks, (size_t)g->nlanes * sizeof(*g->lane_tracks));
 	if (lane % 64 == 0) {
-		g->lane_busy = ut_xrealloc(g->lane_busy, (size_t)(lane / 64 + 1) * sizeof(uint64_t));
+		g->lane_busy = xrealloc(g->lane_busy, (size_t)(lane / 64 + 1) * sizeof(uint64_t));
 		g->lane_busy[lane / 64] = 0;
 	}
 	g->lane_busy[lane / 64] |= 1ull << (lane % 64);
@@ -599,14 +520,14 @@ static void end_span(struct ut_engine *e, uint64_t ts, struct open_item *s, cons
 		pop_slice(e, ti, ts, NULL, NULL, 0);
 	pop_slice(e, ti, ts, rename, args, nargs);
 	g->lane_busy[s->lane / 64] &= ~(1ull << (s->lane % 64));
-	open_remove(&e->spans, s);
+	lru_remove(&e->spans, s);
 }
 
 /* ---- public API ---- */
 
 struct ut_engine *ut_engine_new(struct fxt_writer *w, const struct ut_engine_limits *lim)
 {
-	struct ut_engine *e = ut_xcalloc(1, sizeof(*e));
+	struct ut_engine *e = xcalloc(1, sizeof(*e));
 	e->w = w;
 	if (lim)
 		e->limits = *lim;
@@ -618,9 +539,9 @@ struct ut_engine *ut_engine_new(struct fxt_writer *w, const struct ut_engine_lim
 		e->limits.max_open_spans = DEFAULT_MAX_OPEN_SPANS;
 	if (!e->limits.max_threads)
 		e->limits.max_threads = DEFAULT_MAX_THREADS;
-	open_set_init(&e->flows);
-	open_set_init(&e->spans);
-	open_set_init(&e->threads);
+	lru_init(&e->flows, sizeof(struct open_item));
+	lru_init(&e->spans, sizeof(struct open_item));
+	lru_init(&e->threads, sizeof(struct open_item));
 	return e;
 }
 
@@ -668,20 +589,18 @@ void ut_slice_begin(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		    const char *category, const char *name,
 		    const struct ut_arg *args, unsigned nargs)
 {
-	if (!writing(e))
+	if (!writing(e, ts))
 		return;
-	note_ts(e, ts);
-	push_slice(e, track_of(e, t), ts, category, name, args, nargs);
+	push_slice(e, track_at(e, t, ts), ts, category, name, args, nargs);
 	e->stats.events++;
 }
 
 void ut_slice_end(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		  const struct ut_arg *args, unsigned nargs)
 {
-	if (!writing(e))
+	if (!writing(e, ts))
 		return;
-	note_ts(e, ts);
-	if (pop_slice(e, track_of(e, t), ts, NULL, args, nargs))
+	if (pop_slice(e, track_at(e, t, ts), ts, NULL, args, nargs))
 		e->stats.events++;
 	else
 		e->stats.slices_unmatched_end++;
@@ -691,10 +610,9 @@ void ut_instant(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		const char *category, const char *name,
 		const struct ut_arg *args, unsigned nargs)
 {
-	if (!writing(e))
+	if (!writing(e, ts))
 		return;
-	note_ts(e, ts);
-	uint32_t ti = track_of(e, t); /* may move e->tracks */
+	uint32_t ti = track_at(e, t, ts); /* may move e->tracks */
 	struct track *tr = &e->tracks[ti];
 	fxt_write_event(e->w, FXT_EV_INSTANT, track_time(e, tr, ts), tr->pid, tr->tid, category, name,
 			args, nargs, 0);
@@ -754,7 +672,7 @@ static bool counter_changed(struct track *t, const char *name, const struct ut_a
 		return changed;
 	}
 	if (!t->series)
-		t->series = ut_xcalloc(MAX_COUNTER_SERIES, sizeof(*t->series));
+		t->series = xcalloc(MAX_COUNTER_SERIES, sizeof(*t->series));
 	uint32_t i = t->nseries;
 	if (i < MAX_COUNTER_SERIES) {
 		t->nseries++;
@@ -765,7 +683,7 @@ static bool counter_changed(struct track *t, const char *name, const struct ut_a
 	}
 	size_t name_len = strlen(name), arg_len = strlen(arg);
 	struct counter_series *s = &t->series[i];
-	s->names = ut_xcalloc(name_len + arg_len + 2, 1);
+	s->names = xcalloc(name_len + arg_len + 2, 1);
 	memcpy(s->names, name, name_len);
 	memcpy(s->names + name_len + 1, arg, arg_len);
 	s->arg_at = (uint32_t)(name_len + 1);
@@ -778,10 +696,9 @@ static bool counter_changed(struct track *t, const char *name, const struct ut_a
 void ut_counter(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		const char *name, const struct ut_arg *values, unsigned nvalues)
 {
-	if (!writing(e))
+	if (!writing(e, ts))
 		return;
-	note_ts(e, ts);
-	uint32_t ti = track_of(e, t); /* may move e->tracks */
+	uint32_t ti = track_at(e, t, ts); /* may move e->tracks */
 	struct track *tr = &e->tracks[ti];
 	if (!name)
 		name = "";
@@ -810,12 +727,12 @@ void ut_flow(struct ut_engine *e, uint64_t ts, uint32_t pid, uint32_t tid,
 	     const char *category, const char *name,
 	     const struct ut_arg *args, unsigned nargs)
 {
-	if (!writing(e))
+	if (!writing(e, ts))
 		return;
-	note_ts(e, ts);
 	uint32_t ti = real_thread(e, pid, tid, NULL);
+	end_d_slice(e, ti, ts);
 	uint32_t kid = kind_id(e, flow_kind);
-	struct open_item *f = open_find(&e->flows, kid, key);
+	struct open_item *f = lru_find(&e->flows, kid, key);
 	enum fxt_event_type record = phase == UT_FLOW_STEP ? FXT_EV_FLOW_STEP : FXT_EV_FLOW_END;
 	if (phase == UT_FLOW_BEGIN || !f) {
 		if (phase == UT_FLOW_BEGIN)
@@ -823,12 +740,12 @@ void ut_flow(struct ut_engine *e, uint64_t ts, uint32_t pid, uint32_t tid,
 		else
 			e->stats.flows_without_begin++;
 		if (f) /* begun again while open: the old flow is abandoned */
-			open_remove(&e->flows, f);
-		if (e->flows.open >= e->limits.max_open_flows) {
-			open_remove(&e->flows, &e->flows.items[e->flows.oldest]);
+			lru_remove(&e->flows, f);
+		if (e->flows.count >= e->limits.max_open_flows) {
+			lru_remove(&e->flows, lru_oldest(&e->flows));
 			e->stats.flows_evicted++;
 		}
-		f = open_add(&e->flows, kid, key);
+		f = lru_add(&e->flows, kid, key);
 		f->correlation_id = ++e->next_correlation_id;
 		f->last_ts = ts;
 		record = FXT_EV_FLOW_BEGIN;
@@ -846,7 +763,7 @@ void ut_flow(struct ut_engine *e, uint64_t ts, uint32_t pid, uint32_t tid,
 	f->last_ts = ts;
 	uint64_t id = f->correlation_id;
 	if (phase == UT_FLOW_END)
-		open_remove(&e->flows, f);
+		lru_remove(&e->flows, f);
 
 	/* Perfetto binds a flow record to the innermost slice on the thread's
 	 * stack.  An instant is a zero-length slice that stays on that stack
@@ -862,21 +779,20 @@ void ut_span_begin(struct ut_engine *e, uint64_t ts, const char *group, uint64_t
 		   uint64_t span_key, const char *category, const char *name,
 		   const struct ut_arg *args, unsigned nargs)
 {
-	if (!writing(e))
+	if (!writing(e, ts))
 		return;
-	note_ts(e, ts);
 	uint32_t gi = group_for(e, group, group_key, NULL);
-	struct open_item *s = open_find(&e->spans, gi, span_key);
+	struct open_item *s = lru_find(&e->spans, gi, span_key);
 	if (s)
 		end_span(e, ts, s, NULL, NULL, 0);
-	if (e->spans.open >= e->limits.max_open_spans) {
+	if (e->spans.count >= e->limits.max_open_spans) {
 		struct ut_arg evicted = { .name = "evicted", .kind = UT_ARG_BOOL, .b = true };
-		end_span(e, ts, &e->spans.items[e->spans.oldest], NULL, &evicted, 1);
+		end_span(e, ts, lru_oldest(&e->spans), NULL, &evicted, 1);
 		e->stats.spans_evicted++;
 	}
 	uint32_t lane = take_lowest_free_lane(e, gi);
 	push_slice(e, e->groups[gi].lane_tracks[lane], ts, category, name, args, nargs);
-	s = open_add(&e->spans, gi, span_key);
+	s = lru_add(&e->spans, gi, span_key);
 	s->index = gi;
 	s->lane = lane;
 	e->stats.spans_begun++;
@@ -888,20 +804,27 @@ static struct open_item *find_open_span(struct ut_engine *e, const char *group, 
 					uint64_t span_key)
 {
 	uint32_t gi = find_group(e, group, group_key);
-	struct open_item *s = gi == NONE ? NULL : open_find(&e->spans, gi, span_key);
+	struct open_item *s = gi == NONE ? NULL : lru_find(&e->spans, gi, span_key);
 	if (!s)
 		e->stats.spans_without_begin++;
 	return s;
+}
+
+/* The open span an end or phase at ts is for; NULL when there is none
+ * (counted) or the trace is cut. */
+static struct open_item *span_event(struct ut_engine *e, uint64_t ts, const char *group, uint64_t group_key,
+				    uint64_t span_key)
+{
+	if (!writing(e, ts))
+		return NULL;
+	return find_open_span(e, group, group_key, span_key);
 }
 
 void ut_span_end(struct ut_engine *e, uint64_t ts, const char *group, uint64_t group_key,
 		 uint64_t span_key, const char *name,
 		 const struct ut_arg *args, unsigned nargs)
 {
-	if (!writing(e))
-		return;
-	note_ts(e, ts);
-	struct open_item *s = find_open_span(e, group, group_key, span_key);
+	struct open_item *s = span_event(e, ts, group, group_key, span_key);
 	if (!s)
 		return;
 	end_span(e, ts, s, name, args, nargs);
@@ -913,10 +836,7 @@ void ut_span_phase(struct ut_engine *e, uint64_t ts, const char *group, uint64_t
 		   uint64_t span_key, const char *name,
 		   const struct ut_arg *args, unsigned nargs)
 {
-	if (!writing(e))
-		return;
-	note_ts(e, ts);
-	struct open_item *s = find_open_span(e, group, group_key, span_key);
+	struct open_item *s = span_event(e, ts, group, group_key, span_key);
 	if (!s)
 		return;
 	uint32_t ti = e->groups[s->index].lane_tracks[s->lane];
@@ -938,19 +858,126 @@ void ut_span_phase(struct ut_engine *e, uint64_t ts, const char *group, uint64_t
 	e->stats.events++;
 }
 
+/* ---- scheduling ---- */
+
+enum ut_sched_state ut_sched_state_of(uint32_t linux_state)
+{
+	uint32_t s = linux_state;
+	if (s & (UT_TASK_DEAD | UT_EXIT_DEAD))
+		return UT_SCHED_DEAD;
+	if (s & UT_EXIT_ZOMBIE)
+		return UT_SCHED_DYING;
+	/* TASK_IDLE (UNINTERRUPTIBLE | NOLOAD) is how idle kernel threads
+	 * wait: Linux does not count it as D (not in the load average) */
+	if ((s & UT_TASK_RTLOCK_WAIT) || ((s & UT_TASK_UNINTERRUPTIBLE) && !(s & UT_TASK_NOLOAD)))
+		return UT_SCHED_UNINTERRUPTIBLE;
+	if (s & (UT_TASK_STOPPED | UT_TASK_TRACED))
+		return UT_SCHED_STOPPED;
+	if (s == UT_TASK_RUNNING)
+		return UT_SCHED_RUNNABLE;
+	return UT_SCHED_SLEEPING; /* interruptible, idle, parked, frozen */
+}
+
+static enum fxt_thread_state fxt_state_of(enum ut_sched_state s)
+{
+	switch (s) {
+	case UT_SCHED_RUNNABLE:
+		return FXT_THREAD_RUNNING;
+	case UT_SCHED_STOPPED:
+		return FXT_THREAD_SUSPENDED;
+	case UT_SCHED_DYING:
+		return FXT_THREAD_DYING;
+	case UT_SCHED_DEAD:
+		return FXT_THREAD_DEAD;
+	default: /* sleeping, uninterruptible: FXT has no D */
+		return FXT_THREAD_BLOCKED;
+	}
+}
+
+/* The time to write a scheduling record at: Perfetto does not sort them,
+ * so they go in time order across the trace (per CPU and per thread). */
+static uint64_t sched_time(struct ut_engine *e, uint64_t ts)
+{
+	if (ts >= e->sched_ts) {
+		e->sched_ts = ts;
+		return ts;
+	}
+	e->stats.events_late++;
+	return e->sched_ts;
+}
+
+/* The track of a thread in a scheduling record; a thread not seen yet is
+ * named (its kernel-object record first: Perfetto places a scheduling
+ * record's tid in the process that record names). */
+static uint32_t sched_thread(struct ut_engine *e, const struct ut_sched_thread *t)
+{
+	struct open_item *it = lru_find(&e->threads, real_koid(t->pid, ZERO_PID_KOID),
+					real_koid(t->tid, ZERO_TID_KOID));
+	if (!it)
+		return real_thread(e, t->pid, t->tid, t->name);
+	lru_touch(&e->threads, it);
+	return it->index;
+}
+
+void ut_sched_switch(struct ut_engine *e, uint64_t ts, uint32_t cpu,
+		     const struct ut_sched_thread *prev, uint32_t prev_state,
+		     const struct ut_sched_thread *next)
+{
+	if (!writing(e, ts))
+		return;
+	ts = sched_time(e, ts);
+	enum ut_sched_state state = ut_sched_state_of(prev_state);
+	struct ut_arg args[2];
+	unsigned nargs = 0;
+	uint64_t prev_koid = 0, next_koid = 0; /* 0: the idle task */
+	if (prev->tid) {
+		uint32_t ti = sched_thread(e, prev);
+		end_d_slice(e, ti, ts); /* it ran: its switch in was not seen */
+		if (state == UT_SCHED_UNINTERRUPTIBLE) {
+			push_slice(e, ti, ts, UT_SCHED_CATEGORY, UT_SCHED_D_SLICE, NULL, 0);
+			e->tracks[ti].in_d_slice = true;
+		}
+		prev_koid = e->tracks[ti].tid;
+		args[nargs++] = (struct ut_arg){ .name = "linux_state", .kind = UT_ARG_UINT, .u = prev_state };
+	} else {
+		args[nargs++] = (struct ut_arg){ .name = "outgoing_weight", .kind = UT_ARG_INT, .i = FXT_IDLE_WEIGHT };
+	}
+	if (next->tid) {
+		uint32_t ti = sched_thread(e, next); /* may forget prev's track: it is written */
+		end_d_slice(e, ti, ts);
+		next_koid = e->tracks[ti].tid;
+	} else {
+		args[nargs++] = (struct ut_arg){ .name = "incoming_weight", .kind = UT_ARG_INT, .i = FXT_IDLE_WEIGHT };
+	}
+	fxt_write_context_switch(e->w, ts, cpu, fxt_state_of(state), prev_koid, next_koid, args, nargs);
+	e->stats.events++;
+}
+
+void ut_sched_wakeup(struct ut_engine *e, uint64_t ts, uint32_t cpu,
+		     const struct ut_sched_thread *woken)
+{
+	if (!woken->tid || !writing(e, ts)) /* the idle task is never woken */
+		return;
+	ts = sched_time(e, ts);
+	uint32_t ti = sched_thread(e, woken);
+	end_d_slice(e, ti, ts);
+	fxt_write_thread_wakeup(e->w, ts, cpu, e->tracks[ti].tid, NULL, 0);
+	e->stats.events++;
+}
+
 /* Ends every open span and slice at ts, marked with arg, and forgets the
  * open flows. */
 static void cut_open(struct ut_engine *e, uint64_t ts, const struct ut_arg *arg)
 {
-	while (e->spans.oldest != NONE) {
-		end_span(e, ts, &e->spans.items[e->spans.oldest], NULL, arg, 1);
+	while (lru_oldest(&e->spans)) {
+		end_span(e, ts, lru_oldest(&e->spans), NULL, arg, 1);
 		e->stats.spans_cut++;
 	}
 	for (size_t i = 0; i < e->ntracks; i++)
 		while (pop_slice(e, (uint32_t)i, ts, NULL, arg, 1))
 			e->stats.slices_cut++;
-	e->stats.flows_cut += e->flows.open;
-	open_set_free(&e->flows);
+	e->stats.flows_cut += e->flows.count;
+	lru_free(&e->flows);
 }
 
 static void write_cut_marker(struct ut_engine *e)
@@ -967,9 +994,8 @@ static void write_cut_marker(struct ut_engine *e)
 
 void ut_events_lost(struct ut_engine *e, uint64_t ts, uint64_t since, uint64_t lost, const char *what)
 {
-	if (!writing(e))
+	if (!writing(e, ts))
 		return;
-	note_ts(e, ts);
 	uint32_t gi = group_for(e, LOST_GROUP_KIND, 0, "uring-trace");
 	struct track *t = &e->tracks[e->groups[gi].main_track];
 	struct ut_arg args[] = {
@@ -991,8 +1017,8 @@ void ut_events_lost(struct ut_engine *e, uint64_t ts, uint64_t since, uint64_t l
 void ut_engine_finish(struct ut_engine *e, uint64_t last_ts)
 {
 	if (e->cut) {   /* what is open stays open: no room to end it */
-		open_set_free(&e->flows);
-		open_set_free(&e->spans);
+		lru_free(&e->flows);
+		lru_free(&e->spans);
 		return;
 	}
 	if (last_ts > e->max_ts)
@@ -1012,8 +1038,8 @@ void ut_engine_finish(struct ut_engine *e, uint64_t last_ts)
 		if (e->groups[i].nlanes)
 			memset(e->groups[i].lane_busy, 0,
 			       (e->groups[i].nlanes + 63) / 64 * sizeof(uint64_t));
-	open_set_free(&e->flows);
-	open_set_free(&e->spans);
+	lru_free(&e->flows);
+	lru_free(&e->spans);
 }
 
 void ut_engine_free(struct ut_engine *e)
@@ -1026,7 +1052,7 @@ void ut_engine_free(struct ut_engine *e)
 		free(e->processes[i].name);
 	free(e->tracks);
 	free(e->free_tracks.items);
-	open_set_free(&e->threads);
+	lru_free(&e->threads);
 	free(e->processes);
 	free(e->free_processes.items);
 	hmap_free(&e->real_processes);
@@ -1040,7 +1066,7 @@ void ut_engine_free(struct ut_engine *e)
 	for (size_t i = 0; i < e->nkinds; i++)
 		free(e->kinds[i]);
 	free(e->kinds);
-	open_set_free(&e->flows);
-	open_set_free(&e->spans);
+	lru_free(&e->flows);
+	lru_free(&e->spans);
 	free(e);
 }

@@ -156,6 +156,64 @@ void ut_span_phase(struct ut_engine *e, uint64_t ts, const char *group, uint64_t
 		   uint64_t span_key, const char *name,
 		   const struct ut_arg *args, unsigned nargs);
 
+/* Scheduling: what threads do between their events.  Perfetto draws
+ * thread states (running, runnable, sleeping, dead) under each thread and
+ * a track per CPU.  Scheduling records are written in time order across
+ * the trace (one older than the last written is written at that one's
+ * time, and counted late), so in time order on each CPU and each thread.
+ *
+ * A thread taking part: (pid, tid) and, for a thread the engine has not
+ * seen, its name (NULL: "thread <tid>"); a name never renames a thread
+ * already seen.  tid 0 is a CPU's idle task: it is not a thread of the
+ * trace (the CPU is idle). */
+struct ut_sched_thread {
+	uint32_t pid, tid;
+	const char *name;
+};
+
+/* Linux task state bits (task_struct.__state, as tp_btf:sched_switch's
+ * prev_state gives them) the engine tells apart.  The classic
+ * tracepoint's prev_state is another encoding. */
+#define UT_TASK_RUNNING 0x0000u
+#define UT_TASK_INTERRUPTIBLE 0x0001u
+#define UT_TASK_UNINTERRUPTIBLE 0x0002u
+#define UT_TASK_STOPPED 0x0004u
+#define UT_TASK_TRACED 0x0008u
+#define UT_EXIT_DEAD 0x0010u
+#define UT_EXIT_ZOMBIE 0x0020u
+#define UT_TASK_DEAD 0x0080u
+#define UT_TASK_NOLOAD 0x0400u      /* with UNINTERRUPTIBLE: TASK_IDLE, not D */
+#define UT_TASK_RTLOCK_WAIT 0x1000u /* blocked on a sleeping spinlock: D */
+
+/* What a thread switched out in a Linux state does until it runs again. */
+enum ut_sched_state {
+	UT_SCHED_RUNNABLE,        /* preempted: waits for a CPU (R) */
+	UT_SCHED_SLEEPING,        /* interruptible sleep, or idle waiting (S) */
+	UT_SCHED_UNINTERRUPTIBLE, /* D: usually waiting for IO */
+	UT_SCHED_STOPPED,         /* stopped or traced (T) */
+	UT_SCHED_DYING,           /* zombie (Z) */
+	UT_SCHED_DEAD,            /* exited (X) */
+};
+enum ut_sched_state ut_sched_state_of(uint32_t linux_state);
+
+/* The slice an uninterruptible sleep is drawn as on its thread's track
+ * (FXT has no D state: Perfetto shows S).  It runs from the switch out
+ * to the thread's wakeup, its switch in, or its next event, whichever
+ * comes first, and is always the innermost slice of its thread. */
+#define UT_SCHED_CATEGORY "sched"
+#define UT_SCHED_D_SLICE "uninterruptible (D)"
+
+/* cpu switches from prev, which leaves in prev_state (Linux state bits;
+ * UT_TASK_RUNNING when it was preempted, whatever its state), to next.
+ * cpu is at most 65535 (the record's field).  The context switch record
+ * carries prev's Linux state as the argument "linux_state". */
+void ut_sched_switch(struct ut_engine *e, uint64_t ts, uint32_t cpu,
+		     const struct ut_sched_thread *prev, uint32_t prev_state,
+		     const struct ut_sched_thread *next);
+/* woken is made runnable onto cpu (it waits there for the CPU). */
+void ut_sched_wakeup(struct ut_engine *e, uint64_t ts, uint32_t cpu,
+		     const struct ut_sched_thread *woken);
+
 /* Events were lost between since and ts (how many, and what lost them).
  * A marker on a global "uring-trace" track says so, and everything open
  * is ended there, marked cut_by_lost_events: the end of a span, slice or

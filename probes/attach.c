@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compiler/kernel.h"
+#include "kernel/kernel.h"
 
 /* The kernel's internal "not supported" errno, seen from BPF_PROG_LOAD. */
 #define ENOTSUPP_KERNEL 524

@@ -2,7 +2,7 @@
  * and return as tracing programs (BPF trampolines).  The arguments are
  * typed from BTF, at the return too, with retval after them.  They load
  * only on a kernel with BTF and attach by BPF link. */
-#include "compiler/kernel.h"
+#include "kernel/kernel.h"
 #include "probes/attach.h"
 #include "probes/resolve.h"
 

@@ -13,7 +13,7 @@
  * that a kind is read, and added, in one place; this header names the
  * other side's types by declaration only, so that compiler/ sees no
  * libbpf attach API and runtime/ no compiler internals.  Listing (-l and
- * wildcards) needs only the kernel queries of compiler/kernel.h and
+ * wildcards) needs only the kernel queries of kernel/kernel.h and
  * serves both. */
 #ifndef UT_PROBES_KIND_H
 #define UT_PROBES_KIND_H

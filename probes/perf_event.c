@@ -20,7 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "compiler/kernel.h"
+#include "kernel/kernel.h"
 #include "probes/attach.h"
 #include "probes/resolve.h"
 

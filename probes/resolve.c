@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/kernel.h"
+#include "kernel/kernel.h"
 
 struct probe_arg *probe_add_arg(struct alt_ctx *a, const char *name, struct type t, char *cexpr)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/kernel.h"
+#include "kernel/kernel.h"
 #include "probes/attach.h"
 #include "probes/resolve.h"
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compiler/elfsyms.h"
+#include "kernel/elfsyms.h"
 #include "probes/attach.h"
 #include "probes/resolve.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/elfsyms.h"
+#include "kernel/elfsyms.h"
 #include "probes/attach.h"
 #include "probes/resolve.h"
 

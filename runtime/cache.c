@@ -13,9 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/files.h"
 #include "runtime/bpfcc_loader.h"
-#include "runtime/hash.h"
-#include "runtime/vmlinux.h"
+#include "base/hash.h"
+#include "kernel/vmlinux.h"
 
 /* snprintf for paths; a path too long for PATH_MAX becomes "", which every
  * file operation then rejects. */
@@ -117,100 +118,10 @@ int ut_exe_dir(char *dir, size_t len)
 	return 0;
 }
 
-/* read(2) until len bytes came: 0, or -1 with errno (EIO at end of file). */
-static int read_all(int fd, void *data, size_t len)
-{
-	char *p = data;
-	while (len) {
-		ssize_t r = read(fd, p, len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			errno = r == 0 ? EIO : errno;
-			return -1;
-		}
-		p += r;
-		len -= (size_t)r;
-	}
-	return 0;
-}
-
-static int write_all(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-int ut_read_file(const char *path, void **data, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	struct stat st;
-	if (fstat(fd, &st) != 0) {
-		close(fd);
-		return -1;
-	}
-	size_t size = (size_t)st.st_size;
-	char *buf = malloc(size + 1);   /* + NUL so text files can be used as strings */
-	if (buf && read_all(fd, buf, size) != 0) {
-		free(buf);
-		buf = NULL;
-	}
-	int saved = errno;
-	close(fd);
-	if (!buf) {
-		errno = saved;
-		return -1;
-	}
-	buf[size] = 0;
-	*data = buf;
-	*len = size;
-	return 0;
-}
-
-/* A temporary name next to path, unique per process. */
-static void temp_name(char *tmp, size_t len, const char *path)
-{
-	path_fmt(tmp, len, "%s.tmp.%d", path, (int)getpid());
-}
-
-int ut_write_file_atomic(const char *path, const void *data, size_t len)
-{
-	char tmp[PATH_MAX];
-	temp_name(tmp, sizeof(tmp), path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	if (write_all(fd, data, len) != 0) {
-		int saved = errno;
-		close(fd);
-		unlink(tmp);
-		errno = saved;
-		return -1;
-	}
-	if (close(fd) != 0 || rename(tmp, path) != 0) {
-		int saved = errno;
-		unlink(tmp);
-		errno = saved;
-		return -1;
-	}
-	return 0;
-}
-
 static int write_vmlinux_header(const char *path, char *err, size_t errlen)
 {
 	char tmp[PATH_MAX];
-	temp_name(tmp, sizeof(tmp), path);
+	ut_temp_path(tmp, sizeof(tmp), path);
 	FILE *f = fopen(tmp, "we");
 	if (!f) {
 		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
@@ -235,7 +146,7 @@ static bool make_pch(const struct ut_bpfcc *cc, const char *header, const char *
 		     const char *pch)
 {
 	char tmp[PATH_MAX];
-	temp_name(tmp, sizeof(tmp), pch);
+	ut_temp_path(tmp, sizeof(tmp), pch);
 	char *diag = NULL;
 	int rc = cc->make_pch(header, includes, tmp, &diag);
 	free(diag);
@@ -342,15 +253,15 @@ static int compile_in_child(const char *c_src, const struct object_place *at, vo
 			.obj_len = rc == 0 ? n : 0,
 			.err_len = child_err ? strlen(child_err) : 0,
 		};
-		bool sent = write_all(fds[1], &r, sizeof(r)) == 0 && write_all(fds[1], o, r.obj_len) == 0 &&
-			    write_all(fds[1], child_err, r.err_len) == 0;
+		bool sent = ut_write_all(fds[1], &r, sizeof(r)) == 0 && ut_write_all(fds[1], o, r.obj_len) == 0 &&
+			    ut_write_all(fds[1], child_err, r.err_len) == 0;
 		_exit(sent ? 0 : 1); /* no atexit handlers: they are the parent's */
 	}
 	close(fds[1]);
 	struct compile_reply r;
-	bool received = read_all(fds[0], &r, sizeof(r)) == 0 && r.err_len < errlen &&
-			(*obj = malloc(r.obj_len ? r.obj_len : 1)) != NULL && read_all(fds[0], *obj, r.obj_len) == 0 &&
-			read_all(fds[0], err, r.err_len) == 0;
+	bool received = ut_read_all(fds[0], &r, sizeof(r)) == 0 && r.err_len < errlen &&
+			(*obj = malloc(r.obj_len ? r.obj_len : 1)) != NULL && ut_read_all(fds[0], *obj, r.obj_len) == 0 &&
+			ut_read_all(fds[0], err, r.err_len) == 0;
 	close(fds[0]);
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

@@ -9,6 +9,7 @@
  * renamed, so concurrent runs never see partial files. */
 #ifndef UT_CACHE_H
 #define UT_CACHE_H
+#include "base/files.h"
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -29,9 +30,6 @@ int ut_bpf_root(char *dir, size_t len, char *err, size_t errlen);
 /* The directory of the running executable; 0 or -1. */
 int ut_exe_dir(char *dir, size_t len);
 
-/* Whole-file helpers.  Both return 0 or -1 with errno set. */
-int ut_read_file(const char *path, void **data, size_t *len);
-int ut_write_file_atomic(const char *path, const void *data, size_t len);
 
 /* The BPF object for generated C: from the cache when present (*cached =
  * true, nothing is compiled), else compiled in a child process (vmlinux.h

@@ -8,7 +8,7 @@
 
 #include "bpf/records.h"
 #include "engine/engine.h"
-#include "runtime/disks.h"
+#include "kernel/disks.h"
 #include "runtime/recorder.h"
 #include "runtime/stacks.h"
 #include "runtime/user_side.h"
@@ -405,6 +405,70 @@ static void lost_record(struct ut_engine *e, const void *rec, size_t size)
 						 : "probe hits with no room in the ring buffer");
 }
 
+/* The field ev's argument `name` reads (scheduling events name their
+ * values so: compiler/program.h); NULL when absent or not in the record. */
+static const struct ut_field *named_field(const struct ut_event *ev, size_t size, const char *name)
+{
+	for (unsigned i = 0; i < ev->nargs; i++) {
+		const struct ut_value *v = &ev->args[i].value;
+		if (ev->args[i].name && strcmp(ev->args[i].name, name) == 0 && v->kind == UT_VAL_FIELD &&
+		    v->field < ev->nfields && field_in_record(&ev->fields[v->field], size))
+			return &ev->fields[v->field];
+	}
+	return NULL;
+}
+
+static uint64_t named_u64(const struct ut_event *ev, const void *rec, size_t size, const char *name,
+			  uint64_t absent)
+{
+	const struct ut_field *f = named_field(ev, size, name);
+	return f && f->type != UT_F_STR ? field_u64(f, rec) : absent;
+}
+
+/* The string field named `name` in buf; NULL when absent or empty. */
+static const char *named_str(const struct ut_event *ev, const void *rec, size_t size, const char *name,
+			     char *buf, size_t len)
+{
+	const struct ut_field *f = named_field(ev, size, name);
+	if (!f || f->type != UT_F_STR)
+		return NULL;
+	const char *s = (const char *)rec + f->offset;
+	copy_text(buf, len, "", s, strnlen(s, f->size));
+	return buf[0] ? buf : NULL;
+}
+
+#define COMM_BUFFER 64
+
+static void sched_record(struct ut_engine *e, const struct ut_rec_hdr *h, const struct ut_event *ev,
+			 const void *rec, size_t size)
+{
+	uint32_t cpu = (uint32_t)named_u64(ev, rec, size, "cpu", h->cpu);
+	char first[COMM_BUFFER], second[COMM_BUFFER];
+	if (ev->op == UT_EV_SCHED_WAKEUP) {
+		struct ut_sched_thread woken = {
+			.pid = (uint32_t)named_u64(ev, rec, size, "pid", 0),
+			.tid = (uint32_t)named_u64(ev, rec, size, "tid", 0),
+			.name = named_str(ev, rec, size, "comm", first, sizeof(first)),
+		};
+		ut_sched_wakeup(e, h->ts, cpu, &woken);
+		return;
+	}
+	struct ut_sched_thread prev = {
+		.pid = (uint32_t)named_u64(ev, rec, size, "prev_pid", 0),
+		.tid = (uint32_t)named_u64(ev, rec, size, "prev_tid", 0),
+		.name = named_str(ev, rec, size, "prev_comm", first, sizeof(first)),
+	};
+	struct ut_sched_thread next = {
+		.pid = (uint32_t)named_u64(ev, rec, size, "next_pid", 0),
+		.tid = (uint32_t)named_u64(ev, rec, size, "next_tid", 0),
+		.name = named_str(ev, rec, size, "next_comm", second, sizeof(second)),
+	};
+	uint32_t state = named_u64(ev, rec, size, "preempt", 0)
+				 ? UT_TASK_RUNNING
+				 : (uint32_t)named_u64(ev, rec, size, "prev_state", 0);
+	ut_sched_switch(e, h->ts, cpu, &prev, state, &next);
+}
+
 /* The group and keys of a trace record (0 where its event has none). */
 static const char *record_place(const struct ut_program *p, const struct ut_event *ev, const void *rec,
 				uint64_t *gkey, uint64_t *key)
@@ -427,6 +491,13 @@ bool ut_decode_place(const struct ut_program *p, const void *rec, size_t size, s
 	out->group = record_place(p, ev, rec, &out->group_key, &out->key) ? ev->group : -1;
 	if (out->group < 0)
 		out->group_key = (uint64_t)h->pid << 32 | h->tid;
+	out->sched_out = out->sched_in = 0;
+	if (ev->op == UT_EV_SCHED_SWITCH) {
+		out->sched_out = (uint32_t)named_u64(ev, rec, size, "prev_tid", 0);
+		out->sched_in = (uint32_t)named_u64(ev, rec, size, "next_tid", 0);
+	} else if (ev->op == UT_EV_SCHED_WAKEUP) {
+		out->sched_out = (uint32_t)named_u64(ev, rec, size, "tid", 0);
+	}
 	return true;
 }
 
@@ -444,6 +515,10 @@ void ut_decode_trace(const struct ut_program *p, struct ut_engine *e, const void
 	if (h->event >= p->nevents)
 		return;
 	const struct ut_event *ev = &p->events[h->event];
+	if (ev->op == UT_EV_SCHED_SWITCH || ev->op == UT_EV_SCHED_WAKEUP) {
+		sched_record(e, h, ev, rec, size);
+		return;
+	}
 	char name_text[512];
 	const char *name = value_str(p, ev->fields, ev->nfields, rec, size, &ev->name, name_text, sizeof(name_text));
 	struct decoded_args args;
@@ -529,6 +604,8 @@ static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 			d->malformed++;
 		return;
 	}
+	if (d->user_side && !ut_user_side_keeps(d->user_side, rec, size))
+		return;   /* --sample dropped its flow */
 	d->records++;
 	if (!d->first_ts || h->ts < d->first_ts)
 		d->first_ts = h->ts;

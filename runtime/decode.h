@@ -23,7 +23,7 @@ struct ut_decoder {
 	uint64_t records, malformed;
 	uint64_t lost_late;           /* records dropped for reaching the reader late */
 	bool exit_requested;          /* the script called exit() */
-	uint64_t snapshot_ts;         /* the script called snapshot() then (0: not since the last look) */
+	uint64_t snapshot_ts;         /* the reader ran snapshot() then (0: not since the last look) */
 	/* clear(@map), zero(@map), print(@map, top, div): done by the caller,
 	 * which owns the maps */
 	void (*clear_map)(void *ctx, const char *name);
@@ -62,6 +62,9 @@ struct ut_record_place {
 	int group;            /* index in the program's groups; -1: a thread */
 	uint64_t group_key;   /* the group's key, or pid << 32 | tid */
 	uint64_t key;         /* a span's or flow's key */
+	/* scheduling: the thread switched out or woken, the one switched in
+	 * (tids; 0: none, or the idle task) */
+	uint32_t sched_out, sched_in;
 };
 /* False for a record that is not a trace construct of the program. */
 bool ut_decode_place(const struct ut_program *p, const void *rec, size_t size, struct ut_record_place *out);

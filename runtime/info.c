@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "compiler/kernel.h"
+#include "kernel/kernel.h"
 #include "compiler/program.h"
 #include "probes/kind.h"
 #include "runtime/bpfcc_loader.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/kernel.h"
+#include "kernel/kernel.h"
 #include "probes/kind.h"
 
 /* The kinds -l lists, for messages: "tracepoint, tp_btf, ... and fexit". */

@@ -1,5 +1,5 @@
 #include "runtime/loader.h"
-#include "runtime/disks.h"
+#include "kernel/disks.h"
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "compiler/kernel.h"
+#include "kernel/kernel.h"
 #include "probes/kind.h"
 
 /* Capability bits (linux/capability.h). */

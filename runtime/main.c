@@ -15,8 +15,9 @@
 
 #include "compiler/compiler.h"
 #include "compiler/program_io.h"
-#include "engine/fxt.h"
-#include "engine/svg_render.h"
+#include "fxt/fxt.h"
+#include "tools/tools.h"
+#include "tools/render.h"
 #include "runtime/cache.h"
 #include "runtime/info.h"
 #include "runtime/list.h"
@@ -96,7 +97,7 @@ static void die_usage(const char *msg, const char *arg)
 }
 
 enum { OPT_EMIT_C = 256, OPT_DUMP, OPT_COMPILE, OPT_SAMPLE, OPT_BUFFER, OPT_SUMMARY_ONLY, OPT_JSON,
-       OPT_VERSION, OPT_COMM, OPT_RING, OPT_AFTER, OPT_MAX_SNAPSHOTS, OPT_MAX_SIZE };
+       OPT_VERSION, OPT_COMM, OPT_RING, OPT_AFTER, OPT_MAX_SNAPSHOTS, OPT_MAX_SIZE, OPT_ALL_IN_KERNEL };
 
 /* uring-trace's long options; others are script flags (parse_options). */
 static const struct option long_options[] = {
@@ -117,6 +118,7 @@ static const struct option long_options[] = {
 	{"emit-c", no_argument, NULL, OPT_EMIT_C},
 	{"dump", required_argument, NULL, OPT_DUMP},
 	{"compile", no_argument, NULL, OPT_COMPILE},
+	{"all-in-kernel", no_argument, NULL, OPT_ALL_IN_KERNEL},
 	{"summary-only", no_argument, NULL, OPT_SUMMARY_ONLY},
 	{"json", required_argument, NULL, OPT_JSON},
 	{"verbose", no_argument, NULL, 'v'},
@@ -227,9 +229,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_DUMP:
 			o->dump = ut_dump_named(optarg);
 			if (o->dump == UT_DUMP_NONE)
-				die_usage("--dump takes a pass: ast, typed, resources or c", optarg);
+				die_usage("--dump takes a pass: ast, typed, resources, placement or c", optarg);
 			break;
 		case OPT_COMPILE: o->compile_only = true; break;
+		case OPT_ALL_IN_KERNEL: o->all_in_kernel = true; break;
 		case OPT_SUMMARY_ONLY: o->summary_only = true; break;
 		case OPT_JSON: o->json = optarg; break;
 		case 'v': o->verbose = true; break;
@@ -431,6 +434,7 @@ int main(int argc, char **argv)
 		.stdlib_dir = stdlib_dir, .dump = o.dump, .dump_to = stdout, .verbose = o.verbose,
 		.flags = o.flags, .nflags = o.nflags, .defines = o.defines, .ndefines = o.ndefines, .options = options,
 		.positional = o.positional, .npositional = o.npositional,
+		.all_in_kernel = o.all_in_kernel,
 	};
 	struct ut_program *prog = ut_compile(&co, k, &d);
 	int rc = 0;

@@ -26,6 +26,7 @@ struct options {
 	const char *list;           /* -l */
 	bool list_given;
 	bool emit_c, compile_only, verbose, quiet, summary_only;
+	bool all_in_kernel;          /* --all-in-kernel */
 	enum ut_dump dump;           /* --dump PASS */
 	const char *json;
 	const char *includes[32];

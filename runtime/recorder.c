@@ -6,12 +6,16 @@
 #include <linux/types.h>
 
 #include "bpf/records.h"
-#include "engine/alloc.h"
-#include "engine/hashmap.h"
+#include "base/alloc.h"
+#include "base/hashmap.h"
+#include "base/lru.h"
 #include "runtime/decode.h"
 
-#define NONE UINT32_MAX
 #define CHUNK_BYTES (1u << 20)
+/* Records stay this much longer than the window: a snapshot's trigger
+ * reaches the session a little after its time (the reader's poll, the
+ * reorder queues), and its window reaches back from that time. */
+#define LATE_TRIGGER_NS (500 * 1000000ull)
 /* Bounds of what is kept of the records that left the window: names of
  * threads and groups, counters (the oldest go first), open slices and
  * spans (as the engine's own limits). */
@@ -26,20 +30,17 @@ struct chunk {
 	unsigned char data[];
 };
 
+/* A record kept past the window: what it opened, named or set. */
 struct kept {
-	uint64_t a, b;
+	struct lru_link link;
 	unsigned char *rec;
 	uint32_t size;
-	uint32_t older, newer;
 };
 
 /* Records kept by key, oldest first; past max the oldest goes. */
 struct kept_set {
-	struct hmap index;
-	struct kept *items;
-	uint32_t allocated, capacity, free_list;
-	uint32_t oldest, newest;
-	size_t count, max, bytes;
+	struct lru_set lru;
+	size_t max, bytes;
 };
 
 struct ut_recorder {
@@ -49,107 +50,68 @@ struct ut_recorder {
 	size_t chunk_bytes;
 	uint64_t oldest_ts, newest_ts;
 	uint64_t hold_from;   /* 0: none */
-	/* what left the window and still counts */
-	struct kept_set threads, groups, counters, slices, spans, phases;
+	/* what left the window and still counts; sched: each thread's last
+	 * scheduling record that switched it out or woke it (by tid) */
+	struct kept_set threads, groups, counters, slices, spans, phases, sched;
 	struct hmap depths;   /* a place's open slices */
 };
 
 static void kept_init(struct kept_set *s, size_t max)
 {
-	memset(s, 0, sizeof(*s));
-	s->free_list = s->oldest = s->newest = NONE;
+	lru_init(&s->lru, sizeof(struct kept));
 	s->max = max;
+	s->bytes = 0;
 }
 
-static void kept_unlink(struct kept_set *s, uint32_t i)
+static void kept_remove(struct kept_set *s, struct kept *k)
 {
-	struct kept *k = &s->items[i];
-	if (k->older != NONE)
-		s->items[k->older].newer = k->newer;
-	else
-		s->oldest = k->newer;
-	if (k->newer != NONE)
-		s->items[k->newer].older = k->older;
-	else
-		s->newest = k->older;
-}
-
-static void kept_remove_at(struct kept_set *s, uint32_t i)
-{
-	struct kept *k = &s->items[i];
-	kept_unlink(s, i);
-	hmap_remove(&s->index, k->a, k->b);
 	s->bytes -= k->size;
 	free(k->rec);
-	k->rec = NULL;
-	k->newer = s->free_list;
-	s->free_list = i;
-	s->count--;
+	lru_remove(&s->lru, k);
 }
 
 static bool kept_take(struct kept_set *s, uint64_t a, uint64_t b)
 {
-	uint64_t *pos = hmap_find(&s->index, a, b);
-	if (!pos)
-		return false;
-	kept_remove_at(s, (uint32_t)*pos);
-	return true;
+	struct kept *k = lru_find(&s->lru, a, b);
+	if (k)
+		kept_remove(s, k);
+	return k != NULL;
 }
 
 /* Keeps a copy of rec under (a, b), the newest, replacing one kept there. */
 static void kept_put(struct kept_set *s, uint64_t a, uint64_t b, const void *rec, size_t size)
 {
 	kept_take(s, a, b);
-	if (s->count >= s->max)
-		kept_remove_at(s, s->oldest);
-	uint32_t i;
-	if (s->free_list != NONE) {
-		i = s->free_list;
-		s->free_list = s->items[i].newer;
-	} else {
-		if (s->allocated == s->capacity) {
-			s->capacity = s->capacity ? s->capacity * 2 : 64;
-			s->items = ut_xrealloc(s->items, (size_t)s->capacity * sizeof(*s->items));
-		}
-		i = s->allocated++;
-	}
-	struct kept *k = &s->items[i];
-	*k = (struct kept){.a = a, .b = b, .rec = ut_xalloc_check(malloc(size)), .size = (uint32_t)size,
-			   .older = s->newest, .newer = NONE};
+	if (s->lru.count >= s->max)
+		kept_remove(s, lru_oldest(&s->lru));
+	struct kept *k = lru_add(&s->lru, a, b);
+	k->rec = xalloc_check(malloc(size));
+	k->size = (uint32_t)size;
 	memcpy(k->rec, rec, size);
-	if (s->newest != NONE)
-		s->items[s->newest].newer = i;
-	else
-		s->oldest = i;
-	s->newest = i;
-	bool created;
-	*hmap_insert(&s->index, a, b, &created) = i;
-	s->count++;
 	s->bytes += size;
 }
 
 static const struct kept *kept_find(const struct kept_set *s, uint64_t a, uint64_t b)
 {
-	const uint64_t *pos = hmap_find(&s->index, a, b);
-	return pos ? &s->items[*pos] : NULL;
+	return lru_find(&s->lru, a, b);
 }
 
 static void kept_clear(struct kept_set *s)
 {
-	while (s->oldest != NONE)
-		kept_remove_at(s, s->oldest);
+	struct kept *k;
+	while ((k = lru_oldest(&s->lru)))
+		kept_remove(s, k);
 }
 
 static void kept_free(struct kept_set *s)
 {
 	kept_clear(s);
-	hmap_free(&s->index);
-	free(s->items);
+	lru_free(&s->lru);
 }
 
 struct ut_recorder *ut_recorder_new(const struct ut_program *prog, uint64_t window_ns)
 {
-	struct ut_recorder *r = ut_xcalloc(1, sizeof(*r));
+	struct ut_recorder *r = xcalloc(1, sizeof(*r));
 	r->prog = prog;
 	r->window = window_ns;
 	kept_init(&r->threads, MAX_NAMES);
@@ -158,6 +120,7 @@ struct ut_recorder *ut_recorder_new(const struct ut_program *prog, uint64_t wind
 	kept_init(&r->slices, MAX_OPEN);
 	kept_init(&r->spans, MAX_OPEN);
 	kept_init(&r->phases, MAX_OPEN);
+	kept_init(&r->sched, MAX_NAMES);
 	return r;
 }
 
@@ -176,6 +139,7 @@ void ut_recorder_free(struct ut_recorder *r)
 	kept_free(&r->slices);
 	kept_free(&r->spans);
 	kept_free(&r->phases);
+	kept_free(&r->sched);
 	hmap_free(&r->depths);
 	free(r);
 }
@@ -198,6 +162,7 @@ static void carry(struct ut_recorder *r, const unsigned char *rec, size_t size)
 		kept_clear(&r->slices);
 		kept_clear(&r->spans);
 		kept_clear(&r->phases);
+		kept_clear(&r->sched);
 		hmap_clear(&r->depths);
 		return;
 	}
@@ -238,6 +203,17 @@ static void carry(struct ut_recorder *r, const unsigned char *rec, size_t size)
 	case UT_EV_SPAN_END:
 		kept_take(&r->spans, p.key, place);
 		kept_take(&r->phases, p.key, place);
+		break;
+	/* A thread's state (and an uninterruptible sleep's slice) lasts from
+	 * its last switch out or wakeup to its switch in.  Replayed in order,
+	 * the records kept give each thread the state it was in, or none; a
+	 * switch replayed also runs its incoming thread, which was running
+	 * then unless a later record, kept too, says otherwise. */
+	case UT_EV_SCHED_SWITCH:
+	case UT_EV_SCHED_WAKEUP:
+		kept_take(&r->sched, p.sched_in, 0);
+		if (p.sched_out)
+			kept_put(&r->sched, p.sched_out, 0, rec, size);
 		break;
 	default:
 		break;
@@ -284,7 +260,7 @@ void ut_recorder_add(struct ut_recorder *r, const void *rec, size_t size)
 	struct chunk *c = r->last;
 	if (!c || c->capacity - c->used < need) {
 		size_t capacity = need > CHUNK_BYTES ? need : CHUNK_BYTES;
-		c = ut_xalloc_check(malloc(sizeof(*c) + capacity));
+		c = xalloc_check(malloc(sizeof(*c) + capacity));
 		*c = (struct chunk){.capacity = capacity};
 		if (r->last)
 			r->last->next = c;
@@ -300,7 +276,8 @@ void ut_recorder_add(struct ut_recorder *r, const void *rec, size_t size)
 	if (!r->oldest_ts)
 		r->oldest_ts = h->ts;
 	r->newest_ts = h->ts;
-	uint64_t limit = h->ts > r->window ? h->ts - r->window : 0;
+	uint64_t keep = r->window + LATE_TRIGGER_NS;
+	uint64_t limit = h->ts > keep ? h->ts - keep : 0;
 	if (r->hold_from && r->hold_from < limit)
 		limit = r->hold_from;
 	if (r->oldest_ts < limit)
@@ -330,20 +307,19 @@ uint64_t ut_recorder_newest(const struct ut_recorder *r)
 size_t ut_recorder_bytes(const struct ut_recorder *r)
 {
 	return r->chunk_bytes + r->threads.bytes + r->groups.bytes + r->counters.bytes + r->slices.bytes +
-	       r->spans.bytes + r->phases.bytes;
+	       r->spans.bytes + r->phases.bytes + r->sched.bytes;
 }
 
 /* Writes each record kept in s to e, at ts when it is older. */
 static void replay(struct ut_recorder *r, const struct kept_set *s, struct ut_engine *e, uint64_t ts,
 		   const struct kept_set *follow)
 {
-	for (uint32_t i = s->oldest; i != NONE; i = s->items[i].newer) {
-		const struct kept *k = &s->items[i];
+	for (const struct kept *k = lru_oldest(&s->lru); k; k = lru_newer(&s->lru, k)) {
 		struct ut_rec_hdr *h = (void *)k->rec;
 		if (h->ts < ts)
 			h->ts = ts;
 		ut_decode_trace(r->prog, e, k->rec, k->size);
-		const struct kept *next = follow ? kept_find(follow, k->a, k->b) : NULL;
+		const struct kept *next = follow ? kept_find(follow, k->link.a, k->link.b) : NULL;
 		if (next) {
 			h = (void *)next->rec;
 			if (h->ts < ts)
@@ -365,6 +341,7 @@ void ut_recorder_start(struct ut_recorder *r, struct ut_engine *e, uint64_t from
 	replay(r, &r->groups, e, start, NULL);
 	replay(r, &r->counters, e, start, NULL);
 	replay(r, &r->slices, e, start, NULL);
+	replay(r, &r->sched, e, start, NULL); /* after slices: a D slice is the innermost */
 	replay(r, &r->spans, e, start, &r->phases);
 	*cur = (struct ut_recorder_cursor){.chunk = r->first, .at = r->first ? r->first->read : 0, .from = from,
 					   .mark = mark};

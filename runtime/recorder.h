@@ -6,10 +6,11 @@
  * their time), so a window costs its records' bytes.
  *
  * What leaves the window is not forgotten entirely: the names of threads
- * and groups, the slices and spans still open and the last value of each
- * counter are kept (each as the record that made it), so that a window
- * written alone is a whole trace: named, with what was open at its start
- * beginning there. */
+ * and groups, the slices and spans still open, the last value of each
+ * counter and the scheduling record that put each thread in its state
+ * (switched out, woken) are kept (each as the record that made it), so
+ * that a window written alone is a whole trace: named, with what was open
+ * at its start beginning there. */
 #ifndef UT_RECORDER_H
 #define UT_RECORDER_H
 #include <stdbool.h>

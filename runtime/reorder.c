@@ -1,11 +1,12 @@
 #include "runtime/reorder.h"
 
+#include <stdlib.h>
 #include <linux/types.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include "bpf/records.h"
-#include "engine/alloc.h"
+#include "base/alloc.h"
 
 /* A sample's copy, freed when its last record has been released. */
 struct sample_copy {
@@ -41,9 +42,9 @@ struct ut_reorder {
 
 struct ut_reorder *ut_reorder_new(unsigned ncpus, ut_record_len_fn *len, void *len_ctx)
 {
-	struct ut_reorder *r = ut_xcalloc(1, sizeof(*r));
+	struct ut_reorder *r = xcalloc(1, sizeof(*r));
 	r->ncpus = ncpus ? ncpus : 1;
-	r->queues = ut_xcalloc(r->ncpus, sizeof(*r->queues));
+	r->queues = xcalloc(r->ncpus, sizeof(*r->queues));
 	r->len = len;
 	r->len_ctx = len_ctx;
 	return r;
@@ -77,7 +78,7 @@ void ut_reorder_free(struct ut_reorder *r)
 static void grow(struct cpu_queue *q)
 {
 	size_t capacity = q->capacity ? q->capacity * 2 : 256;
-	struct queued *items = ut_xcalloc(capacity, sizeof(*items));
+	struct queued *items = xcalloc(capacity, sizeof(*items));
 	for (size_t i = 0; i < q->count; i++)
 		items[i] = *at(q, i);
 	free(q->items);
@@ -103,7 +104,7 @@ static void push_in_order(struct cpu_queue *q, struct queued item)
 
 void ut_reorder_add(struct ut_reorder *r, const void *sample, size_t size)
 {
-	struct sample_copy *copy = ut_xalloc_check(malloc(sizeof(*copy) + size));
+	struct sample_copy *copy = xalloc_check(malloc(sizeof(*copy) + size));
 	memcpy(copy->bytes, sample, size);
 	copy->records_left = 1;   /* held until every record is queued */
 	const unsigned char *p = copy->bytes;

@@ -19,7 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "engine/engine.h"
-#include "engine/fxt.h"
+#include "fxt/fxt.h"
 #include "probes/kind.h"
 #include "runtime/consumer.h"
 #include "runtime/decode.h"
@@ -320,6 +320,28 @@ static void report_full_maps(const struct ut_program *prog, const struct ut_user
 				prog->maps[i].name, UT_USER_MAP_MAX_ENTRIES, (unsigned long long)user->maps[i].refused);
 }
 
+/* The maps the reader keeps are updated by the hit records that reach it:
+ * where hits were lost (the ring buffer was full) or came too late, those
+ * maps miss what they did, while the kernel's maps saw every hit.  Says
+ * so on text after the summary, or with j writes their names as the items
+ * of a JSON array. */
+static void report_approximate_maps(const struct ut_program *prog, uint64_t lost, FILE *text, FILE *j)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < prog->nmaps; i++) {
+		if (!prog->maps[i].user_side)
+			continue;
+		if (j)
+			fprintf(j, "%s\"%s\"", n ? "," : "", prog->maps[i].name);
+		else
+			fprintf(text, "%s%s", n ? ", " : "uring-trace: the summary is approximate: ", prog->maps[i].name);
+		n++;
+	}
+	if (!j && n)
+		fprintf(text, " (kept by the reader) miss what the %llu lost or late hits did; the other maps are "
+			"exact\n", (unsigned long long)lost);
+}
+
 /* Snapshot n of trace.fxt is trace.n.fxt (trace.n.fxt.gz for trace.fxt.gz,
  * out.n for out). */
 static void snapshot_path(const char *output, unsigned n, char *buf, size_t len)
@@ -431,6 +453,25 @@ static void take_snapshot_trigger(struct session *s, uint64_t ts)
 		s->snapshots++;
 	else
 		ut_recorder_release(s->recorder);
+}
+
+/* The script called snapshot(): in the kernel, bpf/ut.h's ut_snapshot
+ * holds the first call's time since the last look; in the reader, the
+ * decoder does.  A trigger at that time. */
+static void script_snapshot(struct session *s)
+{
+	if (s->dec.snapshot_ts) {
+		take_snapshot_trigger(s, s->dec.snapshot_ts);
+		s->dec.snapshot_ts = 0;
+	}
+	struct bpf_map *m = bpf_object__find_map_by_name(s->obj, "ut_snapshot");
+	__u32 zero = 0;
+	uint64_t ts = 0;
+	if (!m || bpf_map_lookup_elem(bpf_map__fd(m), &zero, &ts) != 0 || !ts)
+		return;
+	take_snapshot_trigger(s, ts);
+	uint64_t none = 0;
+	bpf_map_update_elem(bpf_map__fd(m), &zero, &none, BPF_ANY);
 }
 
 /* Records of a snapshot written between two reads of the ring buffer:
@@ -595,10 +636,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 			snapshot_signal = 0;
 			take_snapshot_trigger(&s, now_ns());
 		}
-		if (s.dec.snapshot_ts) {
-			take_snapshot_trigger(&s, s.dec.snapshot_ts);
-			s.dec.snapshot_ts = 0;
-		}
+		script_snapshot(&s);
 		continue_snapshot(&s, false);
 		note_trace_size(&s);
 		if (o->duration > 0 && ut_now_s() - started >= o->duration)
@@ -625,8 +663,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 	totals(&s, &emitted, &lost);
 	uint64_t missed = ut_loaded_missed(s.loaded);
 	if (s.recorder) {
-		if (s.dec.snapshot_ts)
-			take_snapshot_trigger(&s, s.dec.snapshot_ts);
+		script_snapshot(&s);
 		continue_snapshot(&s, true);
 		/* the last window, in the -o file */
 		uint64_t to = s.dec.last_ts ? s.dec.last_ts : now_ns(), window = seconds_ns(o->ring_s), events;
@@ -662,9 +699,12 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 			fprintf(stderr, "uring-trace: cannot write %s: %s\n", o->json, strerror(errno));
 			rc = 1;
 		} else {
-			fprintf(j, "{\"events\":%llu,\"lost\":%llu,\"late\":%llu,\"missed\":%llu,\"maps\":",
+			fprintf(j, "{\"events\":%llu,\"lost\":%llu,\"late\":%llu,\"missed\":%llu,\"approximate\":[",
 				(unsigned long long)s.dec.records, (unsigned long long)lost,
 				(unsigned long long)s.dec.lost_late, (unsigned long long)missed);
+			if (lost || s.dec.lost_late)
+				report_approximate_maps(prog, lost + s.dec.lost_late, NULL, j);
+			fputs("],\"maps\":", j);
 			ut_maps_json(prog, s.obj, &s.user_maps, j);
 			fputs("}\n", j);
 			if (j != stdout)
@@ -699,6 +739,8 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 					(unsigned long long)es->events_cut);
 		}
 		report_full_maps(prog, &s.user_maps);
+		if (lost || s.dec.lost_late)
+			report_approximate_maps(prog, lost + s.dec.lost_late, stderr, NULL);
 		if (s.dec.malformed)
 			fprintf(stderr, "uring-trace: %llu records could not be used (unknown or short, or a hit whose "
 				"statements ran past their bound): the compiled script or the records are damaged\n",

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compiler/elfsyms.h"
-#include "engine/alloc.h"
+#include "kernel/elfsyms.h"
+#include "base/alloc.h"
 
 #define STACK_FRAMES 127   /* UT_STACK_FRAMES in the generated code */
 
@@ -98,8 +98,8 @@ static void read_kallsyms(void)
 		name[strcspn(name, " \t\n")] = 0;
 		size_t len = strlen(name) + 1;
 		any_address |= addr != 0;
-		ut_grow_array((void **)&st.ksyms, &cap, st.nksyms + 1, sizeof(*st.ksyms));
-		ut_grow_array((void **)&st.knames, &names_cap, names_len + len, 1);
+		grow_array((void **)&st.ksyms, &cap, st.nksyms + 1, sizeof(*st.ksyms));
+		grow_array((void **)&st.knames, &names_cap, names_len + len, 1);
 		memcpy(st.knames + names_len, name, len);
 		/* an offset until the names stop moving */
 		st.ksyms[st.nksyms++] = (struct ksym){.addr = addr, .name = (const char *)(uintptr_t)names_len};
@@ -180,8 +180,8 @@ static void read_mappings(struct proc *p)
 		file[strcspn(file, "\n")] = 0;
 		if (perms[2] != 'x' || file[0] != '/')
 			continue;
-		ut_grow_array((void **)&fresh.m, &cap, fresh.n + 1, sizeof(*fresh.m));
-		char *copy = ut_xalloc_check(strdup(file));
+		grow_array((void **)&fresh.m, &cap, fresh.n + 1, sizeof(*fresh.m));
+		char *copy = xalloc_check(strdup(file));
 		fresh.m[fresh.n++] = (struct mapping){.start = start, .end = end, .offset = offset, .path = copy};
 	}
 	fclose(f);

@@ -1,5 +1,7 @@
 #include "runtime/summary.h"
 
+#include "base/json.h"
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <inttypes.h>
@@ -378,20 +380,6 @@ void ut_print_map_named(const struct ut_program *prog, struct bpf_object *obj, c
 		print_map(prog, i, &es, top, out);
 		free_entries(&es);
 	}
-}
-
-void ut_json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
 }
 
 /* Numbers stay numbers in JSON; values shown as names, hex or text are

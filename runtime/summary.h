@@ -25,7 +25,5 @@ void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, struct 
  * zeros (a count or sum of 0; a slot a keyless count never hit). */
 void ut_zero_map(const struct ut_program *prog, struct bpf_object *obj, struct ut_user_maps *user, const char *name);
 
-/* JSON string literal. */
-void ut_json_string(FILE *out, const char *s);
 
 #endif

@@ -1,8 +1,9 @@
 #include "runtime/user_maps.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-#include "engine/alloc.h"
+#include "base/alloc.h"
 
 /* The end of a chain of entries whose keys hash the same. */
 #define NO_ENTRY UINT32_MAX
@@ -87,7 +88,7 @@ void *ut_user_map_value(struct ut_user_map *m, const void *key)
 		m->refused++;
 		return NULL;
 	}
-	ut_grow_array((void **)&m->entries, &m->capacity, m->count + 1, m->stride);
+	grow_array((void **)&m->entries, &m->capacity, m->count + 1, m->stride);
 	i = m->count++;
 	unsigned char *e = entry(m, i);
 	memset(e, 0, m->stride);
@@ -165,7 +166,7 @@ void ut_user_map_take(struct ut_user_map *m, const void *key, const struct ut_ag
 void ut_user_maps_init(struct ut_user_maps *um, const struct ut_program *prog)
 {
 	um->n = prog->nmaps;
-	um->maps = ut_xcalloc(prog->nmaps, sizeof(*um->maps));
+	um->maps = xcalloc(prog->nmaps, sizeof(*um->maps));
 	for (unsigned i = 0; i < prog->nmaps; i++)
 		if (prog->maps[i].user_side)
 			ut_user_map_init(&um->maps[i], prog->maps[i].key_size, prog->maps[i].value_size);

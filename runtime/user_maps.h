@@ -9,7 +9,7 @@
 
 #include "compiler/aggregations.h"
 #include "compiler/program.h"
-#include "engine/hashmap.h"
+#include "base/hashmap.h"
 
 /* As many entries as a BPF map of the script holds (compiler/gen.c). */
 #define UT_USER_MAP_MAX_ENTRIES 65536

@@ -1,12 +1,13 @@
 #include "runtime/user_side.h"
 
+#include <stdlib.h>
 #include <linux/types.h>
 #include <stdbool.h>
 #include <string.h>
 
 #include "bpf/records.h"
-#include "engine/alloc.h"
-#include "engine/hashmap.h"
+#include "base/alloc.h"
+#include "base/hashmap.h"
 #include "runtime/decode.h"
 #include "runtime/user_maps.h"
 
@@ -41,6 +42,7 @@ struct ut_user_side {
 	uint32_t sample_permyriad;
 	uint64_t random;
 	struct sample_set *samples;       /* allocated at the first sampled point */
+	bool *samples_flow;               /* per flow kind: the user side emits some of its points */
 	struct local_layout *layout;      /* per event */
 	uint32_t *slot_offset;
 	unsigned char *locals;            /* the running hit's */
@@ -62,16 +64,16 @@ static uint32_t local_bytes(const struct ut_ulocal *l)
 struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_user_maps *maps,
 				      uint32_t sample_permyriad)
 {
-	struct ut_user_side *u = ut_xcalloc(1, sizeof(*u));
+	struct ut_user_side *u = xcalloc(1, sizeof(*u));
 	u->prog = prog;
 	u->maps = maps;
 	u->sample_permyriad = sample_permyriad && sample_permyriad < 10000 ? sample_permyriad : 10000;
 	u->random = 0x9e3779b97f4a7c15ull;
-	u->layout = ut_xcalloc(prog->nevents, sizeof(*u->layout));
+	u->layout = xcalloc(prog->nevents, sizeof(*u->layout));
 	size_t nslots = 0, locals = 0, record = 0;
 	for (unsigned e = 0; e < prog->nevents; e++)
 		nslots += prog->events[e].nlocals;
-	u->slot_offset = ut_xcalloc(nslots, sizeof(*u->slot_offset));
+	u->slot_offset = xcalloc(nslots, sizeof(*u->slot_offset));
 	nslots = 0;
 	for (unsigned e = 0; e < prog->nevents; e++) {
 		const struct ut_event *ev = &prog->events[e];
@@ -85,8 +87,14 @@ struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_u
 		if (ev->size > record)
 			record = ev->size;
 	}
-	u->locals = ut_xcalloc(locals, 1);
-	u->record = ut_xcalloc(record, 1);
+	u->locals = xcalloc(locals, 1);
+	u->record = xcalloc(record, 1);
+	u->samples_flow = xcalloc(prog->nflows + 1, sizeof(*u->samples_flow));
+	for (unsigned i = 0; i < prog->nustmts; i++) {
+		const struct ut_ustmt *s = &prog->ustmts[i];
+		if (s->op == UT_US_EMIT && s->event < prog->nevents && prog->events[s->event].flow >= 0)
+			u->samples_flow[prog->events[s->event].flow] = true;
+	}
 	return u;
 }
 
@@ -95,6 +103,7 @@ void ut_user_side_free(struct ut_user_side *u)
 	if (!u)
 		return;
 	free(u->samples);
+	free(u->samples_flow);
 	free(u->layout);
 	free(u->slot_offset);
 	free(u->locals);
@@ -116,7 +125,7 @@ static bool sampled(struct ut_user_side *u, uint32_t kind, uint64_t key, bool be
 	if (u->sample_permyriad >= 10000)
 		return true;
 	if (!u->samples)
-		u->samples = ut_xcalloc(SAMPLE_SETS, sizeof(*u->samples));
+		u->samples = xcalloc(SAMPLE_SETS, sizeof(*u->samples));
 	struct sample_set *set = &u->samples[hmap_hash(key, kind) & (SAMPLE_SETS - 1)];
 	struct sample_slot *found = NULL;
 	for (unsigned w = 0; w < SAMPLE_WAYS && !found; w++)
@@ -131,6 +140,23 @@ static bool sampled(struct ut_user_side *u, uint32_t kind, uint64_t key, bool be
 	*found = (struct sample_slot){.key = key, .kind = kind, .used = 1,
 				      .keep = next_random(u) % 10000 < u->sample_permyriad};
 	return found->keep;
+}
+
+bool ut_user_side_keeps(struct ut_user_side *u, const void *rec, size_t size)
+{
+	const struct ut_rec_hdr *h = rec;
+	if (h->event >= u->prog->nevents)
+		return true;
+	const struct ut_event *ev = &u->prog->events[h->event];
+	if (ev->flow < 0 || (unsigned)ev->flow >= u->prog->nflows || !u->samples_flow[ev->flow] ||
+	    ev->key.kind != UT_VAL_FIELD || ev->key.field >= ev->nfields)
+		return true;
+	const struct ut_field *f = &ev->fields[ev->key.field];
+	uint64_t key;
+	if (f->offset + 8 > size)
+		return true;
+	memcpy(&key, (const unsigned char *)rec + f->offset, 8);
+	return sampled(u, (uint32_t)ev->flow, key, ev->op == UT_EV_FLOW_BEGIN);
 }
 
 /* ---- one hit ---- */
@@ -418,13 +444,7 @@ static void emit(struct hit *h, const struct ut_ustmt *s)
 	memcpy(r, &hdr, sizeof(hdr));
 	for (unsigned f = 0; f < ev->nfields && f < s->nkeys; f++)
 		store_field(h, h->prog->ukeys[s->keys + f], &ev->fields[f], r);
-	if (ev->flow >= 0 && ev->key.kind == UT_VAL_FIELD) {
-		uint64_t key;
-		memcpy(&key, r + ev->fields[ev->key.field].offset, 8);
-		if (!sampled(h->u, (uint32_t)ev->flow, key, ev->op == UT_EV_FLOW_BEGIN))
-			return;
-	}
-	ut_decode_record(h->d, r, ev->size);
+	ut_decode_record(h->d, r, ev->size);   /* which samples it (ut_user_side_keeps) */
 }
 
 /* How a run of statements ended. */

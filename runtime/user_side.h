@@ -6,6 +6,7 @@
  * handles as if it came from the ring. */
 #ifndef UT_USER_SIDE_H
 #define UT_USER_SIDE_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -13,10 +14,6 @@
 
 struct ut_decoder;
 struct ut_user_maps;
-
-/* Statements and loop turns one hit may run: a damaged program's loop
- * ends there (the hit counts as malformed). */
-#define UT_HIT_MAX_STEPS (1u << 20)
 
 struct ut_user_side;
 
@@ -26,6 +23,13 @@ struct ut_user_side;
 struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_user_maps *maps,
 				      uint32_t sample_permyriad);
 void ut_user_side_free(struct ut_user_side *u);
+
+/* --sample: whether the trace keeps record rec (size bytes).  The user
+ * side samples every point of the flow kinds it emits points of (and
+ * their spans), those the kernel writes too: the compiler has the kernel
+ * sample none of them (compiler/placement.c), so that one decision covers
+ * a whole flow. */
+bool ut_user_side_keeps(struct ut_user_side *u, const void *rec, size_t size);
 
 /* Runs the statements of the UT_EV_HIT record rec (size bytes); the
  * records they emit go to d. */

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Golden tests: every tests/compiler/golden/NAME.ut compiles and its
-# generated C (--emit-c) equals NAME.c byte for byte; each NAME.c also
-# compiles for the BPF target with clang-14 against bpf/ and the stored
-# kernel's vmlinux.h.  UPDATE=1 rewrites the NAME.c files from the current
-# compiler (review the diff before committing).
+# Golden tests: every tests/compiler/golden/NAME.ut compiles, and its
+# generated C (--emit-c) with everything in the kernel (--all-in-kernel)
+# equals NAME.c byte for byte; where placement moves work to the reader
+# (compiler/placement.c) the C it generates then equals NAME.placed.c, and
+# where it moves none there is no NAME.placed.c.  Each file also compiles
+# for the BPF target with clang-14 against bpf/ and the stored kernel's
+# vmlinux.h.  UPDATE=1 rewrites the files from the current compiler
+# (review the diff before committing).
 #
 # The generated C depends on the kernel's tracepoint formats and BTF: the
 # scripts are checked against the kernel stored in tests/kernel, so the
@@ -26,18 +29,18 @@ timeout 120 "$UT" --compile -o "$TMP/any.uto" -e 'BEGIN { exit(); }' >/dev/null 
 vmlinux=$(ls "$UT_CACHE_DIR"/btf-*/vmlinux.h 2>/dev/null | head -1)
 clang=$(command -v clang-14 || true)
 
-for ut in *.ut; do
-  name=golden/${ut%.ut}
-  want=${ut%.ut}.c
-  if ! timeout 60 "$UT" --emit-c "$ut" >"$TMP/got.c" 2>"$TMP/err"; then
-    fail "$name" "does not compile"; sed 's/^/  | /' "$TMP/err" | head -20; continue
+# golden NAME WANT ARGS...: the C of ARGS equals WANT, which compiles for BPF
+golden() {
+  local name=$1 want=$2; shift 2
+  if ! timeout 60 "$UT" --emit-c "$@" >"$TMP/got.c" 2>"$TMP/err"; then
+    fail "$name" "does not compile"; sed 's/^/  | /' "$TMP/err" | head -20; return
   fi
   if [ "${UPDATE:-}" = 1 ]; then
     cp "$TMP/got.c" "$want"
     echo "updated $want"
   fi
   if [ ! -f "$want" ]; then
-    fail "$name" "no $want (make it with UPDATE=1)"; continue
+    fail "$name" "no $want (make it with UPDATE=1)"; return
   fi
   if cmp -s "$TMP/got.c" "$want"; then
     pass "$name"
@@ -53,6 +56,23 @@ for ut in *.ut; do
     pass "$name.bpf"
   else
     fail "$name.bpf" "$want does not compile for BPF"; head -20 "$TMP/cc" | sed 's/^/  | /'
+  fi
+}
+
+for ut in *.ut; do
+  golden "golden/${ut%.ut}" "${ut%.ut}.c" --all-in-kernel "$ut"
+  placed=${ut%.ut}.placed.c
+  if ! timeout 60 "$UT" --emit-c "$ut" >"$TMP/placed.c" 2>"$TMP/err"; then
+    fail "golden/${ut%.ut}.placed" "does not compile"; sed 's/^/  | /' "$TMP/err" | head -20
+  elif cmp -s "$TMP/placed.c" "${ut%.ut}.c"; then
+    [ "${UPDATE:-}" = 1 ] && rm -f "$placed"
+    if [ -f "$placed" ]; then
+      fail "golden/${ut%.ut}.placed" "placement moves nothing to the reader, but $placed exists"
+    else
+      pass "golden/${ut%.ut}.placed"
+    fi
+  else
+    golden "golden/${ut%.ut}.placed" "$placed" "$ut"
   fi
 done
 

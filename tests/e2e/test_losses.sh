@@ -94,3 +94,13 @@ if grep -q 'reached the reader after it had written past their time' "$TMP/behin
 else
 	fail losses/late_records_reported "$(tail -3 "$TMP/behind.err")"
 fi
+# Maps the reader keeps miss the updates of lost hits (the kernel's see
+# every hit): the summary says it is approximate, and names them.
+"$UT" --buffer 16K --summary-only --json "$TMP/approx.json" \
+	-c "$UT_WORKLOADS/nop_firehose --count 200000 >/dev/null" >/dev/null 2>"$TMP/approx.err"
+if grep -q 'the summary is approximate: .*@requests.* (kept by the reader) miss what the [0-9]* lost' "$TMP/approx.err" &&
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["lost"] > 0 and "@requests" in d["approximate"] and "@ring" not in d["approximate"]' "$TMP/approx.json"; then
+	pass losses/approximate_maps_named
+else
+	fail losses/approximate_maps_named "$(tail -3 "$TMP/approx.err")"
+fi

@@ -9,7 +9,7 @@ need_root_bpf ring || exit 0
 # One slow request (a pipe read answered after 50 ms) after 3 s of nops
 # (20,000 a second: none lost, even to a sanitized reader); the ring was
 # created 3 s before the snapshot's window.
-"$UT" --ring 1s --slow-us=20000 -o "$TMP/slow.fxt" \
+timeout -k 10 120 "$UT" --ring 1s --slow-us=20000 -o "$TMP/slow.fxt" \
 	-c "$UT_WORKLOADS/slow_request --before 3 --after 0.5 --rate 20000 > $TMP/slow.json" >"$TMP/slow.out" 2>"$TMP/slow.err"
 rc=$?
 if [ $rc -ne 0 ] || ! grep -q '"ok":true' "$TMP/slow.json"; then
@@ -49,6 +49,10 @@ PY
 
 # Memory: the recorder keeps half a second of a steady 200k nops a second
 # whether they ran 4 s or 16 s (kept whole, the 16 s would take 600 MB).
+# Under ASan, freed memory waits in a quarantine of up to 256 MB: the
+# recorder's chunks freed as the window moves filled it, so the peak
+# measured how long the run was (207 MB for 4 s, 383 MB for 16 s, at the
+# parent commit too); a small quarantine leaves the recorder's own memory.
 peak_rss_kb() { # SECONDS
 	python3 - "$UT" "$UT_WORKLOADS/nop_firehose --seconds $1 --rate 200000" "$TMP/rss$1.fxt" <<'PY'
 import os, resource, subprocess, sys

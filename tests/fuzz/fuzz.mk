@@ -11,7 +11,7 @@ FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_BIN     := $(FUZZ_DIR)/fuzz_compiler
 FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -I. -I$(GEN_DIR) -MMD -MP
-FUZZ_OBJ     := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard compiler/*.c probes/*.c) tests/fuzz/fuzz_compiler.c) \
+FUZZ_OBJ     := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(wildcard base/*.c kernel/*.c compiler/*.c probes/*.c) tests/fuzz/fuzz_compiler.c) \
 	$(FUZZ_DIR)/gen/parser.o $(FUZZ_DIR)/gen/lexer.o
 
 $(FUZZ_DIR)/%.o: %.c $(GEN_DIR)/parser.h $(GEN_DIR)/lexer.h

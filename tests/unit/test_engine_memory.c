@@ -15,7 +15,8 @@ size_t __sanitizer_get_current_allocated_bytes(void);
 #endif
 
 #include "engine/engine.h"
-#include "engine/fxt.h"
+#include "fxt/fxt.h"
+#include "tools/tools.h"
 #include "tests/unit/check.h"
 
 #define THREADS 100000u

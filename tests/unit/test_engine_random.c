@@ -7,7 +7,8 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "engine/fxt.h"
+#include "fxt/fxt.h"
+#include "tools/tools.h"
 #include "tests/unit/check.h"
 
 static uint64_t rng_state;
@@ -47,7 +48,13 @@ static void run(uint64_t seed, const char *path)
 			{ .name = "z", .kind = UT_ARG_STR, .s = names[rnd(6)] },
 		};
 		const char *name = names[rnd(6)];
-		switch (rnd(12)) {
+		/* scheduling between the same threads: D slices among theirs */
+		static const uint32_t states[] = { UT_TASK_RUNNING, UT_TASK_INTERRUPTIBLE, UT_TASK_UNINTERRUPTIBLE,
+						   UT_TASK_UNINTERRUPTIBLE | UT_TASK_NOLOAD, UT_TASK_DEAD };
+		struct ut_sched_thread running = { pid, tid, name };
+		struct ut_sched_thread other = { 1 + rnd(4), 0, NULL };
+		other.tid = rnd(5) ? other.pid * 100 + rnd(3) : 0; /* or the idle task */
+		switch (rnd(15)) {
 		case 0: case 1:
 			ut_slice_begin(e, event_ts, &t, "c", name, args, rnd(4));
 			break;
@@ -70,8 +77,14 @@ static void run(uint64_t seed, const char *path)
 		case 10:
 			ut_span_phase(e, event_ts, "ring", rnd(2), rnd(40), name, NULL, 0);
 			break;
-		default:
+		case 11:
 			ut_span_end(e, event_ts, "ring", rnd(2), rnd(40), rnd(2) ? NULL : "renamed", args, rnd(2));
+			break;
+		case 12: case 13:
+			ut_sched_switch(e, event_ts, rnd(2), &running, states[rnd(5)], &other);
+			break;
+		default:
+			ut_sched_wakeup(e, event_ts, rnd(2), &other);
 			break;
 		}
 		if (rnd(500) == 0)
@@ -102,7 +115,8 @@ static void run(uint64_t seed, const char *path)
 	CHECK(label, stat_value(text, "flows: ") == st.flows_ended);
 	snprintf(label, sizeof(label), "random seed %llu: engine produced output",
 		 (unsigned long long)seed);
-	CHECK(label, st.events > 10000 && st.flows_begun > 0 && st.spans_begun > 0);
+	CHECK(label, st.events > 10000 && st.flows_begun > 0 && st.spans_begun > 0 &&
+		     stat_value(text, "\nscheduling: ") > 1000 && strstr(text, "\"uninterruptible (D)\": "));
 	if (rc != 0)
 		fputs(text, stdout);
 	free(text);

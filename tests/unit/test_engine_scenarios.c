@@ -6,7 +6,8 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "engine/fxt.h"
+#include "fxt/fxt.h"
+#include "tools/tools.h"
 #include "tests/unit/check.h"
 
 static char path[] = "/tmp/test_engine_scenarios_XXXXXX";
@@ -417,6 +418,183 @@ static void test_many_threads_and_strings(void)
 							   count("string index=1 ") > 2);
 }
 
+static const struct ut_track worker_track = { .kind = UT_TRACK_THREAD, .pid = 100, .tid = 101 };
+static const struct ut_sched_thread worker = { .pid = 100, .tid = 101, .name = "worker" };
+static const struct ut_sched_thread other = { .pid = 200, .tid = 201, .name = "other" };
+static const struct ut_sched_thread idle = { 0 };
+
+/* Linux states as Perfetto shows them, and D made visible: a worker's
+ * request sleeps in D (a slice nested in the request's), is woken, waits
+ * for the CPU, runs; is preempted by a thread not seen before, which then
+ * sleeps interruptibly. */
+static void test_sched_states(void)
+{
+	struct ut_engine *e = start(NULL);
+	ut_engine_thread_name(e, 100, 101, "iou-wrk-100");
+	ut_slice_begin(e, 10, &worker_track, "io", "work", NULL, 0);
+	ut_sched_switch(e, 20, 0, &worker, UT_TASK_UNINTERRUPTIBLE, &idle);
+	ut_sched_wakeup(e, 50, 0, &worker);
+	ut_sched_switch(e, 60, 0, &idle, UT_TASK_RUNNING, &worker);
+	ut_slice_end(e, 70, &worker_track, NULL, 0);
+	ut_sched_switch(e, 80, 1, &worker, UT_TASK_RUNNING, &other);
+	ut_sched_switch(e, 90, 1, &other, UT_TASK_INTERRUPTIBLE, &worker);
+	struct ut_engine_stats st = finish(e, 100);
+	CHECK("sched: switch to idle, worker blocked, its Linux state kept",
+	      at("context_switch ts=20 cpu=0 outgoing_tid=101 outgoing_state=blocked incoming_tid=0 "
+		 "args={linux_state: uint32 2, incoming_weight: int32 -2147483648}\n") >= 0);
+	CHECK("sched: the wakeup", at("thread_wakeup ts=50 cpu=0 tid=101\n") >= 0);
+	CHECK("sched: switch from idle", at("context_switch ts=60 cpu=0 outgoing_tid=0 outgoing_state=running "
+					    "incoming_tid=101 args={outgoing_weight: int32 -2147483648}\n") >= 0);
+	long work = at("duration_begin ts=10 pid=100 tid=101 cat=\"io\" name=\"work\"");
+	long d_begin = at("duration_begin ts=20 pid=100 tid=101 cat=\"sched\" name=\"uninterruptible (D)\"");
+	long d_end = at("duration_end ts=50 pid=100 tid=101 cat=\"sched\" name=\"uninterruptible (D)\"\n");
+	long work_end = at("duration_end ts=70 pid=100 tid=101 cat=\"io\" name=\"work\"\n");
+	CHECK("sched: D from the switch out to the wakeup, nested in the request's slice",
+	      work >= 0 && work < d_begin && d_begin < d_end && d_end < work_end &&
+		      count("name=\"uninterruptible (D)\"") == 2);
+	CHECK("sched: a preempted thread is runnable",
+	      at("context_switch ts=80 cpu=1 outgoing_tid=101 outgoing_state=running incoming_tid=201 "
+		 "args={linux_state: uint32 0}\n") >= 0);
+	long named = at("kernel_object thread koid=201 name=\"other\" args={process: koid 200}");
+	CHECK("sched: a thread not seen before is named before its first scheduling record",
+	      named >= 0 && named < at("context_switch ts=80 ") &&
+		      at("kernel_object process koid=200 name=\"process 200\"") >= 0);
+	CHECK("sched: interruptible sleep is blocked, no slice",
+	      at("context_switch ts=90 cpu=1 outgoing_tid=201 outgoing_state=blocked incoming_tid=101 "
+		 "args={linux_state: uint32 1}\n") >= 0 && count("pid=200 tid=201 cat=\"sched\"") == 0);
+	CHECK("sched: a name never renames a thread seen", count("kernel_object thread koid=101 ") == 1);
+	CHECK("sched: stats counts per thread",
+	      strstr(stats, "tid 101 pid 100 \"iou-wrk-100\" scheduling: 2 switched in, 2 out, 1 woken\n") &&
+		      strstr(stats, "tid 201 pid 200 \"other\" scheduling: 1 switched in, 1 out, 0 woken\n") &&
+		      strstr(stats, "scheduling: 4 context switches, 1 wakeups\n"));
+	CHECK("sched: calls counted, nothing late", st.events == 7 && st.events_late == 0);
+	CHECK("sched: trace valid", dump_rc == 0 && stats_rc == 0 && strstr(stats, "errors: 0\n"));
+}
+
+static void test_sched_state_mapping(void)
+{
+	CHECK("Linux states: running (preempted) is runnable",
+	      ut_sched_state_of(UT_TASK_RUNNING) == UT_SCHED_RUNNABLE);
+	CHECK("Linux states: S, and TASK_IDLE and parked (0x40) sleep",
+	      ut_sched_state_of(UT_TASK_INTERRUPTIBLE) == UT_SCHED_SLEEPING &&
+		      ut_sched_state_of(UT_TASK_UNINTERRUPTIBLE | UT_TASK_NOLOAD) == UT_SCHED_SLEEPING &&
+		      ut_sched_state_of(0x40) == UT_SCHED_SLEEPING);
+	CHECK("Linux states: D, killable D (0x102) and rtlock waits are uninterruptible",
+	      ut_sched_state_of(UT_TASK_UNINTERRUPTIBLE) == UT_SCHED_UNINTERRUPTIBLE &&
+		      ut_sched_state_of(0x100 | UT_TASK_UNINTERRUPTIBLE) == UT_SCHED_UNINTERRUPTIBLE &&
+		      ut_sched_state_of(UT_TASK_RTLOCK_WAIT) == UT_SCHED_UNINTERRUPTIBLE);
+	CHECK("Linux states: stopped (0x104) and traced", ut_sched_state_of(0x104) == UT_SCHED_STOPPED &&
+								 ut_sched_state_of(UT_TASK_TRACED) == UT_SCHED_STOPPED);
+	CHECK("Linux states: dead and zombie", ut_sched_state_of(UT_TASK_DEAD) == UT_SCHED_DEAD &&
+						       ut_sched_state_of(UT_EXIT_DEAD) == UT_SCHED_DEAD &&
+						       ut_sched_state_of(UT_EXIT_ZOMBIE) == UT_SCHED_DYING);
+	struct ut_engine *e = start(NULL);
+	ut_sched_switch(e, 10, 0, &worker, 0x104, &idle);
+	ut_sched_switch(e, 20, 0, &idle, 0, &worker);
+	ut_sched_switch(e, 30, 0, &worker, UT_TASK_UNINTERRUPTIBLE | UT_TASK_NOLOAD, &idle);
+	ut_sched_switch(e, 40, 0, &idle, 0, &worker);
+	ut_sched_switch(e, 50, 0, &worker, UT_TASK_DEAD, &idle);
+	finish(e, 60);
+	CHECK("Linux states: as FXT states",
+	      at("context_switch ts=10 cpu=0 outgoing_tid=101 outgoing_state=suspended ") >= 0 &&
+		      at("context_switch ts=30 cpu=0 outgoing_tid=101 outgoing_state=blocked ") >= 0 &&
+		      at("context_switch ts=50 cpu=0 outgoing_tid=101 outgoing_state=dead ") >= 0);
+	CHECK("Linux states: only D draws a slice", count("duration_begin") == 0 && stats_rc == 0);
+}
+
+/* The D slice ends at the thread's switch in when its wakeup was not
+ * seen, at its next event when neither was, and an end meant for another
+ * slice of the thread never ends it in that slice's place. */
+static void test_sched_d_slice_ends(void)
+{
+	struct ut_engine *e = start(NULL);
+	ut_slice_begin(e, 10, &worker_track, "sys", "enter", NULL, 0);
+	ut_sched_switch(e, 20, 0, &worker, UT_TASK_UNINTERRUPTIBLE, &other);
+	ut_sched_switch(e, 30, 0, &other, UT_TASK_INTERRUPTIBLE, &worker);
+	ut_sched_switch(e, 40, 1, &worker, UT_TASK_UNINTERRUPTIBLE, &idle);
+	ut_slice_end(e, 50, &worker_track, NULL, 0);
+	ut_sched_switch(e, 60, 1, &worker, UT_TASK_UNINTERRUPTIBLE, &idle);
+	ut_flow(e, 70, 100, 101, UT_FLOW_BEGIN, "req", 1, "io", "submit", NULL, 0);
+	ut_sched_switch(e, 80, 1, &worker, UT_TASK_UNINTERRUPTIBLE, &idle);
+	ut_sched_switch(e, 90, 1, &worker, UT_TASK_UNINTERRUPTIBLE, &idle);
+	finish(e, 100);
+	CHECK("D ends at the switch in", at("duration_end ts=30 pid=100 tid=101 cat=\"sched\" name=\"uninterruptible (D)\"\n") >= 0);
+	long d_end = at("duration_end ts=50 pid=100 tid=101 cat=\"sched\" name=\"uninterruptible (D)\"\n");
+	long enter_end = at("duration_end ts=50 pid=100 tid=101 cat=\"sys\" name=\"enter\"\n");
+	CHECK("D ends at the thread's next event, before the slice end meant for its request",
+	      d_end >= 0 && d_end < enter_end);
+	long flow_d_end = at("duration_end ts=70 pid=100 tid=101 cat=\"sched\"");
+	CHECK("D ends before a flow point of the thread (which binds to its instant)",
+	      flow_d_end >= 0 && flow_d_end < at("event instant ts=70 pid=100 tid=101"));
+	CHECK("D ends at the thread's next switch out when it ran unseen",
+	      at("duration_end ts=90 pid=100 tid=101 cat=\"sched\"") >= 0 &&
+		      at("duration_end ts=100 pid=100 tid=101 cat=\"sched\" name=\"uninterruptible (D)\" args={unfinished: bool true}") >= 0);
+	CHECK("D slices: every begin ended, trace valid",
+	      count("duration_begin") == count("duration_end") && dump_rc == 0 && stats_rc == 0 &&
+		      strstr(stats, "errors: 0\n"));
+}
+
+/* A loss ends an open D slice with the rest; the thread's switch in then
+ * ends nothing.  Scheduling records go in time order across the trace
+ * whatever the caller gives; limits and the size cap hold. */
+static void test_sched_losses_order_limits(void)
+{
+	struct ut_engine *e = start(NULL);
+	ut_slice_begin(e, 10, &worker_track, "io", "work", NULL, 0);
+	ut_sched_switch(e, 20, 0, &worker, UT_TASK_UNINTERRUPTIBLE, &idle);
+	ut_events_lost(e, 30, 25, 4, "ring buffer");
+	ut_sched_switch(e, 40, 0, &idle, 0, &worker);
+	ut_slice_end(e, 50, &worker_track, NULL, 0);
+	struct ut_engine_stats st = finish(e, 60);
+	CHECK("sched loss: the D slice is cut with the rest",
+	      at("duration_end ts=30 pid=100 tid=101 cat=\"sched\" name=\"uninterruptible (D)\" args={cut_by_lost_events: bool true}") >= 0 &&
+		      at("duration_end ts=30 pid=100 tid=101 cat=\"io\" name=\"work\" args={cut_by_lost_events: bool true}") >= 0 &&
+		      st.slices_cut == 2);
+	CHECK("sched loss: the switch in ends nothing more", count("duration_end") == 2 &&
+								  st.slices_unmatched_end == 1 &&
+								  dump_rc == 0 && stats_rc == 0);
+
+	e = start(NULL);
+	ut_sched_switch(e, 100, 0, &worker, UT_TASK_UNINTERRUPTIBLE, &other);
+	ut_sched_wakeup(e, 90, 1, &worker);                         /* another cpu, older */
+	ut_sched_switch(e, 95, 1, &idle, 0, &worker);               /* older still */
+	st = finish(e, 110);
+	CHECK("sched order: older records written at the newest one's time, counted",
+	      at("thread_wakeup ts=100 cpu=1 tid=101") >= 0 &&
+		      at("context_switch ts=100 cpu=1 outgoing_tid=0 ") >= 0 && st.events_late == 2);
+	CHECK("sched order: D begun and ended in order, trace valid",
+	      at("duration_end ts=100 pid=100 tid=101 cat=\"sched\"") >= 0 && stats_rc == 0 &&
+		      strstr(stats, "errors: 0\n"));
+
+	/* one thread kept: the incoming thread's track forgets the outgoing
+	 * one's, its D slice ended as evicted */
+	struct ut_engine_limits one = { .max_threads = 1 };
+	e = start(&one);
+	ut_sched_switch(e, 10, 0, &worker, UT_TASK_UNINTERRUPTIBLE, &other);
+	ut_sched_switch(e, 20, 0, &other, UT_TASK_UNINTERRUPTIBLE, &worker);
+	st = finish(e, 30);
+	CHECK("sched thread limit: both switches written, slices ended as evicted",
+	      count("context_switch") == 2 && st.threads_evicted == 2 &&
+		      at("duration_end ts=10 pid=100 tid=101 cat=\"sched\" name=\"uninterruptible (D)\" args={evicted: bool true}") >= 0 &&
+		      count("duration_begin") == count("duration_end") && stats_rc == 0);
+
+	/* the size cap: records stop at it, the trace ends whole */
+	struct ut_engine_limits capped = { .max_bytes = 128 << 10 };
+	e = start(&capped);
+	for (uint64_t k = 0; k < 20000; k++) {
+		ut_sched_switch(e, 10 * k, 0, &worker, UT_TASK_UNINTERRUPTIBLE, &other);
+		ut_sched_wakeup(e, 10 * k + 3, 0, &worker);
+		ut_sched_switch(e, 10 * k + 5, 0, &other, UT_TASK_RUNNING, &worker);
+	}
+	st = finish(e, 200000);
+	long cut = at("name=\"trace cut: size limit reached\"");
+	CHECK("sched size cap: cut, nothing after the marker, trace valid",
+	      cut >= 0 && !strstr(dump + cut, "context_switch") && !strstr(dump + cut, "thread_wakeup") &&
+		      st.events_cut > 0 && dump_rc == 0);
+	CHECK("sched size cap: an open D slice stays open (Perfetto shows it not ended)",
+	      stats_rc == 0 && strstr(stats, "errors: 0\n"));
+}
+
 int main(void)
 {
 	int fd = mkstemp(path);
@@ -435,6 +613,10 @@ int main(void)
 	test_limits();
 	test_thread_limit();
 	test_many_threads_and_strings();
+	test_sched_states();
+	test_sched_state_mapping();
+	test_sched_d_slice_ends();
+	test_sched_losses_order_limits();
 	free(dump);
 	free(stats);
 	unlink(path);

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "engine/fxt_records.h"
+#include "fxt/records.h"
+#include "tools/tools.h"
 #include "tests/unit/check.h"
 
 static char dir[] = "/tmp/test_fxt_reader_XXXXXX";
@@ -48,6 +49,12 @@ static void write_sample(const char *p)
 			fxt_write_event(w, FXT_EV_FLOW_END, 100 * i + 50, 10, 12, "io", "done", NULL, 0, i + 1);
 		fxt_write_event(w, FXT_EV_DURATION_END, 100 * i + 50, 10, 12, "io", "done", NULL, 0, 0);
 	}
+	/* main sleeps on cpu 1 (the idle task comes in), is woken, runs */
+	struct ut_arg out_idle = { .name = "outgoing_weight", .kind = UT_ARG_INT, .i = FXT_IDLE_WEIGHT };
+	struct ut_arg in_idle = { .name = "incoming_weight", .kind = UT_ARG_INT, .i = FXT_IDLE_WEIGHT };
+	fxt_write_context_switch(w, 100000, 1, FXT_THREAD_BLOCKED, 11, 0, &in_idle, 1);
+	fxt_write_thread_wakeup(w, 100050, 1, 11, NULL, 0);
+	fxt_write_context_switch(w, 100100, 1, FXT_THREAD_RUNNING, 0, 11, &out_idle, 1);
 	if (fxt_writer_close(w, err, sizeof(err)) != 0)
 		printf("FAIL close: %s\n", err);
 }
@@ -66,6 +73,9 @@ static void test_round_trip(const char *p, const char *label)
 		    strstr(stats, "flow_end \"io\" \"done\": 500\n"));
 	snprintf(name, sizeof(name), "%s: thread named under its process", label);
 	CHECK(name, strstr(stats, "tid 11 pid 10 \"main\"") && strstr(stats, "pid 10 \"app\""));
+	snprintf(name, sizeof(name), "%s: scheduling records counted, and per thread", label);
+	CHECK(name, strstr(stats, "scheduling: 2 context switches, 1 wakeups\n") &&
+		    strstr(stats, "tid 11 pid 10 \"main\" scheduling: 1 switched in, 1 out, 1 woken\n"));
 	snprintf(name, sizeof(name), "%s: no errors", label);
 	CHECK(name, strstr(stats, "errors: 0\n") != NULL);
 	free(stats);
@@ -75,7 +85,10 @@ static void test_round_trip(const char *p, const char *label)
 	CHECK(name, rc == 0 && json[0] == '{' &&
 		    strstr(json, "\"flows\": {\"complete\": 500, \"incomplete\": 500, "
 				 "\"points_outside_slices\": 0}") &&
-		    strstr(json, "\"errors\": 0"));
+		    strstr(json, "\"errors\": 0") &&
+		    strstr(json, "{\"tid\": 11, \"pid\": 10, \"name\": \"main\", \"switched_in\": 1, "
+				 "\"switched_out\": 1, \"woken\": 1}") &&
+		    strstr(json, "\"scheduling\": {\"context_switches\": 2, \"wakeups\": 1}"));
 	free(json);
 
 	char *dump = capture(dump_adapter, p, false, &rc);
@@ -83,6 +96,12 @@ static void test_round_trip(const char *p, const char *label)
 	CHECK(name, rc == 0 && strstr(dump, "event duration_begin ts=99900 pid=10 tid=11 cat=\"io\" "
 					    "name=\"read\" args={fd: int32 3, path: string "
 					    "\"/etc/\\\"x\\\"\", ratio: double 0.25}\n"));
+	snprintf(name, sizeof(name), "%s: dump shows scheduling records", label);
+	CHECK(name, strstr(dump, " context_switch ts=100000 cpu=1 outgoing_tid=11 outgoing_state=blocked "
+				 "incoming_tid=0 args={incoming_weight: int32 -2147483648}\n") &&
+		    strstr(dump, " thread_wakeup ts=100050 cpu=1 tid=11\n") &&
+		    strstr(dump, " context_switch ts=100100 cpu=1 outgoing_tid=0 outgoing_state=running "
+				 "incoming_tid=11 args={outgoing_weight: int32 -2147483648}\n"));
 	snprintf(name, sizeof(name), "%s: dump shows flow ids", label);
 	CHECK(name, strstr(dump, "event flow_begin ts=500 pid=10 tid=11 cat=\"io\" name=\"read\" id=6\n") != NULL);
 	free(dump);
@@ -117,7 +136,7 @@ static int dump_quiet(const char *p)
 }
 
 /* Stats count the flow records Perfetto would drop: those with no slice on
- * their thread's stack (see track_slices in engine/fxt_reader.c). */
+ * their thread's stack (see track_slices in fxt/reader.c). */
 static void test_flow_binding(void)
 {
 	char err[256];
@@ -184,6 +203,43 @@ static void test_order_errors(void)
 		      strstr(stats, "flow 6: flow_step without a begin") &&
 		      strstr(stats, "flow 7 begins again while open"));
 	free(stats);
+}
+
+/* Stats count as errors what Perfetto would misplace in scheduling
+ * records: one going back in time on its CPU, a thread with no thread
+ * kernel-object record before it, a weight that is not an int32; a state
+ * FXT does not define makes the record malformed. */
+static void test_scheduling_errors(void)
+{
+	char err[256];
+	struct fxt_writer *w = fxt_writer_open(work, err, sizeof(err));
+	struct ut_arg process = { .name = "process", .kind = UT_ARG_KOID, .u = 1 };
+	fxt_write_kernel_object(w, FXT_OBJ_THREAD, 2, "a", &process, 1);
+	fxt_write_kernel_object(w, FXT_OBJ_THREAD, 3, "b", &process, 1);
+	fxt_write_context_switch(w, 100, 0, FXT_THREAD_BLOCKED, 2, 3, NULL, 0);
+	fxt_write_context_switch(w, 90, 1, FXT_THREAD_RUNNING, 3, 2, NULL, 0);     /* another cpu: fine */
+	fxt_write_context_switch(w, 95, 0, FXT_THREAD_RUNNING, 3, 2, NULL, 0);     /* 1: back in time */
+	fxt_write_thread_wakeup(w, 110, 0, 4, NULL, 0);                           /* 2: thread 4 unnamed */
+	struct ut_arg wide = { .name = "incoming_weight", .kind = UT_ARG_INT, .i = 1ll << 40 };
+	fxt_write_context_switch(w, 120, 0, FXT_THREAD_BLOCKED, 2, 3, &wide, 1);  /* 3: an int64 weight */
+	fxt_write_context_switch(w, 130, 0, 9, 3, 2, NULL, 0);                    /* 4: no such state */
+	fxt_writer_close(w, err, sizeof(err));
+	int rc;
+	char *stats = capture(fxt_stats, work, false, &rc);
+	CHECK("scheduling errors: each counted and named",
+	      rc == 1 && strstr(stats, "errors: 4\n") &&
+		      strstr(stats, "scheduling record at 95 on cpu 0 goes back before the cpu's record at 100") &&
+		      strstr(stats, "thread 4 in a scheduling record has no thread kernel-object record before it") &&
+		      strstr(stats, "incoming_weight of a scheduling record is not an int32") &&
+		      strstr(stats, "context switch with unknown thread state 9"));
+	CHECK("scheduling errors: the threads' counts", strstr(stats, "\"a\" scheduling: 2 switched in, 2 out, 0 woken\n") &&
+							   strstr(stats, "scheduling: 4 context switches, 1 wakeups\n"));
+	free(stats);
+	char *dump = capture(dump_adapter, work, false, &rc);
+	CHECK("scheduling errors: dump shows the malformed record and the error",
+	      rc == 1 && strstr(dump, "malformed record type=8 words=4\n") &&
+		      strstr(dump, "error: offset 0x") && strstr(dump, "context switch with unknown thread state 9\n"));
+	free(dump);
 }
 
 static void test_cuts(const unsigned char *data, size_t n)
@@ -335,6 +391,7 @@ int main(void)
 
 	test_flow_binding();
 	test_order_errors();
+	test_scheduling_errors();
 	test_cuts(data, n_plain);
 	test_corruption(data, n_plain);
 	test_garbage(data, n_plain);

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/fxt_records.h"
+#include "fxt/records.h"
 #include "tests/unit/check.h"
 
 static char path[] = "/tmp/test_fxt_records_XXXXXX";

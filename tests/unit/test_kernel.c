@@ -1,6 +1,6 @@
 /* Kernel look-ups against the running kernel (6.18 on the CI machine):
  * tracefs formats, vmlinux BTF types, members, parameters, enums. */
-#include "compiler/kernel.h"
+#include "kernel/kernel.h"
 #include "tests/unit/check.h"
 
 #include <stdlib.h>

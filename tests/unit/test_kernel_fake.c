@@ -1,7 +1,7 @@
 /* Kernel look-ups against a fake tracefs tree (UT_TRACEFS) and a small
  * synthetic BTF file (UT_BTF) written by this test: format parsing edge
  * cases, broken inputs, anonymous members, bitfields, spellings. */
-#include "compiler/kernel.h"
+#include "kernel/kernel.h"
 #include "tests/unit/check.h"
 
 #include <bpf/btf.h>

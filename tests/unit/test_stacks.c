@@ -1,7 +1,7 @@
 /* Naming stack frames (runtime/stacks.c) and reading ELF functions
- * (compiler/elfsyms.c), on this test's own process and the running kernel;
+ * (kernel/elfsyms.c), on this test's own process and the running kernel;
  * no BPF (tests/e2e/test_stacks.sh traces a workload). */
-#include "compiler/elfsyms.h"
+#include "kernel/elfsyms.h"
 #include "runtime/stacks.h"
 #include "tests/unit/check.h"
 

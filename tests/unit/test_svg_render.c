@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "engine/fxt.h"
-#include "engine/svg_render.h"
+#include "fxt/fxt.h"
+#include "tools/render.h"
 #include "tests/unit/check.h"
 
 static char dir[] = "/tmp/test_svg_render_XXXXXX";
@@ -271,6 +271,82 @@ static void test_labels(void)
 	free(text);
 }
 
+/* A worker runs, sleeps in D inside its request's slice, is woken, waits
+ * for the CPU, runs, sleeps; the main thread runs meanwhile, is
+ * preempted, and dies. */
+static void test_states(void)
+{
+	struct fxt_writer *w = open_trace(work);
+	struct ut_engine *e = ut_engine_new(w, NULL);
+	ut_engine_process_name(e, 10, "app");
+	struct ut_sched_thread main_thread = { .pid = 10, .tid = 11, .name = "main" };
+	struct ut_sched_thread worker = { .pid = 10, .tid = 12, .name = "worker" };
+	struct ut_sched_thread idle = { 0 };
+	struct ut_track worker_track = { .kind = UT_TRACK_THREAD, .pid = 10, .tid = 12 };
+	ut_sched_switch(e, 1000, 0, &idle, UT_TASK_RUNNING, &worker);
+	ut_slice_begin(e, 1000, &worker_track, "io", "work", NULL, 0);
+	ut_sched_switch(e, 2000, 0, &worker, UT_TASK_UNINTERRUPTIBLE, &main_thread);
+	ut_sched_wakeup(e, 5000, 0, &worker);
+	ut_sched_switch(e, 6000, 0, &main_thread, UT_TASK_RUNNING, &worker);
+	ut_slice_end(e, 6500, &worker_track, NULL, 0);
+	ut_sched_switch(e, 7000, 0, &worker, UT_TASK_INTERRUPTIBLE, &main_thread);
+	ut_sched_switch(e, 8000, 0, &main_thread, UT_TASK_DEAD, &idle);
+	close_trace(e, w, 8000);
+	int rc;
+	char *text = render(work, (struct svg_render_options){ 0 }, &rc);
+	CHECK("states render", rc == 0 && well_formed(text));
+	if (!text)
+		return;
+	CHECK("states: the worker's strip",
+	      strstr(text, "<title>running 1.00 \u00b5s</title>") &&
+		      strstr(text, "<title>uninterruptible (D) 3.00 \u00b5s</title></rect>\n<rect class=\"state\"") &&
+		      strstr(text, "<title>runnable 1.00 \u00b5s</title>") &&
+		      strstr(text, "<title>sleeping 1.00 \u00b5s</title>"));
+	CHECK("states: the main thread's strip", strstr(text, "<title>running 4.00 \u00b5s</title>") &&
+							  count(text, "<rect class=\"state\"") == 5 + 3);
+	CHECK("states: D is a slice too, inside the request's (its strip and its slice)",
+	      count(text, "<rect class=\"slice\"") == 2 &&
+		      count(text, "<title>uninterruptible (D) 3.00 \u00b5s</title>") == 2);
+	CHECK("states: a legend of their colours", strstr(text, ">thread states:</text>") &&
+							 count(text, "<rect class=\"state legend\"") == 6);
+	CHECK("states: a thread with states only has a row", strstr(text, ">main 11</text>") != NULL);
+	free(text);
+	text = render(scene, (struct svg_render_options){ 0 }, &rc);
+	CHECK("states: no legend line without them", text && !strstr(text, "thread states"));
+	free(text);
+	const char *only_worker[] = { "worker" };
+	text = render(work, (struct svg_render_options){ .only = only_worker, .nonly = 1 }, &rc);
+	CHECK("states: --only keeps the worker's strip alone",
+	      text && count(text, "<rect class=\"state\"") == 5 && !strstr(text, ">main 11<"));
+	free(text);
+	text = render(work, (struct svg_render_options){ .has_from = true, .from_ms = 0.0032,
+							 .has_to = true, .to_ms = 0.0038 }, &rc);
+	CHECK("states: a window inside a state shows that state alone, whole in its title",
+	      text && count(text, "<rect class=\"state\"") == 2 &&
+		      count(text, "<title>uninterruptible (D) 3.00 \u00b5s</title>") == 2 &&
+		      strstr(text, "<title>running 4.00 \u00b5s</title>") && !strstr(text, "runnable 1"));
+	free(text);
+
+	/* 100000 switches between two threads: the strips keep a box a
+	 * pixel, in the colour of the state that lasted longest there */
+	w = open_trace(big);
+	e = ut_engine_new(w, NULL);
+	for (uint64_t k = 0; k < 100000; k++) {
+		ut_sched_switch(e, 1000 * k, 0, &worker, UT_TASK_UNINTERRUPTIBLE, &main_thread);
+		ut_sched_wakeup(e, 1000 * k + 700, 1, &worker);
+		ut_sched_switch(e, 1000 * k + 800, 0, &main_thread, UT_TASK_RUNNING, &worker);
+	}
+	close_trace(e, w, 100000000);
+	text = render(big, (struct svg_render_options){ 0 }, &rc);
+	CHECK("many states: merged per pixel", rc == 0 && well_formed(text) &&
+						      count(text, "<rect class=\"state\"") < 2 * 2 * 1200 &&
+						      count(text, "<rect class=\"state\"") > 2 * 900);
+	CHECK("many states: the longest state's colour", text &&
+							      strstr(text, " states, mostly uninterruptible (D)</title>") &&
+							      !strstr(text, " states, mostly sleeping"));
+	free(text);
+}
+
 static uint64_t rng_state = 42;
 
 static uint32_t rnd(uint32_t n)
@@ -296,7 +372,8 @@ static void write_random(const char *p)
 		struct ut_arg arg = { .name = rnd(2) ? "value" : "other", .kind = UT_ARG_INT,
 				      .i = (int64_t)rnd(100) - 20 };
 		const char *name = names[rnd(6)];
-		switch (rnd(9)) {
+		struct ut_sched_thread a = { pid, tid, name }, b = { 1 + rnd(3), 100 + rnd(300), NULL };
+		switch (rnd(11)) {
 		case 0: case 1: ut_slice_begin(e, ts, &t, "c", name, &arg, 1); break;
 		case 2: case 3: ut_slice_end(e, ts, &t, NULL, 0); break;
 		case 4: ut_instant(e, ts, &t, "c", name, NULL, 0); break;
@@ -304,6 +381,8 @@ static void write_random(const char *p)
 		case 6: ut_flow(e, ts, pid, tid, (enum ut_flow_phase)rnd(3), "f", rnd(20), "c", name, NULL, 0); break;
 		case 7: ut_span_begin(e, ts, "ring", rnd(2), rnd(40), "c", name, NULL, 0); break;
 		case 8: ut_span_end(e, ts, "ring", rnd(2), rnd(40), NULL, NULL, 0); break;
+		case 9: ut_sched_switch(e, ts, rnd(2), &a, rnd(0x100), rnd(4) ? &b : &(struct ut_sched_thread){ 0 }); break;
+		case 10: ut_sched_wakeup(e, ts, rnd(2), &b); break;
 		}
 	}
 	close_trace(e, w, ts);
@@ -385,6 +464,7 @@ int main(void)
 	test_only();
 	test_big();
 	test_labels();
+	test_states();
 	test_damaged();
 	test_unreadable();
 	const char *files[] = { scene, svg, work, big, random_trace };

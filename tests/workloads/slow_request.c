@@ -54,8 +54,9 @@ static long fast_requests(struct io_uring *ring, double seconds, double rate)
 	long n = 0;
 	double start = now();
 	for (double end = start + seconds; now() < end; n++) {
-		if (rate && start + (double)n / rate > now())
-			usleep((useconds_t)((start + (double)n / rate - now()) * 1e6));
+		double early = rate ? start + (double)n / rate - now() : 0;
+		if (early > 0)
+			usleep((useconds_t)(early * 1e6));
 		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 		io_uring_prep_nop(sqe);
 		sqe->user_data = (uint64_t)n + 1;

@@ -170,8 +170,8 @@ int ut_p1_a0(void *ctx)
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 2, ut_now);
-			r->f0 = (__u64)(0);
-			r->f1 = (__u64)(1);
+			r->f0 = (__u64)(0LL);
+			r->f1 = (__u64)(1LL);
 			ut_off += sizeof(*r);
 		}
 	}
@@ -180,7 +180,7 @@ int ut_p1_a0(void *ctx)
 			struct ut_rec_3 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 3, ut_now);
 			r->f0 = (__u64)(10LL);
-			r->f1 = (__u64)(1);
+			r->f1 = (__u64)(1LL);
 			ut_off += sizeof(*r);
 		}
 	}

@@ -1,4 +1,4 @@
-#include "runtime/vmlinux.h"
+#include "kernel/vmlinux.h"
 
 #include <bpf/btf.h>
 #include <errno.h>
@@ -10,9 +10,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "runtime/hash.h"
+#include "base/hash.h"
 
-/* UT_BTF, as compiler/kernel.c reads it. */
+/* UT_BTF, as kernel/kernel.c reads it. */
 static const char *btf_file(void)
 {
 	const char *env = getenv("UT_BTF");

@@ -1,7 +1,9 @@
 /* Kernel information for the checker: tracepoint formats from tracefs and
  * types from vmlinux BTF (libbpf's BTF API).  Everything is opened lazily
  * and failures are reported through ut_kernel_error(), never by aborting. */
-#include "compiler/kernel.h"
+#include "kernel/kernel.h"
+
+#include "base/hash.h"
 
 #include <bpf/btf.h>
 #include <ctype.h>
@@ -585,10 +587,7 @@ const struct btf *ut_kernel_btf(struct ut_kernel *k)
 
 static uint64_t name_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	return ut_hash_bytes(UT_HASH_INIT, s, strlen(s));
 }
 
 /* libbpf's btf__find_by_name_kind() walks every type (~150k in vmlinux);

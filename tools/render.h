@@ -1,6 +1,6 @@
 /* `uring-trace render`: draws an FXT trace as an SVG picture (processes
  * and their threads, groups and their lanes, nested slices, counters,
- * instants and flow arrows on a time axis), for a quick look or a bug
+ * instants, flow arrows and threads' states on a time axis), for a quick look or a bug
  * report without Perfetto.  It is a consumer of the FXT reader and knows
  * nothing of io_uring. */
 #ifndef UT_SVG_RENDER_H

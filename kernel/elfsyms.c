@@ -1,4 +1,4 @@
-#include "compiler/elfsyms.h"
+#include "kernel/elfsyms.h"
 
 #include <errno.h>
 #include <stdbool.h>

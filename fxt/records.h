@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "engine/engine.h"
-#include "engine/fxt.h"
+#include "fxt/fxt.h"
 
 #define FXT_MAGIC 0x0016547846040010ull
 #define FXT_MAX_RECORD_WORDS 4095u   /* the 12-bit size field */
@@ -69,6 +69,31 @@ enum fxt_arg_type {
 	FXT_ARG_BOOL = 9,
 };
 
+/* Scheduling records (FXT_REC_SCHEDULING): the type is in header bits
+ * 60-63.  Perfetto draws them as thread states and CPU tracks. */
+enum fxt_sched_type {
+	FXT_SCHED_LEGACY_CONTEXT_SWITCH = 0, /* not written; read as uninterpreted */
+	FXT_SCHED_CONTEXT_SWITCH = 1,
+	FXT_SCHED_THREAD_WAKEUP = 2,
+};
+
+/* The outgoing thread's state in a context switch record, as Perfetto
+ * shows it: new and running as R (runnable), suspended T, blocked S,
+ * dying Z, dead X.  FXT has no uninterruptible (D) state. */
+enum fxt_thread_state {
+	FXT_THREAD_NEW = 0,
+	FXT_THREAD_RUNNING = 1,
+	FXT_THREAD_SUSPENDED = 2,
+	FXT_THREAD_BLOCKED = 3,
+	FXT_THREAD_DYING = 4,
+	FXT_THREAD_DEAD = 5,
+};
+#define FXT_MAX_CPU 0xffffu /* the 16-bit cpu field */
+/* A context switch's incoming_weight / outgoing_weight, a wakeup's weight
+ * (int32 arguments): this value marks the idle thread, which Perfetto
+ * leaves out of thread states and CPU tracks. */
+#define FXT_IDLE_WEIGHT INT32_MIN
+
 /* Zircon object types used in kernel-object records. */
 enum fxt_object_type { FXT_OBJ_PROCESS = 1, FXT_OBJ_THREAD = 2 };
 
@@ -82,6 +107,16 @@ void fxt_write_event(struct fxt_writer *w, enum fxt_event_type type, uint64_t ts
 /* Writes a kernel-object record (names a process or thread). */
 void fxt_write_kernel_object(struct fxt_writer *w, enum fxt_object_type type, uint64_t koid,
 			     const char *name, const struct ut_arg *args, unsigned nargs);
+/* Writes a context switch record on cpu (at most FXT_MAX_CPU): the
+ * outgoing thread leaves in state outgoing, the incoming one runs.
+ * Threads are tids: Perfetto places each in the process its thread
+ * kernel-object record names, which must come first. */
+void fxt_write_context_switch(struct fxt_writer *w, uint64_t ts, uint32_t cpu,
+			      enum fxt_thread_state outgoing, uint64_t outgoing_tid,
+			      uint64_t incoming_tid, const struct ut_arg *args, unsigned nargs);
+/* Writes a thread wakeup record: tid is woken onto cpu. */
+void fxt_write_thread_wakeup(struct fxt_writer *w, uint64_t ts, uint32_t cpu, uint64_t tid,
+			     const struct ut_arg *args, unsigned nargs);
 /* Interns s (NULL and "" are the empty ref 0), writing a string record when
  * it gets a slot; returns the string ref. */
 uint16_t fxt_string_ref(struct fxt_writer *w, const char *s);

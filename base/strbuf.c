@@ -1,53 +1,12 @@
-/* Small helpers the compiler passes share: growable strings, checked
- * allocation, escaping text for C strings and comments. */
+/* Growable strings; text escaped for C strings and comments. */
+#include "base/strbuf.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/compiler.h"
-
-static void die_oom(void)
-{
-	fputs("uring-trace: out of memory\n", stderr);
-	exit(2);
-}
-
-void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-	if (!p)
-		die_oom();
-	return p;
-}
-
-void *xrealloc_array(void *p, size_t n, size_t size)
-{
-	p = realloc(p, (n ? n : 1) * size);
-	if (!p)
-		die_oom();
-	return p;
-}
-
-char *xstrdup(const char *s)
-{
-	char *d = strdup(s ? s : "");
-	if (!d)
-		die_oom();
-	return d;
-}
-
-char *xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	va_start(ap, fmt);
-	int n = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		die_oom();
-	return s;
-}
+#include "base/alloc.h"
 
 static void sb_grow(struct strbuf *b, size_t more)
 {
@@ -56,9 +15,7 @@ static void sb_grow(struct strbuf *b, size_t more)
 	size_t cap = b->cap ? b->cap * 2 : 256;
 	while (cap < b->len + more + 1)
 		cap *= 2;
-	b->s = realloc(b->s, cap);
-	if (!b->s)
-		die_oom();
+	b->s = xrealloc(b->s, cap);
 	b->cap = cap;
 }
 

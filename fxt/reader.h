@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "engine/fxt_records.h"
+#include "fxt/records.h"
 
 struct fxt_arg_view {
 	const char *name;
@@ -25,10 +25,15 @@ struct fxt_record_view {
 	uint64_t offset;
 	unsigned type;
 	size_t words;
-	unsigned subtype; /* metadata type, event type or object type */
+	unsigned subtype; /* metadata, event, object or scheduling type */
 	unsigned index;   /* string or thread table index */
 	uint64_t ts, pid, tid, koid, value; /* value: ticks, provider id, type word */
 	bool has_type_word;
+	/* scheduling records: the CPU, and for a context switch the outgoing
+	 * thread's state (tid) and the incoming thread; a wakeup's thread is
+	 * tid */
+	unsigned cpu, outgoing_state;
+	uint64_t incoming_tid;
 	const char *category, *name, *text;
 	struct fxt_arg_view args[FXT_MAX_ARGS];
 	unsigned nargs;
@@ -48,6 +53,9 @@ uint64_t fxt_reader_error_count(const struct fxt_reader *r);
  * NULL for the others. */
 const char *fxt_reader_error(const struct fxt_reader *r, uint64_t i);
 void fxt_reader_close(struct fxt_reader *r);
+
+/* v's first argument called name, or NULL. */
+const struct fxt_arg_view *fxt_arg(const struct fxt_record_view *v, const char *name);
 
 /* Perfetto's slice stack of one thread, for readers that bind flow
  * records as Perfetto does (to the innermost slice on the stack) or drop
@@ -76,5 +84,17 @@ struct fxt_slice_stack {
 const struct fxt_stacked_slice *fxt_slice_stack_apply(struct fxt_slice_stack *st,
 						      const struct fxt_record_view *v, uint32_t tag,
 						      size_t *level);
+
+/* Records read so far, and the errors found (fxt_reader_error gives the
+ * first few); the tools add what Perfetto would mis-nest. */
+uint64_t fxt_reader_records(const struct fxt_reader *r);
+void fxt_reader_add_error(struct fxt_reader *r, uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Names of an event type, a kernel-object type and a thread state, for
+ * the tools' text ("unknown" when out of range). */
+const char *fxt_event_type_name(unsigned t);
+const char *fxt_object_type_name(unsigned t);
+const char *fxt_thread_state_name(unsigned s);
 
 #endif

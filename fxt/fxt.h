@@ -27,12 +27,4 @@ uint64_t fxt_writer_bytes(const struct fxt_writer *w);
  * zlib.  Flush first to count everything. */
 uint64_t fxt_writer_events_written(const struct fxt_writer *w, uint64_t *bytes);
 
-/* `uring-trace dump FILE`: one line per record.  Returns 0, or 1 on a
- * malformed trace (after printing what it could and the error). */
-int fxt_dump(const char *path, FILE *out);
-/* `uring-trace stats FILE`: counts by event name, flows complete and
- * incomplete, processes and threads with names, errors.  json selects a
- * JSON object instead of text. */
-int fxt_stats(const char *path, FILE *out, bool json);
-
 #endif

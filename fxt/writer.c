@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "engine/alloc.h"
-#include "engine/fxt_records.h"
-#include "engine/hashmap.h"
+#include "base/alloc.h"
+#include "fxt/records.h"
+#include "base/hashmap.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "FXT words are written in host order");
 
@@ -274,7 +274,7 @@ static uint16_t string_add(struct fxt_writer *w, const char *s, size_t len, uint
 			;
 	}
 	struct string_slot *slot = &w->strings[i];
-	slot->text = ut_xcalloc(len + 1, 1);
+	slot->text = xcalloc(len + 1, 1);
 	memcpy(slot->text, s, len);
 	slot->len = (uint32_t)len;
 	slot->hash = hash;
@@ -537,6 +537,40 @@ void fxt_write_kernel_object(struct fxt_writer *w, enum fxt_object_type type, ui
 	put_args(p + 2, enc, nargs);
 }
 
+/* A scheduling record: header, timestamp, the thread words, arguments. */
+static void write_scheduling(struct fxt_writer *w, enum fxt_sched_type type, uint64_t fields,
+			     uint64_t ts, const uint64_t *tids, unsigned ntids,
+			     const struct ut_arg *args, unsigned nargs)
+{
+	if (nargs > FXT_MAX_ARGS)
+		nargs = FXT_MAX_ARGS;
+	struct encoded_arg enc[FXT_MAX_ARGS];
+	size_t words = 2 + ntids + encode_args(w, args, nargs, enc);
+
+	uint64_t *p = reserve(w, words);
+	p[0] = FXT_REC_SCHEDULING | (uint64_t)words << 4 | (uint64_t)nargs << 16 | fields |
+	       (uint64_t)type << 60;
+	p[1] = ts;
+	memcpy(p + 2, tids, ntids * sizeof(*tids));
+	put_args(p + 2 + ntids, enc, nargs);
+}
+
+void fxt_write_context_switch(struct fxt_writer *w, uint64_t ts, uint32_t cpu,
+			      enum fxt_thread_state outgoing, uint64_t outgoing_tid,
+			      uint64_t incoming_tid, const struct ut_arg *args, unsigned nargs)
+{
+	uint64_t tids[] = { outgoing_tid, incoming_tid };
+	uint64_t fields = (uint64_t)(cpu & FXT_MAX_CPU) << 20 | (uint64_t)(outgoing & 0xf) << 36;
+	write_scheduling(w, FXT_SCHED_CONTEXT_SWITCH, fields, ts, tids, 2, args, nargs);
+}
+
+void fxt_write_thread_wakeup(struct fxt_writer *w, uint64_t ts, uint32_t cpu, uint64_t tid,
+			     const struct ut_arg *args, unsigned nargs)
+{
+	uint64_t fields = (uint64_t)(cpu & FXT_MAX_CPU) << 20;
+	write_scheduling(w, FXT_SCHED_THREAD_WAKEUP, fields, ts, &tid, 1, args, nargs);
+}
+
 static void write_preamble(struct fxt_writer *w)
 {
 	*reserve(w, 1) = FXT_MAGIC;
@@ -580,12 +614,12 @@ struct fxt_writer *fxt_writer_open(const char *path, char *err, size_t errlen)
 			return NULL;
 		}
 	}
-	struct fxt_writer *w = ut_xcalloc(1, sizeof(*w));
-	w->path = ut_xcalloc(strlen(path) + 1, 1);
+	struct fxt_writer *w = xcalloc(1, sizeof(*w));
+	w->path = xcalloc(strlen(path) + 1, 1);
 	strcpy(w->path, path);
 	w->fd = fd;
 	w->gz = gz;
-	w->buf = ut_xcalloc(WRITE_BUFFER_BYTES / 8, 8);
+	w->buf = xcalloc(WRITE_BUFFER_BYTES / 8, 8);
 	write_preamble(w);
 	return w;
 }

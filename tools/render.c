@@ -2,16 +2,19 @@
  *
  * Pass 1 reads names (processes, threads), the tick rate and the time
  * range (--busiest adds a pass counting events over time).  Pass 2 replays
- * each thread's slice stack as Perfetto keeps it (engine/fxt_reader.h), so
+ * each thread's slice stack as Perfetto keeps it (fxt/reader.h), so
  * flow points bind to the same slices, and reduces what falls in the
  * window to pixels as it goes: slices narrower than a pixel merge
  * with their neighbours, instants and counter samples are kept per pixel
- * column, identical arrows once.  Memory and output therefore grow with
- * the picture's width and the number of threads, not with the trace.
+ * column, identical arrows once, and scheduling records become a strip
+ * of each thread's states (running, runnable, sleeping, D, ...) under
+ * its slices, merged to a box a pixel.  Memory and output therefore grow
+ * with the picture's width and the number of threads, not with the
+ * trace.
  * Then rows are laid out and the SVG written.  The output depends only on
  * the trace and the options (no clock, no addresses), so tests can compare
  * it. */
-#include "engine/svg_render.h"
+#include "tools/render.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -20,10 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/alloc.h"
+#include "base/alloc.h"
 #include "engine/engine.h"
-#include "engine/fxt_reader.h"
-#include "engine/hashmap.h"
+#include "fxt/reader.h"
+#include "base/hashmap.h"
 
 #define NONE UINT32_MAX
 
@@ -38,7 +41,9 @@
 #define LEVEL_H 15.0
 #define COUNTER_H 30.0
 #define ROW_PAD 3.0
+#define STRIP_H 6.0     /* a thread's state strip */
 #define LEGEND_H 40.0
+#define LEGEND_LINE_H 16.0
 
 /* Bounds that keep big traces readable and their pictures small. */
 #define MAX_LEVELS 12u     /* slice depths drawn per thread */
@@ -67,9 +72,9 @@ static uint32_t intern(struct strings *s, const char *text)
 		bool created;
 		uint64_t *pos = hmap_insert(&s->index, hash, salt, &created);
 		if (created) {
-			ut_grow_array((void **)&s->items, &s->capacity, s->count + 1, sizeof(*s->items));
+			grow_array((void **)&s->items, &s->capacity, s->count + 1, sizeof(*s->items));
 			*pos = s->count;
-			s->items[s->count] = ut_xalloc_check(strdup(text));
+			s->items[s->count] = xalloc_check(strdup(text));
 			return (uint32_t)s->count++;
 		}
 		if (strcmp(s->items[*pos], text) == 0)
@@ -114,6 +119,44 @@ struct mark_row {
 	size_t count, capacity;
 };
 
+/* What a thread does, drawn in its state strip.  D is told apart from S
+ * by the context switch's linux_state argument (FXT has no D state). */
+enum strip_state {
+	STRIP_UNKNOWN, /* before its first scheduling record */
+	STRIP_RUNNING,
+	STRIP_RUNNABLE, /* preempted or woken: waits for a CPU */
+	STRIP_SLEEPING,
+	STRIP_UNINTERRUPTIBLE,
+	STRIP_STOPPED,
+	STRIP_DEAD, /* dying or dead */
+	STRIP_STATES
+};
+
+static const struct {
+	const char *name, *color;
+} strip_states[STRIP_STATES] = {
+	[STRIP_RUNNING] = { "running", "#34a853" },
+	[STRIP_RUNNABLE] = { "runnable", "#f9ab00" },
+	[STRIP_SLEEPING] = { "sleeping", "#c6dafc" },
+	[STRIP_UNINTERRUPTIBLE] = { "uninterruptible (D)", "#d93025" },
+	[STRIP_STOPPED] = { "stopped", "#a142f4" },
+	[STRIP_DEAD] = { "dead", "#3c4043" },
+};
+
+/* A stretch of a thread's state strip: one state, or a pixel's worth of
+ * stretches narrower than a pixel, drawn in the colour of the state that
+ * lasted longest in it. */
+struct state_box {
+	double x0, x1;
+	uint32_t count;
+	uint64_t ticks[STRIP_STATES];
+};
+
+struct state_row {
+	struct state_box *items;
+	size_t count, capacity;
+};
+
 /* A thread track: a real thread, or a group's track or lane. */
 struct track {
 	uint64_t pid, tid;
@@ -123,6 +166,9 @@ struct track {
 	struct mark_row marks[MAX_LEVELS];
 	unsigned nlevels; /* levels holding boxes or marks */
 	uint32_t first_series, last_series; /* its counters, in order of appearance */
+	struct state_row states;
+	enum strip_state state; /* since state_since */
+	uint64_t state_since;
 	bool arrow_end; /* an arrow in the window starts or ends here */
 	double y; /* top of its slice row; < 0 when not drawn */
 };
@@ -161,6 +207,7 @@ struct render {
 	/* pass 1 */
 	struct hmap process_names; /* (pid, 0) -> string */
 	struct hmap thread_names;  /* (tid, 0) -> string */
+	struct hmap thread_pids;   /* (tid, 0) -> pid, from the thread's kernel-object record */
 	uint64_t ticks_per_second;
 	uint64_t first_ts, last_ts, events;
 	uint64_t errors;
@@ -190,7 +237,7 @@ struct render {
 	struct hmap open_flows; /* (correlation id, 0) -> point */
 
 	/* what was left out, for the legend */
-	uint64_t slices_drawn, slices_too_deep, instants_drawn, series_dropped;
+	uint64_t slices_drawn, slices_too_deep, instants_drawn, series_dropped, states_drawn;
 	uint64_t arrows_dropped, points_unbound, async_events;
 	uint64_t labels_dropped, rows_dropped;
 	double height;
@@ -234,17 +281,31 @@ static const char *name_of(const struct render *r, const struct hmap *names, uin
 	return at ? r->strings.items[*at] : NULL;
 }
 
+/* Events, and the scheduling records drawn (a thread asleep has no
+ * events). */
+static bool has_time(const struct fxt_record_view *v)
+{
+	return v->type == FXT_REC_EVENT ||
+	       (v->type == FXT_REC_SCHEDULING &&
+		(v->subtype == FXT_SCHED_CONTEXT_SWITCH || v->subtype == FXT_SCHED_THREAD_WAKEUP));
+}
+
 /* Pass 1: names, tick rate, time range. */
 static void scan_record(struct render *r, const struct fxt_record_view *v)
 {
 	if (v->type == FXT_REC_INITIALIZATION) {
 		r->ticks_per_second = v->value;
 	} else if (v->type == FXT_REC_KERNEL_OBJECT) {
-		if (v->subtype == FXT_OBJ_PROCESS)
+		if (v->subtype == FXT_OBJ_PROCESS) {
 			set_name(r, &r->process_names, v->koid, v->name);
-		else if (v->subtype == FXT_OBJ_THREAD)
+		} else if (v->subtype == FXT_OBJ_THREAD) {
 			set_name(r, &r->thread_names, v->koid, v->name);
-	} else if (v->type == FXT_REC_EVENT) {
+			const struct fxt_arg_view *process = fxt_arg(v, "process");
+			bool created;
+			if (process && process->type == FXT_ARG_KOID)
+				*hmap_insert(&r->thread_pids, v->koid, 0, &created) = process->u;
+		}
+	} else if (has_time(v)) {
 		if (!r->events || v->ts < r->first_ts)
 			r->first_ts = v->ts;
 		if (!r->events || v->ts > r->last_ts)
@@ -274,7 +335,7 @@ static uint64_t add_clamped(uint64_t a, uint64_t b)
 /* Counts events per bucket of the trace's time range, for --busiest. */
 static void count_record(struct render *r, const struct fxt_record_view *v)
 {
-	if (v->type != FXT_REC_EVENT || v->ts < r->first_ts || v->ts > r->last_ts)
+	if (!has_time(v) || v->ts < r->first_ts || v->ts > r->last_ts)
 		return;
 	double span = (double)(r->last_ts - r->first_ts) + 1;
 	size_t b = (size_t)((double)(v->ts - r->first_ts) / span * BUSIEST_BUCKETS);
@@ -291,7 +352,7 @@ static bool choose_busiest(struct render *r, uint64_t length)
 		r->w1 = r->last_ts;
 		return true;
 	}
-	r->buckets = ut_xcalloc(BUSIEST_BUCKETS, sizeof(*r->buckets));
+	r->buckets = xcalloc(BUSIEST_BUCKETS, sizeof(*r->buckets));
 	bool ok = read_trace(r, count_record, false);
 	double bucket_ticks = ((double)span + 1) / BUSIEST_BUCKETS;
 	size_t k = (size_t)ceil((double)length / bucket_ticks);
@@ -401,7 +462,7 @@ static uint32_t track_for(struct render *r, uint64_t pid, uint64_t tid)
 	uint64_t *at = hmap_insert(&r->track_index, pid, tid, &created);
 	if (!created)
 		return (uint32_t)*at;
-	ut_grow_array((void **)&r->tracks, &r->tracks_capacity, r->ntracks + 1, sizeof(*r->tracks));
+	grow_array((void **)&r->tracks, &r->tracks_capacity, r->ntracks + 1, sizeof(*r->tracks));
 	*at = r->ntracks;
 	struct track *t = &r->tracks[r->ntracks];
 	memset(t, 0, sizeof(*t));
@@ -458,7 +519,7 @@ static void add_box(struct render *r, struct track *t, unsigned level, uint64_t 
 		merge_into(&last->name, &last->count, name);
 		return;
 	}
-	ut_grow_array((void **)&row->items, &row->capacity, row->count + 1, sizeof(*row->items));
+	grow_array((void **)&row->items, &row->capacity, row->count + 1, sizeof(*row->items));
 	row->items[row->count++] = (struct box){ x0, x1, name, 1, end - begin, narrow, false };
 	use_level(t, level);
 }
@@ -477,7 +538,7 @@ static void add_mark(struct render *r, struct track *t, unsigned level, uint64_t
 		merge_into(&last->name, &last->count, name);
 		return;
 	}
-	ut_grow_array((void **)&row->items, &row->capacity, row->count + 1, sizeof(*row->items));
+	grow_array((void **)&row->items, &row->capacity, row->count + 1, sizeof(*row->items));
 	row->items[row->count++] = (struct mark){ x, name, 1 };
 	use_level(t, level);
 }
@@ -522,7 +583,7 @@ static struct series *series_for(struct render *r, uint32_t track, const char *c
 	}
 	bool created;
 	*hmap_insert(&r->series_index, track, id, &created) = r->nseries;
-	ut_grow_array((void **)&r->series, &r->series_capacity, r->nseries + 1, sizeof(*r->series));
+	grow_array((void **)&r->series, &r->series_capacity, r->nseries + 1, sizeof(*r->series));
 	struct series *s = &r->series[r->nseries++];
 	memset(s, 0, sizeof(*s));
 	s->track = track;
@@ -530,9 +591,9 @@ static struct series *series_for(struct render *r, uint32_t track, const char *c
 	s->before = NAN;
 	s->next = NONE;
 	s->y = -1;
-	s->lo = ut_xcalloc(r->columns, sizeof(double));
-	s->hi = ut_xcalloc(r->columns, sizeof(double));
-	s->last = ut_xcalloc(r->columns, sizeof(double));
+	s->lo = xcalloc(r->columns, sizeof(double));
+	s->hi = xcalloc(r->columns, sizeof(double));
+	s->last = xcalloc(r->columns, sizeof(double));
 	for (size_t c = 0; c < r->columns; c++)
 		s->lo[c] = s->hi[c] = s->last[c] = NAN;
 	struct track *t = &r->tracks[track];
@@ -602,7 +663,7 @@ static void add_arrow(struct render *r, const struct flow_point *from, const str
 		r->arrows_dropped++;
 		return;
 	}
-	ut_grow_array((void **)&r->arrows, &r->arrows_capacity, r->narrows + 1, sizeof(*r->arrows));
+	grow_array((void **)&r->arrows, &r->arrows_capacity, r->narrows + 1, sizeof(*r->arrows));
 	r->arrows[r->narrows++] = a;
 	r->tracks[a.from].arrow_end = r->tracks[a.to].arrow_end = true;
 }
@@ -612,7 +673,7 @@ static void forget_flow(struct render *r, uint64_t id)
 	uint64_t *at = hmap_find(&r->open_flows, id, 0);
 	if (!at)
 		return;
-	ut_grow_array((void **)&r->free_points, &r->free_points_capacity, r->nfree_points + 1,
+	grow_array((void **)&r->free_points, &r->free_points_capacity, r->nfree_points + 1,
 		      sizeof(*r->free_points));
 	r->free_points[r->nfree_points++] = (uint32_t)*at;
 	hmap_remove(&r->open_flows, id, 0);
@@ -647,7 +708,7 @@ static void add_flow_point(struct render *r, uint32_t track, const struct fxt_re
 		if (r->nfree_points) {
 			slot = r->free_points[--r->nfree_points];
 		} else {
-			ut_grow_array((void **)&r->points, &r->points_capacity, r->npoints + 1,
+			grow_array((void **)&r->points, &r->points_capacity, r->npoints + 1,
 				      sizeof(*r->points));
 			slot = (uint32_t)r->npoints++;
 		}
@@ -658,9 +719,87 @@ static void add_flow_point(struct render *r, uint32_t track, const struct fxt_re
 	r->points[*at] = here;
 }
 
+/* ---- thread states ---- */
+
+/* t's state ends at ts: the part in the window goes into its strip.  A
+ * stretch narrower than a pixel joins the last stretch while that is
+ * narrower than a pixel too and this close. */
+static void end_state(struct render *r, struct track *t, uint64_t ts)
+{
+	if (t->state == STRIP_UNKNOWN || !t->shown || ts <= t->state_since || ts < r->w0 ||
+	    t->state_since > r->w1)
+		return;
+	r->states_drawn++;
+	double x0 = x_in_plot(r, t->state_since), x1 = x_in_plot(r, ts);
+	struct state_row *row = &t->states;
+	struct state_box *last = row->count ? &row->items[row->count - 1] : NULL;
+	if (!(x1 - x0 < MERGE_PX && last && last->x1 - last->x0 < MERGE_PX && x0 - last->x1 < MERGE_PX)) {
+		grow_array((void **)&row->items, &row->capacity, row->count + 1, sizeof(*row->items));
+		last = &row->items[row->count++];
+		*last = (struct state_box){ .x0 = x0, .x1 = x1 };
+	}
+	if (x1 > last->x1)
+		last->x1 = x1;
+	last->ticks[t->state] += ts - t->state_since;
+	last->count++;
+}
+
+/* Thread tid is in state from ts on. */
+static void set_state(struct render *r, uint64_t tid, uint64_t ts, enum strip_state state)
+{
+	const uint64_t *pid = hmap_find(&r->thread_pids, tid, 0);
+	uint32_t ti = track_for(r, pid ? *pid : 0, tid); /* may move r->tracks */
+	struct track *t = &r->tracks[ti];
+	end_state(r, t, ts);
+	t->state = state;
+	t->state_since = ts;
+}
+
+/* Whether the record's weight argument name marks the idle thread. */
+static bool is_idle(const struct fxt_record_view *v, const char *name)
+{
+	const struct fxt_arg_view *a = fxt_arg(v, name);
+	return a && a->type == FXT_ARG_INT32 && a->i == FXT_IDLE_WEIGHT;
+}
+
+/* The outgoing thread's state; a blocked one is D when the writer's
+ * linux_state argument says so. */
+static enum strip_state outgoing_state(const struct fxt_record_view *v)
+{
+	switch (v->outgoing_state) {
+	case FXT_THREAD_SUSPENDED:
+		return STRIP_STOPPED;
+	case FXT_THREAD_BLOCKED: {
+		const struct fxt_arg_view *linux_state = fxt_arg(v, "linux_state");
+		bool d = linux_state && linux_state->type == FXT_ARG_UINT32 &&
+			 ut_sched_state_of((uint32_t)linux_state->u) == UT_SCHED_UNINTERRUPTIBLE;
+		return d ? STRIP_UNINTERRUPTIBLE : STRIP_SLEEPING;
+	}
+	case FXT_THREAD_DYING:
+	case FXT_THREAD_DEAD:
+		return STRIP_DEAD;
+	default: /* new, running: runnable */
+		return STRIP_RUNNABLE;
+	}
+}
+
+static void draw_scheduling(struct render *r, const struct fxt_record_view *v)
+{
+	if (v->subtype == FXT_SCHED_CONTEXT_SWITCH) {
+		if (!is_idle(v, "outgoing_weight"))
+			set_state(r, v->tid, v->ts, outgoing_state(v));
+		if (!is_idle(v, "incoming_weight"))
+			set_state(r, v->incoming_tid, v->ts, STRIP_RUNNING);
+	} else if (v->subtype == FXT_SCHED_THREAD_WAKEUP && !is_idle(v, "weight")) {
+		set_state(r, v->tid, v->ts, STRIP_RUNNABLE);
+	}
+}
+
 /* Pass 2: the drawing. */
 static void draw_record(struct render *r, const struct fxt_record_view *v)
 {
+	if (v->type == FXT_REC_SCHEDULING)
+		draw_scheduling(r, v);
 	if (v->type != FXT_REC_EVENT)
 		return;
 	uint32_t ti = track_for(r, v->pid, v->tid);
@@ -699,11 +838,13 @@ static void draw_record(struct render *r, const struct fxt_record_view *v)
 	}
 }
 
-/* Slices still open at the end are drawn up to the last event. */
+/* Slices still open at the end, and threads' last states, are drawn up
+ * to the last event. */
 static void close_open_slices(struct render *r)
 {
 	for (size_t i = 0; i < r->ntracks; i++) {
 		struct track *t = &r->tracks[i];
+		end_state(r, t, r->last_ts);
 		for (size_t level = 0; level < t->stack.depth; level++) {
 			const struct fxt_stacked_slice *sl = &t->stack.items[level];
 			if (sl->end == FXT_SLICE_OPEN)
@@ -742,7 +883,7 @@ static void choose_labels(struct render *r)
 				candidates += r->tracks[i].y >= 0 && label_fits(&r->tracks[i].levels[l].items[k]);
 	double threshold = 0;
 	if (candidates > MAX_LABELS) {
-		double *widths = ut_xcalloc(candidates, sizeof(*widths));
+		double *widths = xcalloc(candidates, sizeof(*widths));
 		size_t n = 0;
 		for (size_t i = 0; i < r->ntracks; i++)
 			for (unsigned l = 0; l < MAX_LEVELS; l++)
@@ -778,7 +919,7 @@ static bool is_group(uint64_t koid)
 
 static bool track_visible(const struct track *t)
 {
-	return t->shown && (t->nlevels || t->first_series != NONE || t->arrow_end);
+	return t->shown && (t->nlevels || t->first_series != NONE || t->arrow_end || t->states.count);
 }
 
 static const struct track *sort_tracks;
@@ -802,10 +943,21 @@ static bool series_visible(const struct series *s)
 	return s->any || !isnan(s->before);
 }
 
+static unsigned levels_drawn(const struct track *t)
+{
+	return t->nlevels ? t->nlevels : 1;
+}
+
+/* Its slices' levels, then its state strip when it has one. */
 static double slice_row_height(const struct track *t)
 {
-	unsigned levels = t->nlevels ? t->nlevels : 1;
-	return levels * LEVEL_H + ROW_PAD;
+	return levels_drawn(t) * LEVEL_H + (t->states.count ? STRIP_H : 0) + ROW_PAD;
+}
+
+/* The legend, with a line for thread states when there are some. */
+static double legend_height(const struct render *r)
+{
+	return LEGEND_H + (r->states_drawn ? LEGEND_LINE_H : 0);
 }
 
 /* Tracks in drawing order; sets each drawn track's and series' y and the
@@ -813,7 +965,7 @@ static double slice_row_height(const struct track *t)
  * early when fewer are visible). */
 static uint32_t *layout(struct render *r)
 {
-	uint32_t *order = ut_xcalloc(r->ntracks + 1, sizeof(*order));
+	uint32_t *order = xcalloc(r->ntracks + 1, sizeof(*order));
 	size_t n = 0;
 	for (size_t i = 0; i < r->ntracks; i++)
 		if (track_visible(&r->tracks[i]))
@@ -826,7 +978,7 @@ static uint32_t *layout(struct render *r)
 	const struct track *previous = NULL;
 	for (size_t i = 0; i < n; i++) {
 		struct track *t = &r->tracks[order[i]];
-		bool slice_row = t->nlevels || t->arrow_end;
+		bool slice_row = t->nlevels || t->arrow_end || t->states.count;
 		unsigned own_rows = slice_row ? 1 : 0;
 		for (uint32_t s = t->first_series; s != NONE; s = r->series[s].next)
 			own_rows += series_visible(&r->series[s]);
@@ -848,7 +1000,7 @@ static uint32_t *layout(struct render *r)
 			}
 		}
 	}
-	r->height = y + LEGEND_H;
+	r->height = y + legend_height(r);
 	return order;
 }
 
@@ -1002,6 +1154,7 @@ static void write_head(const struct render *r, FILE *out, double width)
 	      ".counter{fill-opacity:0.25;stroke-width:1}\n"
 	      ".flow{fill:none;stroke:#1a237e;stroke-width:1;stroke-opacity:0.65}\n"
 	      ".note{fill:#5f6368}\n"
+	      ".state{stroke:none}\n"
 	      "</style>\n",
 	      out);
 	fprintf(out,
@@ -1041,7 +1194,7 @@ static void write_axis(const struct render *r, FILE *out)
 	int decimals = in_unit >= 1 ? 0 : (int)ceil(-log10(in_unit) - 1e-9);
 	if (decimals > 9)
 		decimals = 9;
-	double grid_bottom = r->height - LEGEND_H;
+	double grid_bottom = r->height - legend_height(r);
 	double first = ceil(from_ns / step);
 	for (unsigned k = 0; k < 1000 && (first + k) * step <= to_ns + step * 1e-9; k++) {
 		double t = (first + k) * step;
@@ -1135,10 +1288,29 @@ static void write_mark(const struct render *r, FILE *out, const struct mark *m, 
 	fputs("</title></path>\n", out);
 }
 
+static void write_state(const struct render *r, FILE *out, const struct state_box *b, double y)
+{
+	unsigned longest = STRIP_RUNNING;
+	for (unsigned s = STRIP_RUNNING; s < STRIP_STATES; s++)
+		if (b->ticks[s] > b->ticks[longest])
+			longest = s;
+	double w = b->x1 - b->x0 < 1 ? 1 : b->x1 - b->x0;
+	fprintf(out, "<rect class=\"state\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
+		b->x0, y, w, STRIP_H - 1, strip_states[longest].color);
+	if (b->count > 1) {
+		fprintf(out, "%" PRIu32 " states, mostly %s", b->count, strip_states[longest].name);
+	} else {
+		char duration[32];
+		format_duration(duration, sizeof(duration), ticks_to_ns(r, (double)b->ticks[longest]));
+		fprintf(out, "%s %s", strip_states[longest].name, duration);
+	}
+	fputs("</title></rect>\n", out);
+}
+
 static void write_track(const struct render *r, FILE *out, const struct track *t, bool stripe,
 			double width)
 {
-	if (!t->nlevels && !t->arrow_end)
+	if (!t->nlevels && !t->arrow_end && !t->states.count)
 		return;
 	double h = slice_row_height(t);
 	if (stripe)
@@ -1151,6 +1323,8 @@ static void write_track(const struct render *r, FILE *out, const struct track *t
 	for (unsigned l = 0; l < t->nlevels; l++)
 		for (size_t k = 0; k < t->marks[l].count; k++)
 			write_mark(r, out, &t->marks[l].items[k], t->y + 1 + l * LEVEL_H);
+	for (size_t k = 0; k < t->states.count; k++)
+		write_state(r, out, &t->states.items[k], t->y + 1 + levels_drawn(t) * LEVEL_H);
 }
 
 /* A counter as a filled step plot: each pixel column rises to its
@@ -1249,9 +1423,22 @@ static void append_note(char *buf, size_t size, size_t *used, const char *fmt, .
 		*used += (size_t)n < size - *used ? (size_t)n : size - *used - 1;
 }
 
+/* The colours of the state strips, on a line of their own. */
+static void write_state_legend(FILE *out, double y)
+{
+	fprintf(out, "<text class=\"note\" x=\"%.0f\" y=\"%.1f\">thread states:</text>\n", MARGIN, y);
+	double x = MARGIN + 100;
+	for (unsigned s = STRIP_RUNNING; s < STRIP_STATES; s++) {
+		fprintf(out, "<rect class=\"state legend\" x=\"%.0f\" y=\"%.1f\" width=\"14\" height=\"%.0f\" fill=\"%s\"/>"
+			"<text class=\"note\" x=\"%.0f\" y=\"%.1f\">%s</text>\n",
+			x, y - 7, STRIP_H - 1, strip_states[s].color, x + 18, y, strip_states[s].name);
+		x += 18 + (double)count_chars(strip_states[s].name) * CHAR_PX + 16;
+	}
+}
+
 static void write_legend(const struct render *r, FILE *out)
 {
-	double y = r->height - LEGEND_H + 16;
+	double y = r->height - legend_height(r) + 16;
 	char color[8];
 	name_color("slice", 0.72, color);
 	/* legend items carry the class "legend" too, so that counting a
@@ -1270,6 +1457,10 @@ static void write_legend(const struct render *r, FILE *out)
 		MARGIN + 515, y, MARGIN + 525, y);
 	fprintf(out, "<text class=\"note\" x=\"%.0f\" y=\"%.1f\">counters: filled steps, their maximum in the label</text>\n",
 		MARGIN + 590, y);
+	if (r->states_drawn) {
+		y += LEGEND_LINE_H;
+		write_state_legend(out, y);
+	}
 
 	/* what was left out, and why */
 	char notes[1024] = "";
@@ -1354,9 +1545,11 @@ static void render_free(struct render *r)
 	strings_free(&r->strings);
 	hmap_free(&r->process_names);
 	hmap_free(&r->thread_names);
+	hmap_free(&r->thread_pids);
 	for (size_t i = 0; i < r->ntracks; i++) {
 		struct track *t = &r->tracks[i];
 		free(t->stack.items);
+		free(t->states.items);
 		for (unsigned l = 0; l < MAX_LEVELS; l++) {
 			free(t->levels[l].items);
 			free(t->marks[l].items);

@@ -1,6 +1,6 @@
 /* Block devices by name and by number, read from sysfs: /sys/class/block
  * lists every disk and partition; /sys/dev/block/MAJ:MIN links to one. */
-#include "runtime/disks.h"
+#include "kernel/disks.h"
 
 #include <dirent.h>
 #include <limits.h>

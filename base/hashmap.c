@@ -1,9 +1,9 @@
-#include "engine/hashmap.h"
+#include "base/hashmap.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/alloc.h"
+#include "base/alloc.h"
 
 uint64_t hmap_hash(uint64_t a, uint64_t b)
 {
@@ -64,7 +64,7 @@ static void grow(struct hmap *m)
 	struct hmap_slot *old = m->slots;
 	size_t old_capacity = m->capacity;
 	m->capacity = old_capacity ? old_capacity * 2 : 64;
-	m->slots = ut_xcalloc(m->capacity, sizeof(*m->slots));
+	m->slots = xcalloc(m->capacity, sizeof(*m->slots));
 	m->count = 0;
 	for (size_t i = 0; i < old_capacity; i++) {
 		if (old[i].used) {

@@ -1,0 +1,56 @@
+#include "base/alloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *xalloc_check(void *p)
+{
+	if (!p) {
+		fputs("uring-trace: out of memory\n", stderr);
+		exit(2);
+	}
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	return xalloc_check(calloc(n ? n : 1, size ? size : 1));
+}
+
+void *xrealloc(void *p, size_t size)
+{
+	return xalloc_check(realloc(p, size ? size : 1));
+}
+
+void *xrealloc_array(void *p, size_t n, size_t size)
+{
+	return xrealloc(p, (n ? n : 1) * size);
+}
+
+char *xstrdup(const char *s)
+{
+	return xalloc_check(strdup(s ? s : ""));
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	int n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return xalloc_check(n < 0 ? NULL : s);
+}
+
+void grow_array(void **array, size_t *capacity, size_t need, size_t elem)
+{
+	if (need <= *capacity)
+		return;
+	size_t cap = *capacity ? *capacity : 16;
+	while (cap < need)
+		cap *= 2;
+	*array = xrealloc(*array, cap * elem);
+	*capacity = cap;
+}

@@ -1,0 +1,950 @@
+/* The placement pass: which side each part of a probe runs on.
+ *
+ * The kernel (BPF C) does what only it can, or should: reading kernel
+ * memory (arguments, fields, strings, stacks, paths), the filters and
+ * predicates that keep the volume down, the maps kernel code reads.  The
+ * reader (runtime/user_side.c) does the rest, over the records in time
+ * order: map updates and reads no kernel code needs, aggregations, trace
+ * constructs and printf.  A probe hit with work for the reader sends one
+ * UT_EV_HIT record holding the values the kernel captured for it (the
+ * kernel's values its statements read); docs/architecture.md tells the
+ * whole story.
+ *
+ * Everything starts in the reader but what must be in the kernel; what the
+ * kernel needs then pulls the rest in, until nothing changes:
+ * - a map read by kernel code is the kernel's (a predicate; the key or
+ *   value of a kernel map; a pointer kernel code reads through; the
+ *   condition of an if with kernel work; a value a kernel local takes),
+ *   and so is a local kernel code reads;
+ * - a statement writing a kernel map or local is the kernel's;
+ * - a loop whose body does kernel work runs in the kernel whole, and a
+ *   probe with records or a return in such a loop runs in the kernel
+ *   whole (the reader's records would come after the kernel's);
+ * - a costly capture (a field, a string, a map look-up) the kernel would
+ *   make whether or not the reader uses it (under a condition the reader
+ *   decides) makes that condition the kernel's;
+ * - a return with kernel work after it is the kernel's too.
+ * Two choices are the cost's: a map that only probes sending no records
+ * touch stays in the kernel (an update there costs less than a record),
+ * and a probe that touches no map of the reader's writes its records
+ * itself (a record costs what a hit record does, and the reader less).
+ * Only promotions to the kernel happen, so the walk ends. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/aggregations.h"
+#include "compiler/builtins.h"
+#include "compiler/check.h"
+
+/* What evaluating an expression needs. */
+enum { NEEDS_KERNEL = 1, NEEDS_READER = 2 };
+
+/* Where a statement or expression is in its body.  Conditions the reader
+ * decides chain up: what the kernel captures under them, it captures
+ * whether or not the reader uses it. */
+struct ctx {
+	const struct ctx *up;
+	struct node *cond;          /* a condition the reader decides, or NULL */
+	bool kernel_loop;           /* inside a loop that runs in the kernel */
+	uint64_t iterations;        /* of the reader's loops around (for its step bound) */
+	unsigned depth;             /* bodies around, on the reader's side */
+};
+
+/* The walk over one alternative's body. */
+struct place {
+	struct compiler *c;
+	struct alt_ctx *a;
+	bool changed;               /* something moved to the kernel */
+	bool final;                 /* the last walk: it marks the nodes and lists the captures */
+	unsigned pos;               /* preorder position of the statement being walked */
+	unsigned stmt_pos;          /* of the innermost statement */
+	unsigned kernel_until;      /* of the last kernel work seen */
+	uint64_t steps;             /* the reader's statements a hit may run, at most */
+	unsigned deepest_expr;      /* the reader's most nested expression */
+	unsigned deepest_body;      /* the reader's most nested body */
+	unsigned ncaptures;         /* values captured where their statements are, so far */
+	unsigned *last_set, *first_read;   /* per local: this walk's (struct local) */
+};
+
+/* What a walked statement holds. */
+struct walked {
+	bool kernel;                /* kernel work */
+	bool reader;                /* the reader's work */
+	bool captures;              /* values the kernel captures for the reader */
+};
+
+static struct walked either(struct walked x, struct walked y)
+{
+	return (struct walked){x.kernel || y.kernel, x.reader || y.reader, x.captures || y.captures};
+}
+
+/* ---- moving things to the kernel ---- */
+
+static bool in_kernel(const struct placed *p) { return p->why != NULL; }
+
+static void to_kernel(struct place *p, struct placed *what, const char *why, struct ut_loc at)
+{
+	if (in_kernel(what))
+		return;
+	*what = (struct placed){why, at};
+	p->changed = true;
+}
+
+static void all_kernel(struct place *p, const char *why, struct ut_loc at)
+{
+	to_kernel(p, &p->a->all_kernel, why, at);
+}
+
+static bool runs_in_kernel(const struct place *p, const struct ctx *cx)
+{
+	return cx->kernel_loop || in_kernel(&p->a->all_kernel);
+}
+
+/* Every map and local expression n reads goes to the kernel: kernel code
+ * evaluates it. */
+static void require_kernel(struct place *p, struct node *n, const char *why)
+{
+	for (; n; n = n->next) {
+		if (n->kind == N_MAP_REF && n->ref == REF_MAP)
+			to_kernel(p, &p->c->maps[n->sym].kernel, why, n->loc);
+		else if (n->kind == N_LOCAL && n->ref == REF_LOCAL)
+			to_kernel(p, &p->a->locals[n->sym].kernel, why, n->loc);
+		require_kernel(p, n->a, why);
+		require_kernel(p, n->b, why);
+		require_kernel(p, n->c, why);
+		require_kernel(p, n->d, why);
+		require_kernel(p, n->resolved, why);
+	}
+}
+
+/* ---- expressions ---- */
+
+/* Builtins that are fields of every record's header: the reader has
+ * them (nsecs, in a body, is the hit's time: gen_expr.c). */
+static bool in_header(const struct builtin *b)
+{
+	return strcmp(b->name, "pid") == 0 || strcmp(b->name, "tid") == 0 || strcmp(b->name, "cpu") == 0 ||
+	       strcmp(b->name, "nsecs") == 0;
+}
+
+static unsigned classify(struct place *p, struct node *n);
+
+static unsigned classify_list(struct place *p, struct node *list)
+{
+	unsigned f = 0;
+	for (; list; list = list->next)
+		f |= classify(p, list);
+	return f;
+}
+
+/* What n needs, with the maps and locals where they are now.  The
+ * operands of kernel operations (a field's base, a string's address, a
+ * kernel map's keys) go to the kernel. */
+static unsigned classify(struct place *p, struct node *n)
+{
+	switch (n->kind) {
+	case N_INT: case N_STR:
+		return 0;
+	case N_IDENT:
+		switch (n->ref) {
+		case REF_BUILTIN: return in_header(&builtins[n->sym]) ? 0 : NEEDS_KERNEL;
+		case REF_CONST: return classify(p, n->resolved);
+		case REF_ARG: return NEEDS_KERNEL;
+		default: return 0;   /* the probe's index, an enumerator */
+		}
+	case N_LOCAL:
+		if (n->ref == REF_CONST)   /* a positional parameter */
+			return classify(p, n->resolved);
+		return in_kernel(&p->a->locals[n->sym].kernel) ? NEEDS_KERNEL : NEEDS_READER;
+	case N_TUPLE:   /* the reader has no tuples (runtime/user_side.c) */
+		require_kernel(p, n->a, "an element of a tuple, which the reader does not evaluate");
+		return NEEDS_KERNEL;
+	case N_MAP_REF:
+		if (in_kernel(&p->c->maps[n->sym].kernel)) {
+			require_kernel(p, n->a, "a key of a map in the kernel");
+			return NEEDS_KERNEL;
+		}
+		return NEEDS_READER | classify_list(p, n->a);
+	case N_INDEX:
+		if (n->ref == REF_TABLE)   /* a table only names the value */
+			return classify(p, n->b);
+		require_kernel(p, n->a, "read through by kernel code");
+		require_kernel(p, n->b, "an index kernel code reads at");
+		return NEEDS_KERNEL;
+	case N_CALL:
+		if (n->ref == REF_MACRO)
+			return classify(p, n->resolved);
+		if (calls[n->sym].show)
+			return classify(p, n->a);
+		require_kernel(p, n->a, "read by kernel code");   /* str(), path(), exists(), diskdev() */
+		return NEEDS_KERNEL;
+	case N_FIELD: case N_DEFAULT:
+		/* a probe argument, or a field read through a pointer */
+		require_kernel(p, n->a, "read through by kernel code");
+		require_kernel(p, n->b, "a default of a probe argument");
+		return NEEDS_KERNEL;
+	default:   /* operators, casts */
+		return classify_list(p, n->a) | classify_list(p, n->b) | classify_list(p, n->c);
+	}
+}
+
+/* Builtins that cost more than a helper call: a string, a stack, the
+ * process filter (a look-up). */
+static bool costly_builtin(const struct builtin *b)
+{
+	return strcmp(b->name, "comm") == 0 || strcmp(b->name, "traced") == 0 || strcmp(b->name, "kstack") == 0 ||
+	       strcmp(b->name, "ustack") == 0;
+}
+
+/* What the kernel computes for one capture costs little: a constant, an
+ * argument or computed argument (read once a hit anyway), a local, a
+ * header builtin, and arithmetic on them.  Fields, strings, stacks, map
+ * look-ups cost. */
+static bool cheap(const struct node *n)
+{
+	switch (n->kind) {
+	case N_INT: case N_STR: case N_LOCAL:
+		return true;
+	case N_IDENT:
+		if (n->ref == REF_CONST)
+			return cheap(n->resolved);
+		return n->ref != REF_BUILTIN || !costly_builtin(&builtins[n->sym]);
+	case N_FIELD:
+		return (n->ref == REF_ARG || n->ref == REF_COMPUTED) && n->type.kind != T_STR;
+	case N_INDEX:
+		return n->ref == REF_TABLE && cheap(n->b);
+	case N_CALL:
+		if (n->ref == REF_MACRO)
+			return cheap(n->resolved);
+		if (strcmp(n->str, "exists") == 0 || strcmp(n->str, "diskdev") == 0)
+			return true;
+		return calls[n->sym].show && cheap(n->a);
+	case N_BINOP: case N_TERNARY:
+		return cheap(n->a) && cheap(n->b) && (!n->c || cheap(n->c));
+	case N_UNOP: case N_CAST:
+		return cheap(n->a);
+	default:
+		return false;
+	}
+}
+
+/* A value that is the same all through a hit: the probe's arguments,
+ * constants, the task's builtins, and arithmetic on them. */
+static bool same_all_hit(const struct node *n)
+{
+	switch (n->kind) {
+	case N_INT: case N_STR:
+		return true;
+	case N_IDENT:
+		return n->ref == REF_CONST ? same_all_hit(n->resolved) : n->ref != REF_BUILTIN || strcmp(builtins[n->sym].name, "kstack") != 0;
+	case N_FIELD:
+		return n->ref == REF_ARG || n->ref == REF_COMPUTED;
+	case N_INDEX:
+		return n->ref == REF_TABLE && same_all_hit(n->b);
+	case N_CALL:
+		return n->ref == REF_MACRO ? same_all_hit(n->resolved) : calls[n->sym].show && same_all_hit(n->a);
+	case N_BINOP: case N_TERNARY:
+		return same_all_hit(n->a) && same_all_hit(n->b) && (!n->c || same_all_hit(n->c));
+	case N_UNOP: case N_CAST:
+		return same_all_hit(n->a);
+	default:
+		return false;
+	}
+}
+
+/* The leaves of cheap values: what the kernel captures of them, the
+ * reader computing the rest. */
+static bool cheap_leaf(const struct node *n)
+{
+	return n->kind == N_FIELD || n->kind == N_LOCAL || (n->kind == N_IDENT && n->ref != REF_CONST);
+}
+
+static bool same_expr(const struct node *x, const struct node *y);
+
+static bool same_list(const struct node *x, const struct node *y)
+{
+	for (; x && y; x = x->next, y = y->next)
+		if (!same_expr(x, y))
+			return false;
+	return !x && !y;
+}
+
+static bool same_str(const char *x, const char *y)
+{
+	return x && y ? strcmp(x, y) == 0 : x == y;
+}
+
+/* Whether x and y compute the same, written alike. */
+static bool same_expr(const struct node *x, const struct node *y)
+{
+	return x->kind == y->kind && x->op == y->op && x->ref == y->ref && x->sym == y->sym && x->num == y->num &&
+	       same_str(x->str, y->str) && x->type.kind == y->type.kind &&
+	       x->type.size == y->type.size && x->type.is_signed == y->type.is_signed && same_list(x->a, y->a) &&
+	       same_list(x->b, y->b) && same_list(x->c, y->c) && same_list(x->d, y->d) &&
+	       same_list(x->resolved, y->resolved);
+}
+
+/* The kernel computes n (kernel-evaluable) for the reader.  A cheap value
+ * that is the same all through the hit is captured once, before the
+ * statements.  A costly value under conditions the reader decides makes
+ * them the kernel's, which then computes it only where the reader uses
+ * it. */
+static void add_capture(struct alt_ctx *a, struct node *n, enum captured where)
+{
+	n->capture = (int)a->ncaptures;
+	a->captures = xrealloc_array(a->captures, a->ncaptures + 1, sizeof(*a->captures));
+	a->captured = xrealloc_array(a->captured, a->ncaptures + 1, sizeof(*a->captured));
+	a->captures[a->ncaptures] = n;
+	a->captured[a->ncaptures++] = where;
+}
+
+static void capture(struct place *p, struct node *n, const struct ctx *cx)
+{
+	struct alt_ctx *a = p->a;
+	if (n->kind == N_LOCAL) {   /* a kernel local: its copy, where every assignment comes first */
+		struct local *l = &a->locals[n->sym];
+		if (p->stmt_pos < p->first_read[n->sym])
+			p->first_read[n->sym] = p->stmt_pos;
+		if (l->last_set < l->first_read) {
+			if (p->final && l->mirror < 0) {
+				add_capture(a, n, CAPTURED_AT_SET);
+				l->mirror = n->capture;
+			}
+			if (p->final)
+				n->capture = l->mirror;
+			return;
+		}
+	}
+	bool first = cheap(n) && same_all_hit(n);
+	if (first) {
+		for (unsigned i = 0; p->final && i < a->ncaptures; i++)
+			if (a->captured[i] == CAPTURED_FIRST && same_expr(a->captures[i], n)) {
+				n->capture = (int)i;
+				return;
+			}
+	} else {
+		if (!cheap(n)) {
+			for (const struct ctx *up = cx; up; up = up->up)
+				if (up->cond)
+					require_kernel(p, up->cond, "decides whether the kernel reads a costly value");
+			if (p->stmt_pos > p->kernel_until)
+				p->kernel_until = p->stmt_pos;
+		}
+		p->ncaptures++;   /* captured where the statement is */
+	}
+	if (p->final)
+		add_capture(a, n, first ? CAPTURED_FIRST : CAPTURED_HERE);
+}
+
+static unsigned reader_expr(struct place *p, struct node *n, const struct ctx *cx);
+
+static unsigned reader_list(struct place *p, struct node *list, const struct ctx *cx)
+{
+	unsigned deepest = 0;
+	for (; list; list = list->next) {
+		unsigned d = reader_expr(p, list, cx);
+		deepest = d > deepest ? d : deepest;
+	}
+	return deepest;
+}
+
+/* An operand the reader evaluates only when cond says so. */
+static unsigned lazy_operand(struct place *p, struct node *n, struct node *cond, const struct ctx *cx)
+{
+	struct ctx inner = *cx;
+	inner.up = cx;
+	inner.cond = classify(p, cond) & NEEDS_READER ? cond : NULL;
+	return reader_expr(p, n, &inner);
+}
+
+/* Expression n as the reader evaluates it: its largest kernel-evaluable
+ * parts are captured.  Returns how deep the reader's expression nests
+ * (what runtime/user_side.c evaluates: a captured value is one). */
+static unsigned reader_expr(struct place *p, struct node *n, const struct ctx *cx)
+{
+	/* a cheap value is captured by its leaves (arguments, locals): one
+	 * field for each, however many expressions use it */
+	if (classify(p, n) == NEEDS_KERNEL && !(cheap(n) && !cheap_leaf(n))) {
+		capture(p, n, cx);
+		return 1;
+	}
+	unsigned d = 0, b, e;
+	switch (n->kind) {
+	case N_IDENT:   /* a constant's value; builtins and the rest are leaves */
+		return n->ref == REF_CONST ? reader_expr(p, n->resolved, cx) : 1;
+	case N_INDEX:   /* a table's: the key */
+		return reader_expr(p, n->b, cx);
+	case N_CALL:    /* a function's body, or a value shown another way */
+		return reader_expr(p, n->ref == REF_MACRO ? n->resolved : n->a, cx);
+	case N_MAP_REF:
+		d = reader_list(p, n->a, cx);
+		break;
+	case N_BINOP:
+		d = reader_expr(p, n->a, cx);
+		b = n->op == OP_AND || n->op == OP_OR ? lazy_operand(p, n->b, n->a, cx) : reader_expr(p, n->b, cx);
+		d = b > d ? b : d;
+		break;
+	case N_TERNARY:
+		d = reader_expr(p, n->a, cx);
+		b = lazy_operand(p, n->b, n->a, cx);
+		e = lazy_operand(p, n->c, n->a, cx);
+		d = b > d ? b : d;
+		d = e > d ? e : d;
+		break;
+	case N_UNOP: case N_CAST:
+		d = reader_expr(p, n->a, cx);
+		break;
+	default:   /* N_INT, N_STR, N_LOCAL */
+		break;
+	}
+	return d + 1;
+}
+
+/* Expression n for the reader, its depth noted. */
+static void reader_value(struct place *p, struct node *n, const struct ctx *cx)
+{
+	unsigned d = reader_expr(p, n, cx);
+	if (d > p->deepest_expr)
+		p->deepest_expr = d;
+}
+
+/* ---- statements ---- */
+
+static struct walked walk_stmt(struct place *p, struct node *n, const struct ctx *cx);
+
+static struct walked walk_stmts(struct place *p, struct node *list, const struct ctx *cx)
+{
+	struct walked w = {0};
+	for (; list; list = list->next)
+		w = either(w, walk_stmt(p, list, cx));
+	return w;
+}
+
+/* Kernel work at the statement being walked. */
+static struct walked kernel_work(struct place *p)
+{
+	if (p->stmt_pos > p->kernel_until)
+		p->kernel_until = p->stmt_pos;
+	return (struct walked){.kernel = true};
+}
+
+/* A statement for the reader. */
+static struct walked reader_work(struct place *p, const struct ctx *cx, unsigned captures_before)
+{
+	p->steps += cx->iterations;
+	if (cx->depth > p->deepest_body)
+		p->deepest_body = cx->depth;
+	return (struct walked){.reader = true, .captures = p->ncaptures > captures_before};
+}
+
+/* A statement that updates a map or a local (placed): its own expressions
+ * (keys, then the value; NULL ends them). */
+static struct walked update(struct place *p, struct placed *placed, const char *why, const char *stored,
+			    struct ut_loc at, struct node **exprs, const struct ctx *cx)
+{
+	if (runs_in_kernel(p, cx))
+		to_kernel(p, placed, why, at);
+	if (in_kernel(placed)) {
+		for (unsigned i = 0; exprs[i]; i++)
+			require_kernel(p, exprs[i], stored);
+		return kernel_work(p);
+	}
+	unsigned before = p->ncaptures;
+	for (unsigned i = 0; exprs[i]; i++)
+		reader_value(p, exprs[i], cx);
+	return reader_work(p, cx, before);
+}
+
+static struct walked map_update(struct place *p, struct node *stmt, struct node *ref, struct node *value,
+				const struct ctx *cx)
+{
+	struct node *exprs[10];
+	unsigned n = 0;
+	for (struct node *k = ref->a; k; k = k->next)
+		exprs[n++] = k;
+	if (value)
+		exprs[n++] = value;
+	exprs[n] = NULL;
+	return update(p, &p->c->maps[ref->sym].kernel, "written in a loop that runs in the kernel",
+		      "read for a key or value of a map in the kernel", stmt->loc, exprs, cx);
+}
+
+struct record_walk {
+	struct place *p;
+	const struct ctx *cx;
+	bool kernel;
+};
+
+static void record_field_value(void *ctx, struct node *value, bool key)
+{
+	(void)key;
+	struct record_walk *r = ctx;
+	if (r->kernel)
+		require_kernel(r->p, value, "a value of a record the kernel writes");
+	else
+		reader_value(r->p, value, r->cx);
+}
+
+/* A trace statement, or a call that writes a record (printf(), print(),
+ * time(), join(), exit(), snapshot(), clear(), zero()). */
+static struct walked record(struct place *p, struct node *n, const struct ctx *cx)
+{
+	if (cx->kernel_loop)
+		all_kernel(p, "it writes records in a loop that runs in the kernel", n->loc);
+	/* join() reads memory straight into its record, and the kernel part
+	 * of a split hit writes no record but the hit's */
+	if (n->kind == N_CALL && strcmp(n->str, "join") == 0)
+		all_kernel(p, "join() reads its strings into its record", n->loc);
+	struct record_walk r = {p, cx, in_kernel(&p->a->all_kernel)};
+	unsigned before = p->ncaptures;
+	record_fields(n, record_field_value, &r);
+	return r.kernel ? kernel_work(p) : reader_work(p, cx, before);
+}
+
+static struct walked walk_call(struct place *p, struct node *n, const struct ctx *cx)
+{
+	struct node *e = n->a;
+	if (e->ref == REF_MACRO)
+		return walk_stmt(p, e->resolved, cx);
+	if (strcmp(e->str, "delete") == 0)
+		return map_update(p, n, e->a, NULL, cx);
+	return record(p, e, cx);
+}
+
+bool cond_folds(struct compiler *c, const struct node *n, int64_t *v)
+{
+	int64_t a, b;
+	if (n->kind == N_CALL && n->ref == REF_MACRO)
+		return cond_folds(c, n->resolved, v);
+	if (n->kind != N_BINOP || (n->op != OP_AND && n->op != OP_OR))
+		return const_int(c, n, v, 0);
+	bool known_a = cond_folds(c, n->a, &a), known_b = cond_folds(c, n->b, &b);
+	bool is_and = n->op == OP_AND;
+	/* 0 && x, x && 0, 1 || x, x || 1: expressions have no effects */
+	if ((known_a && !a == is_and) || (known_b && !b == is_and)) {
+		*v = !is_and;
+		return true;
+	}
+	*v = is_and ? a && b : a || b;
+	return known_a && known_b;
+}
+
+static struct walked walk_if(struct place *p, struct node *n, const struct ctx *cx)
+{
+	int64_t v;
+	bool known = cond_folds(p->c, n->a, &v);
+	unsigned f = known ? 0 : classify(p, n->a);
+	struct ctx inner = *cx;
+	inner.up = cx;
+	inner.cond = f & NEEDS_READER ? n->a : NULL;
+	inner.depth = cx->depth + 1;
+	struct walked w = {0};
+	if (!known || v)
+		w = walk_stmt(p, n->b, &inner);
+	if (n->c && (!known || !v))
+		w = either(w, walk_stmt(p, n->c, &inner));
+	if (!known && (w.kernel || runs_in_kernel(p, cx)))
+		require_kernel(p, n->a, "decides kernel work");
+	/* the kernel keeps the if around its work and captures */
+	bool kept = !(f & NEEDS_READER) && (w.kernel || w.captures);
+	if (w.reader && !known) {   /* the reader decides alike: a kernel-evaluable condition is captured whole */
+		unsigned before = p->ncaptures;
+		reader_value(p, n->a, cx);
+		w.captures |= p->ncaptures > before;
+	}
+	p->steps += cx->iterations;
+	if (p->final)
+		n->side |= (kept ? PLACE_KERNEL : 0) | (w.reader ? PLACE_READER : 0) | (w.captures ? PLACE_CAPTURES : 0);
+	return w;
+}
+
+/* A loop runs in the kernel when its body does kernel work (its variable
+ * then is the kernel's), else in the reader; the values the kernel
+ * captures inside are the same at every turn (the reader's loop sets no
+ * kernel local or map), so they are captured once, before. */
+static struct walked walk_for(struct place *p, struct node *n, const struct ctx *cx)
+{
+	struct local *var = &p->a->locals[n->sym];
+	if (runs_in_kernel(p, cx))
+		to_kernel(p, &var->kernel, "the variable of a loop that runs in the kernel", n->loc);
+	uint64_t turns = n->b->num > n->a->num ? (uint64_t)n->b->num - (uint64_t)n->a->num : 0;
+	struct ctx inner = *cx;
+	inner.up = cx;
+	inner.cond = NULL;
+	inner.depth = cx->depth + 1;
+	if (in_kernel(&var->kernel)) {
+		inner.kernel_loop = true;
+		walk_stmts(p, n->c->a, &inner);
+		if (p->final)
+			n->side = PLACE_KERNEL;
+		return kernel_work(p);
+	}
+	inner.iterations = cx->iterations * (turns ? turns : 1);
+	struct walked w = walk_stmts(p, n->c->a, &inner);
+	if (w.kernel)
+		to_kernel(p, &var->kernel, "the variable of a loop whose body does kernel work", n->loc);
+	p->steps += inner.iterations;   /* the turns themselves */
+	if (p->final)
+		n->side = (w.reader ? PLACE_READER : 0) | (w.captures ? PLACE_CAPTURES : 0);
+	return w;
+}
+
+static struct walked walk_stmt_at(struct place *p, struct node *n, const struct ctx *cx)
+{
+	switch (n->kind) {
+	case N_BLOCK:
+		return walk_stmts(p, n->a, cx);
+	case N_EXPR_STMT:
+		return walk_call(p, n, cx);
+	case N_LOCAL_ASSIGN: {
+		struct node *exprs[] = {n->a, NULL};
+		p->last_set[n->sym] = p->stmt_pos;
+		return update(p, &p->a->locals[n->sym].kernel, "set in a loop that runs in the kernel",
+			      "read for a local the kernel keeps", n->loc, exprs, cx);
+	}
+	case N_MAP_ASSIGN:
+		if (p->c->maps[n->a->sym].kind == MAP_AGG)   /* the aggregated value; lhist's bounds are constants */
+			return map_update(p, n, n->a, ut_aggs[p->c->maps[n->a->sym].agg].nargs ? n->b->a : NULL, cx);
+		return map_update(p, n, n->a, n->b, cx);
+	case N_IF:
+		return walk_if(p, n, cx);
+	case N_FOR:
+		return walk_for(p, n, cx);
+	case N_RETURN:
+		if (cx->kernel_loop)
+			all_kernel(p, "it returns from a loop that runs in the kernel", n->loc);
+		if (runs_in_kernel(p, cx))
+			return (struct walked){.kernel = true};
+		/* the reader returns; the kernel too when kernel work follows */
+		p->steps += cx->iterations;
+		return (struct walked){.kernel = p->stmt_pos < p->a->kernel_until, .reader = true};
+	case N_BREAK: case N_CONTINUE:
+		if (runs_in_kernel(p, cx))
+			return (struct walked){.kernel = true};
+		p->steps += cx->iterations;
+		return (struct walked){.reader = true};
+	default:   /* trace statements */
+		return record(p, n, cx);
+	}
+}
+
+static struct walked walk_stmt(struct place *p, struct node *n, const struct ctx *cx)
+{
+	unsigned outer = p->stmt_pos;
+	p->stmt_pos = p->pos++;
+	struct walked w = walk_stmt_at(p, n, cx);
+	p->stmt_pos = outer;
+	if (p->final && n->kind != N_IF && n->kind != N_FOR)
+		n->side |= (w.kernel ? PLACE_KERNEL : 0) | (w.reader ? PLACE_READER : 0) |
+			   (w.captures ? PLACE_CAPTURES : 0);
+	return w;
+}
+
+/* ---- an alternative ---- */
+
+static void clear_marks(struct node *n)
+{
+	for (; n; n = n->next) {
+		n->side = 0;
+		n->capture = -1;
+		clear_marks(n->a);
+		clear_marks(n->b);
+		clear_marks(n->c);
+		clear_marks(n->d);
+		clear_marks(n->resolved);
+	}
+}
+
+/* One walk over the alternative's body; the final walk marks it. */
+static void place_alternative(struct place *p)
+{
+	struct alt_ctx *a = p->a;
+	if (a->pred)
+		require_kernel(p, a->pred, "read in the predicate");
+	for (unsigned i = 0; i < a->ncomputed_args; i++)
+		require_kernel(p, a->computed_args[i].value, "read in a computed argument");
+	if (p->final) {
+		clear_marks(a->block);
+		a->ncaptures = 0;
+	}
+	p->last_set = xcalloc(a->nlocals + 1, sizeof(*p->last_set));
+	p->first_read = xcalloc(a->nlocals + 1, sizeof(*p->first_read));
+	for (unsigned i = 0; i < a->nlocals; i++) {
+		p->first_read[i] = UINT32_MAX;
+		a->locals[i].mirror = -1;
+	}
+	struct ctx top = {.iterations = 1};
+	walk_stmts(p, a->block->a, &top);
+	for (unsigned i = 0; i < a->nlocals; i++) {   /* what the next walk decides copies by */
+		p->changed |= a->locals[i].last_set != p->last_set[i] || a->locals[i].first_read != p->first_read[i];
+		a->locals[i].last_set = p->last_set[i];
+		a->locals[i].first_read = p->first_read[i];
+	}
+	free(p->last_set);
+	free(p->first_read);
+	if (p->kernel_until > a->kernel_until) {
+		a->kernel_until = p->kernel_until;
+		p->changed = true;
+	}
+	if (in_kernel(&a->all_kernel))
+		for (unsigned i = 0; i < a->nlocals; i++)
+			to_kernel(p, &a->locals[i].kernel, "its probe runs in the kernel", a->locals[i].loc);
+}
+
+/* What the reader bounds a hit's statements to (compiler/program.h):
+ * beyond them the probe runs in the kernel. */
+static void check_reader_bounds(struct place *p)
+{
+	struct alt_ctx *a = p->a;
+	unsigned reader_locals = 0;
+	for (unsigned i = 0; i < a->nlocals; i++)
+		reader_locals += !in_kernel(&a->locals[i].kernel);
+	if (p->steps > UT_HIT_MAX_STEPS)
+		all_kernel(p, "the reader would run more statements a hit than it allows", a->loc);
+	else if (p->deepest_expr > UT_UEXPR_MAX_DEPTH)
+		all_kernel(p, "an expression nests deeper than the reader evaluates", a->loc);
+	else if (p->deepest_body >= UT_USTMT_MAX_DEPTH)
+		all_kernel(p, "its statements nest deeper than the reader runs", a->loc);
+	else if (reader_locals > UT_ULOCALS_MAX)
+		all_kernel(p, "it has more locals than the reader keeps a hit", a->loc);
+}
+
+/* ---- the program ---- */
+
+/* Whether n (statements and expressions) reads or writes a map of the
+ * reader's (clear() names a map it does not touch: the reader clears
+ * either kind). */
+static bool touches_reader_map(const struct compiler *c, const struct node *n)
+{
+	for (; n; n = n->next) {
+		if (n->kind == N_MAP_REF && n->ref == REF_MAP && !in_kernel(&c->maps[n->sym].kernel))
+			return true;
+		if (touches_reader_map(c, n->a) || touches_reader_map(c, n->b) || touches_reader_map(c, n->c) ||
+		    touches_reader_map(c, n->d) || touches_reader_map(c, n->resolved))
+			return true;
+	}
+	return false;
+}
+
+/* Whether statements list write records (trace statements, printf(),
+ * exit(), snapshot(), clear()) in branches that may run. */
+static bool writes_records(struct compiler *c, const struct node *list)
+{
+	for (const struct node *n = list; n; n = n->next) {
+		int64_t v;
+		switch (n->kind) {
+		case N_BLOCK:
+			if (writes_records(c, n->a))
+				return true;
+			break;
+		case N_EXPR_STMT:
+			if (n->a->ref == REF_MACRO ? writes_records(c, n->a->resolved) : strcmp(n->a->str, "delete") != 0)
+				return true;
+			break;
+		case N_IF:
+			if (!cond_folds(c, n->a, &v) ? writes_records(c, n->b) || writes_records(c, n->c)
+						      : writes_records(c, v ? n->b : n->c))
+				return true;
+			break;
+		case N_FOR:
+			if (writes_records(c, n->c))
+				return true;
+			break;
+		case N_SLICE: case N_INSTANT: case N_COUNTER: case N_FLOW: case N_SPAN: case N_TRACK_NAME:
+			return true;
+		default:
+			break;
+		}
+	}
+	return false;
+}
+
+/* Marks in touched[] the maps n reads or writes. */
+static void maps_touched(const struct node *n, bool *touched)
+{
+	for (; n; n = n->next) {
+		if (n->kind == N_MAP_REF && n->ref == REF_MAP)
+			touched[n->sym] = true;
+		maps_touched(n->a, touched);
+		maps_touched(n->b, touched);
+		maps_touched(n->c, touched);
+		maps_touched(n->d, touched);
+		maps_touched(n->resolved, touched);
+	}
+}
+
+/* The cost's first choice: maps no recording probe touches stay in the
+ * kernel. */
+static void maps_of_silent_probes(struct compiler *c)
+{
+	bool *recorded = xcalloc(c->nmaps + 1, sizeof(bool));
+	for (unsigned i = 0; i < c->nalts; i++)
+		if (writes_records(c, c->alts[i]->block))
+			maps_touched(c->alts[i]->block, recorded);
+	for (unsigned m = 0; m < c->nmaps; m++)
+		if (!recorded[m])
+			c->maps[m].kernel = (struct placed){"only probes that send no records touch it: an update there "
+							    "costs less than a record", c->maps[m].loc};
+	free(recorded);
+}
+
+/* Walks every alternative until nothing moves to the kernel. */
+static void settle(struct compiler *c)
+{
+	bool changed;
+	do {
+		changed = false;
+		for (unsigned i = 0; i < c->nalts; i++) {
+			struct place p = {.c = c, .a = c->alts[i]};
+			place_alternative(&p);
+			changed |= p.changed;
+		}
+		/* the cost's second choice */
+		for (unsigned i = 0; !changed && i < c->nalts; i++) {
+			struct alt_ctx *a = c->alts[i];
+			if (!in_kernel(&a->all_kernel) && !touches_reader_map(c, a->block)) {
+				a->all_kernel = (struct placed){"it touches no map of the reader's: it writes its records "
+								"itself", a->loc};
+				changed = true;
+			}
+		}
+	} while (changed);
+}
+
+/* The hit record of a split alternative: a field per capture. */
+static void hit_event(struct compiler *c, struct alt_ctx *a)
+{
+	struct ut_program *prog = c->prog;
+	prog->events = xrealloc_array(prog->events, prog->nevents + 1, sizeof(*prog->events));
+	a->hit_event = (int)prog->nevents;
+	struct ut_event *ev = &prog->events[prog->nevents++];
+	*ev = (struct ut_event){.op = UT_EV_HIT, .loc = a->loc, .group = -1, .flow = -1, .category = xstrdup(a->spec),
+				.nfields = a->ncaptures};
+	ev->fields = xcalloc(a->ncaptures + 1, sizeof(*ev->fields));
+	uint32_t off = 24;   /* struct ut_rec_hdr */
+	for (unsigned i = 0; i < a->ncaptures; i++) {
+		const struct type *t = &a->captures[i]->type;
+		enum ut_field_type type = t->kind == T_STR ? UT_F_STR : t->kind == T_PTR ? UT_F_PTR
+					  : t->is_signed ? UT_F_S64 : UT_F_U64;
+		uint32_t size = type == UT_F_STR ? t->size : 8;
+		ev->fields[i] = (struct ut_field){.type = type, .offset = off, .size = size};
+		off += (size + 7) & ~7u;
+	}
+	ev->size = off;
+	/* its record is the stage's only one: the reader writes the rest */
+	a->stage = (struct stage){.bytes = off, .record_max = off};
+	for (unsigned i = 0; i < a->nlocals; i++) {
+		struct local *l = &a->locals[i];
+		if (in_kernel(&l->kernel))
+			continue;
+		l->slot = ev->nlocals++;
+		ev->locals = xrealloc_array(ev->locals, ev->nlocals, sizeof(*ev->locals));
+		ev->locals[l->slot] = (struct ut_ulocal){.is_str = l->type.kind == T_STR,
+							 .size = l->type.kind == T_STR ? l->type.size : 8};
+	}
+}
+
+/* Flow kinds with points the reader emits (all the records of split
+ * alternatives): it samples them all, kernel points too
+ * (runtime/user_side.c), and the kernel samples none. */
+static void mark_reader_flows(struct compiler *c, const struct node *n)
+{
+	for (; n; n = n->next) {
+		if (n->event >= 0 && c->prog->events[n->event].flow >= 0)
+			c->flow_in_reader[c->prog->events[n->event].flow] = true;
+		mark_reader_flows(c, n->a);
+		mark_reader_flows(c, n->b);
+		mark_reader_flows(c, n->c);
+		mark_reader_flows(c, n->d);
+		mark_reader_flows(c, n->resolved);
+	}
+}
+
+/* Maps and locals that hold tuples stay in the kernel: the reader does not
+ * evaluate tuples. */
+static void tuples_in_kernel(struct compiler *c)
+{
+	static const char why[] = "it holds tuples, which the reader does not evaluate";
+	for (unsigned m = 0; m < c->nmaps; m++) {
+		struct map_info *mi = &c->maps[m];
+		bool tuple = mi->value_type.kind == T_TUPLE;
+		for (unsigned k = 0; k < mi->nkeys; k++)
+			tuple |= mi->key_types[k].kind == T_TUPLE;
+		if (tuple)
+			mi->kernel = (struct placed){why, mi->loc};
+	}
+	for (unsigned i = 0; i < c->nalts; i++)
+		for (unsigned l = 0; l < c->alts[i]->nlocals; l++)
+			if (c->alts[i]->locals[l].type.kind == T_TUPLE)
+				c->alts[i]->locals[l].kernel = (struct placed){why, c->alts[i]->locals[l].loc};
+}
+
+void placement(struct compiler *c)
+{
+	if (c->opts->all_in_kernel) {
+		for (unsigned m = 0; m < c->nmaps; m++)
+			c->maps[m].kernel = (struct placed){"--all-in-kernel", c->maps[m].loc};
+		for (unsigned i = 0; i < c->nalts; i++)
+			c->alts[i]->all_kernel = (struct placed){"--all-in-kernel", c->alts[i]->loc};
+	} else {
+		maps_of_silent_probes(c);
+		tuples_in_kernel(c);
+	}
+	for (;;) {
+		settle(c);
+		bool changed = false;
+		for (unsigned i = 0; i < c->nalts; i++) {
+			struct place p = {.c = c, .a = c->alts[i], .final = true};
+			place_alternative(&p);
+			if (!in_kernel(&p.a->all_kernel))
+				check_reader_bounds(&p);
+			changed |= p.changed;
+		}
+		if (!changed)
+			break;
+	}
+	c->max_stage_bytes = 0;
+	for (unsigned i = 0; i < c->nalts; i++) {
+		struct alt_ctx *a = c->alts[i];
+		if (!in_kernel(&a->all_kernel))
+			hit_event(c, a);
+		if (stage_buffer_bytes(&a->stage) > c->max_stage_bytes)
+			c->max_stage_bytes = stage_buffer_bytes(&a->stage);
+	}
+	for (unsigned m = 0; m < c->nmaps; m++) {
+		struct ut_map *out = &c->prog->maps[m];
+		if (in_kernel(&c->maps[m].kernel))
+			continue;
+		out->user_side = true;
+		free(out->bpf_name);
+		out->bpf_name = NULL;
+	}
+	c->flow_in_reader = xcalloc(c->prog->nflows + 1, sizeof(bool));
+	for (unsigned i = 0; i < c->nalts; i++)
+		if (c->alts[i]->hit_event >= 0)
+			mark_reader_flows(c, c->alts[i]->block);
+}
+
+void placement_report(const struct compiler *c, FILE *out)
+{
+	unsigned split = 0;
+	for (unsigned i = 0; i < c->nalts; i++)
+		split += c->alts[i]->hit_event >= 0;
+	fprintf(out, "uring-trace: placement: %u of %u probe alternatives send the reader their hits (--dump "
+		"placement tells what runs where, and why)\n", split, c->nalts);
+	for (int kernel = 0; kernel < 2; kernel++) {
+		unsigned n = 0;
+		for (unsigned m = 0; m < c->nmaps; m++) {
+			const struct map_info *mi = &c->maps[m];
+			if (in_kernel(&mi->kernel) != kernel)
+				continue;
+			fprintf(out, n++ ? ", " : "uring-trace: placement: the %s keeps ", kernel ? "kernel" : "reader");
+			fprintf(out, "%s", mi->name);
+			if (kernel)
+				fprintf(out, " (%s, %s:%d:%d)", mi->kernel.why, mi->kernel.at.file, mi->kernel.at.line,
+					mi->kernel.at.col);
+		}
+		if (n)
+			fputc('\n', out);
+	}
+}
