@@ -5,6 +5,7 @@
 #
 #   make fuzz           fuzz_compiler.c: script text, the front end and compiler
 #   make fuzz-grammar   fuzz_grammar.c: scripts made by a generator of the grammar
+#   make fuzz-decode    fuzz_decode.c: record streams through decoder, engine, writer
 #
 # FUZZ_SECONDS bounds a run; FUZZ_OPTS adds libFuzzer options (such as
 # -fork=1 -ignore_crashes=1 to go on past a known crash).  A target's corpus
@@ -19,7 +20,7 @@ FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -I. -I$(GEN_DIR) -MMD -MP
 FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(LIB_C)) $(FUZZ_DIR)/gen/parser.o $(FUZZ_DIR)/gen/lexer.o
-FUZZ_NAMES   := compiler grammar
+FUZZ_NAMES   := compiler grammar decode
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
 
 $(FUZZ_DIR)/%.o: %.c $(GEN_DIR)/parser.h $(GEN_DIR)/lexer.h
@@ -58,7 +59,7 @@ define fuzz_run
 	  -artifact_prefix=$(abspath $(FUZZ_DIR)/$(1))/ $(FUZZ_OPTS) $(abspath $(FUZZ_DIR)/$(1)/corpus) $(3)
 endef
 
-.PHONY: fuzz fuzz-build fuzz-grammar
+.PHONY: fuzz fuzz-build fuzz-grammar fuzz-decode
 fuzz-build: $(FUZZ_BINS)
 
 fuzz: $(FUZZ_DIR)/fuzz_compiler $(FUZZ_KERNEL)/btf
@@ -68,10 +69,13 @@ fuzz: $(FUZZ_DIR)/fuzz_compiler $(FUZZ_KERNEL)/btf
 fuzz-grammar: $(FUZZ_DIR)/fuzz_grammar $(FUZZ_KERNEL)/btf
 	$(call fuzz_run,grammar,4096,$(abspath tests/fuzz/corpus/grammar))
 
+fuzz-decode: $(FUZZ_DIR)/fuzz_decode $(FUZZ_KERNEL)/btf
+	$(call fuzz_run,decode,16384,$(abspath tests/fuzz/corpus/decode))
+
 # The replay binaries: the same targets, with replay.c's main instead of
 # libFuzzer, built with the build's own compiler and flags (sanitized in
 # build-san); make test runs them (tests/fuzz/test_replay.sh).
-REPLAY_BINS := $(BUILD)/fuzz-replay/grammar
+REPLAY_BINS := $(BUILD)/fuzz-replay/grammar $(BUILD)/fuzz-replay/decode
 $(REPLAY_BINS): $(BUILD)/fuzz-replay/%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
