@@ -6,6 +6,7 @@
 #   make fuzz           fuzz_compiler.c: script text, the front end and compiler
 #   make fuzz-grammar   fuzz_grammar.c: scripts made by a generator of the grammar
 #   make fuzz-decode    fuzz_decode.c: record streams through decoder, engine, writer
+#   make fuzz-fxt       fuzz_fxt.c: traces through dump, stats and render
 #
 # FUZZ_SECONDS bounds a run; FUZZ_OPTS adds libFuzzer options (such as
 # -fork=1 -ignore_crashes=1 to go on past a known crash).  A target's corpus
@@ -20,7 +21,7 @@ FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -I. -I$(GEN_DIR) -MMD -MP
 FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(LIB_C)) $(FUZZ_DIR)/gen/parser.o $(FUZZ_DIR)/gen/lexer.o
-FUZZ_NAMES   := compiler grammar decode
+FUZZ_NAMES   := compiler grammar decode fxt
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
 
 $(FUZZ_DIR)/%.o: %.c $(GEN_DIR)/parser.h $(GEN_DIR)/lexer.h
@@ -33,12 +34,14 @@ $(FUZZ_DIR)/gen/%.o: $(GEN_DIR)/%.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Icompiler -w -c -o $@ $<
 
+# fuzz_fxt also takes the record-level mutator, which only libFuzzer calls.
+$(FUZZ_DIR)/fuzz_fxt: $(FUZZ_DIR)/tests/fuzz/fxt_mutator.o
 $(FUZZ_BINS): $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJ)
 	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS)
 
 -include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_BINS:$(FUZZ_DIR)/fuzz_%=$(FUZZ_DIR)/tests/fuzz/fuzz_%.d)
 
-# The stored kernel, which the fuzzers compile against
+# The stored kernel, which the compiling fuzzers (all but fuzz-fxt) use
 # (machine-independent finds); the replay unpacks its own (test_replay.sh).
 FUZZ_KERNEL := $(FUZZ_DIR)/kernel
 $(FUZZ_KERNEL)/btf: tests/kernel/6.18/btf.gz tests/kernel/6.18/tracefs.tar.gz
@@ -59,7 +62,7 @@ define fuzz_run
 	  -artifact_prefix=$(abspath $(FUZZ_DIR)/$(1))/ $(FUZZ_OPTS) $(abspath $(FUZZ_DIR)/$(1)/corpus) $(3)
 endef
 
-.PHONY: fuzz fuzz-build fuzz-grammar fuzz-decode
+.PHONY: fuzz fuzz-build fuzz-grammar fuzz-decode fuzz-fxt
 fuzz-build: $(FUZZ_BINS)
 
 fuzz: $(FUZZ_DIR)/fuzz_compiler $(FUZZ_KERNEL)/btf
@@ -72,10 +75,13 @@ fuzz-grammar: $(FUZZ_DIR)/fuzz_grammar $(FUZZ_KERNEL)/btf
 fuzz-decode: $(FUZZ_DIR)/fuzz_decode $(FUZZ_KERNEL)/btf
 	$(call fuzz_run,decode,16384,$(abspath tests/fuzz/corpus/decode))
 
+fuzz-fxt: $(FUZZ_DIR)/fuzz_fxt
+	$(call fuzz_run,fxt,65536,$(abspath tests/fuzz/corpus/fxt))
+
 # The replay binaries: the same targets, with replay.c's main instead of
 # libFuzzer, built with the build's own compiler and flags (sanitized in
 # build-san); make test runs them (tests/fuzz/test_replay.sh).
-REPLAY_BINS := $(BUILD)/fuzz-replay/grammar $(BUILD)/fuzz-replay/decode
+REPLAY_BINS := $(BUILD)/fuzz-replay/grammar $(BUILD)/fuzz-replay/decode $(BUILD)/fuzz-replay/fxt
 $(REPLAY_BINS): $(BUILD)/fuzz-replay/%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fuzzers' kept inputs, replayed: each target of tests/fuzz (grammar,
-# decode) runs its corpus (tests/fuzz/corpus/NAME) and its crashers
+# decode, fxt) runs its corpus (tests/fuzz/corpus/NAME) and its crashers
 # (tests/fuzz/crashers/NAME) through the replay binary the build made
 # ($UT_BUILD/fuzz-replay/NAME: the target without libFuzzer, sanitized in
 # build-san), against the stored kernel.  Every input must run with no
@@ -12,7 +12,7 @@
 root=$(cd "$(dirname "$0")/../.." && pwd)
 use_kernel_snapshot || { fail fuzz/replay "cannot unpack the stored kernel"; exit 1; }
 export UT_ROOT=$root TMPDIR=$TMP
-for name in grammar decode; do
+for name in grammar decode fxt; do
   bin=$root/${UT_BUILD:-build}/fuzz-replay/$name
   if [ ! -x "$bin" ]; then
     fail "fuzz/$name" "no $bin (make test-build makes it)"; continue
