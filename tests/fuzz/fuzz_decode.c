@@ -565,16 +565,15 @@ struct session {
 	size_t sample_len;
 };
 
-static size_t record_len(void *ctx, const void *rec, size_t avail)
+/* The reorder queues' callbacks, on the decoder (ctx). */
+static size_t record_len(void *decoder, const void *rec, size_t avail)
 {
-	struct session *s = ctx;
-	return ut_decode_record_len(&s->dec, rec, avail);
+	return ut_decode_record_len(decoder, rec, avail);
 }
 
-static int on_record(void *ctx, const void *rec, size_t size)
+static int decode(void *decoder, const void *rec, size_t size)
 {
-	struct session *s = ctx;
-	ut_decode_record(&s->dec, rec, size);
+	ut_decode_record(decoder, rec, size);
 	return 0;
 }
 
@@ -687,7 +686,7 @@ static void run_stream(struct session *s)
 		case 1: {   /* what a poll hands on: up to a watermark behind the newest */
 			uint64_t behind = pick(in, 8000);
 			ut_reorder_release(s->reorder, s->clock > behind ? s->clock - behind : 0, pick(in, 2) ? 64 : SIZE_MAX,
-					   on_record, s);
+					   decode, &s->dec);
 			break;
 		}
 		case 2:
@@ -700,7 +699,7 @@ static void run_stream(struct session *s)
 		}
 	}
 	send_sample(s);
-	ut_reorder_release(s->reorder, UINT64_MAX, 0, on_record, s);
+	ut_reorder_release(s->reorder, UINT64_MAX, 0, decode, &s->dec);
 }
 
 /* ---- the trace ---- */
@@ -781,7 +780,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s.dec = (struct ut_decoder){.prog = p, .engine = e, .print_out = devnull, .clear_map = on_clear, .clear_ctx = &s,
 				    .user_side = ut_user_side_new(p, &s.maps, samples[opts & OPT_SAMPLE])};
 	ut_decoder_declare_names(&s.dec);
-	s.reorder = ut_reorder_new(s.ncpus, record_len, &s);
+	s.reorder = ut_reorder_new(s.ncpus, record_len, &s.dec);
 	s.clock = 1000000;
 	run_stream(&s);
 	ut_reorder_free(s.reorder);

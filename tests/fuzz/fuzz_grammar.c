@@ -359,6 +359,28 @@ static void format_and_values(struct gen *g, unsigned depth)
 	call_args(g, kinds, depth);
 }
 
+/* Half of the time, sep and another integer: str()'s length, a counter's
+ * second series. */
+static void maybe_another(struct gen *g, const char *sep, unsigned depth)
+{
+	if (pick(&g->in, 2)) {
+		put(g, sep);
+		expr(g, W_INT, depth + 1);
+	}
+}
+
+/* A call of the script's function f0, f1, ... (expressions) or s0, s1,
+ * ... (statements) with n values. */
+static void fn_call(struct gen *g, char kind, unsigned index, unsigned n, unsigned depth)
+{
+	sb_printf(&g->out, "%c%u(", kind, index);
+	for (unsigned i = 0; i < n; i++) {
+		put(g, i ? ", " : "");
+		expr(g, W_INT, depth + 1);
+	}
+	put(g, ")");
+}
+
 static void call(struct gen *g, enum want w, unsigned depth)
 {
 	if (w == W_STR) {
@@ -371,10 +393,7 @@ static void call(struct gen *g, enum want w, unsigned depth)
 		case 1: case 2:
 			sb_printf(&g->out, "%s(", pick(&g->in, 2) ? "str" : "ustr");
 			expr(g, W_INT, depth + 1);
-			if (pick(&g->in, 2)) {
-				put(g, ", ");
-				expr(g, W_INT, depth + 1);
-			}
+			maybe_another(g, ", ", depth);
 			put(g, ")");
 			return;
 		case 3:
@@ -413,13 +432,7 @@ static void call(struct gen *g, enum want w, unsigned depth)
 	case 5:
 		if (g->nexpr_fns) {
 			unsigned f = pick(&g->in, g->nexpr_fns);
-			unsigned n = g->expr_fn_arity[f] + (rarely(&g->in, 8) ? 1 : 0);
-			sb_printf(&g->out, "f%u(", f);
-			for (unsigned i = 0; i < n; i++) {
-				put(g, i ? ", " : "");
-				expr(g, W_INT, depth + 1);
-			}
-			put(g, ")");
+			fn_call(g, 'f', f, g->expr_fn_arity[f] + (rarely(&g->in, 8) ? 1 : 0), depth);
 			return;
 		}
 		put(g, "no_such_fn(1)");
@@ -691,23 +704,27 @@ static void name_value(struct gen *g, unsigned depth)
 	}
 }
 
+/* The rest of a flow or span point: a name or not, arguments, ';'. */
+static void point_end(struct gen *g, unsigned depth)
+{
+	if (pick(&g->in, 2)) {
+		put(g, " ");
+		name_value(g, depth);
+	}
+	with(g, depth);
+	put(g, ";\n");
+}
+
 static void trace_stmt(struct gen *g, unsigned depth)
 {
 	switch (pick(&g->in, 7)) {
-	case 0:
-		if (pick(&g->in, 2)) {
-			put(g, "slice begin ");
-			name_value(g, depth);
-		} else {
+	case 0: case 1:   /* slices and instants */
+		if (pick(&g->in, 3) == 0) {
 			put(g, rarely(&g->in, 8) ? "slice middle" : "slice end");
+		} else {
+			put(g, pick(&g->in, 2) ? "slice begin " : "instant ");
+			name_value(g, depth);
 		}
-		track(g, depth);
-		with(g, depth);
-		put(g, ";\n");
-		return;
-	case 1:
-		put(g, "instant ");
-		name_value(g, depth);
 		track(g, depth);
 		with(g, depth);
 		put(g, ";\n");
@@ -722,10 +739,7 @@ static void trace_stmt(struct gen *g, unsigned depth)
 		} else {
 			put(g, " with v = ");
 			expr(g, W_INT, depth + 1);
-			if (pick(&g->in, 2)) {
-				put(g, ", w = ");
-				expr(g, W_INT, depth + 1);
-			}
+			maybe_another(g, ", w = ", depth);
 		}
 		put(g, ";\n");
 		return;
@@ -733,24 +747,14 @@ static void trace_stmt(struct gen *g, unsigned depth)
 		put(g, "flow ");
 		keyref(g, ONE_OF(g, "request", "bio", "item"), depth);
 		sb_printf(&g->out, " %s", ONE_OF(g, "begin", "step", "end", "phase"));
-		if (pick(&g->in, 2)) {
-			put(g, " ");
-			name_value(g, depth);
-		}
-		with(g, depth);
-		put(g, ";\n");
+		point_end(g, depth);
 		return;
 	case 4:
 		put(g, "span ");
 		keyref(g, ONE_OF(g, "ring", "disk"), depth);
 		sb_printf(&g->out, " %s ", ONE_OF(g, "begin", "phase", "end", "step"));
 		keyref(g, ONE_OF(g, "request", "bio"), depth);
-		if (pick(&g->in, 2)) {
-			put(g, " ");
-			name_value(g, depth);
-		}
-		with(g, depth);
-		put(g, ";\n");
+		point_end(g, depth);
 		return;
 	case 5:
 		put(g, "track ");
@@ -912,13 +916,9 @@ static void stmt(struct gen *g, unsigned depth)
 		return;
 	case 13:
 		if (g->nstmt_fns) {
-			unsigned f = pick(&g->in, g->nstmt_fns), n = g->stmt_fn_arity[f];
-			sb_printf(&g->out, "s%u(", f);
-			for (unsigned i = 0; i < n; i++) {
-				put(g, i ? ", " : "");
-				expr(g, W_INT, depth + 1);
-			}
-			put(g, ");\n");
+			unsigned f = pick(&g->in, g->nstmt_fns);
+			fn_call(g, 's', f, g->stmt_fn_arity[f], depth);
+			put(g, ";\n");
 			return;
 		}
 		put(g, "exit();\n");
