@@ -1113,7 +1113,7 @@ static char *map_read_expr(struct compiler *c, struct node *n)
 		m->value_show = (struct ut_value){.kind = UT_VAL_FIELD};
 	}
 	n->type = m->value_type;
-	int idx = (int)(m - c->maps);
+	int idx = (int)m->index;
 	char *sig = NULL;
 	char *k = map_key(c, m, n, &sig);
 	if (sig && c->last_add.stmt && c->last_add.stmt == c->prev_stmt && c->last_add.map == idx &&
@@ -1321,8 +1321,8 @@ static struct map_info *map_get(struct compiler *c, struct node *ref)
 	const char *name = ref->str;
 	struct map_info *m = NULL;
 	for (unsigned i = 0; i < c->nmaps; i++)
-		if (strcmp(c->maps[i].name, name) == 0)
-			m = &c->maps[i];
+		if (strcmp(c->maps[i]->name, name) == 0)
+			m = c->maps[i];
 	unsigned nkeys = node_list_len(ref->a);
 	if (nkeys > 8) {
 		ERR(ref, "maps take at most 8 keys");
@@ -1330,8 +1330,9 @@ static struct map_info *map_get(struct compiler *c, struct node *ref)
 	}
 	if (!m) {
 		c->maps = xrealloc_array(c->maps, c->nmaps + 1, sizeof(*c->maps));
-		m = &c->maps[c->nmaps++];
-		memset(m, 0, sizeof(*m));
+		m = xcalloc(1, sizeof(*m));
+		m->index = c->nmaps;
+		c->maps[c->nmaps++] = m;
 		m->name = xstrdup(name);
 		m->loc = ref->loc;
 		m->nkeys = nkeys;
@@ -1341,7 +1342,7 @@ static struct map_info *map_get(struct compiler *c, struct node *ref)
 		    m->nkeys, m->loc.line, m->loc.col);
 		return NULL;
 	}
-	ref->sym = (int)(m - c->maps);
+	ref->sym = (int)m->index;
 	return m;
 }
 
@@ -1352,7 +1353,7 @@ static struct map_info *map_get(struct compiler *c, struct node *ref)
  * text then means the same key in the next statement. */
 static char *map_key(struct compiler *c, struct map_info *m, struct node *ref, char **sig)
 {
-	int idx = (int)(m - c->maps);
+	int idx = (int)m->index;
 	char *k = new_tmp(c);
 	char **vals = xcalloc(m->nkeys + 1, sizeof(char *));
 	struct strbuf joined = {0};
@@ -1363,7 +1364,6 @@ static char *map_key(struct compiler *c, struct map_info *m, struct node *ref, c
 		vals[i] = expr(c, e);
 		plain = plain && c->out->len == before && e->type.kind != T_STR;
 		sb_printf(&joined, "%s\x1f", vals[i]);
-		m = &c->maps[idx];   /* the key may read maps: c->maps may have moved */
 		struct type *t = &e->type;
 		if (t->kind == T_SHOW || t->kind == T_VOID) {
 			ERR(e, "a map key must be an integer, pointer or string, not %s", type_name(t));
@@ -1426,7 +1426,7 @@ static void map_assign(struct compiler *c, struct node *n)
 	if (!m)
 		return;
 	int agg = agg_of(n->b);
-	int idx = (int)(m - c->maps);
+	int idx = (int)m->index;
 	if (agg >= 0) {
 		if (n->op != '=') {
 			ERR(n, "use '=' with %s()", n->b->str);
@@ -1462,7 +1462,6 @@ static void map_assign(struct compiler *c, struct node *n)
 			m->lhist_min = lo, m->lhist_max = hi, m->lhist_step = step;
 		}
 		char *v = want ? expr(c, args[0]) : xstrdup("1");
-		m = &c->maps[idx];   /* the value may read maps: c->maps may have moved */
 		if (want && !is_int(&args[0]->type))
 			ERR(args[0], "%s() needs an integer, not %s", n->b->str, a_type(&args[0]->type));
 		char *k = map_key(c, m, n->a, NULL);
@@ -1497,7 +1496,6 @@ static void map_assign(struct compiler *c, struct node *n)
 		return;
 	}
 	char *v = expr(c, n->b);
-	m = &c->maps[idx];   /* the value may read maps: c->maps may have moved */
 	struct type *t = &n->b->type;
 	if (t->kind == T_SHOW || t->kind == T_VOID) {
 		ERR(n->b, "a map value must be an integer, pointer or string, not %s", type_name(t));
@@ -1904,7 +1902,7 @@ static void call_stmt(struct compiler *c, struct node *n)
 			bool known = false;
 			const char *name = m->str;
 			for (unsigned i = 0; i < c->nmaps; i++)
-				known |= strcmp(c->maps[i].name, name) == 0;
+				known |= strcmp(c->maps[i]->name, name) == 0;
 			if (!known) {
 				ERR(m, "clear() of %s, which no probe before it assigns", m->str);
 				return;
@@ -1917,7 +1915,7 @@ static void call_stmt(struct compiler *c, struct node *n)
 		struct map_info *mi = map_get(c, m);
 		if (!mi)
 			return;
-		int idx = (int)(mi - c->maps);
+		int idx = (int)mi->index;
 		mi->deleted_in_bpf = true;
 		char *k = map_key(c, mi, m, NULL);
 		emit(c, "bpf_map_delete_elem(&m_%d, &%s);", idx, k);

@@ -583,8 +583,8 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 		diag_error(d, (struct ut_loc){intern(c, o->file ? o->file : "-e"), 1, 1},
 			   "the script has no probes; add one, e.g. tracepoint:io_uring:io_uring_complete { @[comm] = count(); }");
 	for (unsigned i = 0; i < c->nmaps; i++)
-		if (c->maps[i].read_in_bpf && !c->maps[i].assigned)
-			diag_error(d, c->maps[i].read_loc, "%s is read but never assigned", c->maps[i].name);
+		if (c->maps[i]->read_in_bpf && !c->maps[i]->assigned)
+			diag_error(d, c->maps[i]->read_loc, "%s is read but never assigned", c->maps[i]->name);
 	struct ut_program *prog = c->prog;
 	if (d->errors == 0)
 		prog->bpf_c = gen_finish(c);
@@ -593,8 +593,10 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 	free(c->tables);
 	free(c->fns);
 	free(c->aliases);
-	for (unsigned i = 0; i < c->nmaps; i++)
-		free(c->maps[i].name);
+	for (unsigned i = 0; i < c->nmaps; i++) {
+		free(c->maps[i]->name);
+		free(c->maps[i]);
+	}
 	free(c->maps);
 	for (unsigned i = 0; i < c->nloaded; i++)
 		free(c->loaded_files[i]);

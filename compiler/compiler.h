@@ -112,6 +112,7 @@ enum map_kind { MAP_UNSET, MAP_AGG, MAP_VALUE };
 
 struct map_info {
 	char *name;
+	unsigned index;             /* in compiler.maps; its BPF map is m_<index> */
 	struct ut_loc loc;          /* first use */
 	enum ut_agg agg;
 	enum map_kind kind;
@@ -135,7 +136,9 @@ struct compiler {
 	/* declarations by name */
 	struct node **consts, **tables, **fns, **aliases;
 	unsigned nconsts, ntables, nfns, naliases;
-	struct map_info *maps;
+	/* each allocated alone: checking an expression may add maps, and a
+	 * map_info held meanwhile must stay where it is */
+	struct map_info **maps;
 	unsigned nmaps;
 	/* per alternative */
 	struct alt_ctx *alt;

@@ -33,7 +33,7 @@ static uint32_t key_field_size(const struct type *t)
 
 static void gen_map(struct compiler *c, unsigned i)
 {
-	struct map_info *m = &c->maps[i];
+	struct map_info *m = c->maps[i];
 	struct ut_map *out = &c->prog->maps[i];
 	bool hist = m->agg == UT_AGG_HIST || m->agg == UT_AGG_LHIST;
 	memset(out, 0, sizeof(*out));
