@@ -12,8 +12,9 @@
  * fuzz-decode unpacks tests/kernel/6.18; UT_ROOT finds the scripts) and
  * kept as .uto images.  An input loads one, and may add a user side made
  * from its bytes (maps in the reader, hit events with locals and
- * statements, events of any layout); the result must then pass the .uto
- * loader as a file would, else the program stays as compiled.  Records are
+ * statements, events of any layout), saved, sometimes damaged a few bytes,
+ * and loaded: the result must pass the .uto loader as a file would, else
+ * the program stays as compiled.  Records are
  * built field by field for the program's events, with values that matter
  * (small keys that repeat, errno values, table keys, strings cut or
  * unterminated), time that sometimes runs backwards, CPUs past the last,
@@ -544,6 +545,9 @@ static struct ut_program *program(struct choices *in, bool with_user_side)
 	if (ut_program_save(p, "", 0, &data, &len) != 0)
 		abort();
 	ut_program_free(p);
+	/* now and then a damaged file: bytes changed where the input says */
+	for (unsigned n = rarely(in, 4) ? 1 + pick(in, 4) : 0; n > 0; n--)
+		((unsigned char *)data)[pick(in, (unsigned)len)] ^= (unsigned char)(1 + pick(in, 255));
 	p = ut_program_load(data, len, &obj, &obj_len, err, sizeof(err));
 	free(data);
 	return p ? p : ut_program_load(img->data, img->len, &obj, &obj_len, err, sizeof(err));
