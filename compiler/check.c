@@ -587,6 +587,8 @@ static char *ternary_expr(struct compiler *c, const char *ct, const char *a, con
 	return t;
 }
 
+static bool const_int(struct compiler *c, const struct node *n, int64_t *v, int depth);
+
 static char *binop_expr(struct compiler *c, struct node *n)
 {
 	bool logic = n->op == OP_AND || n->op == OP_OR;
@@ -639,8 +641,17 @@ static char *binop_expr(struct compiler *c, struct node *n)
 	bool logical = n->op == '<' || n->op == '>' || n->op == OP_EQ || n->op == OP_NE || n->op == OP_LE ||
 		       n->op == OP_GE || n->op == OP_AND || n->op == OP_OR;
 	n->type = logical ? t_int(1, false) : t_int(8, sgn);
-	if ((n->op == '/' || n->op == '%') && n->b->kind == N_INT && n->b->num == 0)
-		ERR(n, "division by zero");
+	/* a divisor known to be 0 (0, a constant, 4 - 4), or a shift count
+	 * known to be past 63, would be C's undefined behaviour in the
+	 * generated code, which clang folds as it likes */
+	int64_t right;
+	bool shift = n->op == OP_SHL || n->op == OP_SHR;
+	if ((n->op == '/' || n->op == '%' || shift) && const_int(c, n->b, &right, 0)) {
+		if (!shift && right == 0)
+			ERR(n, "division by zero");
+		else if (shift && (right < 0 || right > 63))
+			ERR(n, "shift count %lld is outside 0..63", (long long)right);
+	}
 	if (sgn && (n->op == '/' || n->op == '%')) {
 		/* BPF has no signed division (clang-14 rejects sdiv): divide the
 		 * magnitudes, then give the result C's sign (the quotient's from
@@ -1418,7 +1429,6 @@ static int agg_of(const struct node *v)
 	return -1;
 }
 
-static bool const_int(struct compiler *c, const struct node *n, int64_t *v, int depth);
 
 static void map_assign(struct compiler *c, struct node *n)
 {
