@@ -200,7 +200,15 @@ struct user_gen {
 	unsigned ints[POOL], strs[POOL];
 	unsigned nints, nstrs;
 	unsigned hit;                 /* the hit event whose statements are made */
+	unsigned nusual;              /* the locals of hits before their loop variables */
 };
+
+/* A hit's last locals are the variables of its loops, one a nesting depth
+ * (user_block makes statements at depths 0 to 3), which no statement
+ * assigns: every loop ends after a few turns.  An endless one runs the 2^20
+ * steps a hit may take (test_user_side cuts one there), and a stream of
+ * such hits takes minutes. */
+#define LOOP_SLOTS 4
 
 static unsigned add_expr(struct user_gen *g, struct ut_uexpr e)
 {
@@ -307,8 +315,10 @@ static struct ut_ustmt user_stmt(struct user_gen *g, unsigned depth)
 	const struct ut_event *hit = &p->events[g->hit];
 	int m;
 	switch (s.op) {
-	case UT_US_LOCAL:
-		s.slot = pick(g->in, hit->nlocals + 1);
+	case UT_US_LOCAL:   /* a local other than the loops', or one the hit lacks */
+		s.slot = pick(g->in, g->nusual + 1);
+		if (s.slot == g->nusual)
+			s.slot = hit->nlocals;
 		s.a = operand(g, s.slot < hit->nlocals ? hit->locals[s.slot].is_str : false);
 		return s;
 	case UT_US_MAP_SET: case UT_US_MAP_ADD: case UT_US_AGG: case UT_US_DELETE:
@@ -329,9 +339,7 @@ static struct ut_ustmt user_stmt(struct user_gen *g, unsigned depth)
 		s.body2 = user_block(g, depth + 1, &s.nbody2);
 		return s;
 	case UT_US_FOR:
-		s.slot = pick(g->in, hit->nlocals + 1);
-		/* a few turns: a hit may take 2^20 steps (test_user_side cuts an
-		 * endless loop there), which a stream of hits makes minutes */
+		s.slot = g->nusual + depth;
 		s.a = add_expr(g, (struct ut_uexpr){.op = UT_UX_INT, .i = (int64_t)pick(g->in, 3) - 1});
 		s.b = add_expr(g, (struct ut_uexpr){.op = UT_UX_INT, .i = pick(g->in, 6)});
 		s.body = user_block(g, depth + 1, &s.nbody);
@@ -449,7 +457,7 @@ static void append_name(char ***v, unsigned *n, const char *name)
 
 /* An event of any layout: fields of every type packed after the header
  * (rarely one out of line), on a group or a flow or not. */
-static unsigned user_event(struct choices *in, struct ut_program *p, bool hit)
+static unsigned user_event(struct choices *in, struct ut_program *p, bool hit, unsigned nusual)
 {
 	p->events = xrealloc_array(p->events, p->nevents + 1, sizeof(*p->events));
 	struct ut_event *ev = &p->events[p->nevents];
@@ -483,10 +491,10 @@ static unsigned user_event(struct choices *in, struct ut_program *p, bool hit)
 			ev->args[a].value = user_value(in, p, ev, 0);
 		}
 	} else {
-		ev->nlocals = pick(in, 6);
-		ev->locals = xcalloc(ev->nlocals + 1, sizeof(*ev->locals));
+		ev->nlocals = nusual + LOOP_SLOTS;
+		ev->locals = xcalloc(ev->nlocals, sizeof(*ev->locals));
 		for (unsigned l = 0; l < ev->nlocals; l++) {
-			bool str = pick(in, 3) == 0;
+			bool str = l < nusual && pick(in, 3) == 0;
 			ev->locals[l] = (struct ut_ulocal){.is_str = str, .size = (uint16_t)(str ? 1 + pick(in, 64) : 8)};
 		}
 	}
@@ -500,16 +508,16 @@ static void user_side(struct choices *in, struct ut_program *p)
 		append_name(&p->groups, &p->ngroups, "ring");
 	if (!p->nflows)
 		append_name(&p->flows, &p->nflows, "request");
-	struct user_gen g = {.in = in, .p = p, .first_map = p->nmaps};
+	struct user_gen g = {.in = in, .p = p, .first_map = p->nmaps, .nusual = pick(in, 6)};
 	unsigned nmaps = pick(in, 5), nevents = pick(in, 3), nhits = 1 + pick(in, 3), nexprs = pick(in, 24);
 	for (unsigned i = 0; i < nmaps; i++)
 		user_map(in, p);
 	for (unsigned i = 0; i < nevents; i++)
-		user_event(in, p, false);
+		user_event(in, p, false, 0);
 	for (unsigned i = 0; i < nexprs; i++)
 		user_expr(&g);
 	for (unsigned i = 0; i < nhits; i++) {
-		g.hit = user_event(in, p, true);
+		g.hit = user_event(in, p, true, g.nusual);
 		if (i && pick(in, 4) == 0) {   /* hit events may share their statements */
 			p->events[g.hit].body = p->events[g.hit - 1].body;
 			p->events[g.hit].nbody = p->events[g.hit - 1].nbody;
