@@ -1,7 +1,13 @@
 /* Fuzz input read as a stream of choices, for the generators of
  * fuzz_grammar.c and fuzz_decode.c: each choice takes a byte (two when it
  * is among many).  Past the end of the input every choice is 0, which the
- * generators make the shortest way to finish, so any input is complete. */
+ * generators make the shortest way to finish, so any input is complete.
+ *
+ * Two choices never stand in one expression (two arguments, two operands,
+ * two fields of an initializer) but in statements of their own, or as a
+ * ternary's condition and then a branch: C leaves the order open, and the
+ * fuzzer (clang) and the replay (the build's compiler) must make the same
+ * script or stream of the same input. */
 #ifndef UT_FUZZ_CHOICES_H
 #define UT_FUZZ_CHOICES_H
 #include <stdbool.h>

@@ -148,6 +148,7 @@ static const char *const words[] = {
 
 static uint64_t number(struct choices *in, const struct ut_program *p)
 {
+	uint64_t v;
 	switch (pick(in, 9)) {
 	case 0: case 1: return pick(in, 4);   /* keys that repeat: flows, spans, groups */
 	case 2: return (uint64_t)-(int64_t)(1 + pick(in, 140));   /* errno values */
@@ -159,7 +160,9 @@ static uint64_t number(struct choices *in, const struct ut_program *p)
 		}
 		return 0;
 	case 4: return 0xffff888000000000ull + pick(in, 16) * 64;   /* kernel pointers */
-	case 5: return (uint64_t)(8 + pick(in, 2)) << 20 | pick(in, 4);   /* block devices */
+	case 5:   /* block devices */
+		v = (uint64_t)(8 + pick(in, 2)) << 20;
+		return v | pick(in, 4);
 	case 6: return pick_u64(in);
 	case 7: return (uint64_t)1 << pick(in, 64);
 	default: return pick(in, 256);
@@ -256,7 +259,10 @@ static void user_expr(struct user_gen *g)
 	case UT_UX_INT: e.i = (int64_t)number(g->in, p); break;
 	case UT_UX_STR: e.is_str = true; e.text = (char *)words[pick(g->in, NWORDS)]; break;
 	case UT_UX_CAPTURED: e.field = pick(g->in, 8); e.is_str = pick(g->in, 3) == 0; break;
-	case UT_UX_HEADER: e.which = pick(g->in, 4) + rarely(g->in, 32); break;
+	case UT_UX_HEADER:
+		e.which = pick(g->in, 4);
+		e.which += rarely(g->in, 32);
+		break;
 	case UT_UX_LOCAL: e.slot = pick(g->in, 8); e.is_str = pick(g->in, 3) == 0; break;
 	case UT_UX_MAP: {
 		if (p->nmaps == g->first_map)
@@ -435,8 +441,10 @@ static struct ut_value user_value(struct choices *in, const struct ut_program *p
 		struct strbuf f = {0};
 		struct ut_value v = {.kind = UT_VAL_FORMAT, .table = -1};
 		unsigned n = pick(in, 5);
-		for (unsigned i = 0; i < n; i++)
-			sb_printf(&f, "%s %s", words[pick(in, 3)], formats[pick(in, sizeof(formats) / sizeof(formats[0]))]);
+		for (unsigned i = 0; i < n; i++) {
+			sb_printf(&f, "%s ", words[pick(in, 3)]);
+			sb_puts(&f, formats[pick(in, sizeof(formats) / sizeof(formats[0]))]);
+		}
 		v.text = f.s ? f.s : xstrdup("");
 		v.nfmt = pick(in, n + 1);
 		v.fmt = xcalloc(v.nfmt + 1, sizeof(*v.fmt));
@@ -461,8 +469,8 @@ static unsigned user_event(struct choices *in, struct ut_program *p, bool hit, u
 {
 	p->events = xrealloc_array(p->events, p->nevents + 1, sizeof(*p->events));
 	struct ut_event *ev = &p->events[p->nevents];
-	*ev = (struct ut_event){.op = hit ? UT_EV_HIT : (enum ut_event_op)pick(in, UT_EV_HIT), .group = -1, .flow = -1,
-				.category = xstrdup(hit ? "hit" : words[pick(in, NWORDS)])};
+	*ev = (struct ut_event){.op = hit ? UT_EV_HIT : (enum ut_event_op)pick(in, UT_EV_HIT), .group = -1, .flow = -1};
+	ev->category = xstrdup(hit ? "hit" : words[pick(in, NWORDS)]);
 	ev->nfields = pick(in, 6);
 	ev->fields = xcalloc(ev->nfields + 1, sizeof(*ev->fields));
 	uint32_t at = sizeof(struct ut_rec_hdr);
@@ -550,8 +558,10 @@ static struct ut_program *program(struct choices *in, bool with_user_side)
 		abort();
 	ut_program_free(p);
 	/* now and then a damaged file: bytes changed where the input says */
-	for (unsigned n = rarely(in, 4) ? 1 + pick(in, 4) : 0; n > 0; n--)
-		((unsigned char *)data)[pick(in, (unsigned)len)] ^= (unsigned char)(1 + pick(in, 255));
+	for (unsigned n = rarely(in, 4) ? 1 + pick(in, 4) : 0; n > 0; n--) {
+		unsigned at = pick(in, (unsigned)len);
+		((unsigned char *)data)[at] ^= (unsigned char)(1 + pick(in, 255));
+	}
 	p = ut_program_load(data, len, &obj, &obj_len, err, sizeof(err));
 	free(data);
 	return p ? p : ut_program_load(img->data, img->len, &obj, &obj_len, err, sizeof(err));
@@ -642,7 +652,8 @@ static void add_record(struct session *s)
 		s->clock -= pick(in, 5000);
 	else
 		s->clock += pick(in, 3000);
-	struct ut_rec_hdr h = {.ts = s->clock, .pid = pid_of(in), .cpu = pick(in, s->ncpus + 1)};
+	struct ut_rec_hdr h = {.ts = s->clock, .pid = pid_of(in)};
+	h.cpu = pick(in, s->ncpus + 1);
 	h.tid = pick(in, 2) ? h.pid : h.pid + 1 + pick(in, 3);
 	size_t size;
 	if (e < p->nevents) {

@@ -1024,11 +1024,12 @@ static void spec(struct gen *g, bool first)
 		return;
 	}
 	case 7:
-		if (rarely(&g->in, 2))
+		if (rarely(&g->in, 2)) {
 			sb_printf(&g->out, "uprobe:%s:%s", self_exe, ONE_OF(g, "LLVMFuzzerTestOneInput", "main", "no_such"));
-		else
-			sb_printf(&g->out, "%s:/bin/sh:%s", ONE_OF(g, "uprobe", "uretprobe", "u", "ur"),
-				  ONE_OF(g, "main", "no_such_symbol"));
+		} else {
+			sb_printf(&g->out, "%s:/bin/sh:", ONE_OF(g, "uprobe", "uretprobe", "u", "ur"));
+			put(g, ONE_OF(g, "main", "no_such_symbol"));
+		}
 		return;
 	case 8:
 		sb_printf(&g->out, "%s", ONE_OF(g, "interval:1s", "interval:100ms", "interval:us:500", "i:1s",
