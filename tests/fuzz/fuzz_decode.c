@@ -59,6 +59,10 @@ static char trace_path[2][256];   /* plain and gzip-compressed */
 /* Operations on the stream of one input, and bytes in one sample. */
 #define MAX_OPS 1024
 #define MAX_SAMPLE 16384
+/* A stream ends at its 16th malformed record: a damaged program's hit may
+ * run the 2^20 steps the evaluator allows before it counts as one (an
+ * endless loop), and a stream of such hits took minutes. */
+#define MAX_MALFORMED 16
 
 /* ---- the programs ---- */
 
@@ -591,8 +595,9 @@ static size_t record_len(void *decoder, const void *rec, size_t avail)
 
 static int decode(void *decoder, const void *rec, size_t size)
 {
-	ut_decode_record(decoder, rec, size);
-	return 0;
+	struct ut_decoder *d = decoder;
+	ut_decode_record(d, rec, size);
+	return d->malformed >= MAX_MALFORMED;
 }
 
 /* The BPF maps have no object here (nothing is loaded): only the reader's
@@ -697,7 +702,7 @@ static void add_record(struct session *s)
 static void run_stream(struct session *s)
 {
 	struct choices *in = &s->in;
-	for (unsigned op = 0; op < MAX_OPS && choices_left(in); op++) {
+	for (unsigned op = 0; op < MAX_OPS && choices_left(in) && s->dec.malformed < MAX_MALFORMED; op++) {
 		switch (pick(in, 12)) {
 		case 0:
 			send_sample(s);
@@ -718,7 +723,8 @@ static void run_stream(struct session *s)
 		}
 	}
 	send_sample(s);
-	ut_reorder_release(s->reorder, UINT64_MAX, 0, decode, &s->dec);
+	if (s->dec.malformed < MAX_MALFORMED)
+		ut_reorder_release(s->reorder, UINT64_MAX, 0, decode, &s->dec);
 }
 
 /* ---- the trace ---- */
