@@ -542,6 +542,23 @@ static void user_side(struct choices *in, struct ut_program *p)
 	}
 }
 
+/* Every loop's bounds are numbers at most 8 apart, as user_stmt makes
+ * them.  A damaged one may run a loop of any length short of the 2^20
+ * steps a hit may take (past them it is cut, and counted malformed): a
+ * stream of its hits took a minute. */
+static bool loops_short(const struct ut_program *p)
+{
+	for (unsigned i = 0; i < p->nustmts; i++) {
+		const struct ut_ustmt *s = &p->ustmts[i];
+		if (s->op != UT_US_FOR)
+			continue;
+		const struct ut_uexpr *a = &p->uexprs[s->a], *b = &p->uexprs[s->b];
+		if (a->op != UT_UX_INT || b->op != UT_UX_INT || (b->i > a->i && (uint64_t)b->i - (uint64_t)a->i > 8))
+			return false;
+	}
+	return true;
+}
+
 /* The program of the input: a compiled one, loaded as a .uto, maybe with
  * a user side that then has to load as well. */
 static struct ut_program *program(struct choices *in, bool with_user_side)
@@ -568,6 +585,10 @@ static struct ut_program *program(struct choices *in, bool with_user_side)
 	}
 	p = ut_program_load(data, len, &obj, &obj_len, err, sizeof(err));
 	free(data);
+	if (p && !loops_short(p)) {
+		ut_program_free(p);
+		p = NULL;
+	}
 	return p ? p : ut_program_load(img->data, img->len, &obj, &obj_len, err, sizeof(err));
 }
 
