@@ -14,17 +14,17 @@
  * from its bytes (maps in the reader, hit events with locals and
  * statements, events of any layout), saved, sometimes damaged a few bytes,
  * and loaded: the result must pass the .uto loader as a file would, else
- * the program stays as compiled.  Records are
- * built field by field for the program's events, with values that matter
- * (small keys that repeat, errno values, table keys, strings cut or
- * unterminated), time that sometimes runs backwards, CPUs past the last,
- * pids of any size; now and then a damaged record or a cut sample.
+ * the program stays as compiled.  Records are built field by field for the
+ * program's events, with values that matter (small keys that repeat, errno
+ * values, table keys, strings cut or unterminated), time that sometimes
+ * runs backwards, CPUs past the last, pids of any size; now and then a
+ * damaged record or a cut sample.
  *
  * Build and run: make fuzz-decode (tests/fuzz/fuzz.mk). */
 #include <dirent.h>
 #include <inttypes.h>
-#include <stddef.h>
 #include <linux/types.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
