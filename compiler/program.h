@@ -303,7 +303,7 @@ struct ut_ulocal {
 struct ut_event {
 	enum ut_event_op op;
 	struct ut_loc loc;
-	uint32_t size;               /* record size including the header */
+	uint32_t size;               /* record size including the header: a multiple of 8 */
 	unsigned nfields;
 	struct ut_field *fields;
 	char *category;              /* the probe as written, for the trace */

@@ -571,7 +571,9 @@ static bool program_ok(const struct ut_program *p)
 				return false;
 	for (unsigned i = 0; i < p->nevents; i++) {
 		const struct ut_event *e = &p->events[i];
-		if (e->op >= UT_EV_OP_COUNT || e->size < 24 || e->size > RECORD_MAX || !e->category)
+		/* a size the compiler gives: records follow one another in a
+		 * sample, and the decoder reads each one's header where it is */
+		if (e->op >= UT_EV_OP_COUNT || e->size < 24 || e->size > RECORD_MAX || e->size % 8 || !e->category)
 			return false;
 		for (unsigned a = 0; a < e->nargs; a++)
 			if (!e->args[a].name)

@@ -1,8 +1,9 @@
 /* libFuzzer target for the compiler front end: the input is script text.
- * Each input is parsed alone (lexer + parser) and then compiled against
- * the running kernel (checker + code generator), as -e text or, for inputs
- * of odd length, from a file.  Errors are expected and
- * go to /dev/null; crashes, sanitizer reports, leaks and hangs are bugs.
+ * Each input is parsed alone (lexer + parser) and then compiled (checker +
+ * code generator) against the kernel that UT_BTF and UT_TRACEFS name (make
+ * fuzz unpacks tests/kernel/6.18 there; without them, the running one), as
+ * -e text or, for inputs of odd length, from a file.  Errors are expected
+ * and go to /dev/null; crashes, sanitizer reports, leaks and hangs are bugs.
  *
  * Build and run: make fuzz [FUZZ_SECONDS=60] (tests/fuzz/fuzz.mk). */
 #include <stdint.h>

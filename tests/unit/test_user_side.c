@@ -1115,6 +1115,9 @@ static void test_damaged(void)
 	p->events[EV_PRINT].fields[0].size = 4;
 	CHECK("damaged/number_field_size", !loads(p));
 	p->events[EV_PRINT].fields[0].size = 8;
+	p->events[EV_PRINT].size += 4;
+	CHECK("damaged/record_size_not_8_aligned", !loads(p));
+	p->events[EV_PRINT].size -= 4;
 	free(p->events[EV_PRINT].name.text);
 	p->events[EV_PRINT].name.text = strdup("res=%lln");
 	CHECK("damaged/format_writes", !loads(p));
