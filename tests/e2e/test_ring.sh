@@ -74,7 +74,8 @@ fi
 echo "ring: peak RSS ${short} kB (4 s), ${long} kB (16 s)"
 
 # --max-size: the file stops at 2 MiB on a record boundary, says so, and
-# the summary still counts every request.
+# the summary still counts every request (@submitted is the reader's: when
+# a loaded machine loses hits, the summary says it is approximate).
 "$UT" --max-size 2M -o "$TMP/cut.fxt" -e '
 import "io_uring";
 io_uring_submit { flow request[args.req] begin "submit"; @submitted = count(); }
@@ -83,7 +84,9 @@ io_uring_complete { flow request[args.req] end "complete"; }' \
 size=$(stat -c %s "$TMP/cut.fxt")
 if [ "$size" -le $((2 << 20)) ] && "$UT" stats "$TMP/cut.fxt" >"$TMP/cut.stats" 2>&1 &&
 	"$UT" dump "$TMP/cut.fxt" | grep -q 'name="trace cut: size limit reached"' &&
-	grep -q 'reached --max-size' "$TMP/cut.err" && grep -q '^@submitted: 200000$' "$TMP/cut.out"; then
+	grep -q 'reached --max-size' "$TMP/cut.err" &&
+	{ grep -q '^@submitted: 200000$' "$TMP/cut.out" ||
+	  grep -q 'the summary is approximate: @submitted' "$TMP/cut.err"; }; then
 	pass ring/max_size
 else
 	fail ring/max_size "size $size; $(grep -A3 '^errors' "$TMP/cut.stats"); $(tail -2 "$TMP/cut.err"); $(grep submitted "$TMP/cut.out")"
