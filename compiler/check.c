@@ -150,6 +150,54 @@ static void check_with(struct check *ck, struct node *with, bool counter, struct
 			ERR(ck, n, "counter values must be numbers");
 }
 
+/* The values of a scheduling record (runtime/decode.c reads them by
+ * name): thread ids and states are numbers, names text. */
+struct sched_value {
+	const char *name;
+	bool required, text;
+};
+static const struct sched_value switch_values[] = {
+	{"prev_pid", true, false}, {"prev_tid", true, false}, {"prev_state", true, false},
+	{"next_pid", true, false}, {"next_tid", true, false}, {"preempt", false, false},
+	{"prev_comm", false, true}, {"next_comm", false, true}, {"cpu", false, false}, {NULL, false, false},
+};
+static const struct sched_value wakeup_values[] = {
+	{"pid", true, false}, {"tid", true, false}, {"comm", false, true}, {"cpu", false, false},
+	{NULL, false, false},
+};
+
+static void check_sched(struct check *ck, struct node *n)
+{
+	const struct sched_value *values = n->op == SCHED_SWITCH ? switch_values : wakeup_values;
+	const char *what = n->op == SCHED_SWITCH ? "sched switch" : "sched wakeup";
+	char *names[16];
+	unsigned nnames = 0;
+	for (const struct sched_value *v = values; v->name; v++)
+		names[nnames++] = (char *)v->name;
+	for (struct node *w = n->c; w; w = w->next) {
+		const struct sched_value *v = values;
+		while (v->name && strcmp(v->name, w->str) != 0)
+			v++;
+		if (!v->name) {
+			const char *near = ut_suggest(w->str, names, nnames);
+			ERR(ck, w, "%s has no value '%s'%s%s%s", what, w->str, near ? " (did you mean '" : "",
+			    near ? near : "", near ? "'?)" : "");
+			continue;
+		}
+		bool text = w->a->type.kind == T_STR;
+		if (text != v->text)
+			ERR(ck, w->a, "%s's %s is %s, not %s", what, v->name, v->text ? "text" : "a number",
+			    a_type(&w->a->type));
+	}
+	for (const struct sched_value *v = values; v->required; v++) {
+		struct node *w = n->c;
+		while (w && strcmp(w->str, v->name) != 0)
+			w = w->next;
+		if (!w)
+			ERR(ck, n, "%s needs %s = ...", what, v->name);
+	}
+}
+
 static void check_trace(struct check *ck, struct node *n)
 {
 	switch (n->kind) {
@@ -175,12 +223,16 @@ static void check_trace(struct check *ck, struct node *n)
 		else if (n->op != OP_END)
 			ERR(ck, n, "span %s needs a name", n->op == OP_BEGIN ? "begin" : "phase");
 		break;
+	case N_SCHED:
+		break;
 	default:   /* N_TRACK_NAME */
 		check_track(ck, n->a);
 		check_name(ck, n->b, "track");
 		break;
 	}
 	check_with(ck, n->c, n->kind == N_COUNTER, n);
+	if (n->kind == N_SCHED)
+		check_sched(ck, n);
 }
 
 static void check_printf(struct check *ck, struct node *n)
@@ -672,7 +724,7 @@ static void check_stmt(struct check *ck, struct node *n)
 			ERR(ck, n, "'continue' goes on with a for loop's next iteration, and this one is in none; "
 			    "to leave the probe's body, use 'return'");
 		return;
-	case N_SLICE: case N_INSTANT: case N_COUNTER: case N_FLOW: case N_SPAN: case N_TRACK_NAME:
+	case N_SLICE: case N_INSTANT: case N_COUNTER: case N_FLOW: case N_SPAN: case N_TRACK_NAME: case N_SCHED:
 		check_trace(ck, n);
 		return;
 	default:
