@@ -151,19 +151,26 @@ static void check_with(struct check *ck, struct node *with, bool counter, struct
 }
 
 /* The values of a scheduling record (runtime/decode.c reads them by
- * name): thread ids and states are numbers, names text. */
+ * name): thread ids and states are numbers, names text; `what` tells the
+ * user what one is when it is missing. */
 struct sched_value {
 	const char *name;
 	bool required, text;
+	const char *what;
 };
 static const struct sched_value switch_values[] = {
-	{"prev_pid", true, false}, {"prev_tid", true, false}, {"prev_state", true, false},
-	{"next_pid", true, false}, {"next_tid", true, false}, {"preempt", false, false},
-	{"prev_comm", false, true}, {"next_comm", false, true}, {"cpu", false, false}, {NULL, false, false},
+	{"prev_pid", true, false, "the outgoing thread's process id, e.g. args.prev.tgid"},
+	{"prev_tid", true, false, "the outgoing thread's id, e.g. args.prev.pid"},
+	{"prev_state", true, false, "the outgoing thread's Linux state, e.g. args.prev_state"},
+	{"next_pid", true, false, "the incoming thread's process id, e.g. args.next.tgid"},
+	{"next_tid", true, false, "the incoming thread's id, e.g. args.next.pid"},
+	{"preempt", false, false, NULL}, {"prev_comm", false, true, NULL}, {"next_comm", false, true, NULL},
+	{"cpu", false, false, NULL}, {NULL, false, false, NULL},
 };
 static const struct sched_value wakeup_values[] = {
-	{"pid", true, false}, {"tid", true, false}, {"comm", false, true}, {"cpu", false, false},
-	{NULL, false, false},
+	{"pid", true, false, "the woken thread's process id, e.g. args.p.tgid"},
+	{"tid", true, false, "the woken thread's id, e.g. args.p.pid"},
+	{"comm", false, true, NULL}, {"cpu", false, false, NULL}, {NULL, false, false, NULL},
 };
 
 static void check_sched(struct check *ck, struct node *n)
@@ -172,16 +179,26 @@ static void check_sched(struct check *ck, struct node *n)
 	const char *what = n->op == SCHED_SWITCH ? "sched switch" : "sched wakeup";
 	char *names[16];
 	unsigned nnames = 0;
-	for (const struct sched_value *v = values; v->name; v++)
+	struct strbuf list = {0};
+	for (const struct sched_value *v = values; v->name; v++) {
 		names[nnames++] = (char *)v->name;
+		sb_printf(&list, "%s%s", v == values ? "" : ", ", v->name);
+	}
+	/* a misspelt name is not said again as the value missing */
+	const char *suggested[16];
+	unsigned nsuggested = 0;
 	for (struct node *w = n->c; w; w = w->next) {
 		const struct sched_value *v = values;
 		while (v->name && strcmp(v->name, w->str) != 0)
 			v++;
 		if (!v->name) {
 			const char *near = ut_suggest(w->str, names, nnames);
-			ERR(ck, w, "%s has no value '%s'%s%s%s", what, w->str, near ? " (did you mean '" : "",
-			    near ? near : "", near ? "'?)" : "");
+			if (near) {
+				suggested[nsuggested++] = near;
+				ERR(ck, w, "%s has no value '%s' (did you mean '%s'?)", what, w->str, near);
+			} else {
+				ERR(ck, w, "%s has no value '%s' (its values are %s)", what, w->str, list.s);
+			}
 			continue;
 		}
 		bool text = w->a->type.kind == T_STR;
@@ -189,12 +206,16 @@ static void check_sched(struct check *ck, struct node *n)
 			ERR(ck, w->a, "%s's %s is %s, not %s", what, v->name, v->text ? "text" : "a number",
 			    a_type(&w->a->type));
 	}
+	sb_free(&list);
 	for (const struct sched_value *v = values; v->required; v++) {
 		struct node *w = n->c;
 		while (w && strcmp(w->str, v->name) != 0)
 			w = w->next;
-		if (!w)
-			ERR(ck, n, "%s needs %s = ...", what, v->name);
+		bool misspelt = false;
+		for (unsigned i = 0; i < nsuggested; i++)
+			misspelt |= strcmp(suggested[i], v->name) == 0;
+		if (!w && !misspelt)
+			ERR(ck, n, "%s needs %s = ... (%s)", what, v->name, v->what);
 	}
 }
 
