@@ -19,6 +19,8 @@
 #                    for by its "tracing; Ctrl-C to stop" line on stderr; its
 #                    "N events, M lost" exit line gives events and losses.
 #   uring_trace_noreaps  the same with --reaps=0 (no reaped-completion marks)
+#   uring_trace_nosched  the same with --sched=0 (no scheduling records; the
+#                    scheduler's probes are not attached)
 #   uring_trace_kernel   the same with --all-in-kernel (every statement and map
 #                    in BPF, none in the reader: before split execution)
 #   uring_trace_ring     the same with --ring 5s (the flight recorder: the
@@ -140,6 +142,8 @@ start_tracer() { # NAME LOG; sets TRACER_PID, returns 1 if it did not attach
       "$UT" -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
     uring_trace_noreaps)
       "$UT" --reaps=0 -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
+    uring_trace_nosched)
+      "$UT" --sched=0 -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
     uring_trace_kernel)
       "$UT" --all-in-kernel -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
     uring_trace_ring)

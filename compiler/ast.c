@@ -122,7 +122,7 @@ static const char *const kind_names[N_KIND_COUNT] = {
 	[N_RETURN] = "return", [N_FOR] = "for", [N_BREAK] = "break", [N_CONTINUE] = "continue",
 	[N_EXIT] = "exit", [N_SLICE] = "slice",
 	[N_INSTANT] = "instant", [N_COUNTER] = "counter", [N_FLOW] = "flow",
-	[N_SPAN] = "span", [N_TRACK_NAME] = "track-name", [N_WITH] = "with",
+	[N_SPAN] = "span", [N_TRACK_NAME] = "track-name", [N_SCHED] = "sched", [N_WITH] = "with",
 	[N_KEYREF] = "keyref", [N_INT] = "int", [N_STR] = "str", [N_IDENT] = "ident",
 	[N_LOCAL] = "local", [N_ARGS] = "args", [N_FIELD] = "field",
 	[N_INDEX] = "index", [N_MAP_REF] = "map", [N_CALL] = "call",

@@ -40,6 +40,7 @@ enum node_kind {
 	N_FLOW,         /* op: phase, a: N_KEYREF, b: name expr, c: with list */
 	N_SPAN,         /* op: phase, a: N_KEYREF group, b: N_KEYREF item, c: with list; d: name */
 	N_TRACK_NAME,   /* a: N_KEYREF group, b: name expr */
+	N_SCHED,        /* op: SCHED_SWITCH or SCHED_WAKEUP, c: with list (the thread values) */
 	N_WITH,         /* str: arg name, a: value */
 	N_KEYREF,       /* str: kind name, a: key expr ("ring[args.ctx]") */
 
@@ -66,6 +67,7 @@ enum node_kind {
 enum {
 	OP_EQ = 256, OP_NE, OP_LE, OP_GE, OP_AND, OP_OR, OP_SHL, OP_SHR,
 	OP_BEGIN, OP_STEP, OP_END, OP_PHASE,
+	SCHED_SWITCH, SCHED_WAKEUP,
 };
 
 /* Checked types. */

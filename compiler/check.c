@@ -150,6 +150,75 @@ static void check_with(struct check *ck, struct node *with, bool counter, struct
 			ERR(ck, n, "counter values must be numbers");
 }
 
+/* The values of a scheduling record (runtime/decode.c reads them by
+ * name): thread ids and states are numbers, names text; `what` tells the
+ * user what one is when it is missing. */
+struct sched_value {
+	const char *name;
+	bool required, text;
+	const char *what;
+};
+static const struct sched_value switch_values[] = {
+	{"prev_pid", true, false, "the outgoing thread's process id, e.g. args.prev.tgid"},
+	{"prev_tid", true, false, "the outgoing thread's id, e.g. args.prev.pid"},
+	{"prev_state", true, false, "the outgoing thread's Linux state, e.g. args.prev_state"},
+	{"next_pid", true, false, "the incoming thread's process id, e.g. args.next.tgid"},
+	{"next_tid", true, false, "the incoming thread's id, e.g. args.next.pid"},
+	{"preempt", false, false, NULL}, {"prev_comm", false, true, NULL}, {"next_comm", false, true, NULL},
+	{"cpu", false, false, NULL}, {NULL, false, false, NULL},
+};
+static const struct sched_value wakeup_values[] = {
+	{"pid", true, false, "the woken thread's process id, e.g. args.p.tgid"},
+	{"tid", true, false, "the woken thread's id, e.g. args.p.pid"},
+	{"comm", false, true, NULL}, {"cpu", false, false, NULL}, {NULL, false, false, NULL},
+};
+
+static void check_sched(struct check *ck, struct node *n)
+{
+	const struct sched_value *values = n->op == SCHED_SWITCH ? switch_values : wakeup_values;
+	const char *what = n->op == SCHED_SWITCH ? "sched switch" : "sched wakeup";
+	char *names[16];
+	unsigned nnames = 0;
+	struct strbuf list = {0};
+	for (const struct sched_value *v = values; v->name; v++) {
+		names[nnames++] = (char *)v->name;
+		sb_printf(&list, "%s%s", v == values ? "" : ", ", v->name);
+	}
+	/* a misspelt name is not said again as the value missing */
+	const char *suggested[16];
+	unsigned nsuggested = 0;
+	for (struct node *w = n->c; w; w = w->next) {
+		const struct sched_value *v = values;
+		while (v->name && strcmp(v->name, w->str) != 0)
+			v++;
+		if (!v->name) {
+			const char *near = ut_suggest(w->str, names, nnames);
+			if (near) {
+				suggested[nsuggested++] = near;
+				ERR(ck, w, "%s has no value '%s' (did you mean '%s'?)", what, w->str, near);
+			} else {
+				ERR(ck, w, "%s has no value '%s' (its values are %s)", what, w->str, list.s);
+			}
+			continue;
+		}
+		bool text = w->a->type.kind == T_STR;
+		if (text != v->text)
+			ERR(ck, w->a, "%s's %s is %s, not %s", what, v->name, v->text ? "text" : "a number",
+			    a_type(&w->a->type));
+	}
+	sb_free(&list);
+	for (const struct sched_value *v = values; v->required; v++) {
+		struct node *w = n->c;
+		while (w && strcmp(w->str, v->name) != 0)
+			w = w->next;
+		bool misspelt = false;
+		for (unsigned i = 0; i < nsuggested; i++)
+			misspelt |= strcmp(suggested[i], v->name) == 0;
+		if (!w && !misspelt)
+			ERR(ck, n, "%s needs %s = ... (%s)", what, v->name, v->what);
+	}
+}
+
 static void check_trace(struct check *ck, struct node *n)
 {
 	switch (n->kind) {
@@ -175,12 +244,16 @@ static void check_trace(struct check *ck, struct node *n)
 		else if (n->op != OP_END)
 			ERR(ck, n, "span %s needs a name", n->op == OP_BEGIN ? "begin" : "phase");
 		break;
+	case N_SCHED:
+		break;
 	default:   /* N_TRACK_NAME */
 		check_track(ck, n->a);
 		check_name(ck, n->b, "track");
 		break;
 	}
 	check_with(ck, n->c, n->kind == N_COUNTER, n);
+	if (n->kind == N_SCHED)
+		check_sched(ck, n);
 }
 
 static void check_printf(struct check *ck, struct node *n)
@@ -672,7 +745,7 @@ static void check_stmt(struct check *ck, struct node *n)
 			ERR(ck, n, "'continue' goes on with a for loop's next iteration, and this one is in none; "
 			    "to leave the probe's body, use 'return'");
 		return;
-	case N_SLICE: case N_INSTANT: case N_COUNTER: case N_FLOW: case N_SPAN: case N_TRACK_NAME:
+	case N_SLICE: case N_INSTANT: case N_COUNTER: case N_FLOW: case N_SPAN: case N_TRACK_NAME: case N_SCHED:
 		check_trace(ck, n);
 		return;
 	default:

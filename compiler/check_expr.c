@@ -65,6 +65,20 @@ static int probe_table(struct check *ck)
 	return naming_table(ck, "probe", ck->alt->probe_index, ck->alt->probe->spec);
 }
 
+void forget_probe_name(struct compiler *c, unsigned probe_index)
+{
+	int t = table_index(c, "probe");
+	if (t < 0)
+		return;
+	struct ut_table *tab = &c->prog->tables[t];
+	for (unsigned i = 0; i < tab->nentries; i++)
+		if (tab->entries[i].key == probe_index) {
+			free(tab->entries[i].name);
+			tab->entries[i] = tab->entries[--tab->nentries];
+			return;
+		}
+}
+
 /* `func`: the function (or event) the alternative probes, the last part
  * of its target ("vfs_read", "readline" of /bin/bash:readline), as its
  * number in the table of them. */

@@ -335,6 +335,41 @@ static void compile_alternative(struct compiler *c, struct ut_probe *p, unsigned
 	c->alts[c->nalts++] = a;
 }
 
+/* A probe whose predicate is false in each of its alternatives whatever
+ * happens (a script flag's constant: --sched=0) would cost its attaching,
+ * and a run of its program at every hit, for nothing: it is left out,
+ * neither generated nor attached.  (Not one alternative alone: the loader
+ * would then pick the next, whose hits would run.)  Its alternatives are
+ * the last checked and it is the last probe made, so they go from the
+ * ends.  false: it stays. */
+static bool left_out(struct compiler *c, unsigned pi, int errors)
+{
+	struct ut_probe *p = &c->prog->probes[pi];
+	if (c->d->errors != errors || p->nalts == 0 || pi + 1 != c->prog->nprobes)
+		return false;
+	for (unsigned i = c->nalts - p->nalts; i < c->nalts; i++) {
+		int64_t v;
+		if (!c->alts[i]->pred || !cond_folds(c, c->alts[i]->pred, &v) || v)
+			return false;
+	}
+	if (c->opts->verbose)
+		fprintf(stderr, "uring-trace: %s:%d:%d: probe '%s' left out: its predicate is always false\n", p->loc.file,
+			p->loc.line, p->loc.col, p->spec);
+	for (unsigned i = c->nalts - p->nalts; i < c->nalts; i++)
+		alt_free(c->alts[i]);
+	c->nalts -= p->nalts;
+	forget_probe_name(c, pi);
+	for (unsigned a = 0; a < p->nalts; a++) {
+		free(p->alts[a].target);
+		free(p->alts[a].prog_name);
+		free(p->alts[a].signature);
+	}
+	free(p->alts);
+	free(p->spec);
+	c->prog->nprobes--;
+	return true;
+}
+
 static struct ut_probe *new_probe(struct compiler *c, const char *spec, struct ut_loc loc, bool optional, unsigned max_alts)
 {
 	struct ut_program *pr = c->prog;
@@ -384,7 +419,9 @@ static void compile_probe(struct compiler *c, struct node *alts, struct node *bl
 			struct spec_ref one = {intern(c, full), specs[0].loc, NULL, specs[0].computed};
 			struct ut_probe *p = new_probe(c, full, specs[0].loc, optional, 1);
 			unsigned before = c->d->repeated;
+			int errors = c->d->errors;
 			compile_alternative(c, p, c->prog->nprobes - 1, def0, &one, names[i], block);
+			left_out(c, c->prog->nprobes - 1, errors);
 			repeating += c->d->repeated > before;
 			free(full);
 		}
@@ -418,6 +455,8 @@ static void compile_probe(struct compiler *c, struct node *alts, struct node *bl
 		}
 		compile_alternative(c, &c->prog->probes[pi], pi, def, &specs[i], target, block);
 	}
+	if (left_out(c, pi, errors))
+		return;
 	p = &c->prog->probes[pi];
 	if (p->nalts == 0 && c->d->errors == errors && !optional) {
 		split_spec(specs[0].text, kind, sizeof(kind), &target);

@@ -232,6 +232,9 @@ struct node *find_decl(struct node **v, unsigned n, const char *name);
 /* The passes over one alternative, after the probe kind resolved it.
  * check.c: types and symbols on a's copy of the body; every user error. */
 void check_alternative(struct compiler *c, struct alt_ctx *a);
+/* check_expr.c: a probe left out takes its entry in the table naming
+ * probes (the `probe` builtin) with it: the next probe gets its index. */
+void forget_probe_name(struct compiler *c, unsigned probe_index);
 /* resources.c: records (the program's events), stages and map layouts of
  * every alternative, in order. */
 void resources(struct compiler *c);

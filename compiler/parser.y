@@ -246,6 +246,17 @@ stmt: ';'                              { $$ = NULL; }
 		$$->a = $2; $$->b = $4; $$->d = $5; $$->c = $6;
 	}
     | TRACK keyref '=' expr ';'        { $$ = mk(N_TRACK_NAME, @1, ctx); $$->a = $2; $$->b = $4; }
+    /* sched switch with prev_pid = ..., ...; sched wakeup with pid = ..., ...;
+     * ('sched' is no keyword: scripts have a const of that name) */
+    | IDENT IDENT WITH with_list ';'  {
+		$$ = mk(N_SCHED, @1, ctx); $$->c = $4.head;
+		$$->op = strcmp($2, "switch") == 0 ? SCHED_SWITCH : SCHED_WAKEUP;
+		if (strcmp($1, "sched") != 0 || (strcmp($2, "switch") != 0 && strcmp($2, "wakeup") != 0))
+			diag_error(ctx->diag, LOC(@1), "'%s %s' is no statement (scheduling is 'sched switch with ...' "
+				   "or 'sched wakeup with ...')", $1, $2);
+		free($1);
+		free($2);
+	}
     ;
 
 else_part: %empty                      { $$ = NULL; }

@@ -750,7 +750,7 @@ static bool writes_records(struct compiler *c, const struct node *list)
 			if (writes_records(c, n->c))
 				return true;
 			break;
-		case N_SLICE: case N_INSTANT: case N_COUNTER: case N_FLOW: case N_SPAN: case N_TRACK_NAME:
+		case N_SLICE: case N_INSTANT: case N_COUNTER: case N_FLOW: case N_SPAN: case N_TRACK_NAME: case N_SCHED:
 			return true;
 		default:
 			break;

@@ -168,6 +168,9 @@ static void trace_record(struct stage_walk *w, struct node *n)
 		if (n->d)
 			r.ev->name = record_value(&r, n->d);
 		break;
+	case N_SCHED:
+		r = record_begin(w, n->op == SCHED_SWITCH ? UT_EV_SCHED_SWITCH : UT_EV_SCHED_WAKEUP, n);
+		break;
 	default:   /* N_TRACK_NAME */
 		r = record_begin(w, UT_EV_GROUP_NAME, n);
 		record_track(w, &r, n->a);
@@ -283,7 +286,7 @@ static void stage_stmt(struct stage_walk *w, struct node *n)
 	case N_FOR:
 		stage_for(w, n);
 		return;
-	case N_SLICE: case N_INSTANT: case N_COUNTER: case N_FLOW: case N_SPAN: case N_TRACK_NAME:
+	case N_SLICE: case N_INSTANT: case N_COUNTER: case N_FLOW: case N_SPAN: case N_TRACK_NAME: case N_SCHED:
 		trace_record(w, n);
 		return;
 	default:
@@ -356,6 +359,8 @@ void record_fields(struct node *n, void (*each)(void *ctx, struct node *value, b
 	case N_TRACK_NAME:
 		value_fields(n->a->a, each, ctx);
 		value_fields(n->b, each, ctx);
+		break;
+	case N_SCHED:   /* its values only */
 		break;
 	default:   /* a call: printf()'s values, print()'s value or top and
 		    * div; join()'s fields are its own (gen_stmt.c); the others have none */

@@ -16,11 +16,24 @@ W=$UT_WORKLOADS
 
 # both NAME SCRIPT COMM "TIMED MAPS" CMD: traces CMD (whose command name is
 # COMM) with SCRIPT placed and all in the kernel, then compares the two.
+# The comparison holds when neither lost events: on a loaded machine one
+# may, and the pair runs again (up to three times).
 both() {
+	local attempt
+	for attempt in 1 2 3; do
+		compare "$@" >"$TMP/compare.out"
+		grep -q "^FAIL placement/$1/nothing_lost" "$TMP/compare.out" && [ $attempt -lt 3 ] || break
+		echo "placement/$1: events lost (attempt $attempt), again"
+	done
+	cat "$TMP/compare.out"
+}
+
+compare() {
 	local name=$1 script=$2 comm=$3 timed=$4 cmd=$5 out=$TMP/$1 mode pids=()
+	rm -rf "$out"
 	mkdir -p "$out"
 	for mode in placed kernel; do
-		"$UT" $([ $mode = kernel ] && echo --all-in-kernel) --comm "$comm" --json "$out/$mode.json" \
+		"$UT" $([ $mode = kernel ] && echo --all-in-kernel) --buffer 64M --comm "$comm" --json "$out/$mode.json" \
 			-o "$out/$mode.fxt" "$script" >"$out/$mode.txt" 2>"$out/$mode.err" &
 		pids+=($!)
 	done

@@ -156,6 +156,15 @@ else
   skip nop_firehose "no $W/nop_firehose"
 fi
 
+# --- iowq_sleep ------------------------------------------------------------
+if "$W/iowq_sleep" --wait-ms 5 >"$TMP/iowq.json" 2>"$TMP/iowq.err"; then
+  check iowq_sleep "$TMP/iowq.json" '
+assert d["ok"] is True and d["res"] >= 0 and d["user_data"] == "0xf1f0" and d["wait_ms"] == 5
+'
+else
+  fail iowq_sleep "exit $?: $(head -c 300 "$TMP/iowq.err")"
+fi
+
 # --- usdt_probes -----------------------------------------------------------
 if "$W/usdt_probes" 3 --path /x >"$TMP/usdt.json" 2>"$TMP/usdt.err"; then
   check usdt_probes "$TMP/usdt.json" 'assert d == {"ok": True, "requests": 3, "path": "/x"}'
