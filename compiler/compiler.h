@@ -71,7 +71,7 @@ struct placed {
 /* Where the kernel writes a captured value (placement.c). */
 enum captured {
 	CAPTURED_HERE,      /* where the statement that reads it is */
-	CAPTURED_FIRST,     /* before the statements: cheap and the same all through a hit */
+	CAPTURED_FIRST,     /* as the record is reserved: cheap and the same all through a hit */
 	CAPTURED_AT_SET,    /* a kernel local: after each assignment (local.mirror) */
 };
 

@@ -218,7 +218,7 @@ void dump_placement(struct compiler *c, FILE *f)
 			for (unsigned k = 0; k < a->ncaptures; k++)
 				fprintf(f, "  f%u %s @%d:%d%s\n", k, type_text(&a->captures[k]->type, buf, sizeof(buf)),
 					a->captures[k]->loc.line, a->captures[k]->loc.col,
-					a->captured[k] == CAPTURED_FIRST ? ", before the statements"
+					a->captured[k] == CAPTURED_FIRST ? ", as the record is reserved"
 					: a->captured[k] == CAPTURED_AT_SET ? ", as its local is set" : "");
 		}
 		for (unsigned j = 0; j < a->nlocals; j++) {

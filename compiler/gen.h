@@ -26,6 +26,20 @@ struct gen {
 	bool in_body;               /* the statements, not the predicate */
 	bool uses_now;              /* the statements read nsecs: the hit's ut_now */
 	bool returns;               /* a return jumps to ut_done */
+	/* A split alternative's hit record is reserved where the path first
+	 * needs it (gen_stmt.c, open_hit): after the kernel's conditions that
+	 * decide whether the reader has work, so a hit they turn away costs
+	 * no record. */
+	bool hit_pending;           /* here the record is still to reserve */
+	bool now_at_top;            /* ut_now is read before any reservation: the body's first line */
+	bool computing;             /* writing a computed argument, at the top of the body */
+	bool in_reader;             /* inside a statement of the reader's (its captures) */
+	bool noted;                 /* the reader's work is noted on every path to here (ut_off) */
+	unsigned sunk;              /* ifs and blocks entered with the record still to reserve */
+	/* conditions captured with the record still to reserve: their values'
+	 * temporaries, written into it when it is */
+	struct pending_capture { int capture; char *value; } *pending;
+	unsigned npending;
 	/* computed arguments: each evaluated at its first use into a
 	 * variable at the top of the predicate [0] or of the body [1] */
 	struct strbuf computed_out[2];

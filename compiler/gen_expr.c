@@ -146,7 +146,10 @@ static char *gen_computed(struct gen *g, struct node *n)
 	if (g->computed_vars[n->sym])
 		return xstrdup(g->computed_vars[n->sym]);
 	struct strbuf *out = &g->computed_out[g->in_body];
+	bool computing = g->computing;
+	g->computing = true;
 	char *r = gen_expr_to(g, g->alt->computed_args[n->sym].value, out, 1);
+	g->computing = computing;
 	char *cvar = r;   /* a string is already a variable of that scope */
 	if (n->type.kind != T_STR) {
 		cvar = xasprintf("a_%s", n->str);
@@ -239,6 +242,8 @@ static char *gen_ident(struct gen *g, struct node *n)
 		if ((strcmp(b->name, "nsecs") == 0 || strcmp(b->name, "elapsed") == 0) && g->in_body) {
 			/* one clock read per hit (a costly one under a hypervisor) */
 			g->uses_now = true;
+			if (g->hit_pending || g->computing)   /* before the record's reservation reads the clock */
+				g->now_at_top = true;
 			return xstrdup(b->name[0] == 'n' ? "ut_now" : "(ut_now - ut_start_ns)");
 		}
 		if (b->type.kind == T_STR) {

@@ -7,6 +7,8 @@
 #include "compiler/gen.h"
 
 static void gen_stmt(struct gen *g, struct node *n);
+static bool reserve_before(const struct gen *g, const struct node *n, const struct node *rest);
+static void open_hit(struct gen *g);
 
 static void gen_stmts(struct gen *g, struct node *list)
 {
@@ -15,6 +17,8 @@ static void gen_stmts(struct gen *g, struct node *list)
 		g->prev_stmt = NULL;
 	g->list_continues = false;
 	for (; list; list = list->next) {
+		if (reserve_before(g, list, list->next))
+			open_hit(g);
 		gen_stmt(g, list);
 		g->prev_stmt = list;
 	}
@@ -188,6 +192,118 @@ static void gen_captures_in(struct gen *g, struct node *n)
 			gen_captures_in(g, k);
 }
 
+/* ---- the hit's record (a split alternative's) ---- */
+
+/* Whether statement n needs the hit's record: the reader's work, or
+ * values captured for it.  A kernel local's copy does not: it is written
+ * as the local is when the record is reserved (open_hit). */
+static bool needs_hit(const struct node *n)
+{
+	return (n->side & (PLACE_READER | PLACE_CAPTURES)) != 0;
+}
+
+/* Whether the record is reserved right before statement n (rest: the
+ * statements after it in its list): n is the first to need it, and is not
+ * an if or block of the kernel's that is the last to need it.  Into that
+ * one the reservation goes down, past the kernel's conditions, so that a
+ * hit they leave no work for the reader costs no record (nor the clock's
+ * read).  Only into the last: once one branch may have reserved it, no
+ * statement after may need it. */
+static bool reserve_before(const struct gen *g, const struct node *n, const struct node *rest)
+{
+	if (!g->hit_pending || !needs_hit(n))
+		return false;
+	if (!(n->side & PLACE_KERNEL) ||
+	    !(n->kind == N_IF || n->kind == N_BLOCK || (n->kind == N_EXPR_STMT && n->a->ref == REF_MACRO)))
+		return true;
+	for (; rest; rest = rest->next)
+		if (needs_hit(rest))
+			return true;
+	return false;
+}
+
+/* Whether statements list hold kernel work: more than ifs the kernel
+ * keeps only to decide whether the reader has work (placement.c). */
+static bool kernel_work_in(const struct node *list)
+{
+	for (const struct node *n = list; n; n = n->next) {
+		if (!(n->side & PLACE_KERNEL))
+			continue;
+		bool macro = n->kind == N_EXPR_STMT && n->a->ref == REF_MACRO;
+		if (n->kind == N_IF ? kernel_work_in(n->b) || kernel_work_in(n->c)
+		    : n->kind == N_BLOCK ? kernel_work_in(n->a)
+		    : macro ? kernel_work_in(n->a->resolved) : true)
+			return true;
+	}
+	return false;
+}
+
+/* Whether the kernel has nothing to do in if n: it decides only whether
+ * the reader has work, and that is noted already. */
+static bool decided_already(const struct gen *g, const struct node *n)
+{
+	return g->alt->hit_event >= 0 && !g->hit_pending && g->noted && !(n->side & PLACE_CAPTURES) &&
+	       !kernel_work_in(n->b) && !kernel_work_in(n->c);
+}
+
+/* The value of capture i waiting for the record (a condition's), or NULL. */
+static const char *pending_value(const struct gen *g, int i)
+{
+	for (unsigned k = 0; k < g->npending; k++)
+		if (g->pending[k].capture == i)
+			return g->pending[k].value;
+	return NULL;
+}
+
+/* Reserves the hit's record here: its header, the values captured before
+ * the statements (the same all through the hit), the copies of kernel
+ * locals as the locals are now, the conditions captured on the way here;
+ * the other fields zeroed.  Its bytes are sent only if the reader has
+ * work (reader_work): the reservation is where the path may need them. */
+static void open_hit(struct gen *g)
+{
+	struct alt_ctx *a = g->alt;
+	const struct ut_event *hit = &g->c->prog->events[a->hit_event];
+	if (g->sunk && !g->now_at_top)   /* inside the kernel's conditions: read only for a record */
+		emit(g, "const __u64 ut_now = bpf_ktime_get_ns();");
+	else
+		g->now_at_top = true;
+	emit(g, "ut_batch = ut_batch_begin(%u, ut_now);", a->probe_index);
+	emit(g, "ut_hit = (void *)ut_batch;");
+	emit(g, "if (ut_hit) {");
+	g->indent++;
+	emit(g, "ut_header(&ut_hit->h, %d, ut_now);", a->hit_event);
+	for (unsigned i = 0; i < a->ncaptures; i++) {
+		const char *pending = pending_value(g, (int)i);
+		char *value = NULL;
+		if (pending)
+			value = xstrdup(pending);
+		else if (a->captured[i] == CAPTURED_FIRST)
+			value = gen_expr(g, a->captures[i]);
+		else if (a->captured[i] == CAPTURED_AT_SET)
+			value = xasprintf("l_%s", a->locals[a->captures[i]->sym].name + 1);
+		if (value)
+			store_field(g, "ut_hit", &hit->fields[i], i, value);
+		else
+			emit(g, "__builtin_memset(&ut_hit->f%u, 0, sizeof(ut_hit->f%u));", i, i);
+		free(value);
+	}
+	g->indent--;
+	emit(g, "}");
+	g->hit_pending = false;
+}
+
+/* The reader has work in this hit: its record is sent (ut_batch_end sends
+ * ut_off bytes).  A hit whose reader statements all lie in branches the
+ * kernel did not take sends nothing. */
+static void reader_work(struct gen *g)
+{
+	if (g->in_reader || g->noted)
+		return;
+	emit(g, "ut_off = sizeof(*ut_hit);");
+	g->noted = true;
+}
+
 /* ---- statements ---- */
 
 static void gen_call_stmt(struct gen *g, struct node *e)
@@ -299,7 +415,7 @@ static void gen_local_assign(struct gen *g, struct node *n)
 		emit(g, "l_%s = %s;", l, v);
 	free(v);
 	const struct local *local = &g->alt->locals[n->sym];
-	if (g->alt->hit_event >= 0 && local->mirror >= 0) {   /* the reader's copy */
+	if (g->alt->hit_event >= 0 && local->mirror >= 0 && !g->hit_pending) {   /* the reader's copy */
 		char *cx = xasprintf("l_%s", l);
 		store_capture(g, g->alt->captures[local->mirror], cx);
 		free(cx);
@@ -355,33 +471,56 @@ static void gen_braced(struct gen *g, struct node *n, void (*gen_inside)(struct 
 	emit(g, "}");
 }
 
-/* A branch of an if: a statement, even when the kernel has nothing to
- * do there (the reader's, placement.c). */
+/* A branch of an if: a statement, in braces of its own where it is the
+ * reader's (the kernel notes its work and captures values for it,
+ * placement.c) or reserves the hit's record. */
 static void gen_branch(struct gen *g, struct node *n)
 {
-	if (g->alt->hit_event >= 0 && !(n->side & (PLACE_KERNEL | PLACE_CAPTURES)))
-		emit(g, "{ }");
-	else
+	bool reserves = reserve_before(g, n, NULL);
+	if (g->alt->hit_event < 0 || ((n->side & PLACE_KERNEL) && !reserves)) {
 		gen_stmt(g, n);
+		return;
+	}
+	bool pending = g->hit_pending;
+	emit(g, "{");
+	g->indent++;
+	if (reserves)
+		open_hit(g);
+	gen_stmt(g, n);
+	g->indent--;
+	emit(g, "}");
+	g->hit_pending = pending;   /* reserved in this branch only */
 }
 
 static void gen_if(struct gen *g, struct node *n)
 {
 	char *cond = gen_expr(g, n->a);
+	bool waits = false;
 	if (n->a->capture >= 0) {   /* the reader decides by the kernel's answer */
 		char *t = new_tmp(g);
 		emit(g, "__u64 %s = (__u64)(%s);", t, cond);
-		store_capture(g, n->a, t);
 		free(cond);
 		cond = t;
+		waits = g->hit_pending;   /* written when a branch reserves the record */
+		if (waits) {
+			g->pending = xrealloc_array(g->pending, g->npending + 1, sizeof(*g->pending));
+			g->pending[g->npending++] = (struct pending_capture){n->a->capture, xstrdup(t)};
+		} else {
+			store_capture(g, n->a, t);
+		}
 	}
 	emit(g, "if (%s)", cond);
 	free(cond);
+	bool noted = g->noted;   /* the reader's work noted in a branch is not after the if */
 	gen_branch(g, n->b);
+	g->noted = noted;
 	if (n->c) {
 		emit(g, "else");
 		gen_branch(g, n->c);
+		g->noted = noted;
 	}
+	if (waits)
+		free(g->pending[--g->npending].value);
 }
 
 static void gen_block(struct gen *g, struct node *n) { gen_stmts(g, n->a); }
@@ -395,7 +534,12 @@ static void gen_stmt(struct gen *g, struct node *n)
 		return;
 	const struct node *outer = g->at;
 	g->at = n;
+	bool sinks = g->hit_pending && needs_hit(n);   /* the record's reservation goes down into n */
+	g->sunk += sinks;
 	gen_stmt_at(g, n);
+	g->sunk -= sinks;
+	if (sinks)   /* reserved in n's scope, or not: no statement after needs it (reserve_before) */
+		g->hit_pending = true;
 	g->at = outer;
 }
 
@@ -430,8 +574,14 @@ static void gen_reader_stmt(struct gen *g, struct node *n)
 static void gen_stmt_at(struct gen *g, struct node *n)
 {
 	if (g->alt->hit_event >= 0 && !(n->side & PLACE_KERNEL)) {
-		if (n->side & PLACE_CAPTURES)
+		if (n->side & PLACE_READER)
+			reader_work(g);
+		if (n->side & PLACE_CAPTURES) {
+			bool in_reader = g->in_reader;   /* its inner statements' work is noted */
+			g->in_reader = true;
 			gen_braced(g, n, gen_reader_stmt);
+			g->in_reader = in_reader;
+		}
 		return;
 	}
 	switch (n->kind) {
@@ -439,7 +589,10 @@ static void gen_stmt_at(struct gen *g, struct node *n)
 	case N_EXPR_STMT: gen_braced(g, n, gen_call_stmt_of); return;
 	case N_LOCAL_ASSIGN: gen_braced(g, n, gen_local_assign); return;
 	case N_MAP_ASSIGN: gen_braced(g, n, gen_map_assign); return;
-	case N_IF: gen_braced(g, n, gen_if); return;
+	case N_IF:
+		if (!decided_already(g, n))
+			gen_braced(g, n, gen_if);
+		return;
 	case N_RETURN:
 		emit(g, "goto ut_done;");   /* the records so far still go out */
 		g->returns = true;
@@ -485,39 +638,28 @@ static void gen_body(struct gen *g, struct strbuf *fn)
 	}
 	g->out = &body;
 	g->in_body = true;
-	for (unsigned i = 0; i < a->ncaptures; i++)
-		if (a->captured[i] == CAPTURED_FIRST)
-			gen_capture(g, a->captures[i]);
+	g->hit_pending = a->hit_event >= 0;   /* reserved where the statements first need it (open_hit) */
 	gen_stmts(g, a->block->a);
 	/* the hit's time first: the stage notes when its hit began */
-	if (a->stage.bytes || g->uses_now)
+	if (a->hit_event >= 0 ? g->now_at_top : a->stage.bytes || g->uses_now)
 		sb_puts(&head, "\tconst __u64 ut_now = bpf_ktime_get_ns();\n");
 	if (a->stage.bytes) {
 		/* after the predicate: a hit it rejects stages nothing.  Without
 		 * a buffer (nested too deep) the body still runs: its maps and
 		 * aggregations stay exact, only its records are lost.  64 bits
 		 * with a loop's reload: clang-14 widens a 32-bit ut_off after
-		 * checking it, into a register the verifier has no bound on */
+		 * checking it, into a register the verifier has no bound on.
+		 * The stage of a hit record is begun by open_hit. */
 		if (a->hit_event < 0)   /* a hit record alone fits */
-			sb_printf(&head, "\tconst __u32 ut_batch_cap = %u;\n", a->stage.bytes);
-		sb_printf(&head, "\tchar *ut_batch = ut_batch_begin(%u, ut_now);\n"
-			  "\t__u%d ut_off = 0;\n",
-			  a->probe_index, a->stage.reloads ? 64 : 32);
+			sb_printf(&head, "\tconst __u32 ut_batch_cap = %u;\n"
+				  "\tchar *ut_batch = ut_batch_begin(%u, ut_now);\n",
+				  a->stage.bytes, a->probe_index);
+		else
+			sb_printf(&head, "\tchar *ut_batch = 0;\n"
+				  "\tstruct ut_rec_%d *ut_hit __attribute__((unused)) = 0;\n", a->hit_event);
+		sb_printf(&head, "\t__u%d ut_off = 0;\n", a->stage.reloads ? 64 : 32);
 		if (a->stage.reloads)
 			sb_printf(&head, "\tconst __u64 ut_off_mask = %#x;\n", a->stage.off_mask);
-	}
-	if (a->hit_event >= 0) {
-		/* the stage's one record: the values captured before the
-		 * statements are always written, the others zeroed first (a
-		 * local's copy starts as the local does) */
-		sb_printf(&head, "\tstruct ut_rec_%d *ut_hit = (void *)ut_batch;\n"
-			  "\tif (ut_hit) {\n"
-			  "\t\tut_header(&ut_hit->h, %d, ut_now);\n",
-			  a->hit_event, a->hit_event);
-		for (unsigned i = 0; i < a->ncaptures; i++)
-			if (a->captured[i] != CAPTURED_FIRST)
-				sb_printf(&head, "\t\t__builtin_memset(&ut_hit->f%u, 0, sizeof(ut_hit->f%u));\n", i, i);
-		sb_puts(&head, "\t\tut_off = sizeof(*ut_hit);\n\t}\n");
 	}
 	if (a->stage.bytes || g->returns)
 		sb_puts(&body, "ut_done: __attribute__((unused));\n");
@@ -576,6 +718,7 @@ void gen_alternative(struct gen_parts *parts, struct compiler *c, struct alt_ctx
 	sb_free(&fn);
 	a->too_deep_at = g.too_deep_at;
 	free(g.last_add.key);
+	free(g.pending);
 	sb_free(&g.computed_out[0]);
 	sb_free(&g.computed_out[1]);
 	for (unsigned i = 0; i < a->ncomputed_args; i++)

@@ -545,8 +545,10 @@ static struct walked walk_if(struct place *p, struct node *n, const struct ctx *
 		w = either(w, walk_stmt(p, n->c, &inner));
 	if (!known && (w.kernel || runs_in_kernel(p, cx)))
 		require_kernel(p, n->a, "decides kernel work");
-	/* the kernel keeps the if around its work and captures */
-	bool kept = !(f & NEEDS_READER) && (w.kernel || w.captures);
+	/* the kernel keeps the if around its work and captures, and around
+	 * the reader's work when it can decide it: a hit whose reader work it
+	 * skips sends no record (gen_stmt.c, open_hit) */
+	bool kept = !(f & NEEDS_READER) && (w.kernel || w.captures || (w.reader && !known));
 	if (w.reader && !known) {   /* the reader decides alike: a kernel-evaluable condition is captured whole */
 		unsigned before = p->ncaptures;
 		reader_value(p, n->a, cx);

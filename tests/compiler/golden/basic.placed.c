@@ -91,19 +91,19 @@ int ut_p1_a0(void *ctx)
 			return 0;
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
-	char *ut_batch = ut_batch_begin(1, ut_now);
+	char *ut_batch = 0;
+	struct ut_rec_3 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	struct ut_rec_3 *ut_hit = (void *)ut_batch;
+	ut_batch = ut_batch_begin(1, ut_now);
+	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
 		ut_header(&ut_hit->h, 3, ut_now);
 		__builtin_memset(&ut_hit->f0, 0, sizeof(ut_hit->f0));
+		ut_hit->f1 = (__u64)(((__u64)ut_ctx(tp)->flags));
 		__builtin_memset(&ut_hit->f2, 0, sizeof(ut_hit->f2));
 		__builtin_memset(&ut_hit->f3, 0, sizeof(ut_hit->f3));
-		ut_off = sizeof(*ut_hit);
 	}
-	if (ut_hit) {
-		ut_hit->f1 = (__u64)(((__u64)ut_ctx(tp)->flags));
-	}
+	ut_off = sizeof(*ut_hit);
 	{
 		char t0[16];
 		bpf_get_current_comm(t0, sizeof(t0));

@@ -98,17 +98,9 @@ int ut_p0_a0(void *ctx)
 	struct fdtable *l_fdt = 0;
 	struct file *l_f = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	char *ut_batch = ut_batch_begin(0, ut_now);
+	char *ut_batch = 0;
+	struct ut_rec_2 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	struct ut_rec_2 *ut_hit = (void *)ut_batch;
-	if (ut_hit) {
-		ut_header(&ut_hit->h, 2, ut_now);
-		__builtin_memset(&ut_hit->f0, 0, sizeof(ut_hit->f0));
-		__builtin_memset(&ut_hit->f1, 0, sizeof(ut_hit->f1));
-		__builtin_memset(&ut_hit->f2, 0, sizeof(ut_hit->f2));
-		__builtin_memset(&ut_hit->f3, 0, sizeof(ut_hit->f3));
-		ut_off = sizeof(*ut_hit);
-	}
 	{
 		void *t0 = (void *)BPF_CORE_READ(((struct task_struct *)(((void *)bpf_get_current_task()))), files);
 		void *t1 = (void *)BPF_CORE_READ(((struct files_struct *)(t0)), fdt);
@@ -133,6 +125,16 @@ int ut_p0_a0(void *ctx)
 		t6.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
 		bpf_map_update_elem(&m_0, &t6, (t5->s), BPF_ANY);
 	}
+	ut_batch = ut_batch_begin(0, ut_now);
+	ut_hit = (void *)ut_batch;
+	if (ut_hit) {
+		ut_header(&ut_hit->h, 2, ut_now);
+		__builtin_memset(&ut_hit->f0, 0, sizeof(ut_hit->f0));
+		__builtin_memset(&ut_hit->f1, 0, sizeof(ut_hit->f1));
+		__builtin_memset(&ut_hit->f2, 0, sizeof(ut_hit->f2));
+		__builtin_memset(&ut_hit->f3, 0, sizeof(ut_hit->f3));
+	}
+	ut_off = sizeof(*ut_hit);
 	{
 		void *t7 = (void *)&((struct file *)(l_f))->f_path;
 		void *t8 = (void *)BPF_CORE_READ(((struct path *)(t7)), dentry);
@@ -188,18 +190,18 @@ int ut_p1_a0(void *ctx)
 			return 0;
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
-	char *ut_batch = ut_batch_begin(1, ut_now);
+	char *ut_batch = 0;
+	struct ut_rec_3 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	struct ut_rec_3 *ut_hit = (void *)ut_batch;
+	ut_batch = ut_batch_begin(1, ut_now);
+	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
 		ut_header(&ut_hit->h, 3, ut_now);
 		__builtin_memset(&ut_hit->f0, 0, sizeof(ut_hit->f0));
-		__builtin_memset(&ut_hit->f2, 0, sizeof(ut_hit->f2));
-		ut_off = sizeof(*ut_hit);
-	}
-	if (ut_hit) {
 		ut_hit->f1 = (__s64)(((__s64)ut_ctx(tp)->ret));
+		__builtin_memset(&ut_hit->f2, 0, sizeof(ut_hit->f2));
 	}
+	ut_off = sizeof(*ut_hit);
 	{
 		struct ut_mk_0 t21;
 		__builtin_memset(&t21, 0, sizeof(t21));

@@ -75,17 +75,17 @@ int ut_p0_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	char *ut_batch = ut_batch_begin(0, ut_now);
+	char *ut_batch = 0;
+	struct ut_rec_1 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	struct ut_rec_1 *ut_hit = (void *)ut_batch;
+	ut_batch = ut_batch_begin(0, ut_now);
+	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
 		ut_header(&ut_hit->h, 1, ut_now);
 		__builtin_memset(&ut_hit->f0, 0, sizeof(ut_hit->f0));
-		ut_off = sizeof(*ut_hit);
-	}
-	if (ut_hit) {
 		ut_hit->f1 = (__s64)(((__s64)ut_ctx(tp)->pid));
 	}
+	ut_off = sizeof(*ut_hit);
 	{
 		char t0[128] = {};
 		bpf_probe_read_kernel_str(t0, sizeof(t0), (char *)ctx + (ut_ctx(tp)->__data_loc_filename & 0xffff));

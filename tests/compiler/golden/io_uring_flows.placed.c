@@ -97,26 +97,20 @@ int ut_p0_a0(void *ctx)
 			return 0;
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
-	char *ut_batch = ut_batch_begin(0, ut_now);
+	char *ut_batch = 0;
+	struct ut_rec_10 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	struct ut_rec_10 *ut_hit = (void *)ut_batch;
+	ut_batch = ut_batch_begin(0, ut_now);
+	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
 		ut_header(&ut_hit->h, 10, ut_now);
-		__builtin_memset(&ut_hit->f1, 0, sizeof(ut_hit->f1));
-		ut_off = sizeof(*ut_hit);
-	}
-	if (ut_hit) {
 		ut_hit->f0 = (__u64)(((void *)ut_ctx(tp)->req));
-	}
-	if (ut_hit) {
+		__builtin_memset(&ut_hit->f1, 0, sizeof(ut_hit->f1));
 		ut_hit->f2 = (__u64)(((__u64)ut_ctx(tp)->opcode));
-	}
-	if (ut_hit) {
 		ut_hit->f3 = (__u64)(((void *)ut_ctx(tp)->ctx));
-	}
-	if (ut_hit) {
 		ut_hit->f4 = (__u64)(((__u64)ut_ctx(tp)->user_data));
 	}
+	ut_off = sizeof(*ut_hit);
 	{
 		char t0[16];
 		bpf_get_current_comm(t0, sizeof(t0));
@@ -138,22 +132,18 @@ int ut_p1_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	char *ut_batch = ut_batch_begin(1, ut_now);
+	char *ut_batch = 0;
+	struct ut_rec_11 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	struct ut_rec_11 *ut_hit = (void *)ut_batch;
+	ut_batch = ut_batch_begin(1, ut_now);
+	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
 		ut_header(&ut_hit->h, 11, ut_now);
-		ut_off = sizeof(*ut_hit);
-	}
-	if (ut_hit) {
 		ut_hit->f0 = (__u64)(((void *)ut_ctx(tp)->req));
-	}
-	if (ut_hit) {
 		ut_hit->f1 = (__s64)(((__s64)ut_ctx(tp)->res));
-	}
-	if (ut_hit) {
 		ut_hit->f2 = (__u64)(((void *)ut_ctx(tp)->ctx));
 	}
+	ut_off = sizeof(*ut_hit);
 ut_done: __attribute__((unused));
 	ut_batch_end(ut_batch, ut_off, 1);
 	return 0;

@@ -129,13 +129,15 @@ int ut_p0_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	char *ut_batch = ut_batch_begin(0, ut_now);
+	char *ut_batch = 0;
+	struct ut_rec_9 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	struct ut_rec_9 *ut_hit = (void *)ut_batch;
+	ut_batch = ut_batch_begin(0, ut_now);
+	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
 		ut_header(&ut_hit->h, 9, ut_now);
-		ut_off = sizeof(*ut_hit);
 	}
+	ut_off = sizeof(*ut_hit);
 ut_done: __attribute__((unused));
 	ut_batch_end(ut_batch, ut_off, 0);
 	return 0;
@@ -150,13 +152,15 @@ int ut_p1_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	char *ut_batch = ut_batch_begin(1, ut_now);
+	char *ut_batch = 0;
+	struct ut_rec_10 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	struct ut_rec_10 *ut_hit = (void *)ut_batch;
+	ut_batch = ut_batch_begin(1, ut_now);
+	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
 		ut_header(&ut_hit->h, 10, ut_now);
-		ut_off = sizeof(*ut_hit);
 	}
+	ut_off = sizeof(*ut_hit);
 ut_done: __attribute__((unused));
 	ut_batch_end(ut_batch, ut_off, 1);
 	return 0;
@@ -171,13 +175,25 @@ int ut_p2_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	char *ut_batch = ut_batch_begin(2, ut_now);
+	char *ut_batch = 0;
+	struct ut_rec_11 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	struct ut_rec_11 *ut_hit = (void *)ut_batch;
+	ut_batch = ut_batch_begin(2, ut_now);
+	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
 		ut_header(&ut_hit->h, 11, ut_now);
-		ut_off = sizeof(*ut_hit);
 	}
+	{
+		if (((__u64)((bpf_get_current_pid_tgid() >> 32)) & (__u64)(1LL)))
+		{
+			ut_off = sizeof(*ut_hit);
+		}
+		else
+		{
+			ut_off = sizeof(*ut_hit);
+		}
+	}
+	ut_off = sizeof(*ut_hit);
 ut_done: __attribute__((unused));
 	ut_batch_end(ut_batch, ut_off, 2);
 	return 0;

@@ -147,21 +147,21 @@ int ut_p0_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	char *ut_batch = ut_batch_begin(0, ut_now);
+	char *ut_batch = 0;
+	struct ut_rec_1 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	struct ut_rec_1 *ut_hit = (void *)ut_batch;
+	ut_batch = ut_batch_begin(0, ut_now);
+	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
 		ut_header(&ut_hit->h, 1, ut_now);
 		__builtin_memset(&ut_hit->f0, 0, sizeof(ut_hit->f0));
 		__builtin_memset(&ut_hit->f1, 0, sizeof(ut_hit->f1));
 		__builtin_memset(&ut_hit->f2, 0, sizeof(ut_hit->f2));
+		ut_hit->f3 = (__u64)(((__u64)ut_ctx(tp)->fd));
 		__builtin_memset(&ut_hit->f4, 0, sizeof(ut_hit->f4));
 		__builtin_memset(&ut_hit->f5, 0, sizeof(ut_hit->f5));
-		ut_off = sizeof(*ut_hit);
 	}
-	if (ut_hit) {
-		ut_hit->f3 = (__u64)(((__u64)ut_ctx(tp)->fd));
-	}
+	ut_off = sizeof(*ut_hit);
 	{
 		char t0[16];
 		bpf_get_current_comm(t0, sizeof(t0));

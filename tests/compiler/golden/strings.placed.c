@@ -114,35 +114,28 @@ int ut_p0_a0(void *ctx)
 		return 0;
 	char l_f[64] = {};
 	const __u64 ut_now = bpf_ktime_get_ns();
-	char *ut_batch = ut_batch_begin(0, ut_now);
+	char *ut_batch = 0;
+	struct ut_rec_5 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	struct ut_rec_5 *ut_hit = (void *)ut_batch;
-	if (ut_hit) {
-		ut_header(&ut_hit->h, 5, ut_now);
-		__builtin_memset(&ut_hit->f0, 0, sizeof(ut_hit->f0));
-		__builtin_memset(&ut_hit->f1, 0, sizeof(ut_hit->f1));
-		__builtin_memset(&ut_hit->f3, 0, sizeof(ut_hit->f3));
-		__builtin_memset(&ut_hit->f5, 0, sizeof(ut_hit->f5));
-		__builtin_memset(&ut_hit->f7, 0, sizeof(ut_hit->f7));
-		ut_off = sizeof(*ut_hit);
-	}
-	if (ut_hit) {
-		ut_hit->f2 = (__u64)(((void *)ut_ctx(tp)->filename));
-	}
-	if (ut_hit) {
-		ut_hit->f4 = (__u64)(((__u64)ut_ctx(tp)->flags));
-	}
-	if (ut_hit) {
-		ut_hit->f6 = (__u64)(((__u64)ut_ctx(tp)->dfd));
-	}
 	{
 		char t0[64] = {};
 		bpf_probe_read_user_str(t0, sizeof(t0), (const void *)(((void *)ut_ctx(tp)->filename)));
 		__builtin_memcpy(l_f, t0, sizeof(t0) < sizeof(l_f) ? sizeof(t0) : sizeof(l_f));
-		if (ut_hit) {
-			__builtin_memcpy(ut_hit->f1, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
-		}
 	}
+	ut_batch = ut_batch_begin(0, ut_now);
+	ut_hit = (void *)ut_batch;
+	if (ut_hit) {
+		ut_header(&ut_hit->h, 5, ut_now);
+		__builtin_memset(&ut_hit->f0, 0, sizeof(ut_hit->f0));
+		__builtin_memcpy(ut_hit->f1, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
+		ut_hit->f2 = (__u64)(((void *)ut_ctx(tp)->filename));
+		__builtin_memset(&ut_hit->f3, 0, sizeof(ut_hit->f3));
+		ut_hit->f4 = (__u64)(((__u64)ut_ctx(tp)->flags));
+		__builtin_memset(&ut_hit->f5, 0, sizeof(ut_hit->f5));
+		ut_hit->f6 = (__u64)(((__u64)ut_ctx(tp)->dfd));
+		__builtin_memset(&ut_hit->f7, 0, sizeof(ut_hit->f7));
+	}
+	ut_off = sizeof(*ut_hit);
 	{
 		char t1[32] = {};
 		bpf_probe_read_user_str(t1, sizeof(t1), (const void *)(((void *)ut_ctx(tp)->filename)));
