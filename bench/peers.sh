@@ -18,6 +18,8 @@
 #                    the tool attaches within 30 s; otherwise skipped.  Waited
 #                    for by its "tracing; Ctrl-C to stop" line on stderr; its
 #                    "N events, M lost" exit line gives events and losses.
+#   uring_trace_base the same run by $UT_BASE: another build (the one before a
+#                    change), compared in the same rounds
 #   uring_trace_noreaps  the same with --reaps=0 (no reaped-completion marks)
 #   uring_trace_nosched  the same with --sched=0 (no scheduling records; the
 #                    scheduler's probes are not attached)
@@ -34,7 +36,7 @@
 #
 # Environment: DURATION (s per run, default 3), ROUNDS (default 3), CPUS
 # ("0 1"), WORKLOADS ("nop fio_tmpfs fio_loop"), TRACERS (default all),
-# UT (uring-trace binary), UT_WORKLOADS (workload dir), OUT (results dir),
+# UT (uring-trace binary), UT_BASE (uring_trace_base's), UT_WORKLOADS (workload dir), OUT (results dir),
 # WAIT_QUIET (s to wait for other processes' tracers to detach before each
 # round; default 0: warn and go on), LOOP_DIR (/dev/shm), BPF_STATS (1: turn
 # on kernel.bpf_stats_enabled and report the BPF time of the tracer's
@@ -139,7 +141,10 @@ start_tracer() { # NAME LOG; sets TRACER_PID, returns 1 if it did not attach
     uring_trace)
       # Not -q: that would drop the "N events, M lost" line at exit.  stderr
       # is a file, so there is no live status line.  Summary (stdout) dropped.
-      "$UT" -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
+      # -v: the probe hits the kernel sent (hits/op in the summary).
+      "$UT" -v -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
+    uring_trace_base)
+      "$UT_BASE" -v -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
     uring_trace_noreaps)
       "$UT" --reaps=0 -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
     uring_trace_nosched)
@@ -180,6 +185,13 @@ tracer_events() { # NAME LOG
     perf_record) sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$2" | tail -1 ;;
     uring_trace*|ut_*) sed -n 's/^uring-trace: \([0-9]*\) events, [0-9]* lost.*/\1/p' "$2" | tail -1 ;;
   esac
+}
+
+# Probe hits the kernel sent or lost (uring-trace -v), over the tracer's
+# whole run.
+tracer_hits() { # NAME LOG
+  sed -n 's/^uring-trace: the kernel sent \([0-9]*\) probe hits and lost \([0-9]*\).*/\1 \2/p' "$2" |
+    tail -1 | awk '{ print $1 + $2 }'
 }
 
 tracer_note() { # NAME LOG: lost events and the like
@@ -230,7 +242,7 @@ if [[ " $TRACERS " == *" uring_trace "* ]]; then
   fi
 fi
 setup_workloads
-printf 'cpu\tworkload\tround\ttracer\tthroughput\tevents\ttracer_cpu_s\tmax_rss_kb\tbpf_ns\tnote\n' >"$RESULTS"
+printf 'cpu\tworkload\tround\ttracer\tthroughput\tevents\ttracer_cpu_s\tmax_rss_kb\tbpf_ns\thits\tnote\n' >"$RESULTS"
 if [ "$BPF_STATS" = 1 ]; then
   stats_before=$(sysctl -n kernel.bpf_stats_enabled)
   sysctl -q kernel.bpf_stats_enabled=1
@@ -242,14 +254,14 @@ for cpu in $CPUS; do
     for round in $(seq "$ROUNDS"); do
       check_quiet "cpu $cpu $workload round $round"
       tp=$(run_workload "$workload" "$cpu")
-      printf '%s\t%s\t%s\tnone\t%s\t\t\t\t\t\n' "$cpu" "$workload" "$round" "$tp" >>"$RESULTS"
+      printf '%s\t%s\t%s\tnone\t%s\t\t\t\t\t\t\n' "$cpu" "$workload" "$round" "$tp" >>"$RESULTS"
       log "cpu $cpu $workload round $round: untraced $tp"
       for tracer in $TRACERS; do
         tlog="$OUT/$tracer.log"
         if ! start_tracer "$tracer" "$tlog"; then
           log "$tracer did not attach: $(head -c 200 "$tlog")"
           stop_tracer
-          printf '%s\t%s\t%s\t%s\t\t\t\t\t\tno_attach\n' "$cpu" "$workload" "$round" "$tracer" >>"$RESULTS"
+          printf '%s\t%s\t%s\t%s\t\t\t\t\t\t\tno_attach\n' "$cpu" "$workload" "$round" "$tracer" >>"$RESULTS"
           continue
         fi
         t0=$(cpu_ticks "$TRACER_PID")
@@ -264,8 +276,9 @@ for cpu in $CPUS; do
         cpu_s=$(awk -v a="${t0:-0}" -v b="${t1:-0}" -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / hz }')
         ev=$(tracer_events "$tracer" "$tlog")
         note=$(tracer_note "$tracer" "$tlog")
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$cpu" "$workload" "$round" "$tracer" \
-          "$tp" "$ev" "$cpu_s" "$rss" "$bpf_ns" "$note" >>"$RESULTS"
+        hits=$(tracer_hits "$tracer" "$tlog")
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$cpu" "$workload" "$round" "$tracer" \
+          "$tp" "$ev" "$cpu_s" "$rss" "$bpf_ns" "$hits" "$note" >>"$RESULTS"
         log "cpu $cpu $workload round $round: $tracer $tp events=$ev cpu=${cpu_s}s rss=${rss}kB $note"
         rm -f "$OUT"/perf.data* "$OUT/ut.fxt"
       done
@@ -289,8 +302,8 @@ def med(values, fmt):
     return fmt.format(statistics.median(values)) if values else "-"
 def num(text):
     return float(text) if text not in ("", None) else None
-print("| cpu | workload | tracer | throughput (median) | ratio to untraced | events/s | tracer CPU s (per %gs run) | tracer CPU ns/event | BPF ns/op | tracer max RSS MB | notes |" % duration)
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+print("| cpu | workload | tracer | throughput (median) | ratio to untraced | events/s | tracer CPU s (per %gs run) | tracer CPU ns/event | BPF ns/op | hits/op | tracer max RSS MB | notes |" % duration)
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for (cpu, workload, tracer), rs in groups.items():
     tps = [num(r["throughput"]) for r in rs]
     ratios = [num(r["throughput"]) / base[(cpu, workload, r["round"])]
@@ -302,9 +315,12 @@ for (cpu, workload, tracer), rs in groups.items():
                  if num(r["tracer_cpu_s"]) is not None and num(r["events"])]
     per_op = [num(r["bpf_ns"]) / (num(r["throughput"]) * duration) for r in rs
               if num(r["bpf_ns"]) is not None and num(r["throughput"])]
-    print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+    # the hits of the tracer's whole run (a little longer than the workload's)
+    hits_op = [num(r["hits"]) / (num(r["throughput"]) * duration) for r in rs
+               if num(r["hits"]) is not None and num(r["throughput"])]
+    print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
         cpu, workload, tracer, med(tps, "{:,.0f}"), med(ratios, "{:.2f}"), med(events, "{:,.0f}"),
         med([num(r["tracer_cpu_s"]) for r in rs], "{:.2f}") if tracer != "none" else "-",
-        med(per_event, "{:,.0f}"), med(per_op, "{:,.0f}"),
+        med(per_event, "{:,.0f}"), med(per_op, "{:,.0f}"), med(hits_op, "{:.2f}"),
         "%.0f" % (max(rss) / 1024) if rss else "-", " ".join(notes)))
 EOF

@@ -746,8 +746,9 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 				"statements ran past their bound): the compiled script or the records are damaged\n",
 				(unsigned long long)s.dec.malformed);
 		if (o->verbose) {
-			/* what the ring carried: a hit of a split probe is one record */
-			fprintf(stderr, "uring-trace: the kernel sent %llu probe hits\n", (unsigned long long)emitted);
+			/* what the ring carried, or would have: a split probe's hit is one record */
+			fprintf(stderr, "uring-trace: the kernel sent %llu probe hits and lost %llu\n",
+				(unsigned long long)emitted, (unsigned long long)lost);
 			fprintf(stderr, "uring-trace: detached %u links (%u slow) in %.1f ms\n", ds.links, ds.slow_links, ds.ms);
 			fprintf(stderr, "uring-trace: the reader fell behind %llu times (its queue of records reached "
 				"its bound and was handed on at once)\n",
