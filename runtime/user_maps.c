@@ -18,6 +18,7 @@ void ut_user_map_init(struct ut_user_map *m, uint32_t key_size, uint32_t value_s
 	m->value_offset = align8(key_size);
 	/* the chain's next entry in the last 8 bytes */
 	m->stride = m->value_offset + align8(value_size) + 8;
+	m->last = NO_ENTRY;
 }
 
 void ut_user_map_free(struct ut_user_map *m)
@@ -51,7 +52,11 @@ struct index_key {
 static struct index_key index_key(const struct ut_user_map *m, const void *key)
 {
 	struct index_key k = {0, 0};
-	if (!exact(m))
+	if (m->key_size == 8)   /* most keys: copies of a known size, inlined */
+		memcpy(&k.a, key, 8);
+	else if (m->key_size == 16)
+		memcpy(&k, key, 16);
+	else if (!exact(m))
 		k.a = hmap_hash_bytes(key, m->key_size);
 	else
 		memcpy(&k, key, m->key_size);
@@ -72,18 +77,37 @@ static uint64_t *index_find(const struct ut_user_map *m, struct index_key k)
 	return hmap_find(&m->index, k.a, k.b);
 }
 
+static void remember(struct ut_user_map *m, uint32_t i, struct index_key k)
+{
+	m->last = i;
+	m->last_a = k.a;
+	m->last_b = k.b;
+}
+
+/* The entry of key (its index key k), or NO_ENTRY: the last one without
+ * a look-up when it is the same. */
+static uint32_t find(const struct ut_user_map *m, const void *key, struct index_key k)
+{
+	if (m->last != NO_ENTRY && m->last_a == k.a && m->last_b == k.b &&
+	    (exact(m) || memcmp(entry(m, m->last), key, m->key_size) == 0))
+		return m->last;
+	return find_in_chain(m, index_find(m, k), key);
+}
+
 void *ut_user_map_lookup(const struct ut_user_map *m, const void *key)
 {
-	uint32_t i = find_in_chain(m, index_find(m, index_key(m, key)), key);
+	uint32_t i = find(m, key, index_key(m, key));
 	return i == NO_ENTRY ? NULL : entry(m, i) + m->value_offset;
 }
 
 void *ut_user_map_value(struct ut_user_map *m, const void *key)
 {
 	struct index_key k = index_key(m, key);
-	uint32_t i = find_in_chain(m, index_find(m, k), key);
-	if (i != NO_ENTRY)
+	uint32_t i = find(m, key, k);
+	if (i != NO_ENTRY) {
+		remember(m, i, k);
 		return entry(m, i) + m->value_offset;
+	}
 	if (m->count >= UT_USER_MAP_MAX_ENTRIES) {
 		m->refused++;
 		return NULL;
@@ -97,6 +121,7 @@ void *ut_user_map_value(struct ut_user_map *m, const void *key)
 	uint64_t *head = hmap_insert(&m->index, k.a, k.b, &created);
 	*next_of(m, i) = created ? NO_ENTRY : (uint32_t)*head;
 	*head = i;
+	remember(m, i, k);
 	return e + m->value_offset;
 }
 
@@ -122,6 +147,7 @@ void ut_user_map_delete(struct ut_user_map *m, const void *key)
 	uint32_t i = find_in_chain(m, head, key);
 	if (i == NO_ENTRY)
 		return;
+	m->last = NO_ENTRY;   /* the last entry moves into the hole */
 	uint32_t after = *next_of(m, i);
 	if (*head == i && after == NO_ENTRY)
 		hmap_remove(&m->index, k.a, k.b);
@@ -139,6 +165,7 @@ void ut_user_map_clear(struct ut_user_map *m)
 {
 	hmap_clear(&m->index);
 	m->count = 0;
+	m->last = NO_ENTRY;
 }
 
 void ut_user_map_zero(struct ut_user_map *m)

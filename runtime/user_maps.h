@@ -26,6 +26,12 @@ struct ut_user_map {
 	unsigned char *entries;
 	struct hmap index;
 	uint64_t refused;                /* new keys not inserted: the map was full */
+	/* The entry written last (ut_user_map_value), and its index key: the next
+	 * access is often to it (the same ring's or thread's count a hit
+	 * after another, a value read after its add).  Entries keep their
+	 * place until a delete. */
+	uint32_t last;
+	uint64_t last_a, last_b;
 };
 
 void ut_user_map_init(struct ut_user_map *m, uint32_t key_size, uint32_t value_size);

@@ -365,6 +365,15 @@ static void test_map_basics(void)
 	ut_user_map_clear(&m);
 	CHECK("maps/clear", m.count == 0 && !ut_user_map_lookup(&m, key));
 	CHECK("maps/after_clear", ut_user_map_add(&m, key, 5) == 5 && m.count == 1);
+	/* the entry written last is found without a look-up: a delete that
+	 * moves it into another's place must not leave it found there */
+	uint64_t other[2] = {2, 14}, third[2] = {3, 21};
+	ut_user_map_add(&m, other, 20);
+	ut_user_map_add(&m, third, 30);   /* the last entry, remembered */
+	ut_user_map_delete(&m, key);      /* third moves into key's place */
+	const int64_t *v3 = ut_user_map_lookup(&m, third), *v1 = ut_user_map_lookup(&m, key);
+	CHECK("maps/last_after_delete", v3 && *v3 == 30 && !v1 && ut_user_map_add(&m, third, 1) == 31 &&
+	      ut_user_map_add(&m, other, 1) == 21 && m.count == 2);
 	ut_user_map_free(&m);
 }
 
