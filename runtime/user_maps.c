@@ -94,10 +94,14 @@ static uint32_t find(const struct ut_user_map *m, const void *key, struct index_
 	return find_in_chain(m, index_find(m, k), key);
 }
 
-void *ut_user_map_lookup(const struct ut_user_map *m, const void *key)
+void *ut_user_map_lookup(struct ut_user_map *m, const void *key)
 {
-	uint32_t i = find(m, key, index_key(m, key));
-	return i == NO_ENTRY ? NULL : entry(m, i) + m->value_offset;
+	struct index_key k = index_key(m, key);
+	uint32_t i = find(m, key, k);
+	if (i == NO_ENTRY)
+		return NULL;
+	remember(m, i, k);   /* a write of what was read: one look-up */
+	return entry(m, i) + m->value_offset;
 }
 
 void *ut_user_map_value(struct ut_user_map *m, const void *key)

@@ -26,7 +26,7 @@ struct ut_user_map {
 	unsigned char *entries;
 	struct hmap index;
 	uint64_t refused;                /* new keys not inserted: the map was full */
-	/* The entry written last (ut_user_map_value), and its index key: the next
+	/* The entry found or inserted last, and its index key: the next
 	 * access is often to it (the same ring's or thread's count a hit
 	 * after another, a value read after its add).  Entries keep their
 	 * place until a delete. */
@@ -39,7 +39,7 @@ void ut_user_map_free(struct ut_user_map *m);
 
 /* The value of key, or NULL.  Values stay where they are until the next
  * insert or delete in the map. */
-void *ut_user_map_lookup(const struct ut_user_map *m, const void *key);
+void *ut_user_map_lookup(struct ut_user_map *m, const void *key);
 /* The value of key, zeroed when new; NULL when key is new and the map is
  * full (the insert fails, as in a BPF map, and is counted). */
 void *ut_user_map_value(struct ut_user_map *m, const void *key);

@@ -698,7 +698,7 @@ static void test_expressions(void)
 	session_open(&s, p, 0, NULL);
 	void *rec = record(p, hit, 123456789);
 	decode(&s, rec);
-	const struct ut_user_map *results = &s.maps.maps[r];
+	struct ut_user_map *results = &s.maps.maps[r];
 	for (unsigned i = 0; i < nint + nother; i++) {
 		uint64_t key = i;
 		const int64_t *v = ut_user_map_lookup(results, &key);
@@ -939,7 +939,7 @@ static void test_trace(void)
 					   strstr(user.printed, "res=-11 path=/tmp/data\n"));
 	CHECK("trace/same_counts", kernel.d.records == user.d.records && kernel.d.records == 33 &&
 					   user.d.malformed == 0 && user.d.first_ts == 1000 && user.d.last_ts == 3000);
-	const struct ut_user_map *m = &user.maps.maps[user.maps.n - 1];
+	struct ut_user_map *m = &user.maps.maps[user.maps.n - 1];
 	CHECK("trace/clear_user_map", m->count == 1 && *(const int64_t *)ut_user_map_entry_value(m, 0) == 1);
 	session_close(&kernel);
 	session_close(&user);
