@@ -104,6 +104,12 @@ bool hmap_remove(struct hmap *m, uint64_t a, uint64_t b)
 	uint64_t *value = hmap_find(m, a, b);
 	if (!value)
 		return false;
+	hmap_remove_found(m, value);
+	return true;
+}
+
+void hmap_remove_found(struct hmap *m, uint64_t *value)
+{
 	size_t mask = m->capacity - 1;
 	size_t hole = (size_t)((struct hmap_slot *)((char *)value - offsetof(struct hmap_slot, value)) - m->slots);
 	/* backward-shift: pull later members of the probe run into the hole
@@ -121,7 +127,6 @@ bool hmap_remove(struct hmap *m, uint64_t a, uint64_t b)
 	}
 	m->slots[hole].used = false;
 	m->count--;
-	return true;
 }
 
 void hmap_clear(struct hmap *m)

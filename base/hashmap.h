@@ -27,6 +27,8 @@ uint64_t *hmap_find(const struct hmap *m, uint64_t a, uint64_t b);
  * tells which.  Valid until the next insert/remove. */
 uint64_t *hmap_insert(struct hmap *m, uint64_t a, uint64_t b, bool *created);
 bool hmap_remove(struct hmap *m, uint64_t a, uint64_t b);
+/* Removes the entry whose value hmap_find returned (no second search). */
+void hmap_remove_found(struct hmap *m, uint64_t *value);
 void hmap_clear(struct hmap *m);
 void hmap_free(struct hmap *m);
 

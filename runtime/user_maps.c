@@ -154,7 +154,7 @@ void ut_user_map_delete(struct ut_user_map *m, const void *key)
 	m->last = NO_ENTRY;   /* the last entry moves into the hole */
 	uint32_t after = *next_of(m, i);
 	if (*head == i && after == NO_ENTRY)
-		hmap_remove(&m->index, k.a, k.b);
+		hmap_remove_found(&m->index, head);
 	else
 		relink(m, i, after);
 	/* the last entry fills the hole: entries stay one after another */

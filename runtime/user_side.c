@@ -30,10 +30,16 @@ struct sample_set {
 	uint8_t next;   /* the way replaced next */
 };
 
-/* Where an event's locals are in the hit's locals buffer. */
-struct local_layout {
-	uint32_t first;   /* its first slot's entry in slot_offset */
-	uint32_t bytes;
+/* What running an event's statements, or emitting its records, needs
+ * that is worked out once when loading: where its locals are in the
+ * hit's locals buffer, where its integer fields are in its record, and
+ * whether its record is zeroed before its fields are stored (not when
+ * integer fields fill it). */
+struct event_prep {
+	uint32_t first;         /* its first slot's entry in slot_offset */
+	uint32_t bytes;         /* of its locals */
+	uint32_t first_field;   /* its first field's entry in int_at */
+	bool zero_record;
 };
 
 struct ut_user_side {
@@ -43,9 +49,10 @@ struct ut_user_side {
 	uint64_t random;
 	struct sample_set *samples;       /* allocated at the first sampled point */
 	bool *samples_flow;               /* per flow kind: the user side emits some of its points */
-	struct local_layout *layout;      /* per event */
+	struct event_prep *prep;          /* per event */
 	bool *int_keys;                   /* per map: map_key's quick path (whole_int_keys) */
 	uint32_t *slot_offset;
+	int32_t *int_at;                  /* an integer field's offset in its record; -1: a string */
 	unsigned char *locals;            /* the running hit's */
 	unsigned char *record;            /* an emitted record being filled */
 };
@@ -74,6 +81,24 @@ static bool whole_int_keys(const struct ut_map *m)
 	return m->key_size == 8 * m->nkeys || m->key_size == 8 * m->nkeys + 8;
 }
 
+/* Whether the header and integer fields of ev fill its record. */
+static bool ints_fill(const struct ut_event *ev)
+{
+	uint32_t words = ev->size / 8, filled = 0;
+	bool *word = xcalloc(words + 1, sizeof(bool));
+	for (uint32_t w = 0; w < sizeof(struct ut_rec_hdr) / 8 && w < words; w++)
+		word[w] = true;
+	for (unsigned f = 0; f < ev->nfields; f++) {
+		const struct ut_field *fd = &ev->fields[f];
+		if (fd->type != UT_F_STR && fd->offset % 8 == 0 && fd->offset / 8 < words)
+			word[fd->offset / 8] = true;
+	}
+	for (uint32_t w = 0; w < words; w++)
+		filled += word[w];
+	free(word);
+	return ev->size % 8 == 0 && filled == words;
+}
+
 struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_user_maps *maps,
 				      uint32_t sample_permyriad)
 {
@@ -82,21 +107,29 @@ struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_u
 	u->maps = maps;
 	u->sample_permyriad = sample_permyriad && sample_permyriad < 10000 ? sample_permyriad : 10000;
 	u->random = 0x9e3779b97f4a7c15ull;
-	u->layout = xcalloc(prog->nevents, sizeof(*u->layout));
-	size_t nslots = 0, locals = 0, record = 0;
-	for (unsigned e = 0; e < prog->nevents; e++)
+	u->prep = xcalloc(prog->nevents, sizeof(*u->prep));
+	size_t nslots = 0, nfields = 0, locals = 0, record = 0;
+	for (unsigned e = 0; e < prog->nevents; e++) {
 		nslots += prog->events[e].nlocals;
-	u->slot_offset = xcalloc(nslots, sizeof(*u->slot_offset));
-	nslots = 0;
+		nfields += prog->events[e].nfields;
+	}
+	u->slot_offset = xcalloc(nslots + 1, sizeof(*u->slot_offset));
+	u->int_at = xcalloc(nfields + 1, sizeof(*u->int_at));
+	nslots = nfields = 0;
 	for (unsigned e = 0; e < prog->nevents; e++) {
 		const struct ut_event *ev = &prog->events[e];
-		u->layout[e].first = (uint32_t)nslots;
+		struct event_prep *ep = &u->prep[e];
+		ep->first = (uint32_t)nslots;
 		for (unsigned s = 0; s < ev->nlocals; s++) {
-			u->slot_offset[nslots++] = u->layout[e].bytes;
-			u->layout[e].bytes += local_bytes(&ev->locals[s]);
+			u->slot_offset[nslots++] = ep->bytes;
+			ep->bytes += local_bytes(&ev->locals[s]);
 		}
-		if (u->layout[e].bytes > locals)
-			locals = u->layout[e].bytes;
+		ep->first_field = (uint32_t)nfields;
+		for (unsigned f = 0; f < ev->nfields; f++)
+			u->int_at[nfields++] = ev->fields[f].type == UT_F_STR ? -1 : (int32_t)ev->fields[f].offset;
+		ep->zero_record = !ints_fill(ev);
+		if (ep->bytes > locals)
+			locals = ep->bytes;
 		if (ev->size > record)
 			record = ev->size;
 	}
@@ -120,9 +153,10 @@ void ut_user_side_free(struct ut_user_side *u)
 		return;
 	free(u->samples);
 	free(u->samples_flow);
-	free(u->layout);
+	free(u->prep);
 	free(u->int_keys);
 	free(u->slot_offset);
+	free(u->int_at);
 	free(u->locals);
 	free(u->record);
 	free(u);
@@ -190,6 +224,7 @@ struct hit {
 	const struct ut_event *ev;
 	const unsigned char *rec;
 	const uint32_t *slot_offset;   /* the event's */
+	const int32_t *int_at;         /* the event's */
 	uint32_t steps;                /* left */
 };
 
@@ -315,9 +350,9 @@ static inline uint64_t eval_int(struct hit *h, unsigned i)
 	switch (e->op) {
 	case UT_UX_INT: return (uint64_t)e->i;
 	case UT_UX_CAPTURED:
-		if (e->field >= h->ev->nfields || h->ev->fields[e->field].type == UT_F_STR)
+		if (e->field >= h->ev->nfields || h->int_at[e->field] < 0)
 			return 0;
-		memcpy(&v, h->rec + h->ev->fields[e->field].offset, 8);
+		memcpy(&v, h->rec + h->int_at[e->field], 8);
 		return v;
 	case UT_UX_HEADER: return header_value(h, e->which);
 	case UT_UX_LOCAL: return e->slot < h->ev->nlocals ? local_int(h, e->slot) : 0;
@@ -464,7 +499,8 @@ static void emit(struct hit *h, const struct ut_ustmt *s)
 	if (ev->op == UT_EV_HIT)   /* refused when loading: never run a hit inside a hit */
 		return;
 	unsigned char *r = h->u->record;
-	memset(r, 0, ev->size);
+	if (h->u->prep[s->event].zero_record)
+		memset(r, 0, ev->size);
 	struct ut_rec_hdr hdr = *(const struct ut_rec_hdr *)(const void *)h->rec;
 	hdr.event = s->event;
 	memcpy(r, &hdr, sizeof(hdr));
@@ -562,9 +598,11 @@ void ut_user_side_run(struct ut_user_side *u, struct ut_decoder *d, const void *
 		d->malformed++;
 		return;
 	}
+	const struct event_prep *ep = &u->prep[hdr->event];
 	struct hit h = {.u = u, .d = d, .prog = u->prog, .uexprs = u->prog->uexprs, .ev = ev, .rec = rec,
-			.slot_offset = u->slot_offset + u->layout[hdr->event].first, .steps = UT_HIT_MAX_STEPS};
-	memset(u->locals, 0, u->layout[hdr->event].bytes);
+			.slot_offset = u->slot_offset + ep->first, .int_at = u->int_at + ep->first_field,
+			.steps = UT_HIT_MAX_STEPS};
+	memset(u->locals, 0, ep->bytes);
 	/* break or continue outside a loop ends the hit, as return does */
 	if (run_list(&h, ev->body, ev->nbody) == OUT_OF_STEPS)
 		d->malformed++;
