@@ -5,18 +5,6 @@
 
 #include "base/alloc.h"
 
-uint64_t hmap_hash(uint64_t a, uint64_t b)
-{
-	/* splitmix64-style finaliser over both words */
-	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return x;
-}
-
 /* Eight bytes a step (the writer hashes every name and category of every
  * record it interns; byte-wise FNV-1a took a fifth of the engine's time),
  * each word mixed by a multiply, the whole finalised with the length. */
@@ -43,20 +31,6 @@ uint64_t hmap_hash_bytes(const void *data, size_t len)
 static size_t home_of(const struct hmap *m, uint64_t a, uint64_t b)
 {
 	return (size_t)hmap_hash(a, b) & (m->capacity - 1);
-}
-
-uint64_t *hmap_find(const struct hmap *m, uint64_t a, uint64_t b)
-{
-	if (!m->capacity)
-		return NULL;
-	size_t mask = m->capacity - 1;
-	for (size_t i = home_of(m, a, b);; i = (i + 1) & mask) {
-		struct hmap_slot *s = &m->slots[i];
-		if (!s->used)
-			return NULL;
-		if (s->a == a && s->b == b)
-			return &s->value;
-	}
 }
 
 static void grow(struct hmap *m)
