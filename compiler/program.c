@@ -110,6 +110,23 @@ unsigned ut_program_add_ukeys(struct ut_program *p, const unsigned *exprs, unsig
 	return p->nukeys - n;
 }
 
+unsigned ut_uexpr_operands(const struct ut_uexpr *e, unsigned ops[3])
+{
+	ops[0] = e->a;
+	ops[1] = e->b;
+	ops[2] = e->c;
+	switch (e->op) {
+	case UT_UX_INT: case UT_UX_STR: case UT_UX_CAPTURED: case UT_UX_HEADER: case UT_UX_LOCAL: case UT_UX_MAP:
+		return 0;
+	case UT_UX_NEG: case UT_UX_NOT: case UT_UX_BITNOT: case UT_UX_BOOL: case UT_UX_TRUNC: case UT_UX_STR_INT:
+		return 1;
+	case UT_UX_COND:
+		return 3;
+	default:   /* two: integers, or strings compared */
+		return 2;
+	}
+}
+
 const char *ut_format_next(const char *p, struct ut_directive *d)
 {
 	for (; (p = strchr(p, '%')); p++) {

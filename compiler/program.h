@@ -409,5 +409,8 @@ void ut_program_free(struct ut_program *p);
 unsigned ut_program_add_uexpr(struct ut_program *p, const struct ut_uexpr *e);
 unsigned ut_program_add_ustmts(struct ut_program *p, const struct ut_ustmt *s, unsigned n);
 unsigned ut_program_add_ukeys(struct ut_program *p, const unsigned *exprs, unsigned n);
+/* The operand expressions of e into ops (a map's keys are not operands):
+ * their number. */
+unsigned ut_uexpr_operands(const struct ut_uexpr *e, unsigned ops[3]);
 
 #endif

@@ -434,7 +434,6 @@ static bool umap_ok(const struct ut_program *p, unsigned map, unsigned keys, uns
 static bool uexpr_ok(const struct ut_program *p, unsigned i, uint8_t *depth)
 {
 	const struct ut_uexpr *e = &p->uexprs[i];
-	unsigned nops = 0;
 	bool ok;
 	switch (e->op) {
 	case UT_UX_INT: ok = !e->is_str; break;
@@ -445,28 +444,23 @@ static bool uexpr_ok(const struct ut_program *p, unsigned i, uint8_t *depth)
 		ok = umap_ok(p, e->map, e->keys, e->nkeys, i) && e->is_str == ut_map_holds_string(&p->maps[e->map]);
 		break;
 	case UT_UX_NEG: case UT_UX_NOT: case UT_UX_BITNOT: case UT_UX_BOOL: case UT_UX_TRUNC:
-		nops = 1;
 		ok = !e->is_str && expr_is(p, e->a, i, false);
 		break;
 	case UT_UX_STR_INT:
-		nops = 1;
 		ok = !e->is_str && e->n <= 8 && expr_is(p, e->a, i, true);
 		break;
 	case UT_UX_STREQ: case UT_UX_STRNE:
-		nops = 2;
 		ok = !e->is_str && expr_is(p, e->a, i, true) && expr_is(p, e->b, i, true);
 		break;
 	case UT_UX_COND:
-		nops = 3;
 		ok = expr_is(p, e->a, i, false) && expr_is(p, e->b, i, e->is_str) && expr_is(p, e->c, i, e->is_str);
 		break;
 	default:   /* two integers */
-		nops = 2;
 		ok = e->op < UT_UX_OP_COUNT && !e->is_str && expr_is(p, e->a, i, false) && expr_is(p, e->b, i, false);
 	}
 	if (!ok)
 		return false;
-	unsigned ops[3] = {e->a, e->b, e->c}, deepest = 0;
+	unsigned ops[3], deepest = 0, nops = ut_uexpr_operands(e, ops);
 	for (unsigned k = 0; k < nops; k++)
 		if (depth[ops[k]] > deepest)
 			deepest = depth[ops[k]];

@@ -32,12 +32,13 @@ struct sample_set {
 
 /* What running an event's statements, or emitting its records, needs
  * that is worked out once when loading: where its locals are in the
- * hit's locals buffer, where its integer fields are in its record, and
+ * hit's locals buffer and whether a hit zeroes them (not when each is set
+ * before it is read), where its integer fields are in its record, and
  * whether its record is zeroed before its fields are stored (not when
  * integer fields fill it). */
 struct event_prep {
 	uint32_t first;         /* its first slot's entry in slot_offset */
-	uint32_t bytes;         /* of its locals */
+	uint32_t bytes;         /* of its locals, zeroed at each hit; 0: none read unset */
 	uint32_t first_field;   /* its first field's entry in int_at */
 	bool zero_record;
 };
@@ -99,6 +100,61 @@ static bool ints_fill(const struct ut_event *ev)
 	return ev->size % 8 == 0 && filled == words;
 }
 
+/* Whether expression x reads a local not in set[] (expressions walked
+ * before are in seen[]: what they read was read earlier). */
+static bool reads_unset_expr(const struct ut_program *p, unsigned x, const bool *set, bool *seen)
+{
+	if (x >= p->nuexprs || seen[x])
+		return false;
+	seen[x] = true;
+	const struct ut_uexpr *e = &p->uexprs[x];
+	if (e->op == UT_UX_LOCAL && !set[e->slot < UT_ULOCALS_MAX ? e->slot : UT_ULOCALS_MAX])
+		return true;
+	unsigned ops[3], n = ut_uexpr_operands(e, ops);
+	for (unsigned k = 0; k < n; k++)
+		if (reads_unset_expr(p, ops[k], set, seen))
+			return true;
+	for (unsigned k = 0; e->op == UT_UX_MAP && k < e->nkeys && e->keys + k < p->nukeys; k++)
+		if (reads_unset_expr(p, p->ukeys[e->keys + k], set, seen))
+			return true;
+	return false;
+}
+
+/* Whether statements first..+n read a local not in set[] (any operand
+ * counts, run or not). */
+static bool reads_unset(const struct ut_program *p, unsigned first, unsigned n, const bool *set, bool *seen)
+{
+	for (unsigned i = first; i < first + n && i < p->nustmts; i++) {
+		const struct ut_ustmt *s = &p->ustmts[i];
+		bool bodies = s->op == UT_US_IF || s->op == UT_US_FOR;
+		if (reads_unset_expr(p, s->a, set, seen) || reads_unset_expr(p, s->b, set, seen) ||
+		    (bodies && (reads_unset(p, s->body, s->nbody, set, seen) ||
+				reads_unset(p, s->body2, s->nbody2, set, seen))))
+			return true;
+		for (unsigned k = 0; k < s->nkeys && s->keys + k < p->nukeys; k++)
+			if (reads_unset_expr(p, p->ukeys[s->keys + k], set, seen))
+				return true;
+	}
+	return false;
+}
+
+/* Whether a hit of ev may read a local before setting it: each of its
+ * statements in turn, the locals set by the ones before (at the top,
+ * where a set always happens) counting as set. */
+static bool reads_before_set(const struct ut_program *p, const struct ut_event *ev)
+{
+	bool *set = xcalloc(UT_ULOCALS_MAX + 1, sizeof(bool)), *seen = xcalloc(p->nuexprs + 1, sizeof(bool));
+	bool unset = false;
+	for (unsigned i = ev->body; !unset && i < ev->body + ev->nbody && i < p->nustmts; i++) {
+		unset = reads_unset(p, i, 1, set, seen);
+		if (p->ustmts[i].op == UT_US_LOCAL && p->ustmts[i].slot < UT_ULOCALS_MAX)
+			set[p->ustmts[i].slot] = true;
+	}
+	free(set);
+	free(seen);
+	return unset;
+}
+
 struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_user_maps *maps,
 				      uint32_t sample_permyriad)
 {
@@ -130,6 +186,8 @@ struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_u
 		ep->zero_record = !ints_fill(ev);
 		if (ep->bytes > locals)
 			locals = ep->bytes;
+		if (ep->bytes && !reads_before_set(prog, ev))
+			ep->bytes = 0;
 		if (ev->size > record)
 			record = ev->size;
 	}
@@ -602,7 +660,8 @@ void ut_user_side_run(struct ut_user_side *u, struct ut_decoder *d, const void *
 	struct hit h = {.u = u, .d = d, .prog = u->prog, .uexprs = u->prog->uexprs, .ev = ev, .rec = rec,
 			.slot_offset = u->slot_offset + ep->first, .int_at = u->int_at + ep->first_field,
 			.steps = UT_HIT_MAX_STEPS};
-	memset(u->locals, 0, ep->bytes);
+	if (ep->bytes)
+		memset(u->locals, 0, ep->bytes);
 	/* break or continue outside a loop ends the hit, as return does */
 	if (run_list(&h, ev->body, ev->nbody) == OUT_OF_STEPS)
 		d->malformed++;

@@ -377,6 +377,39 @@ static void test_map_basics(void)
 	ut_user_map_free(&m);
 }
 
+/* A local read before it is set reads 0 at every hit, though a hit
+ * before set it; one always set first is not zeroed but reads as set
+ * (user_side.c zeroes only where a read may come first). */
+static void test_locals_zeroed(void)
+{
+	struct ut_program *p = new_program();
+	unsigned early = add_event(p, UT_EV_HIT, 0, NULL), late = add_event(p, UT_EV_HIT, 0, NULL);
+	set_locals(p, early, 1, (struct ut_ulocal[]){{false, 8}});
+	set_locals(p, late, 1, (struct ut_ulocal[]){{false, 8}});
+	unsigned m = add_map(p, &(struct map_spec){.name = "@m", .agg = UT_AGG_LAST, .nkeys = 1, .keys = {KEY_U64}});
+	unsigned k0 = list(p, 1, x_int(p, 0)), k1 = list(p, 1, x_int(p, 1)), l = x_local(p, 0, false);
+	/* early: @m[0] = $l; $l = 5.  late: $l = 7; @m[1] = $l + $l */
+	p->events[early].body = run(p, (struct ut_ustmt[]){
+		s_map(UT_US_MAP_SET, m, k0, 1, l), {.op = UT_US_LOCAL, .slot = 0, .a = x_int(p, 5)}}, 2);
+	p->events[early].nbody = 2;
+	unsigned twice = x_op(p, UT_UX_ADD, l, l);
+	p->events[late].body = run(p, (struct ut_ustmt[]){
+		{.op = UT_US_LOCAL, .slot = 0, .a = x_int(p, 7)}, s_map(UT_US_MAP_SET, m, k1, 1, twice)}, 2);
+	p->events[late].nbody = 2;
+	struct session s;
+	session_open(&s, p, 0, NULL);
+	for (int i = 0; i < 2; i++) {
+		decode(&s, record(p, early, 1000));
+		decode(&s, record(p, late, 1001));
+	}
+	uint64_t key0 = 0, key1 = 1;
+	const int64_t *v0 = ut_user_map_lookup(&s.maps.maps[m], &key0), *v1 = ut_user_map_lookup(&s.maps.maps[m], &key1);
+	CHECK("locals/read_before_set_is_zero", v0 && *v0 == 0 && s.d.malformed == 0);
+	CHECK("locals/set_first", v1 && *v1 == 14);
+	session_close(&s);
+	ut_program_free(p);
+}
+
 static void test_map_collisions(void)
 {
 	uint64_t keys[5][3];
@@ -1317,6 +1350,7 @@ int main(void)
 {
 	test_map_basics();
 	test_map_collisions();
+	test_locals_zeroed();
 	test_map_full();
 	test_semantics();
 	test_expressions();
