@@ -255,8 +255,8 @@ static const char *pending_value(const struct gen *g, int i)
 	return NULL;
 }
 
-/* Reserves the hit's record here: its header, the values captured before
- * the statements (the same all through the hit), the copies of kernel
+/* Reserves the hit's record here: its header, the values captured once
+ * (the same all through the hit: CAPTURED_FIRST), the copies of kernel
  * locals as the locals are now, the conditions captured on the way here;
  * the other fields zeroed.  Its bytes are sent only if the reader has
  * work (reader_work): the reservation is where the path may need them. */
