@@ -44,6 +44,7 @@ struct ut_user_side {
 	struct sample_set *samples;       /* allocated at the first sampled point */
 	bool *samples_flow;               /* per flow kind: the user side emits some of its points */
 	struct local_layout *layout;      /* per event */
+	bool *int_keys;                   /* per map: map_key's quick path (whole_int_keys) */
 	uint32_t *slot_offset;
 	unsigned char *locals;            /* the running hit's */
 	unsigned char *record;            /* an emitted record being filled */
@@ -59,6 +60,18 @@ static uint32_t local_capacity(const struct ut_ulocal *l)
 static uint32_t local_bytes(const struct ut_ulocal *l)
 {
 	return local_capacity(l) > 8 ? (local_capacity(l) + 7u) & ~7u : 8;
+}
+
+/* The map's key is its integer keys side by side, 8 bytes each, then at
+ * most 8 bytes more (a histogram's bucket): a key is then built with no
+ * field layout to follow and no zeroing of what its keys overwrite (most
+ * maps: a key is an address, a number or two). */
+static bool whole_int_keys(const struct ut_map *m)
+{
+	for (unsigned k = 0; k < m->nkeys; k++)
+		if (m->keys[k].type == UT_F_STR || m->keys[k].offset != 8 * k)
+			return false;
+	return m->key_size == 8 * m->nkeys || m->key_size == 8 * m->nkeys + 8;
 }
 
 struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_user_maps *maps,
@@ -89,6 +102,9 @@ struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_u
 	}
 	u->locals = xcalloc(locals, 1);
 	u->record = xcalloc(record, 1);
+	u->int_keys = xcalloc(prog->nmaps + 1, sizeof(*u->int_keys));
+	for (unsigned i = 0; i < prog->nmaps; i++)
+		u->int_keys[i] = whole_int_keys(&prog->maps[i]);
 	u->samples_flow = xcalloc(prog->nflows + 1, sizeof(*u->samples_flow));
 	for (unsigned i = 0; i < prog->nustmts; i++) {
 		const struct ut_ustmt *s = &prog->ustmts[i];
@@ -105,6 +121,7 @@ void ut_user_side_free(struct ut_user_side *u)
 	free(u->samples);
 	free(u->samples_flow);
 	free(u->layout);
+	free(u->int_keys);
 	free(u->slot_offset);
 	free(u->locals);
 	free(u->record);
@@ -145,8 +162,8 @@ static bool sampled(struct ut_user_side *u, uint32_t kind, uint64_t key, bool be
 bool ut_user_side_keeps(struct ut_user_side *u, const void *rec, size_t size)
 {
 	const struct ut_rec_hdr *h = rec;
-	if (h->event >= u->prog->nevents)
-		return true;
+	if (u->sample_permyriad >= 10000 || h->event >= u->prog->nevents)
+		return true;   /* not sampling: every point is kept */
 	const struct ut_event *ev = &u->prog->events[h->event];
 	if (ev->flow < 0 || (unsigned)ev->flow >= u->prog->nflows || !u->samples_flow[ev->flow] ||
 	    ev->key.kind != UT_VAL_FIELD || ev->key.field >= ev->nfields)
@@ -223,6 +240,15 @@ static void store_field(struct hit *h, unsigned x, const struct ut_field *f, uns
 static void map_key(struct hit *h, unsigned map, unsigned keys, unsigned nkeys, unsigned char *key)
 {
 	const struct ut_map *m = &h->prog->maps[map];
+	if (h->u->int_keys[map]) {
+		for (unsigned k = 0; k < nkeys; k++) {
+			uint64_t v = eval_int(h, h->prog->ukeys[keys + k]);
+			memcpy(key + 8 * k, &v, 8);
+		}
+		if (m->key_size > 8 * nkeys)   /* a bucket's place: aggregate writes it */
+			memset(key + 8 * nkeys, 0, 8);
+		return;
+	}
 	memset(key, 0, m->key_size);
 	for (unsigned k = 0; k < nkeys && k < m->nkeys; k++)
 		store_field(h, h->prog->ukeys[keys + k], &m->keys[k], key);
