@@ -324,7 +324,7 @@ static bool find_program(const struct ut_loaded *l, const char *name, unsigned *
 	return false;
 }
 
-static struct bpf_object *open_object(const struct ut_load_opts *o, struct ut_loaded *l,
+static struct bpf_object *open_object(struct ut_kernel *k, const struct ut_load_opts *o, struct ut_loaded *l,
 				      char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .object_name = "uring_trace");
@@ -368,7 +368,7 @@ static struct bpf_object *open_object(const struct ut_load_opts *o, struct ut_lo
 				    : l->can_flush && strcmp(bpf_program__name(prog), "ut_flush") == 0;
 		rc = bpf_program__set_autoload(prog, chosen);
 		if (rc == 0 && chosen && found && def->runs == PROBE_ATTACHED && def->prepare)
-			rc = def->prepare(prog, &l->probes[i].alts[j]);
+			rc = def->prepare(k, obj, prog, &l->probes[i].alts[j]);
 	}
 	if (rc != 0) {
 		snprintf(err, errlen, "cannot prepare the BPF object: %s", strerror(-rc));
@@ -547,7 +547,7 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 	/* Every retry moves one probe past an alternative, so this ends. */
 	enum step step = ok ? STEP_RETRY : STEP_FAIL;
 	while (step == STEP_RETRY) {
-		l->obj = open_object(o, l, err, errlen);
+		l->obj = open_object(k, o, l, err, errlen);
 		if (!l->obj) {
 			step = STEP_FAIL;
 			break;

@@ -121,9 +121,16 @@ check_facts() {
   done
   has "$label/tp_btf-prototype" "$f" '^tp_btf_args io_uring_complete: (struct io_ring_ctx|void) \*, ' \
     "no btf_trace_io_uring_complete prototype in the kernel's BTF"
-  has "$label/complete-fields" "$f" \
-    '^fields io_uring_complete: ctx/8 req/8 user_data/8 res/4 cflags/4' \
-    "io_uring_complete lacks ctx/req/user_data/res/cflags"
+  # 5.19 gave io_uring_complete (and most events) the request pointer.
+  if version_at_least "$version" 5.19; then
+    has "$label/complete-fields" "$f" \
+      '^fields io_uring_complete: ctx/8 req/8 user_data/8 res/4 cflags/4' \
+      "io_uring_complete lacks ctx/req/user_data/res/cflags"
+  else
+    has "$label/complete-fields-no-req" "$f" \
+      '^fields io_uring_complete: ctx/8 user_data/8 res/4 cflags/4$' \
+      "expected io_uring_complete without req: ctx/user_data/res/cflags"
+  fi
   # 6.4 renamed io_uring_submit_sqe to io_uring_submit_req.
   if version_at_least "$version" 6.4; then
     has "$label/submit-tracepoint" "$f" '^summary submit_tracepoint=io_uring_submit_req ' \
@@ -136,15 +143,22 @@ check_facts() {
     has "$label/no-submit_req" "$f" '^probe tracepoint io_uring_submit_req: absent$' \
       "io_uring_submit_req should not exist"
   fi
-  # 6.9 widened the submit flags to 64 bits and dropped task_work_run's loops.
+  # 6.9 widened the submit flags to 64 bits and dropped task_work_run's
+  # loops; task_work_run appeared in 6.0.
   if version_at_least "$version" 6.9; then
     has "$label/submit-flags-u64" "$f" '^fields io_uring_submit_(req|sqe):.* flags/8' "flags not 8 bytes"
     has "$label/task_work_run-no-loops" "$f" '^fields io_uring_task_work_run: tctx/8 count/4$' \
       "task_work_run fields changed"
   else
     has "$label/submit-flags-u32" "$f" '^fields io_uring_submit_(req|sqe):.* flags/4' "flags not 4 bytes"
-    has "$label/task_work_run-loops" "$f" '^fields io_uring_task_work_run: .* loops/4' \
-      "task_work_run lacks loops"
+    if version_at_least "$version" 6.0; then
+      has "$label/task_work_run-loops" "$f" '^fields io_uring_task_work_run: .* loops/4' \
+        "task_work_run lacks loops"
+    elif grep -q '^fields io_uring_task_work_run:' "$f"; then
+      fail "$label/no-task_work_run" "io_uring_task_work_run should not exist before 6.0"
+    else
+      pass "$label/no-task_work_run"
+    fi
   fi
   if [ "$expect_probes" = yes ]; then
     for kind in kprobe kretprobe fentry fexit; do

@@ -28,8 +28,17 @@ check trace_reads grep -q '^errors: 0' /tmp/ut.stats
 check cpus_hold_records grep -q 'each CPU holds its records' /tmp/ut.err
 grep "^flows" /tmp/ut.stats
 # 54 requests, 10 link-chain arrows and 60 CQEs followed from their posting
-# to their reaping (30 per ring)
-check every_request_a_complete_flow grep -q '^flows: 124 complete, 0 incomplete' /tmp/ut.stats
+# to their reaping (30 per ring).  Before 5.19 (no io_uring_req_failed: the
+# optional probe is left out) a request that fails before it is submitted,
+# the invalid opcode of each ring, has no event that carries its request:
+# its CQE is there ("CQE without request", with its error), its flow is not.
+if grep -q "^optional probe '[^']*io_uring_req_failed" /tmp/ut.err; then
+	echo "no io_uring_req_failed on this kernel: the 2 invalid requests are CQEs without a request flow"
+	check every_request_a_complete_flow grep -q '^flows: 122 complete, 0 incomplete' /tmp/ut.stats
+	check invalid_requests_cqes_only grep -q '^  instant .* "CQE without request": 2$' /tmp/ut.stats
+else
+	check every_request_a_complete_flow grep -q '^flows: 124 complete, 0 incomplete' /tmp/ut.stats
+fi
 check every_cqe_posted grep -q '^  instant .* "CQE": 60$' /tmp/ut.stats
 check every_cqe_reaped grep -q '^  instant .* "reaped": 60$' /tmp/ut.stats
 check no_lost_events grep -q '"lost":0,' /tmp/ut.json
