@@ -324,6 +324,57 @@ static bool find_program(const struct ut_loaded *l, const char *name, unsigned *
 	return false;
 }
 
+/* Before 6.1 the verifier lets perf_event programs (profile, software,
+ * hardware and interval probes: they may run in NMI context) use only
+ * preallocated hash maps.  Tried here with a program that looks a key up
+ * in a map that is not preallocated. */
+static bool perf_event_takes_unpreallocated_maps(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, map_opts, .map_flags = BPF_F_NO_PREALLOC);
+	int map = bpf_map_create(BPF_MAP_TYPE_HASH, "ut_try_map", 8, 8, 1, &map_opts);
+	if (map < 0)
+		return true;   /* the load itself will say what is wrong */
+	const struct bpf_insn lookup[] = {
+		{.code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1, .src_reg = BPF_PSEUDO_MAP_FD, .imm = map},
+		{0},
+		{.code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .off = -8, .imm = 0},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_10},
+		{.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -8},
+		{.code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	int prog = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, "ut_try_prealloc", "GPL", lookup,
+				 sizeof(lookup) / sizeof(lookup[0]), NULL);
+	close(map);
+	if (prog < 0)
+		return false;
+	close(prog);
+	return true;
+}
+
+/* Preallocated hash maps for kernels whose perf_event programs need them:
+ * as many entries as bpftrace's maps hold by default (every entry is
+ * allocated when the map is created: 65536 stacks would take 64 MiB). */
+#define PREALLOC_MAX_ENTRIES 4096
+
+static int preallocate_hash_maps(struct bpf_object *obj)
+{
+	struct bpf_map *map;
+	bpf_object__for_each_map(map, obj) {
+		enum bpf_map_type type = bpf_map__type(map);
+		__u32 flags = bpf_map__map_flags(map);
+		if ((type != BPF_MAP_TYPE_HASH && type != BPF_MAP_TYPE_PERCPU_HASH) || !(flags & BPF_F_NO_PREALLOC))
+			continue;
+		int rc = bpf_map__set_map_flags(map, flags & ~(__u32)BPF_F_NO_PREALLOC);
+		if (rc == 0 && bpf_map__max_entries(map) > PREALLOC_MAX_ENTRIES)
+			rc = bpf_map__set_max_entries(map, PREALLOC_MAX_ENTRIES);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
 static struct bpf_object *open_object(struct ut_kernel *k, const struct ut_load_opts *o, struct ut_loaded *l,
 				      char *err, size_t errlen)
 {
@@ -354,6 +405,7 @@ static struct bpf_object *open_object(struct ut_kernel *k, const struct ut_load_
 		}
 	}
 	struct bpf_program *prog;
+	bool perf_event_programs = false;
 	bpf_object__for_each_program(prog, obj) {
 		/* Only the chosen alternatives load; a program no probe names
 		 * stays off too.  BEGIN/END load but are never attached: the
@@ -369,6 +421,13 @@ static struct bpf_object *open_object(struct ut_kernel *k, const struct ut_load_
 		rc = bpf_program__set_autoload(prog, chosen);
 		if (rc == 0 && chosen && found && def->runs == PROBE_ATTACHED && def->prepare)
 			rc = def->prepare(k, obj, prog, &l->probes[i].alts[j]);
+		perf_event_programs |= chosen && bpf_program__type(prog) == BPF_PROG_TYPE_PERF_EVENT;
+	}
+	if (rc == 0 && perf_event_programs && !perf_event_takes_unpreallocated_maps()) {
+		if (o->verbose)
+			fprintf(log_of(o), "perf_event programs need preallocated maps on this kernel: "
+				"the hash maps hold %d entries each\n", PREALLOC_MAX_ENTRIES);
+		rc = preallocate_hash_maps(obj);
 	}
 	if (rc != 0) {
 		snprintf(err, errlen, "cannot prepare the BPF object: %s", strerror(-rc));
