@@ -272,7 +272,8 @@ static int command_status(const struct options *o, int status)
 
 /* Without -v: one line when the script runs degraded on this kernel, naming
  * the probe kinds it does not run (fentry, kprobe, ...) that alternatives
- * were passed over for, and counting the optional probes left out. */
+ * were passed over for, and the optional probes left out (by their first
+ * alternative's target: what the kernel lacks). */
 static void note_degraded(const struct ut_program *prog, const struct ut_loaded *l)
 {
 	bool named[UT_PROBE_KIND_COUNT] = {false};
@@ -305,9 +306,13 @@ static void note_degraded(const struct ut_program *prog, const struct ut_loaded 
 			fprintf(stderr, "%s%s", i == 0 ? "" : i + 1 < nkinds ? ", " : " or ", kinds[i]);
 		fprintf(stderr, " programs: %u probes use another alternative, %u are left out", fallbacks, left_out);
 	} else {
-		fprintf(stderr, "%u optional probes are not on this kernel and are left out", left_out);
+		fprintf(stderr, "%u optional probes are not on this kernel and are left out:", left_out);
+		for (unsigned i = 0; i < prog->nprobes; i++)
+			if (prog->probes[i].nalts && probe_kind_def(prog->probes[i].alts[0].kind)->runs == PROBE_ATTACHED &&
+			    ut_loaded_alt(l, i) < 0)
+				fprintf(stderr, " %s", prog->probes[i].alts[0].target);
 	}
-	fprintf(stderr, " (-v lists them)\n");
+	fprintf(stderr, " (-v says why)\n");
 }
 
 /* A map the reader keeps refuses new keys past its bound, as a BPF map

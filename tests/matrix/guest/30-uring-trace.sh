@@ -63,6 +63,28 @@ if grep -q '^@requests\[NOP, inline\]: 8$' /tmp/follow.out; then
 else
 	echo "FAIL uring-trace/follow_forked_workload: $(grep '^@requests' /tmp/follow.out | tr '\n' ' ')"
 fi
+# What this kernel lacks is said once, at start, and nothing fails: at most
+# one note, no warning (run without -q and -v, as users do).
+$UT --summary-only -c "/matrix/uring_paths --dir /tmp --rings 1" /matrix/io_uring.uto >/tmp/note.out 2>/tmp/note.err
+rc=$?
+notes=$(grep -c 'note:' /tmp/note.err)
+echo "notes: $(grep 'note:' /tmp/note.err)"
+if [ $rc -eq 0 ] && [ "$notes" -le 1 ] && ! grep -qiE 'warning|error' /tmp/note.err; then
+	echo "PASS uring-trace/one_note_at_most"
+else
+	echo "FAIL uring-trace/one_note_at_most: status $rc, $notes notes: $(head -c 400 /tmp/note.err)"
+fi
+# --info: what this kernel offers, without clang in the guest
+$UT --info >/tmp/info.out 2>&1
+rc=$?
+sed 's/^/info: /' /tmp/info.out
+if [ $rc -eq 0 ] && grep -q '^verdict: *tracing works here' /tmp/info.out &&
+	grep -q '^io_uring: .*submit_' /tmp/info.out && grep -q 'completions .*request' /tmp/info.out; then
+	echo "PASS uring-trace/info"
+else
+	echo "FAIL uring-trace/info: status $rc: $(tr '\n' ' ' </tmp/info.out | head -c 400)"
+fi
+
 for builtin in exec fork free; do
 	if grep -q "built-in sched_process_$builtin program .* uses raw_tp:sched_process_$builtin$" /tmp/follow.err; then
 		echo "PASS uring-trace/builtin_$builtin"
