@@ -120,8 +120,7 @@ int ut_print_info(FILE *out)
 	else
 		fprintf(out, "cache:         unavailable: %s\n", err);
 	const struct ut_bpfcc *cc = ut_bpfcc_get(err, sizeof(err));
-	fprintf(out, "compiler:      %s%s\n", cc ? cc->version() : err,
-		cc ? "" : " (scripts compiled elsewhere with --compile still run)");
+	fprintf(out, "compiler:      %s\n", cc ? cc->version() : err);
 	ut_kernel_close(k);
 	fprintf(out, "verdict:       %s\n", ok ? "tracing works here" : "tracing cannot work here (see above)");
 	return ok ? 0 : 1;

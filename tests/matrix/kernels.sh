@@ -2,7 +2,7 @@
 # Fetches the Debian kernel images that the kernel matrix boots, and the
 # tools to boot them (qemu, busybox-static, cpio).
 #
-#   tests/matrix/kernels.sh [SERIES...]      (default: 6.1 6.12)
+#   tests/matrix/kernels.sh [SERIES...]      (default: 5.10 6.1 6.12)
 #
 # Prints one line per kernel found on stdout: "SERIES RELEASE DEBIAN_VERSION VMLINUZ"
 # (e.g. "6.1 6.1.0-56-cloud-amd64 6.1.192-2 /var/cache/.../vmlinuz").
@@ -217,7 +217,7 @@ get_kernel() {
 install_tools
 CACHE=$(pick_cache_dir)
 mkdir -p "$CACHE"
-[ $# -gt 0 ] || set -- 6.1 6.12
+[ $# -gt 0 ] || set -- 5.10 6.1 6.12
 # A missing series does not stop the others; the exit status tells.
 status=0
 for series in "$@"; do

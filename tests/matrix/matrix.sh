@@ -3,7 +3,7 @@
 # holding the guest tests, checks what each kernel reports, and prints a
 # table. `make kernel-matrix` and tests/matrix/test_matrix.sh run this.
 #
-#   tests/matrix/matrix.sh [SERIES...]     (default: $UT_MATRIX_KERNELS or "6.1 6.12")
+#   tests/matrix/matrix.sh [SERIES...]     (default: $UT_MATRIX_KERNELS or "5.10 6.1 6.12")
 #
 # Prints "PASS name" / "FAIL name: why" / "SKIP name: why" lines (the
 # tests/run.sh convention), then the table. Exits 1 if anything failed.
@@ -30,7 +30,7 @@ skip_all() { echo "SKIP kernel-matrix: $*"; exit 0; }
 
 [ "${UT_MATRIX:-1}" = 0 ] && skip_all "disabled by UT_MATRIX=0"
 [ "$(uname -m)" = x86_64 ] || skip_all "host is $(uname -m); the matrix boots x86-64 kernels"
-[ $# -gt 0 ] || read -r -a series_list <<<"${UT_MATRIX_KERNELS:-6.1 6.12}"
+[ $# -gt 0 ] || read -r -a series_list <<<"${UT_MATRIX_KERNELS:-5.10 6.1 6.12}"
 [ $# -eq 0 ] || series_list=("$@")
 
 # What goes into every guest. The uring-trace end-to-end tests plug in here:
