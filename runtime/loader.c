@@ -509,11 +509,15 @@ static enum step load_once(struct ut_kernel *k, const struct ut_load_opts *o,
 	if (o->verbose && captured)
 		fprintf(log_of(o), "libbpf log for probe '%s' (%s:%s):\n%s", p->spec,
 			probe_kind_name(alt->kind), alt->target, captured);
+	/* libbpf's words for a field or type this kernel does not have
+	 * (rq->q->disk before 5.15): the kernel lacks what the alternative
+	 * reads, and the next one is there for it */
+	bool kernel_lacks_field = strstr(verdict, "failed to resolve CO-RE relocation") != NULL;
 	if (reject(k, o, l, i, why, err, errlen)) {
-		/* an alternative that exists but does not verify is a bug in
-		 * the script or the compiler, not the kernel lacking it: say so,
-		 * even though the next alternative may do */
-		if (!o->verbose)
+		/* an alternative that exists but does not verify otherwise is a
+		 * bug in the script or the compiler, not the kernel lacking it:
+		 * say so, even though the next alternative may do */
+		if (!o->verbose && !kernel_lacks_field)
 			fprintf(log_of(o), "uring-trace: warning: probe '%s' (%s): the BPF verifier rejected "
 				"%s:%s (%s); trying the next alternative (-v shows the verifier log)\n",
 				p->spec, probe_at(p, at, sizeof(at)), probe_kind_name(alt->kind), alt->target, why);
