@@ -73,7 +73,7 @@ for script in io_uring iostack block fileio; do
 	rc=$?
 	notes=$(grep -c 'note:' /tmp/note.err)
 	echo "notes of $script.ut: $(grep 'note:' /tmp/note.err)"
-	if [ $rc -eq 0 ] && [ "$notes" -le 1 ] && ! grep -qiE 'warning|error' /tmp/note.err; then
+	if [ $rc -eq 0 ] && [ "$notes" -le 1 ] && ! grep -qE 'warning:|error:' /tmp/note.err; then
 		echo "PASS uring-trace/$script/one_note_at_most"
 	else
 		echo "FAIL uring-trace/$script/one_note_at_most: status $rc, $notes notes: $(head -c 400 /tmp/note.err)"
