@@ -65,8 +65,11 @@ else
 fi
 # What this kernel lacks is said once, at start, and nothing fails: at most
 # one note, no warning (run without -q and -v, as users do), for the
-# default script and the other scripts the matrix runs.
-for script in io_uring iostack block fileio; do
+# default script and block.ut (whose tp_btf alternatives 5.10 refuses on a
+# CO-RE relocation).  Two runs only: each attach and detach under TCG is a
+# chance for its text-patching troubles (see docs/kernels.md); iostack.ut
+# and fileio.ut run in their own tests.
+for script in io_uring block; do
 	cmd=true
 	[ $script = io_uring ] && cmd="/matrix/uring_paths --dir /tmp --rings 1"
 	$UT --summary-only -c "$cmd" /matrix/$script.uto >/tmp/note.out 2>/tmp/note.err
