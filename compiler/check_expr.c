@@ -473,8 +473,10 @@ static void default_expr(struct check *ck, struct node *n)
 	}
 	check_expr(ck, f);
 	n->type = f->type;
-	if (!is_int(&f->type) || !is_int(&n->b->type))
-		ERR(ck, n, "'?\?' works on integer arguments");
+	/* a pointer argument may default to another way of finding it (a
+	 * request's ring when the record lacks ctx) */
+	if (!is_cond(&f->type) || !is_cond(&n->b->type) || (is_int(&f->type) && !is_int(&n->b->type)))
+		ERR(ck, n, "'?\?' works on integer and pointer arguments, with a default of the same kind");
 }
 
 /* exists(args.NAME) names its argument without reading it. */

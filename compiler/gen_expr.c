@@ -410,16 +410,19 @@ static char *gen_ternary(struct gen *g, struct node *n)
 	return r;
 }
 
-/* args.NAME ?? default */
+/* args.NAME ?? default: the default is computed only where the field is
+ * missing (it may be a map look-up, which kernels with the field skip). */
 static char *gen_default(struct gen *g, struct node *n)
 {
 	struct node *f = n->a;
-	char *dflt = gen_expr(g, n->b);
 	if (f->ref == REF_ABSENT)
-		return dflt;
-	char *v = gen_expr(g, f);
+		return gen_expr(g, n->b);
+	struct strbuf v_stmts, d_stmts;
+	char *v = lazy_expr(g, f, &v_stmts), *dflt = lazy_expr(g, n->b, &d_stmts);
 	const char *exists = f->ref == REF_ARG && g->alt->args[f->sym].exists_cexpr ? g->alt->args[f->sym].exists_cexpr : "1";
-	char *r = xasprintf("((%s) ? (__s64)(%s) : (__s64)(%s))", exists, v, dflt);
+	char *r = ternary_expr(g, n->type.kind == T_PTR ? "void *" : "__s64", exists, v, &v_stmts, dflt, &d_stmts);
+	sb_free(&v_stmts);
+	sb_free(&d_stmts);
 	free(v);
 	free(dflt);
 	return r;

@@ -146,8 +146,11 @@ int probe_trial_pmu(const struct ut_alt *alt, const char *pmu, char *why, size_t
 	return rc;
 }
 
-int probe_prepare_tracing(struct bpf_program *prog, const struct ut_alt *alt)
+int probe_prepare_tracing(struct ut_kernel *k, struct bpf_object *obj, struct bpf_program *prog,
+			  const struct ut_alt *alt)
 {
+	(void)k;
+	(void)obj;
 	return bpf_program__set_attach_target(prog, 0, alt->target);
 }
 

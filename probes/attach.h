@@ -43,7 +43,8 @@ int probe_trial_tracing(struct ut_kernel *k, const struct ut_alt *alt, enum bpf_
 int probe_trial_pmu(const struct ut_alt *alt, const char *pmu, char *why, size_t len);
 
 /* The prepare hook of tracing programs: the BTF target, set before load. */
-int probe_prepare_tracing(struct bpf_program *prog, const struct ut_alt *alt);
+int probe_prepare_tracing(struct ut_kernel *k, struct bpf_object *obj, struct bpf_program *prog,
+			  const struct ut_alt *alt);
 /* The attach hook of tracing programs. */
 int probe_attach_tracing(struct bpf_program *prog, const struct ut_alt *alt, struct ut_links *links);
 

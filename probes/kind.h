@@ -24,6 +24,7 @@
 
 struct alt_ctx;
 struct bpf_link;
+struct bpf_object;
 struct bpf_program;
 struct compiler;
 struct strbuf;
@@ -108,8 +109,9 @@ struct probe_kind_def {
 	 * 1 it does; 0 it does not (why); -1 only this target failed (why). */
 	int (*trial)(struct ut_kernel *k, const struct ut_alt *alt, char *why, size_t len);
 	/* Before the object loads: what the kernel needs at load time (the BTF
-	 * target of tracing programs).  0 or a negative errno; NULL: nothing. */
-	int (*prepare)(struct bpf_program *prog, const struct ut_alt *alt);
+	 * target of tracing programs, the running kernel's name of a record
+	 * struct).  0 or a negative errno; NULL: nothing. */
+	int (*prepare)(struct ut_kernel *k, struct bpf_object *obj, struct bpf_program *prog, const struct ut_alt *alt);
 	/* Attaches the loaded program, adding the links it made to links
 	 * (probe_links_add).  0 or a negative errno; on failure the links
 	 * already added stay in the set, for the caller to close. */

@@ -15,15 +15,17 @@
 
 /* The kernel's BTF names a tracepoint's record struct after its event
  * class, which the format file does not tell: find the trace_event_raw_*
- * struct whose members sit where the format says. */
-static const char *record_struct_name(struct compiler *c, const struct ut_tracepoint *tp, char *buf, size_t len)
+ * struct of btf whose members sit where the format says.  Kernels rename
+ * classes (block_rq_complete's record is trace_event_raw_block_rq_complete
+ * on 5.10, trace_event_raw_block_rq_completion later): the compiler asks
+ * the compiling kernel, the loader the running one (prepare_tracepoint). */
+static const char *record_struct_name(const struct btf *btf, const struct ut_tracepoint *tp, char *buf, size_t len)
 {
 	snprintf(buf, len, "trace_event_raw_%s", tp->name);
-	if (ut_kernel_struct(c->k, buf) >= 0)
-		return buf;
-	const struct btf *btf = ut_kernel_btf(c->k);
 	if (!btf)
 		return NULL;
+	if (btf__find_by_name_kind(btf, buf, BTF_KIND_STRUCT) > 0)
+		return buf;
 	unsigned n = btf__type_cnt(btf);
 	for (unsigned id = 1; id < n; id++) {
 		const struct btf_type *t = btf__type_by_id(btf, id);
@@ -50,6 +52,17 @@ static const char *record_struct_name(struct compiler *c, const struct ut_tracep
 		}
 	}
 	return NULL;
+}
+
+/* Our copy of a record struct is named RECORD___utP (probe P's first
+ * alternative) or RECORD___utP_aA, where the alternative's program is
+ * ut_pP_aA (compile.c); the loader finds the copy by it. */
+static void record_struct_suffix(unsigned probe, unsigned alt, char *buf, size_t len)
+{
+	if (alt)
+		snprintf(buf, len, "___ut%u_a%u", probe, alt);
+	else
+		snprintf(buf, len, "___ut%u", probe);
 }
 
 /* Declared fields, laid out as the kernel would: after the 8-byte common
@@ -122,7 +135,7 @@ static int resolve_tracepoint(struct compiler *c, struct alt_ctx *a, const char 
 	char sname[160];
 	const char *raw;
 	if (tp) {
-		raw = record_struct_name(c, tp, sname, sizeof(sname));
+		raw = record_struct_name(ut_kernel_btf(c->k), tp, sname, sizeof(sname));
 	} else if (a->declared) {
 		/* absent here: the script's declaration stands in for the format,
 		 * and CO-RE finds the fields on the kernel that has it */
@@ -141,12 +154,9 @@ static int resolve_tracepoint(struct compiler *c, struct alt_ctx *a, const char 
 	 * relocates every field to where the running kernel has it.  Named per
 	 * probe, and per alternative after the first (alternatives may share
 	 * a record struct name). */
-	unsigned alt_index = (unsigned)(a->alt - a->probe->alts);
-	char suffix[32] = "";
-	if (alt_index)
-		snprintf(suffix, sizeof(suffix), "_a%u", alt_index);
-	snprintf(a->record_struct, sizeof(a->record_struct), "%s___ut%u%s", raw ? raw : "ut_tp_record", a->probe_index,
-		 suffix);
+	char suffix[32];
+	record_struct_suffix(a->probe_index, (unsigned)(a->alt - a->probe->alts), suffix, sizeof(suffix));
+	snprintf(a->record_struct, sizeof(a->record_struct), "%s%s", raw ? raw : "ut_tp_record", suffix);
 	sb_printf(&a->prelude, "struct %s {\n", a->record_struct);
 	uint32_t at = 0;
 	for (unsigned i = 0; i < tp->nfields; i++) {
@@ -278,6 +288,47 @@ static int trial_tracepoint(struct ut_kernel *k, const struct ut_alt *alt, char 
 	return probe_trial_load(alt, BPF_PROG_TYPE_TRACEPOINT, 0, 0, NULL, why, len);
 }
 
+/* CO-RE finds our copy of the record struct by its name, the compiling
+ * kernel's class name.  Where the running kernel names the record
+ * otherwise (another class), the copy takes the running kernel's name
+ * before the object loads, so that its fields are still found by name. */
+static int prepare_tracepoint(struct ut_kernel *k, struct bpf_object *obj, struct bpf_program *prog,
+			      const struct ut_alt *alt)
+{
+	(void)prog;
+	char cat[256], name[256], suffix[32], want[192], here[160];
+	unsigned probe, alt_index;
+	struct btf *btf = bpf_object__btf(obj);
+	const struct btf *kbtf = ut_kernel_btf(k);
+	if (!btf || !kbtf || sscanf(alt->prog_name, "ut_p%u_a%u", &probe, &alt_index) != 2 ||
+	    !split_tracepoint(alt->target, cat, sizeof(cat), name, sizeof(name)))
+		return 0;
+	record_struct_suffix(probe, alt_index, suffix, sizeof(suffix));
+	size_t slen = strlen(suffix);
+	unsigned n = btf__type_cnt(btf);
+	for (unsigned id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const char *tname = btf_is_struct(t) ? btf__name_by_offset(btf, t->name_off) : NULL;
+		size_t tlen = tname ? strlen(tname) : 0;
+		if (!tname || tlen <= slen || strcmp(tname + tlen - slen, suffix) != 0 ||
+		    strncmp(tname, "trace_event_raw_", 16) != 0)
+			continue;
+		snprintf(want, sizeof(want), "%.*s", (int)(tlen - slen), tname);
+		const struct ut_tracepoint *tp = ut_kernel_tracepoint(k, cat, name);
+		if (btf__find_by_name_kind(kbtf, want, BTF_KIND_STRUCT) > 0 || !tp ||
+		    !record_struct_name(kbtf, tp, here, sizeof(here)))
+			return 0;   /* found as it is, or not at all (the verifier says so) */
+		snprintf(want, sizeof(want), "%s%s", here, suffix);
+		int off = btf__add_str(btf, want);
+		if (off < 0)
+			return off;
+		/* after btf__add_str: it may have moved the types */
+		((struct btf_type *)btf__type_by_id(btf, id))->name_off = (unsigned)off;
+		return 0;
+	}
+	return 0;
+}
+
 static int attach_tracepoint(struct bpf_program *prog, const struct ut_alt *alt, struct ut_links *links)
 {
 	char cat[256], name[256];
@@ -300,5 +351,6 @@ const struct probe_kind_def probe_kind_tracepoint = {
 	.list_args = list_tracepoint_args,
 	.exists = tracepoint_exists,
 	.trial = trial_tracepoint,
+	.prepare = prepare_tracepoint,
 	.attach = attach_tracepoint,
 };

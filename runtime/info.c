@@ -39,6 +39,27 @@ static uint64_t effective_caps(void)
 	return caps;
 }
 
+/* Which io_uring events this kernel has, and whether its completions name
+ * their request: before 5.19 they do not, and a trace matches them to
+ * their requests by user_data (stdlib/io_uring.ut). */
+static void print_io_uring_events(struct ut_kernel *k, char **names, int n, FILE *out)
+{
+	fprintf(out, "io_uring:      ");
+	for (int i = 0; i < n; i++) {
+		const char *name = strchr(names[i], ':') ? strchr(names[i], ':') + 1 : names[i];
+		fprintf(out, "%s%s", i ? " " : "", strncmp(name, "io_uring_", 9) == 0 ? name + 9 : name);
+	}
+	fprintf(out, "\n");
+	const struct ut_tracepoint *complete = ut_kernel_tracepoint(k, "io_uring", "io_uring_complete");
+	if (!complete)
+		return;
+	bool has_req = false;
+	for (unsigned f = 0; f < complete->nfields; f++)
+		has_req |= strcmp(complete->fields[f].name, "req") == 0;
+	fprintf(out, "               completions %s\n", has_req ? "name their request"
+			: "do not name their request: matched to it by user_data");
+}
+
 int ut_print_info(FILE *out)
 {
 	struct ut_kernel *k = ut_kernel_open();
@@ -57,8 +78,10 @@ int ut_print_info(FILE *out)
 		fprintf(out, "tracefs:       ok, %d io_uring tracepoints\n", n);
 	else
 		fprintf(out, "tracefs:       unavailable: %s\n", ut_kernel_error(k));
-	if (n > 0)
+	if (n > 0) {
+		print_io_uring_events(k, names, n, out);
 		ut_strv_free(names, n);
+	}
 	ok &= n >= 0;
 
 	uint64_t caps = effective_caps();

@@ -324,7 +324,58 @@ static bool find_program(const struct ut_loaded *l, const char *name, unsigned *
 	return false;
 }
 
-static struct bpf_object *open_object(const struct ut_load_opts *o, struct ut_loaded *l,
+/* Before 6.1 the verifier lets perf_event programs (profile, software,
+ * hardware and interval probes: they may run in NMI context) use only
+ * preallocated hash maps.  Tried here with a program that looks a key up
+ * in a map that is not preallocated. */
+static bool perf_event_takes_unpreallocated_maps(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, map_opts, .map_flags = BPF_F_NO_PREALLOC);
+	int map = bpf_map_create(BPF_MAP_TYPE_HASH, "ut_try_map", 8, 8, 1, &map_opts);
+	if (map < 0)
+		return true;   /* the load itself will say what is wrong */
+	const struct bpf_insn lookup[] = {
+		{.code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1, .src_reg = BPF_PSEUDO_MAP_FD, .imm = map},
+		{0},
+		{.code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .off = -8, .imm = 0},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_10},
+		{.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -8},
+		{.code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	int prog = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, "ut_try_prealloc", "GPL", lookup,
+				 sizeof(lookup) / sizeof(lookup[0]), NULL);
+	close(map);
+	if (prog < 0)
+		return false;
+	close(prog);
+	return true;
+}
+
+/* Preallocated hash maps for kernels whose perf_event programs need them:
+ * as many entries as bpftrace's maps hold by default (every entry is
+ * allocated when the map is created: 65536 stacks would take 64 MiB). */
+#define PREALLOC_MAX_ENTRIES 4096
+
+static int preallocate_hash_maps(struct bpf_object *obj)
+{
+	struct bpf_map *map;
+	bpf_object__for_each_map(map, obj) {
+		enum bpf_map_type type = bpf_map__type(map);
+		__u32 flags = bpf_map__map_flags(map);
+		if ((type != BPF_MAP_TYPE_HASH && type != BPF_MAP_TYPE_PERCPU_HASH) || !(flags & BPF_F_NO_PREALLOC))
+			continue;
+		int rc = bpf_map__set_map_flags(map, flags & ~(__u32)BPF_F_NO_PREALLOC);
+		if (rc == 0 && bpf_map__max_entries(map) > PREALLOC_MAX_ENTRIES)
+			rc = bpf_map__set_max_entries(map, PREALLOC_MAX_ENTRIES);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static struct bpf_object *open_object(struct ut_kernel *k, const struct ut_load_opts *o, struct ut_loaded *l,
 				      char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .object_name = "uring_trace");
@@ -354,6 +405,7 @@ static struct bpf_object *open_object(const struct ut_load_opts *o, struct ut_lo
 		}
 	}
 	struct bpf_program *prog;
+	bool perf_event_programs = false;
 	bpf_object__for_each_program(prog, obj) {
 		/* Only the chosen alternatives load; a program no probe names
 		 * stays off too.  BEGIN/END load but are never attached: the
@@ -368,7 +420,14 @@ static struct bpf_object *open_object(const struct ut_load_opts *o, struct ut_lo
 				    : l->can_flush && strcmp(bpf_program__name(prog), "ut_flush") == 0;
 		rc = bpf_program__set_autoload(prog, chosen);
 		if (rc == 0 && chosen && found && def->runs == PROBE_ATTACHED && def->prepare)
-			rc = def->prepare(prog, &l->probes[i].alts[j]);
+			rc = def->prepare(k, obj, prog, &l->probes[i].alts[j]);
+		perf_event_programs |= chosen && bpf_program__type(prog) == BPF_PROG_TYPE_PERF_EVENT;
+	}
+	if (rc == 0 && perf_event_programs && !perf_event_takes_unpreallocated_maps()) {
+		if (o->verbose)
+			fprintf(log_of(o), "perf_event programs need preallocated maps on this kernel: "
+				"the hash maps hold %d entries each\n", PREALLOC_MAX_ENTRIES);
+		rc = preallocate_hash_maps(obj);
 	}
 	if (rc != 0) {
 		snprintf(err, errlen, "cannot prepare the BPF object: %s", strerror(-rc));
@@ -450,11 +509,15 @@ static enum step load_once(struct ut_kernel *k, const struct ut_load_opts *o,
 	if (o->verbose && captured)
 		fprintf(log_of(o), "libbpf log for probe '%s' (%s:%s):\n%s", p->spec,
 			probe_kind_name(alt->kind), alt->target, captured);
+	/* libbpf's words for a field or type this kernel does not have
+	 * (rq->q->disk before 5.15): the kernel lacks what the alternative
+	 * reads, and the next one is there for it */
+	bool kernel_lacks_field = strstr(verdict, "failed to resolve CO-RE relocation") != NULL;
 	if (reject(k, o, l, i, why, err, errlen)) {
-		/* an alternative that exists but does not verify is a bug in
-		 * the script or the compiler, not the kernel lacking it: say so,
-		 * even though the next alternative may do */
-		if (!o->verbose)
+		/* an alternative that exists but does not verify otherwise is a
+		 * bug in the script or the compiler, not the kernel lacking it:
+		 * say so, even though the next alternative may do */
+		if (!o->verbose && !kernel_lacks_field)
 			fprintf(log_of(o), "uring-trace: warning: probe '%s' (%s): the BPF verifier rejected "
 				"%s:%s (%s); trying the next alternative (-v shows the verifier log)\n",
 				p->spec, probe_at(p, at, sizeof(at)), probe_kind_name(alt->kind), alt->target, why);
@@ -547,7 +610,7 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 	/* Every retry moves one probe past an alternative, so this ends. */
 	enum step step = ok ? STEP_RETRY : STEP_FAIL;
 	while (step == STEP_RETRY) {
-		l->obj = open_object(o, l, err, errlen);
+		l->obj = open_object(k, o, l, err, errlen);
 		if (!l->obj) {
 			step = STEP_FAIL;
 			break;

@@ -270,9 +270,31 @@ static int command_status(const struct options *o, int status)
 	return code;
 }
 
+/* Probe i's target when it is an attached kind and left out here, else NULL. */
+static const char *left_out_target(const struct ut_program *prog, const struct ut_loaded *l, unsigned i)
+{
+	const struct ut_probe *p = &prog->probes[i];
+	if (!p->nalts || probe_kind_def(p->alts[0].kind)->runs != PROBE_ATTACHED || ut_loaded_alt(l, i) >= 0)
+		return NULL;
+	return p->alts[0].target;
+}
+
+/* Whether a probe before i left out the same target (an entry and an exit
+ * probe on one function): the note names it once. */
+static bool said_before(const struct ut_program *prog, const struct ut_loaded *l, unsigned i)
+{
+	for (unsigned j = 0; j < i; j++) {
+		const char *t = left_out_target(prog, l, j);
+		if (t && strcmp(t, prog->probes[i].alts[0].target) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* Without -v: one line when the script runs degraded on this kernel, naming
  * the probe kinds it does not run (fentry, kprobe, ...) that alternatives
- * were passed over for, and counting the optional probes left out. */
+ * were passed over for, and the optional probes left out (by their first
+ * alternative's target: what the kernel lacks). */
 static void note_degraded(const struct ut_program *prog, const struct ut_loaded *l)
 {
 	bool named[UT_PROBE_KIND_COUNT] = {false};
@@ -305,9 +327,12 @@ static void note_degraded(const struct ut_program *prog, const struct ut_loaded 
 			fprintf(stderr, "%s%s", i == 0 ? "" : i + 1 < nkinds ? ", " : " or ", kinds[i]);
 		fprintf(stderr, " programs: %u probes use another alternative, %u are left out", fallbacks, left_out);
 	} else {
-		fprintf(stderr, "%u optional probes are not on this kernel and are left out", left_out);
+		fprintf(stderr, "%u optional probes are not on this kernel and are left out:", left_out);
+		for (unsigned i = 0; i < prog->nprobes; i++)
+			if (left_out_target(prog, l, i) && !said_before(prog, l, i))
+				fprintf(stderr, " %s", prog->probes[i].alts[0].target);
 	}
-	fprintf(stderr, " (-v lists them)\n");
+	fprintf(stderr, " (-v says why)\n");
 }
 
 /* A map the reader keeps refuses new keys past its bound, as a BPF map

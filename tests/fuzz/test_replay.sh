@@ -25,7 +25,9 @@ for name in grammar decode fxt; do
   timeout 300 "$bin" "${dirs[@]}" >/dev/null 2>"$TMP/$name.err"
   rc=$?
   ran=$(grep -c '^input ' "$TMP/$name.err")
-  if [ "$rc" -ne 0 ] || grep -q 'runtime error:\|Sanitizer\|^fuzz_' "$TMP/$name.err"; then
+  if [ "$ran" -eq 0 ]; then
+    fail "fuzz/$name" "no input replayed: tests/fuzz/corpus/$name is empty or missing"
+  elif [ "$rc" -ne 0 ] || grep -q 'runtime error:\|Sanitizer\|^fuzz_' "$TMP/$name.err"; then
     fail "fuzz/$name" "exit status $rc at $(grep '^input ' "$TMP/$name.err" | tail -1)"
     grep -v '^input ' "$TMP/$name.err" | head -30 | sed 's/^/  | /'
   else

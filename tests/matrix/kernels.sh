@@ -2,7 +2,7 @@
 # Fetches the Debian kernel images that the kernel matrix boots, and the
 # tools to boot them (qemu, busybox-static, cpio).
 #
-#   tests/matrix/kernels.sh [SERIES...]      (default: 6.1 6.12)
+#   tests/matrix/kernels.sh [SERIES...]      (default: 5.10 6.1 6.12)
 #
 # Prints one line per kernel found on stdout: "SERIES RELEASE DEBIAN_VERSION VMLINUZ"
 # (e.g. "6.1 6.1.0-56-cloud-amd64 6.1.192-2 /var/cache/.../vmlinuz").
@@ -24,12 +24,15 @@ die() { echo "kernels: error: $*" >&2; exit 1; }
 
 # sudo -n: never wait for a password (tests run unattended).
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo -n"; else SUDO=; fi
-APT_UPDATED=0
+# Once per run and apt state (the host's, or a private suite's: APT_OPTS),
+# even when it fails (offline).
+APT_UPDATED=" "
 apt_update_once() {
-  [ "$APT_UPDATED" -eq 1 ] && return 0
-  APT_UPDATED=1   # once per run, even when it fails (offline)
-  log "apt-get update"
-  $SUDO apt-get update -qq >&2
+  local key=${SUITE:-host}
+  case $APT_UPDATED in *" $key "*) return 0 ;; esac
+  APT_UPDATED="$APT_UPDATED$key "
+  log "apt-get update ($key)"
+  $SUDO apt-get "${APT_OPTS[@]}" update -qq >&2
 }
 
 # Install the host tools when missing (idempotent: asks apt only for what is
@@ -55,9 +58,38 @@ pick_cache_dir() {
   fi
 }
 
+# Series from an older Debian release: the suite that has them.  Debian 12
+# does not carry 5.10, Debian 11 (bullseye) does; its main suite is frozen
+# at the last point release (5.10.0-32, 5.10.223), so the image never moves.
+# bullseye-security (newer 5.10 builds) is left out for that reason.
+extra_suite() {
+  case $1 in
+    5.10) echo bullseye ;;
+  esac
+}
+
+# SUITE, APT_OPTS: the suite and apt options for the current series.  Empty for the host's
+# own sources.  For a series from another suite, a private apt state under
+# the cache (its own sources list, lists and package cache), so that the
+# suite is seen only by these look-ups and downloads: the host's sources,
+# pins and package choices stay as they are.
+SUITE= APT_OPTS=()
+use_suite() {
+  local dir
+  SUITE=$1 APT_OPTS=()
+  [ -n "$SUITE" ] || return 0
+  dir=$CACHE/apt-$SUITE
+  mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" "$dir/parts"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $SUITE main" \
+    >"$dir/sources.list"
+  APT_OPTS=(-o "Dir::Etc::SourceList=$dir/sources.list" -o "Dir::Etc::SourceParts=$dir/parts"
+            -o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache"
+            -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache=)
+}
+
 # The first "Depends: linux-image-..." of a meta package, if apt knows it.
 meta_target() {
-  apt-cache depends --no-recommends --no-suggests "$1" 2>/dev/null |
+  apt-cache "${APT_OPTS[@]}" depends --no-recommends --no-suggests "$1" 2>/dev/null |
     awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }'
 }
 
@@ -84,7 +116,7 @@ fetch_package() {
   tmp=$(mktemp -d)
   log "downloading $pkg"
   chown _apt "$tmp" 2>/dev/null || true   # apt downloads as user _apt when root
-  if ! (cd "$tmp" && apt-get download -qq "$pkg" >&2); then
+  if ! (cd "$tmp" && apt-get "${APT_OPTS[@]}" download -qq "$pkg" >&2); then
     rm -rf "$tmp"; return 1
   fi
   dpkg-deb -x "$tmp"/*.deb "$tmp/root"
@@ -156,9 +188,11 @@ newest_cached() {
 
 get_kernel() {
   local series=$1 pkg dir
+  use_suite "$(extra_suite "$series")"
   pkg=$(resolve_package "$series") || true
   if [ -z "$pkg" ]; then
-    # apt's lists may be stale or missing: refresh once, then retry.
+    # apt's lists may be stale or missing (a private suite's are empty at
+    # first): refresh once, then retry.
     apt_update_once || true
     pkg=$(resolve_package "$series") || true
   fi
@@ -183,7 +217,7 @@ get_kernel() {
 install_tools
 CACHE=$(pick_cache_dir)
 mkdir -p "$CACHE"
-[ $# -gt 0 ] || set -- 6.1 6.12
+[ $# -gt 0 ] || set -- 5.10 6.1 6.12
 # A missing series does not stop the others; the exit status tells.
 status=0
 for series in "$@"; do

@@ -1,4 +1,4 @@
-# Kernel matrix (tests/matrix): boots Debian's 6.1 and 6.12 kernels under
+# Kernel matrix (tests/matrix): boots Debian's 5.10, 6.1 and 6.12 kernels under
 # qemu (TCG) and runs the guest tests in each; see docs/kernels.md.
 #
 #   make kernel-matrix     fetch kernels, build the payload, boot, report

@@ -10,7 +10,7 @@
 # The whole serial console goes to $UT_VM_LOG (default: a temporary file,
 # printed to stderr on failure).
 #
-# Environment: UT_VM_TIMEOUT (seconds, default 180), UT_VM_MEM (MiB, 1024),
+# Environment: UT_VM_TIMEOUT (seconds, default 300), UT_VM_MEM (MiB, 1024),
 # UT_VM_SMP (2), UT_VM_APPEND (extra kernel arguments), UT_VM_QEMU_ARGS
 # (extra qemu arguments, word-split).
 #
@@ -24,7 +24,7 @@ kernel=$1 initramfs=$2
 [ -f "$initramfs" ] || { echo "run-in-vm: no initramfs $initramfs" >&2; exit 2; }
 command -v qemu-system-x86_64 >/dev/null || { echo "run-in-vm: qemu-system-x86_64 not installed" >&2; exit 2; }
 
-timeout_s=${UT_VM_TIMEOUT:-180}
+timeout_s=${UT_VM_TIMEOUT:-300}
 log=${UT_VM_LOG:-}
 own_log=0
 if [ -z "$log" ]; then log=$(mktemp /tmp/ut-vm.XXXXXX.log); own_log=1; fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kernel matrix as part of `make test`: boots Debian's 6.1 and 6.12 kernels
+# Kernel matrix as part of `make test`: boots Debian's 5.10, 6.1 and 6.12 kernels
 # under qemu (TCG), runs the guest tests in each, checks the per-kernel facts
 # (e.g. 6.1 has io_uring_submit_sqe and no io_uring_submit_req; kprobes and
 # fentry work there), and runs the same probe natively on the host.

@@ -28,8 +28,17 @@ check trace_reads grep -q '^errors: 0' /tmp/ut.stats
 check cpus_hold_records grep -q 'each CPU holds its records' /tmp/ut.err
 grep "^flows" /tmp/ut.stats
 # 54 requests, 10 link-chain arrows and 60 CQEs followed from their posting
-# to their reaping (30 per ring)
-check every_request_a_complete_flow grep -q '^flows: 124 complete, 0 incomplete' /tmp/ut.stats
+# to their reaping (30 per ring).  Before 5.19 (no io_uring_req_failed: the
+# optional probe is left out) a request that fails before it is submitted,
+# the invalid opcode of each ring, has no event that carries its request:
+# its CQE is there ("CQE without request", with its error), its flow is not.
+if grep -q "^optional probe '[^']*io_uring_req_failed" /tmp/ut.err; then
+	echo "no io_uring_req_failed on this kernel: the 2 invalid requests are CQEs without a request flow"
+	check every_request_a_complete_flow grep -q '^flows: 122 complete, 0 incomplete' /tmp/ut.stats
+	check invalid_requests_cqes_only grep -q '^  instant .* "CQE without request": 2$' /tmp/ut.stats
+else
+	check every_request_a_complete_flow grep -q '^flows: 124 complete, 0 incomplete' /tmp/ut.stats
+fi
 check every_cqe_posted grep -q '^  instant .* "CQE": 60$' /tmp/ut.stats
 check every_cqe_reaped grep -q '^  instant .* "reaped": 60$' /tmp/ut.stats
 check no_lost_events grep -q '"lost":0,' /tmp/ut.json
@@ -54,6 +63,36 @@ if grep -q '^@requests\[NOP, inline\]: 8$' /tmp/follow.out; then
 else
 	echo "FAIL uring-trace/follow_forked_workload: $(grep '^@requests' /tmp/follow.out | tr '\n' ' ')"
 fi
+# What this kernel lacks is said once, at start, and nothing fails: at most
+# one note, no warning (run without -q and -v, as users do), for the
+# default script and block.ut (whose tp_btf alternatives 5.10 refuses on a
+# CO-RE relocation).  Two runs only: each attach and detach under TCG is a
+# chance for its text-patching troubles (see docs/kernels.md); iostack.ut
+# and fileio.ut run in their own tests.
+for script in io_uring block; do
+	cmd=true
+	[ $script = io_uring ] && cmd="/matrix/uring_paths --dir /tmp --rings 1"
+	$UT --summary-only -c "$cmd" /matrix/$script.uto >/tmp/note.out 2>/tmp/note.err
+	rc=$?
+	notes=$(grep -c 'note:' /tmp/note.err)
+	echo "notes of $script.ut: $(grep 'note:' /tmp/note.err)"
+	if [ $rc -eq 0 ] && [ "$notes" -le 1 ] && ! grep -qE 'warning:|error:' /tmp/note.err; then
+		echo "PASS uring-trace/$script/one_note_at_most"
+	else
+		echo "FAIL uring-trace/$script/one_note_at_most: status $rc, $notes notes: $(head -c 400 /tmp/note.err)"
+	fi
+done
+# --info: what this kernel offers, without clang in the guest
+$UT --info >/tmp/info.out 2>&1
+rc=$?
+sed 's/^/info: /' /tmp/info.out
+if [ $rc -eq 0 ] && grep -q '^verdict: *tracing works here' /tmp/info.out &&
+	grep -q '^io_uring: .*submit_' /tmp/info.out && grep -q 'completions .*request' /tmp/info.out; then
+	echo "PASS uring-trace/info"
+else
+	echo "FAIL uring-trace/info: status $rc: $(tr '\n' ' ' </tmp/info.out | head -c 400)"
+fi
+
 for builtin in exec fork free; do
 	if grep -q "built-in sched_process_$builtin program .* uses raw_tp:sched_process_$builtin$" /tmp/follow.err; then
 		echo "PASS uring-trace/builtin_$builtin"
