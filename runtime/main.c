@@ -126,6 +126,27 @@ static const struct option long_options[] = {
 	{NULL, 0, NULL, 0},
 };
 
+static const char short_options[] = "+he:o:p:c:d:lI:D:vq";
+
+/* Whether a is one of uring-trace's long options ("--buffer=1M"). */
+static bool is_long_option(const char *a)
+{
+	for (const struct option *l = long_options; l->name; l++) {
+		size_t n = strlen(l->name);
+		if (strncmp(a, "--", 2) == 0 && strncmp(a + 2, l->name, n) == 0 && (a[2 + n] == 0 || a[2 + n] == '='))
+			return true;
+	}
+	return false;
+}
+
+/* Whether a is one of uring-trace's own options ("-c", "--buffer=1M"). */
+static bool is_own_option(const char *a)
+{
+	if (a[0] != '-' || !a[1] || a[1] == '+' || a[1] == ':')
+		return false;
+	return a[1] == '-' ? is_long_option(a) : strchr(short_options, a[1]) != NULL;
+}
+
 static void parse_options(int argc, char **argv, struct options *o)
 {
 	/* Long options we do not know are the script's flags: --all-rings sets
@@ -133,11 +154,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	int kept = 1;
 	for (int i = 1; i < argc; i++) {
 		char *a = argv[i];
-		bool known = strncmp(a, "--", 2) != 0 || !a[2];
-		for (const struct option *l = long_options; !known && l->name; l++) {
-			size_t n = strlen(l->name);
-			known = strncmp(a + 2, l->name, n) == 0 && (a[2 + n] == 0 || a[2 + n] == '=');
-		}
+		bool known = strncmp(a, "--", 2) != 0 || !a[2] || is_long_option(a);
 		if (strcmp(a, "--") == 0) {
 			while (i < argc)
 				argv[kept++] = argv[i++];
@@ -152,7 +169,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	argc = kept;
 	argv[argc] = NULL;
 	int ch;
-	while ((ch = getopt_long(argc, argv, "+he:o:p:c:d:lI:D:vq", long_options, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
 		switch (ch) {
 		case 'h': printf(ut_usage_text); exit(0);
 		case OPT_VERSION: printf("uring-trace %s\n", UT_VERSION); exit(0);
@@ -244,9 +261,21 @@ static void parse_options(int argc, char **argv, struct options *o)
 		o->list = argv[optind++];
 	if (optind < argc && !o->program && !o->list_given)
 		o->script = argv[optind++];
-	/* the script's positional parameters ($1 ...), as bpftrace takes them */
-	while (optind < argc && !o->list_given && o->npositional < 64)
+	/* the script's positional parameters ($1 ...), as bpftrace takes them;
+	 * one of our options there was meant for us (`script.ut -c CMD` would
+	 * trace the whole machine with "-c" as $1), unless after -- */
+	bool verbatim = optind > 1 && strcmp(argv[optind - 1], "--") == 0;   /* getopt took it */
+	while (optind < argc && !o->list_given && o->npositional < 64) {
+		if (!verbatim && strcmp(argv[optind], "--") == 0) {
+			verbatim = true;
+			optind++;
+			continue;
+		}
+		if (!verbatim && is_own_option(argv[optind]))
+			die_usage("options go before the script (after it, '--' passes them on as its positional "
+				  "parameters $1 ...)", argv[optind]);
 		o->positional[o->npositional++] = argv[optind++];
+	}
 	if (optind < argc)
 		die_usage(o->list_given ? "unexpected argument" : "at most 64 positional parameters", argv[optind]);
 	if (o->pid && o->command)

@@ -313,6 +313,17 @@ rc=$?
 [ $rc -eq 2 ] && grep -q "unknown option '--quiett' (did you mean '--quiet'?)" "$TMP/opt_uto.err" &&
 	pass cli/misspelt_option_uto || fail cli/misspelt_option_uto "rc=$rc $(cat "$TMP/opt_uto.err")"
 
+# An option of ours after the script is a mistake, not a positional
+# parameter ("-c" as $1 traced the whole machine until Ctrl-C); after --
+# it is one.
+echo 'BEGIN { printf("%s %d\n", str($1), $#); exit(); }' >"$TMP/positional.ut"
+"$UT" "$TMP/positional.ut" -c true >/dev/null 2>"$TMP/after.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "options go before the script.*: -c$" "$TMP/after.err" &&
+	pass cli/option_after_script || fail cli/option_after_script "rc=$rc $(cat "$TMP/after.err")"
+out=$("$UT" -q --summary-only "$TMP/positional.ut" -- -c x 2>"$TMP/verbatim.err")
+[ "$out" = "-c 2" ] && pass cli/positional_after_dashes || fail cli/positional_after_dashes "'$out' $(cat "$TMP/verbatim.err")"
+
 # --info: kernel, BTF, probe kinds by trial, and a verdict.
 "$UT" --info >"$TMP/info.txt" 2>&1
 rc=$?
