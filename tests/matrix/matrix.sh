@@ -175,17 +175,24 @@ check_facts() {
   fi
 }
 
+# The first guest test in F that started and never ended (the guest died or
+# hung in it), or nothing.
+unfinished_guest_test() {
+  local f=$1 line name
+  while read -r line; do
+    name=${line#@@GUEST-TEST }; name=${name%@@}
+    grep -q "^@@GUEST-TEST-END $name " "$f" || { echo "$name"; return; }
+  done < <(grep -a '^@@GUEST-TEST ' "$f")
+}
+
 # Guest tests' own verdicts: each script's exit status, and any PASS/FAIL/SKIP
 # lines it printed, prefixed with the kernel label.
 relay_guest_results() {
   local label=$1 f=$2 name status line
-  # a test that started and never ended: the guest died or hung in it
-  while read -r line; do
-    name=${line#@@GUEST-TEST }; name=${name%@@}
-    grep -q "^@@GUEST-TEST-END $name " "$f" ||
-      fail "$label/guest/$name" "did not finish: $(grep -a -m 1 -E 'Kernel panic.*|Oops.*' "$OUT/$label.console" ||
-        echo "no end marker; see $OUT/$label.console")"
-  done < <(grep -a '^@@GUEST-TEST ' "$f")
+  name=$(unfinished_guest_test "$f")
+  [ -z "$name" ] ||
+    fail "$label/guest/$name" "did not finish: $(grep -a -m 1 -E 'Kernel panic.*|Oops.*' "$OUT/$label.console" ||
+      echo "no end marker; see $OUT/$label.console")"
   while read -r line; do
     name=${line#@@GUEST-TEST-END }; name=${name%% *}
     status=${line##*status=}; status=${status%@@}
@@ -258,6 +265,18 @@ while read -r -u 3 series release _ image; do
       { ! grep -q '^@@GUEST-TEST ' "$OUT/$label.txt" || grep -q 'Oops: int3' "$OUT/$label.console"; }; then
       echo "== $label: the guest kernel panicked ($(grep -m 1 -oE 'Oops: int3|Kernel panic.*' "$OUT/$label.console")); booting it again"
       cp "$OUT/$label.console" "$OUT/$label.console.panic"
+      continue
+    fi
+    # A guest that stops in a test, its time-box (run-guest-tests.sh)
+    # never firing, has stopped whole: seen about once in five full runs
+    # on 6.1, in 60-iostack or an extra run of 30-uring-trace, since every
+    # script attaches the scheduler's tracepoints (the same text patching
+    # of hot paths under TCG as the int3 Oops above).  Booted once more,
+    # and said; a second stop is a failure.
+    hung=$(unfinished_guest_test "$OUT/$label.txt")
+    if [ "$attempt" = 1 ] && [ -n "$hung" ] && ! grep -q 'Kernel panic' "$OUT/$label.console"; then
+      echo "== $label: the guest stopped in $hung (its time-box never fired); booting it again"
+      cp "$OUT/$label.console" "$OUT/$label.console.hung"
       continue
     fi
     break
