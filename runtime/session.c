@@ -144,6 +144,7 @@ struct session {
 	struct ut_recorder *recorder;    /* --ring */
 	unsigned snapshots;              /* taken so far */
 	struct window_file *snapshot;    /* the one being written */
+	int snapshot_map_fd;             /* bpf/ut.h's ut_snapshot, or -1 */
 	bool snapshot_refused_noted, size_noted;
 };
 
@@ -489,14 +490,13 @@ static void script_snapshot(struct session *s)
 		take_snapshot_trigger(s, s->dec.snapshot_ts);
 		s->dec.snapshot_ts = 0;
 	}
-	struct bpf_map *m = bpf_object__find_map_by_name(s->obj, "ut_snapshot");
 	__u32 zero = 0;
 	uint64_t ts = 0;
-	if (!m || bpf_map_lookup_elem(bpf_map__fd(m), &zero, &ts) != 0 || !ts)
+	if (s->snapshot_map_fd < 0 || bpf_map_lookup_elem(s->snapshot_map_fd, &zero, &ts) != 0 || !ts)
 		return;
 	take_snapshot_trigger(s, ts);
 	uint64_t none = 0;
-	bpf_map_update_elem(bpf_map__fd(m), &zero, &none, BPF_ANY);
+	bpf_map_update_elem(s->snapshot_map_fd, &zero, &none, BPF_ANY);
 }
 
 /* Records of a snapshot written between two reads of the ring buffer:
@@ -544,7 +544,7 @@ static void note_trace_size(struct session *s)
  * or NULL to open it here. */
 int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t obj_len, struct ut_kernel *k)
 {
-	struct session s = {.o = o, .prog = prog};
+	struct session s = {.o = o, .prog = prog, .snapshot_map_fd = -1};
 	char err[4096];
 	int rc = 0;
 	/* --json -: standard output carries the JSON alone; the text that
@@ -598,6 +598,8 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 		goto out;
 	}
 	s.obj = ut_loaded_object(s.loaded);
+	struct bpf_map *snapshot_map = bpf_object__find_map_by_name(s.obj, "ut_snapshot");
+	s.snapshot_map_fd = snapshot_map ? bpf_map__fd(snapshot_map) : -1;
 	s.consumer = ut_consumer_new(s.obj, record_len, on_record, &s, err, sizeof(err));
 	if (!s.consumer) {
 		fprintf(stderr, "uring-trace: %s\n", err);
