@@ -56,9 +56,13 @@ run syscount "/usr/bin/python3 $TMP/getppid.py"
 expect_lines syscount '^Top 10 syscalls IDs:$' '^@syscall\[110\]: ([5-9][0-9]|[1-9][0-9]{2,})$' '^Top 10 processes:$' \
 	'^@process\[python3\]: [0-9]+$'
 
-run runqlat "/usr/bin/python3 -c 'import time
-for i in range(20): time.sleep(0.001)'"
-expect_lines runqlat '^@usecs:$' '^\[[0-9]+.*\) +[0-9]+ \|'
+# -c keeps the events whose current task is traced: a wait counts when a
+# traced task wakes another and the switch to it happens on the waker's CPU.
+# A pipe between two processes on one CPU does that thousands of times (a
+# python sleeping in a loop is woken by the timer, from another task: one
+# CI run counted none).
+run runqlat "taskset -c 1 sh -c 'dd if=/dev/zero bs=64k count=2000 status=none | cat >/dev/null'"
+expect_lines runqlat '^@usecs:$' '^\[[0-9]+(\]|, [0-9]+\)) +[1-9][0-9]* \|'
 
 run killsnoop "/usr/bin/python3 -c 'import os; os.kill(os.getpid(), 0)'"
 expect_lines killsnoop "$T  [0-9]+ +python3 +0 +[0-9]+ +0$"
