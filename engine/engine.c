@@ -83,6 +83,18 @@ struct group {
 	uint32_t nlanes;
 };
 
+/* A name the kernel gave a thread (key: pid koid, tid koid) or a process
+ * (key: pid koid, PROCESS_NAME): kept until the thread or process has a
+ * record in the trace, which then names it.  A task that never has one
+ * (the kernel names whatever task a probe ran on) is left out of the
+ * trace instead of being an empty named process.  Comm names: 16 bytes. */
+#define PROCESS_NAME UINT64_MAX
+#define KNOWN_NAME_MAX 32
+struct known_name {
+	struct lru_link link;
+	char name[KNOWN_NAME_MAX];
+};
+
 /* An open flow or span, or a real thread, linked least to most recently
  * used so the oldest can be evicted when there are too many. */
 struct open_item {
@@ -110,6 +122,7 @@ struct ut_engine {
 	size_t nprocesses, processes_capacity;
 	struct free_slots free_processes;
 	struct hmap real_processes; /* pid koid -> process */
+	struct lru_set known_names; /* struct known_name, at most 2 * limits.max_threads */
 
 	struct group *groups;
 	size_t ngroups, groups_capacity;
@@ -233,6 +246,26 @@ static void name_track(struct ut_engine *e, uint32_t ti, const char *name)
 	t->name = copy_string(name);
 	struct ut_arg process = { .name = "process", .kind = UT_ARG_KOID, .u = t->pid };
 	fxt_write_kernel_object(e->w, FXT_OBJ_THREAD, t->tid, name, &process, 1);
+}
+
+/* The name the kernel gave (pid koid, tid koid or PROCESS_NAME), or NULL. */
+static const char *known_name(const struct ut_engine *e, uint32_t pid_koid, uint64_t tid_key)
+{
+	const struct known_name *k = lru_find(&e->known_names, pid_koid, tid_key);
+	return k ? k->name : NULL;
+}
+
+static void remember_name(struct ut_engine *e, uint32_t pid_koid, uint64_t tid_key, const char *name)
+{
+	struct known_name *k = lru_find(&e->known_names, pid_koid, tid_key);
+	if (k) {
+		lru_touch(&e->known_names, k);
+	} else {
+		if (e->known_names.count >= 2 * e->limits.max_threads)
+			lru_remove(&e->known_names, lru_oldest(&e->known_names));
+		k = lru_add(&e->known_names, pid_koid, tid_key);
+	}
+	snprintf(k->name, sizeof(k->name), "%s", name);
 }
 
 static void name_process_koid(struct ut_engine *e, char **stored, uint32_t koid, const char *name)
@@ -391,6 +424,8 @@ static uint32_t real_process(struct ut_engine *e, uint32_t pid, const char *name
 					&e->free_processes);
 		*pos = pi;
 		e->processes[pi] = (struct process){ koid, 0, NULL };
+		if (!name)
+			name = known_name(e, koid, PROCESS_NAME);
 		if (!name) {
 			snprintf(fallback, sizeof(fallback), "process %" PRIu32, pid);
 			name = fallback;
@@ -439,8 +474,15 @@ static uint32_t real_thread(struct ut_engine *e, uint32_t pid, uint32_t tid, con
 			name_track(e, it->index, name);
 		return it->index;
 	}
+	if (!name)
+		name = known_name(e, pid_koid, tid_koid);
+	/* a process's main thread has its name (a thread seen only in another's
+	 * scheduling record comes with no process name) */
+	const char *process_name = NULL;
+	if (pid == tid && name && !known_name(e, pid_koid, PROCESS_NAME))
+		process_name = name;
 	/* the process first: evicting its last other thread must not forget it */
-	uint32_t pi = real_process(e, pid, NULL); /* may move e->processes */
+	uint32_t pi = real_process(e, pid, process_name); /* may move e->processes */
 	e->processes[pi].threads++;
 	if (e->threads.count >= e->limits.max_threads)
 		evict_oldest_thread(e);
@@ -542,6 +584,7 @@ struct ut_engine *ut_engine_new(struct fxt_writer *w, const struct ut_engine_lim
 	lru_init(&e->flows, sizeof(struct open_item));
 	lru_init(&e->spans, sizeof(struct open_item));
 	lru_init(&e->threads, sizeof(struct open_item));
+	lru_init(&e->known_names, sizeof(struct known_name));
 	return e;
 }
 
@@ -568,14 +611,20 @@ void ut_engine_process_name(struct ut_engine *e, uint32_t pid, const char *name)
 {
 	if (e->cut)
 		return;
-	real_process(e, pid, name ? name : "");
+	uint32_t koid = real_koid(pid, ZERO_PID_KOID);
+	remember_name(e, koid, PROCESS_NAME, name ? name : "");
+	if (hmap_find(&e->real_processes, koid, 0))   /* renamed (exec) */
+		real_process(e, pid, name ? name : "");
 }
 
 void ut_engine_thread_name(struct ut_engine *e, uint32_t pid, uint32_t tid, const char *name)
 {
 	if (e->cut)
 		return;
-	real_thread(e, pid, tid, name ? name : "");
+	uint32_t pid_koid = real_koid(pid, ZERO_PID_KOID), tid_koid = real_koid(tid, ZERO_TID_KOID);
+	remember_name(e, pid_koid, tid_koid, name ? name : "");
+	if (lru_find(&e->threads, pid_koid, tid_koid))   /* renamed (exec) */
+		real_thread(e, pid, tid, name ? name : "");
 }
 
 void ut_engine_group_name(struct ut_engine *e, const char *kind, uint64_t key, const char *name)
@@ -1053,6 +1102,7 @@ void ut_engine_free(struct ut_engine *e)
 	free(e->tracks);
 	free(e->free_tracks.items);
 	lru_free(&e->threads);
+	lru_free(&e->known_names);
 	free(e->processes);
 	free(e->free_processes.items);
 	hmap_free(&e->real_processes);

@@ -103,7 +103,9 @@ void ut_engine_report_limits(const struct ut_engine *e, FILE *out);
 void ut_engine_stable_string(struct ut_engine *e, const char *s);
 
 /* Names.  May be called at any time, any number of times; the newest name
- * wins for records written afterwards. */
+ * wins for records written afterwards.  A thread or process is written
+ * (named) with its first record: one named and never seen again is not in
+ * the trace. */
 void ut_engine_process_name(struct ut_engine *e, uint32_t pid, const char *name);
 void ut_engine_thread_name(struct ut_engine *e, uint32_t pid, uint32_t tid, const char *name);
 /* Names a group (synthetic process); until named it is "<kind> 0x<key>". */

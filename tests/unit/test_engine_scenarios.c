@@ -83,9 +83,9 @@ static void test_nested_slices(void)
 	long e1 = at("duration_end ts=40 pid=100 tid=100 cat=\"c\" name=\"outer\"");
 	CHECK("nested slices: begin outer, begin inner, end inner (with args), end outer",
 	      b1 >= 0 && b1 < b2 && b2 < e2 && e2 < e1);
-	CHECK("nested slices: thread named with its process",
+	CHECK("nested slices: thread named with its process (a main thread's name when the process has none)",
 	      at("kernel_object thread koid=100 name=\"app\" args={process: koid 100}") >= 0 &&
-		      at("kernel_object process koid=100 name=\"process 100\"") >= 0);
+		      at("kernel_object process koid=100 name=\"app\"") >= 0);
 	CHECK("nested slices: nothing unmatched or unfinished",
 	      st.slices_unmatched_end == 0 && st.slices_unfinished == 0 && st.events == 4);
 	CHECK("nested slices: trace valid", dump_rc == 0 && stats_rc == 0);
@@ -354,6 +354,7 @@ static void test_thread_limit(void)
 	ut_engine_thread_name(e, 100, 101, "a");
 	ut_slice_begin(e, 10, &a, "c", "open in a", NULL, 0);
 	ut_engine_thread_name(e, 200, 201, "b");
+	ut_instant(e, 15, &b, "c", "in b", NULL, 0);
 	ut_instant(e, 20, &a, "c", "a again", NULL, 0);    /* a is now more recent than b */
 	ut_slice_begin(e, 30, &c, "c", "in c", NULL, 0);   /* evicts b */
 	ut_slice_end(e, 40, &a, NULL, 0);                  /* a was kept */
@@ -382,6 +383,37 @@ static void test_thread_limit(void)
 	CHECK("thread limit: trace valid, every slice ended",
 	      dump_rc == 0 && stats_rc == 0 && st.slices_unfinished == 0 &&
 		      count("duration_begin") == count("duration_end"));
+}
+
+/* The kernel names each task a probe ran on; a task with no record in
+ * the trace stays out of it (no empty named process), one that has records
+ * gets its name with the first, and a rename (exec) of one written is
+ * written at once. */
+static void test_names_written_with_first_record(void)
+{
+	struct ut_engine *e = start(NULL);
+	const struct ut_track t = { .kind = UT_TRACK_THREAD, .pid = 100, .tid = 101 };
+	ut_engine_thread_name(e, 300, 301, "bystander");
+	ut_engine_process_name(e, 300, "bystander");
+	ut_engine_thread_name(e, 100, 101, "worker");
+	ut_engine_process_name(e, 100, "app");
+	ut_instant(e, 10, &t, "c", "first", NULL, 0);
+	ut_engine_thread_name(e, 100, 101, "after-exec");
+	ut_engine_process_name(e, 100, "after-exec");
+	ut_instant(e, 20, &t, "c", "second", NULL, 0);
+	struct ut_engine_stats st = finish(e, 30);
+	(void)st;
+	long thread = at("kernel_object thread koid=101 name=\"worker\""), first = at("name=\"first\"");
+	CHECK("names: a task with no record is not in the trace",
+	      count("koid=300") == 0 && count("koid=301") == 0 && !strstr(dump, "bystander"));
+	CHECK("names: the kernel's names are written before the thread's first record",
+	      thread >= 0 && at("kernel_object process koid=100 name=\"app\"") >= 0 && thread < first &&
+		      !strstr(dump, "name=\"thread 101\"") && !strstr(dump, "name=\"process 100\""));
+	long renamed = at("kernel_object thread koid=101 name=\"after-exec\"");
+	CHECK("names: a rename of a thread in the trace is written at once",
+	      renamed > first && renamed < at("name=\"second\"") &&
+		      at("kernel_object process koid=100 name=\"after-exec\"") > first);
+	CHECK("names: trace valid", dump_rc == 0 && stats_rc == 0);
 }
 
 static void test_many_threads_and_strings(void)
@@ -612,6 +644,7 @@ int main(void)
 	test_counter_series();
 	test_limits();
 	test_thread_limit();
+	test_names_written_with_first_record();
 	test_many_threads_and_strings();
 	test_sched_states();
 	test_sched_state_mapping();
