@@ -798,5 +798,7 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 		ut_program_free(prog);
 		return NULL;
 	}
+	for (unsigned i = 0; i < prog->nevents; i++)
+		ut_event_index_sched(&prog->events[i]);
 	return prog;
 }

@@ -86,6 +86,26 @@ void ut_program_free(struct ut_program *p)
 	free(p);
 }
 
+static const char *const sched_value_names[UT_SV_COUNT] = {
+	[UT_SV_CPU] = "cpu", [UT_SV_PID] = "pid", [UT_SV_TID] = "tid", [UT_SV_COMM] = "comm",
+	[UT_SV_PREV_PID] = "prev_pid", [UT_SV_PREV_TID] = "prev_tid", [UT_SV_PREV_STATE] = "prev_state",
+	[UT_SV_PREV_COMM] = "prev_comm", [UT_SV_NEXT_PID] = "next_pid", [UT_SV_NEXT_TID] = "next_tid",
+	[UT_SV_NEXT_COMM] = "next_comm", [UT_SV_PREEMPT] = "preempt",
+};
+
+void ut_event_index_sched(struct ut_event *ev)
+{
+	memset(ev->sched_arg, 0, sizeof(ev->sched_arg));
+	if (ev->op != UT_EV_SCHED_SWITCH && ev->op != UT_EV_SCHED_WAKEUP)
+		return;
+	for (unsigned v = 0; v < UT_SV_COUNT; v++)
+		for (unsigned i = 0; i < ev->nargs && i < UINT8_MAX; i++)
+			if (ev->args[i].name && strcmp(ev->args[i].name, sched_value_names[v]) == 0) {
+				ev->sched_arg[v] = (uint8_t)(i + 1);
+				break;
+			}
+}
+
 unsigned ut_program_add_uexpr(struct ut_program *p, const struct ut_uexpr *e)
 {
 	p->uexprs = xrealloc_array(p->uexprs, p->nuexprs + 1, sizeof(*p->uexprs));

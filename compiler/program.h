@@ -185,6 +185,13 @@ enum ut_event_op {
  * a sched_switch hit writes on the current thread (prev) go before the
  * switch's own record, or prev's D slice ends where it begins. */
 
+
+/* Finds the arg naming each scheduling value of a scheduling event, once
+ * (ut_compile and ut_program_load do it for every event): a record is
+ * decoded without comparing names. */
+struct ut_event;
+void ut_event_index_sched(struct ut_event *ev);
+
 /* ---- The user side of a probe (split execution) ----
  *
  * The compiler places each statement of a probe body in the kernel (BPF C)
@@ -300,6 +307,12 @@ struct ut_ulocal {
 #define UT_ULOCALS_MAX 1024        /* locals of a hit */
 #define UT_ULOCAL_MAX_BYTES 4096   /* a string local's capacity, as a record field's */
 
+/* The scheduling values, in the order of ut_event.sched_arg. */
+enum ut_sched_value {
+	UT_SV_CPU, UT_SV_PID, UT_SV_TID, UT_SV_COMM, UT_SV_PREV_PID, UT_SV_PREV_TID, UT_SV_PREV_STATE,
+	UT_SV_PREV_COMM, UT_SV_NEXT_PID, UT_SV_NEXT_TID, UT_SV_NEXT_COMM, UT_SV_PREEMPT, UT_SV_COUNT
+};
+
 struct ut_event {
 	enum ut_event_op op;
 	struct ut_loc loc;
@@ -319,6 +332,9 @@ struct ut_event {
 	unsigned body, nbody;
 	unsigned nlocals;
 	struct ut_ulocal *locals;
+	/* scheduling events: 1 + the index in args of the arg naming each
+	 * enum ut_sched_value, 0 where none does (ut_event_index_sched) */
+	uint8_t sched_arg[UT_SV_COUNT];
 };
 
 /* A lookup table declared in a script: integer -> name. */

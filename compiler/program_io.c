@@ -774,5 +774,7 @@ struct ut_program *ut_program_load(const void *data, size_t len, const void **ob
 	}
 	*obj = r.p;
 	*obj_len = (size_t)n;
+	for (unsigned i = 0; i < p->nevents; i++)
+		ut_event_index_sched(&p->events[i]);
 	return p;
 }

@@ -117,6 +117,10 @@ struct ut_engine {
 	size_t ntracks, tracks_capacity;
 	struct free_slots free_tracks;
 	struct lru_set threads; /* (pid koid, tid koid) -> real-thread track */
+	/* the real thread found last (most records follow one of the same
+	 * thread): its track, with no look-up; UINT64_MAX: none */
+	uint64_t last_thread;
+	uint32_t last_thread_track;
 
 	struct process *processes;
 	size_t nprocesses, processes_capacity;
@@ -287,7 +291,7 @@ static uint32_t kind_id(struct ut_engine *e, const char *kind)
 	if (!kind)
 		kind = "";
 	for (size_t i = 0; i < e->nkinds; i++)
-		if (e->kinds[i] == kind || strcmp(e->kinds[i], kind) == 0)
+		if (e->kinds[i][0] == kind[0] && strcmp(e->kinds[i], kind) == 0)
 			return (uint32_t)i;
 	grow_array((void **)&e->kinds, &e->kinds_capacity, e->nkinds + 1, sizeof(*e->kinds));
 	e->kinds[e->nkinds] = copy_string(kind);
@@ -450,6 +454,7 @@ static void evict_oldest_thread(struct ut_engine *e)
 	free_track_state(&e->tracks[ti]);
 	give_slot(&e->free_tracks, ti);
 	lru_remove(&e->threads, it);
+	e->last_thread = UINT64_MAX;
 	e->stats.threads_evicted++;
 
 	uint64_t *pos = hmap_find(&e->real_processes, pid_koid, 0);
@@ -463,16 +468,30 @@ static void evict_oldest_thread(struct ut_engine *e)
 	}
 }
 
+/* The track of a real thread kept (marked the most recently used), or NONE. */
+static uint32_t kept_thread(struct ut_engine *e, uint32_t pid_koid, uint32_t tid_koid)
+{
+	uint64_t key = (uint64_t)pid_koid << 32 | tid_koid;
+	if (key == e->last_thread)
+		return e->last_thread_track;   /* the newest already */
+	struct open_item *it = lru_find(&e->threads, pid_koid, tid_koid);
+	if (!it)
+		return NONE;
+	lru_touch(&e->threads, it);
+	e->last_thread = key;
+	e->last_thread_track = it->index;
+	return it->index;
+}
+
 /* The track of real thread (pid, tid); name as for real_process. */
 static uint32_t real_thread(struct ut_engine *e, uint32_t pid, uint32_t tid, const char *name)
 {
 	uint32_t pid_koid = real_koid(pid, ZERO_PID_KOID), tid_koid = real_koid(tid, ZERO_TID_KOID);
-	struct open_item *it = lru_find(&e->threads, pid_koid, tid_koid);
-	if (it) {
-		lru_touch(&e->threads, it);
+	uint32_t kept = kept_thread(e, pid_koid, tid_koid);
+	if (kept != NONE) {
 		if (name)
-			name_track(e, it->index, name);
-		return it->index;
+			name_track(e, kept, name);
+		return kept;
 	}
 	if (!name)
 		name = known_name(e, pid_koid, tid_koid);
@@ -489,6 +508,8 @@ static uint32_t real_thread(struct ut_engine *e, uint32_t pid, uint32_t tid, con
 	uint32_t ti = new_track(e, pid_koid, tid_koid);
 	struct open_item *added = lru_add(&e->threads, pid_koid, tid_koid);
 	added->index = ti;
+	e->last_thread = (uint64_t)pid_koid << 32 | tid_koid;
+	e->last_thread_track = ti;
 	char fallback[32];
 	if (!name) {
 		snprintf(fallback, sizeof(fallback), "thread %" PRIu32, tid);
@@ -584,6 +605,7 @@ struct ut_engine *ut_engine_new(struct fxt_writer *w, const struct ut_engine_lim
 	lru_init(&e->flows, sizeof(struct open_item));
 	lru_init(&e->spans, sizeof(struct open_item));
 	lru_init(&e->threads, sizeof(struct open_item));
+	e->last_thread = UINT64_MAX;
 	lru_init(&e->known_names, sizeof(struct known_name));
 	return e;
 }
@@ -686,7 +708,9 @@ static uint64_t counter_bits(const struct ut_arg *v)
 
 static bool is_series(const struct counter_series *s, const char *name, const char *arg)
 {
-	return strcmp(s->names, name) == 0 && strcmp(s->names + s->arg_at, arg) == 0;
+	/* the first characters first: series on one track differ by their arg */
+	return s->names[s->arg_at] == arg[0] && strcmp(s->names + s->arg_at, arg) == 0 &&
+	       strcmp(s->names, name) == 0;
 }
 
 /* Index of series (name, arg) on t, looked for at guess first; nseries if none. */
@@ -960,12 +984,8 @@ static uint64_t sched_time(struct ut_engine *e, uint64_t ts)
  * record's tid in the process that record names). */
 static uint32_t sched_thread(struct ut_engine *e, const struct ut_sched_thread *t)
 {
-	struct open_item *it = lru_find(&e->threads, real_koid(t->pid, ZERO_PID_KOID),
-					real_koid(t->tid, ZERO_TID_KOID));
-	if (!it)
-		return real_thread(e, t->pid, t->tid, t->name);
-	lru_touch(&e->threads, it);
-	return it->index;
+	uint32_t kept = kept_thread(e, real_koid(t->pid, ZERO_PID_KOID), real_koid(t->tid, ZERO_TID_KOID));
+	return kept != NONE ? kept : real_thread(e, t->pid, t->tid, t->name);
 }
 
 void ut_sched_switch(struct ut_engine *e, uint64_t ts, uint32_t cpu,

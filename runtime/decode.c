@@ -405,31 +405,31 @@ static void lost_record(struct ut_engine *e, const void *rec, size_t size)
 						 : "probe hits with no room in the ring buffer");
 }
 
-/* The field ev's argument `name` reads (scheduling events name their
- * values so: compiler/program.h); NULL when absent or not in the record. */
-static const struct ut_field *named_field(const struct ut_event *ev, size_t size, const char *name)
+/* The field of ev's scheduling value v (compiler/program.h); NULL when
+ * absent or not in the record. */
+static const struct ut_field *sched_field(const struct ut_event *ev, size_t size, enum ut_sched_value v)
 {
-	for (unsigned i = 0; i < ev->nargs; i++) {
-		const struct ut_value *v = &ev->args[i].value;
-		if (ev->args[i].name && strcmp(ev->args[i].name, name) == 0 && v->kind == UT_VAL_FIELD &&
-		    v->field < ev->nfields && field_in_record(&ev->fields[v->field], size))
-			return &ev->fields[v->field];
-	}
-	return NULL;
+	unsigned i = ev->sched_arg[v];
+	if (!i || i > ev->nargs)
+		return NULL;
+	const struct ut_value *val = &ev->args[i - 1].value;
+	if (val->kind != UT_VAL_FIELD || val->field >= ev->nfields || !field_in_record(&ev->fields[val->field], size))
+		return NULL;
+	return &ev->fields[val->field];
 }
 
-static uint64_t named_u64(const struct ut_event *ev, const void *rec, size_t size, const char *name,
+static uint64_t sched_u64(const struct ut_event *ev, const void *rec, size_t size, enum ut_sched_value v,
 			  uint64_t absent)
 {
-	const struct ut_field *f = named_field(ev, size, name);
+	const struct ut_field *f = sched_field(ev, size, v);
 	return f && f->type != UT_F_STR ? field_u64(f, rec) : absent;
 }
 
-/* The string field named `name` in buf; NULL when absent or empty. */
-static const char *named_str(const struct ut_event *ev, const void *rec, size_t size, const char *name,
+/* The string of scheduling value v in buf; NULL when absent or empty. */
+static const char *sched_str(const struct ut_event *ev, const void *rec, size_t size, enum ut_sched_value v,
 			     char *buf, size_t len)
 {
-	const struct ut_field *f = named_field(ev, size, name);
+	const struct ut_field *f = sched_field(ev, size, v);
 	if (!f || f->type != UT_F_STR)
 		return NULL;
 	const char *s = (const char *)rec + f->offset;
@@ -442,30 +442,30 @@ static const char *named_str(const struct ut_event *ev, const void *rec, size_t 
 static void sched_record(struct ut_engine *e, const struct ut_rec_hdr *h, const struct ut_event *ev,
 			 const void *rec, size_t size)
 {
-	uint32_t cpu = (uint32_t)named_u64(ev, rec, size, "cpu", h->cpu);
+	uint32_t cpu = (uint32_t)sched_u64(ev, rec, size, UT_SV_CPU, h->cpu);
 	char first[COMM_BUFFER], second[COMM_BUFFER];
 	if (ev->op == UT_EV_SCHED_WAKEUP) {
 		struct ut_sched_thread woken = {
-			.pid = (uint32_t)named_u64(ev, rec, size, "pid", 0),
-			.tid = (uint32_t)named_u64(ev, rec, size, "tid", 0),
-			.name = named_str(ev, rec, size, "comm", first, sizeof(first)),
+			.pid = (uint32_t)sched_u64(ev, rec, size, UT_SV_PID, 0),
+			.tid = (uint32_t)sched_u64(ev, rec, size, UT_SV_TID, 0),
+			.name = sched_str(ev, rec, size, UT_SV_COMM, first, sizeof(first)),
 		};
 		ut_sched_wakeup(e, h->ts, cpu, &woken);
 		return;
 	}
 	struct ut_sched_thread prev = {
-		.pid = (uint32_t)named_u64(ev, rec, size, "prev_pid", 0),
-		.tid = (uint32_t)named_u64(ev, rec, size, "prev_tid", 0),
-		.name = named_str(ev, rec, size, "prev_comm", first, sizeof(first)),
+		.pid = (uint32_t)sched_u64(ev, rec, size, UT_SV_PREV_PID, 0),
+		.tid = (uint32_t)sched_u64(ev, rec, size, UT_SV_PREV_TID, 0),
+		.name = sched_str(ev, rec, size, UT_SV_PREV_COMM, first, sizeof(first)),
 	};
 	struct ut_sched_thread next = {
-		.pid = (uint32_t)named_u64(ev, rec, size, "next_pid", 0),
-		.tid = (uint32_t)named_u64(ev, rec, size, "next_tid", 0),
-		.name = named_str(ev, rec, size, "next_comm", second, sizeof(second)),
+		.pid = (uint32_t)sched_u64(ev, rec, size, UT_SV_NEXT_PID, 0),
+		.tid = (uint32_t)sched_u64(ev, rec, size, UT_SV_NEXT_TID, 0),
+		.name = sched_str(ev, rec, size, UT_SV_NEXT_COMM, second, sizeof(second)),
 	};
-	uint32_t state = named_u64(ev, rec, size, "preempt", 0)
+	uint32_t state = sched_u64(ev, rec, size, UT_SV_PREEMPT, 0)
 				 ? UT_TASK_RUNNING
-				 : (uint32_t)named_u64(ev, rec, size, "prev_state", 0);
+				 : (uint32_t)sched_u64(ev, rec, size, UT_SV_PREV_STATE, 0);
 	ut_sched_switch(e, h->ts, cpu, &prev, state, &next);
 }
 
@@ -493,10 +493,10 @@ bool ut_decode_place(const struct ut_program *p, const void *rec, size_t size, s
 		out->group_key = (uint64_t)h->pid << 32 | h->tid;
 	out->sched_out = out->sched_in = 0;
 	if (ev->op == UT_EV_SCHED_SWITCH) {
-		out->sched_out = (uint32_t)named_u64(ev, rec, size, "prev_tid", 0);
-		out->sched_in = (uint32_t)named_u64(ev, rec, size, "next_tid", 0);
+		out->sched_out = (uint32_t)sched_u64(ev, rec, size, UT_SV_PREV_TID, 0);
+		out->sched_in = (uint32_t)sched_u64(ev, rec, size, UT_SV_NEXT_TID, 0);
 	} else if (ev->op == UT_EV_SCHED_WAKEUP) {
-		out->sched_out = (uint32_t)named_u64(ev, rec, size, "tid", 0);
+		out->sched_out = (uint32_t)sched_u64(ev, rec, size, UT_SV_TID, 0);
 	}
 	return true;
 }

@@ -146,6 +146,10 @@ struct session {
 	struct window_file *snapshot;    /* the one being written */
 	int snapshot_map_fd;             /* bpf/ut.h's ut_snapshot, or -1 */
 	bool snapshot_refused_noted, size_noted;
+	/* UT_CAPTURE_RECORDS=FILE: the records the reader takes, in the order
+	 * it takes them, each a native u32 length and its bytes (for
+	 * bench/replay_bench, which times the reader's work on them) */
+	FILE *capture;
 };
 
 static size_t record_len(void *ctx, const void *rec, size_t avail)
@@ -157,6 +161,11 @@ static size_t record_len(void *ctx, const void *rec, size_t avail)
 static int on_record(void *ctx, const void *rec, size_t size)
 {
 	struct session *s = ctx;
+	if (s->capture) {
+		uint32_t len = (uint32_t)size;
+		fwrite(&len, sizeof(len), 1, s->capture);
+		fwrite(rec, 1, size, s->capture);
+	}
 	ut_decode_record(&s->dec, rec, size);
 	return 0;
 }
@@ -608,6 +617,9 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 	}
 	ut_stacks_open(s.obj, prog, child ? child : (pid_t)o->pid);
 	ut_user_maps_init(&s.user_maps, prog);
+	const char *capture = getenv("UT_CAPTURE_RECORDS");
+	if (capture && !(s.capture = fopen(capture, "wb")))
+		fprintf(stderr, "uring-trace: cannot write %s (UT_CAPTURE_RECORDS): %s\n", capture, strerror(errno));
 	s.dec = (struct ut_decoder){.prog = prog, .engine = s.engine, .recorder = s.recorder, .print_out = text_out,
 				    .clear_map = on_clear, .zero_map = on_zero, .print_map = on_print,
 				    .maps_ctx = &s,
@@ -801,5 +813,7 @@ out:
 	ut_user_side_free(s.dec.user_side);
 	ut_user_maps_free(&s.user_maps);
 	ut_recorder_free(s.recorder);
+	if (s.capture)
+		fclose(s.capture);
 	return rc;
 }

@@ -196,6 +196,8 @@ int main(void)
 	if (fd < 0)
 		return 1;
 	close(fd);
+	for (unsigned i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+		ut_event_index_sched(&events[i]);   /* as ut_compile and ut_program_load do */
 	test_decode();
 	test_recorder_replay();
 	free(dump);

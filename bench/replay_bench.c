@@ -1,0 +1,129 @@
+/* The reader's work on records a real run took, replayed on one core:
+ * decoding, the user side's statements (split execution), the engine and
+ * the FXT writer, as runtime/session.c does them, without the ring buffer
+ * and the reorder queues.  Exact under callgrind, where the clock of this
+ * machine is not:
+ *
+ *   build/uring-trace --compile -o /tmp/s.uto scripts/io_uring.ut
+ *   UT_CAPTURE_RECORDS=/tmp/s.rec build/uring-trace -o /tmp/s.fxt /tmp/s.uto   (a workload)
+ *   build/bench/replay_bench /tmp/s.uto /tmp/s.rec [ROUNDS]
+ *
+ * Each round replays the records once more, their times moved past the
+ * last round's, into one trace (written to a temporary file, deleted). */
+#include <inttypes.h>
+#include <linux/types.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/files.h"
+#include "bpf/records.h"
+#include "compiler/program_io.h"
+#include "engine/engine.h"
+#include "fxt/fxt.h"
+#include "runtime/decode.h"
+#include "runtime/user_maps.h"
+#include "runtime/user_side.h"
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *read_all(const char *path, size_t *len)
+{
+	void *data;
+	if (ut_read_file(path, &data, len) != 0) {
+		fprintf(stderr, "replay_bench: cannot read %s\n", path);
+		exit(1);
+	}
+	return data;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: replay_bench PROGRAM.uto RECORDS [ROUNDS]\n");
+		return 2;
+	}
+	size_t image_len, records_len;
+	void *image = read_all(argv[1], &image_len);
+	unsigned char *records = read_all(argv[2], &records_len);
+	unsigned rounds = argc > 3 ? (unsigned)atoi(argv[3]) : 1;
+	const void *obj;
+	size_t obj_len;
+	char err[256];
+	struct ut_program *prog = ut_program_load(image, image_len, &obj, &obj_len, err, sizeof(err));
+	if (!prog) {
+		fprintf(stderr, "replay_bench: %s: %s\n", argv[1], err);
+		return 1;
+	}
+	/* the records' time span: each round comes after the last */
+	uint64_t first = UINT64_MAX, last = 0, count = 0;
+	for (size_t at = 0; at + 4 <= records_len;) {
+		uint32_t len;
+		memcpy(&len, records + at, 4);
+		if (len < sizeof(struct ut_rec_hdr) || at + 4 + len > records_len)
+			break;
+		const struct ut_rec_hdr *h = (const void *)(records + at + 4);
+		if (h->ts < first)
+			first = h->ts;
+		if (h->ts > last)
+			last = h->ts;
+		count++;
+		at += 4 + len;
+	}
+	char path[] = "/tmp/replay_bench_XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0 || !count) {
+		fprintf(stderr, "replay_bench: %s\n", count ? "no temporary file" : "no records");
+		return 1;
+	}
+	close(fd);
+	struct fxt_writer *w = fxt_writer_open(path, err, sizeof(err));
+	struct ut_engine *e = w ? ut_engine_new(w, NULL) : NULL;
+	if (!e) {
+		fprintf(stderr, "replay_bench: %s\n", err);
+		return 1;
+	}
+	FILE *devnull = fopen("/dev/null", "w");
+	struct ut_user_maps maps;
+	ut_user_maps_init(&maps, prog);
+	struct ut_decoder d = {.prog = prog, .engine = e, .print_out = devnull,
+			       .user_side = ut_user_side_new(prog, &maps, 10000)};
+	ut_decode_declare_names(prog, e);
+	unsigned char *rec = malloc(64 * 1024);
+	double started = cpu_seconds();
+	for (unsigned r = 0; r < rounds; r++) {
+		uint64_t shift = (uint64_t)r * (last - first + 1000);
+		for (size_t at = 0; at + 4 <= records_len;) {
+			uint32_t len;
+			memcpy(&len, records + at, 4);
+			if (len < sizeof(struct ut_rec_hdr) || at + 4 + len > records_len || len > 64 * 1024)
+				break;
+			memcpy(rec, records + at + 4, len);
+			((struct ut_rec_hdr *)(void *)rec)->ts += shift;
+			ut_decode_record(&d, rec, len);
+			at += 4 + len;
+		}
+	}
+	double took = cpu_seconds() - started;
+	printf("%" PRIu64 " records x %u rounds: %.0f ns a record (%" PRIu64 " malformed)\n", count, rounds,
+	       took * 1e9 / (double)(count * rounds), d.malformed);
+	ut_engine_finish(e, last + (uint64_t)rounds * (last - first + 1000));
+	ut_engine_free(e);
+	fxt_writer_close(w, err, sizeof(err));
+	unlink(path);
+	ut_user_side_free(d.user_side);
+	ut_user_maps_free(&maps);
+	ut_program_free(prog);
+	fclose(devnull);
+	free(rec);
+	free(records);
+	free(image);
+	return 0;
+}
