@@ -26,5 +26,7 @@ uint64_t fxt_writer_bytes(const struct fxt_writer *w);
  * record boundary, when it is a regular file); with gzip, those handed to
  * zlib.  Flush first to count everything. */
 uint64_t fxt_writer_events_written(const struct fxt_writer *w, uint64_t *bytes);
+/* Wall-clock time spent handing buffers to the file (write, or zlib). */
+uint64_t fxt_writer_write_ns(const struct fxt_writer *w);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -64,6 +65,7 @@ struct fxt_writer {
 	/* in the file: whole buffers written before the first error */
 	uint64_t bytes_written, events_written;
 	uint64_t events_buffered;
+	uint64_t write_ns;   /* in write(2) or gzwrite */
 	char error[256];
 
 	struct string_slot strings[FXT_STRING_SLOTS + 1];
@@ -119,7 +121,12 @@ static bool write_out(struct fxt_writer *w, const void *data, size_t len)
 static void drain_buffer(struct fxt_writer *w)
 {
 	bool had_error = w->error[0] != 0;
-	if (write_out(w, w->buf, w->buf_words * 8)) {
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	bool written = write_out(w, w->buf, w->buf_words * 8);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	w->write_ns += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec));
+	if (written) {
 		w->bytes_written += w->buf_words * 8;
 		w->events_written += w->events_buffered;
 	} else if (!had_error && !w->gz && ftruncate(w->fd, (off_t)w->bytes_written) != 0) {
@@ -647,6 +654,11 @@ uint64_t fxt_writer_events_written(const struct fxt_writer *w, uint64_t *bytes)
 {
 	*bytes = w->bytes_written;
 	return w->events_written;
+}
+
+uint64_t fxt_writer_write_ns(const struct fxt_writer *w)
+{
+	return w->write_ns;
 }
 
 int fxt_writer_close(struct fxt_writer *w, char *err, size_t errlen)

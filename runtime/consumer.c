@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
+#include <sys/epoll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -53,6 +54,7 @@ struct ut_consumer {
 	size_t max_queued;          /* MAX_QUEUED, or UT_READER_QUEUE */
 	bool queues_full;           /* the last read stopped at max_queued */
 	uint64_t full_reads;        /* reads that did */
+	struct ut_reader_time time;
 };
 
 static uint64_t monotonic_ns(void)
@@ -70,15 +72,33 @@ static int on_sample(void *ctx, void *data, size_t size)
 	return c->queues_full ? -ENOBUFS : 0;   /* libbpf stops reading, this sample taken */
 }
 
-/* Reads what the ring holds, up to max_queued records queued. */
+/* Reads what the ring holds, up to max_queued records queued; first
+ * waits up to timeout_ms for a wake-up, unless timeout_ms < 0. */
 static int read_ring(struct ut_consumer *c, int timeout_ms)
 {
 	c->queues_full = false;
-	int n = timeout_ms < 0 ? ring_buffer__consume(c->rb) : ring_buffer__poll(c->rb, timeout_ms);
+	uint64_t t0 = monotonic_ns();
+	if (timeout_ms >= 0) {
+		struct epoll_event ready;
+		if (epoll_wait(ring_buffer__epoll_fd(c->rb), &ready, 1, timeout_ms) < 0 && errno == EINTR) {
+			c->time.waiting_ns += monotonic_ns() - t0;
+			return -EINTR;
+		}
+		uint64_t woken = monotonic_ns();
+		c->time.waiting_ns += woken - t0;
+		t0 = woken;
+	}
+	int n = ring_buffer__consume(c->rb);
+	c->time.reading_ns += monotonic_ns() - t0;
 	if (!c->queues_full)
 		return n;
 	c->full_reads++;
 	return 0;
+}
+
+const struct ut_reader_time *ut_consumer_time(const struct ut_consumer *c)
+{
+	return &c->time;
 }
 
 uint64_t ut_consumer_full_reads(const struct ut_consumer *c)
@@ -167,6 +187,7 @@ static int sync_and_release(struct ut_consumer *c, uint64_t skew)
 {
 	uint64_t now = monotonic_ns();
 	uint64_t quiet = now - skew;
+	uint64_t t0 = now;
 	c->last_sync = now;
 	bool states = c->cpu_state_fd >= 0 && bpf_map_lookup_elem(c->cpu_state_fd, &(__u32){0}, c->cpu_states) == 0;
 	for (unsigned cpu = 0; cpu < c->ncpus; cpu++) {
@@ -182,6 +203,7 @@ static int sync_and_release(struct ut_consumer *c, uint64_t skew)
 		if (until > c->quiet_until[cpu])
 			c->quiet_until[cpu] = until;
 	}
+	c->time.reading_ns += monotonic_ns() - t0;   /* the CPUs' states, their flushes */
 	int n = read_ring(c, -1);
 	if (n < 0)
 		return n;
@@ -189,7 +211,10 @@ static int sync_and_release(struct ut_consumer *c, uint64_t skew)
 	for (unsigned cpu = 0; cpu < c->ncpus; cpu++)
 		if (c->quiet_until[cpu] < watermark)
 			watermark = c->quiet_until[cpu];
-	return (int)ut_reorder_release(c->reorder, watermark, c->max_queued / 2, c->fn, c->ctx);
+	t0 = monotonic_ns();
+	long released = ut_reorder_release(c->reorder, watermark, c->max_queued / 2, c->fn, c->ctx);
+	c->time.handing_on_ns += monotonic_ns() - t0;
+	return (int)released;
 }
 
 int ut_consumer_poll(struct ut_consumer *c, int timeout_ms)

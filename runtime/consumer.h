@@ -31,6 +31,15 @@ int ut_consumer_poll(struct ut_consumer *c, int timeout_ms);
  * oldest first, some ahead of records another CPU still held. */
 uint64_t ut_consumer_full_reads(const struct ut_consumer *c);
 
+/* Where the reader's time went, wall clock: asleep waiting for records,
+ * reading the ring buffer into the reorder queues (and asking idle CPUs
+ * for what they hold), and handing records on in time order (to fn: the
+ * script's statements in the reader, the engine, the trace writer). */
+struct ut_reader_time {
+	uint64_t waiting_ns, reading_ns, handing_on_ns;
+};
+const struct ut_reader_time *ut_consumer_time(const struct ut_consumer *c);
+
 /* Sends what the CPUs hold and hands on every record that can go now,
  * including those of a BEGIN or END probe just run; after detach (no hit
  * running) that is all of them.  Records handed on, or a negative errno. */

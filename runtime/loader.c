@@ -633,18 +633,20 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 	return l;
 }
 
-uint64_t ut_loaded_missed(const struct ut_loaded *l)
+void ut_loaded_runs(const struct ut_loaded *l, struct ut_loaded_runs *out)
 {
-	uint64_t missed = 0;
+	*out = (struct ut_loaded_runs){0};
 	struct bpf_program *p;
 	bpf_object__for_each_program(p, l->obj) {
 		struct bpf_prog_info info = {0};
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(p);
-		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
-			missed += info.recursion_misses;
+		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0) {
+			out->missed += info.recursion_misses;
+			out->runs += info.run_cnt;
+			out->run_ns += info.run_time_ns;
+		}
 	}
-	return missed;
 }
 
 struct bpf_object *ut_loaded_object(const struct ut_loaded *l)

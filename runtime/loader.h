@@ -68,10 +68,14 @@ const char *ut_loaded_skipped(const struct ut_loaded *l, unsigned probe);
  * when it ran and returned 1. */
 bool ut_run_on_cpu(int prog_fd, unsigned cpu);
 
-/* Hits the kernel did not run a program for, summed over the programs:
- * a program already running on a CPU is skipped when the probe fires
- * again there (an interrupt inside it, or a probe hit by itself). */
-uint64_t ut_loaded_missed(const struct ut_loaded *l);
+/* Summed over the programs: the hits the kernel did not run a program for
+ * (a program already running on a CPU is skipped when the probe fires
+ * again there: an interrupt inside it, or a probe hit by itself), and the
+ * runs and their time (0 unless kernel.bpf_stats_enabled is 1). */
+struct ut_loaded_runs {
+	uint64_t missed, runs, run_ns;
+};
+void ut_loaded_runs(const struct ut_loaded *l, struct ut_loaded_runs *out);
 
 struct ut_detach_stats {
 	unsigned links;        /* links closed */

@@ -379,6 +379,39 @@ static void report_approximate_maps(const struct ut_program *prog, uint64_t lost
 
 /* Snapshot n of trace.fxt is trace.n.fxt (trace.n.fxt.gz for trace.fxt.gz,
  * out.n for out). */
+static uint64_t reader_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static double percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+/* -v: where the time went, the reader's (the loss of events it could not
+ * take is said above) and the probes' in the kernel. */
+static void report_time(struct session *s, const struct ut_loaded_runs *runs, uint64_t cpu_ns, uint64_t write_ns)
+{
+	const struct ut_reader_time *t = ut_consumer_time(s->consumer);
+	uint64_t wall = t->waiting_ns + t->reading_ns + t->handing_on_ns;
+	uint64_t records = s->dec.records ? s->dec.records : 1;
+	fprintf(stderr, "uring-trace: the reader used %.2f s of CPU, %.0f ns a record; of its %.2f s, %.0f %% went to "
+		"waiting for records, %.0f %% to reading the ring buffer, %.0f %% to handing records on in time order "
+		"(the script's statements in the reader and the trace; %.0f %% to writing the file)\n",
+		(double)cpu_ns / 1e9, (double)cpu_ns / (double)records, (double)wall / 1e9,
+		percent(t->waiting_ns, wall), percent(t->reading_ns, wall), percent(t->handing_on_ns, wall),
+		percent(write_ns, wall));
+	if (runs->runs)
+		fprintf(stderr, "uring-trace: the probes ran %llu times in the kernel, %.0f ns a run (bpf_stats)\n",
+			(unsigned long long)runs->runs, (double)runs->run_ns / (double)runs->runs);
+	else
+		fprintf(stderr, "uring-trace: the probes' time in the kernel is not counted: sysctl "
+			"kernel.bpf_stats_enabled=1 counts it\n");
+}
+
 static void snapshot_path(const char *output, unsigned n, char *buf, size_t len)
 {
 	const char *base = strrchr(output, '/');
@@ -662,6 +695,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 		fprintf(stderr, "uring-trace: tracing%s; Ctrl-C to stop\n", s.writer ? "" : " (summary only)");
 	bool tty = isatty(2) && !o->quiet;
 	double started = ut_now_s(), last_status = started;
+	uint64_t reader_cpu_started = reader_cpu_ns();
 	uint64_t last_records = 0;
 	while (!stop_signal && !s.dec.exit_requested) {
 		int n = ut_consumer_poll(s.consumer, 100);
@@ -700,7 +734,9 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 	ut_stacks_poll();
 	uint64_t emitted, lost;
 	totals(&s, &emitted, &lost);
-	uint64_t missed = ut_loaded_missed(s.loaded);
+	struct ut_loaded_runs runs;
+	ut_loaded_runs(s.loaded, &runs);
+	uint64_t missed = runs.missed;
 	if (s.recorder) {
 		script_snapshot(&s);
 		continue_snapshot(&s, true);
@@ -719,9 +755,11 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 	if (s.engine)
 		ut_engine_finish(s.engine, s.dec.last_ts ? s.dec.last_ts : now_ns());
 	bool trace_cut = false;
+	uint64_t trace_write_ns = 0;
 	if (s.writer) {
 		uint64_t kept_bytes;
 		fxt_writer_flush(s.writer);
+		trace_write_ns = fxt_writer_write_ns(s.writer);
 		uint64_t kept = fxt_writer_events_written(s.writer, &kept_bytes);
 		if (fxt_writer_close(s.writer, err, sizeof(err)) != 0) {
 			fprintf(stderr, "uring-trace: writing the trace failed: %s; the trace is cut after its first %llu "
@@ -792,6 +830,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 			fprintf(stderr, "uring-trace: the reader fell behind %llu times (its queue of records reached "
 				"its bound and was handed on at once)\n",
 				(unsigned long long)ut_consumer_full_reads(s.consumer));
+			report_time(&s, &runs, reader_cpu_ns() - reader_cpu_started, trace_write_ns);
 		}
 	}
 	if (child) {   /* uring-trace ended first */

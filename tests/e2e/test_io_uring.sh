@@ -119,6 +119,19 @@ ok = stops > 10 and s["errors"] == 0 and s["flows"]["complete"] == 100000 and s[
 print(("PASS " if ok else "FAIL ") + "io_uring/reader_behind" +
       ("" if ok else f": {stops} reads stopped, errors {s['error_messages'][:3]}, flows {s['flows']}"))
 PY
+# -v says where the reader's time went, in parts that add up to its
+# whole, and the probes' time in the kernel when bpf_stats count it (or how
+# to count it).
+python3 - "$TMP/behind.err" <<'PY'
+import re, sys
+err = open(sys.argv[1]).read()
+m = re.search(r"the reader used ([0-9.]+) s of CPU, ([0-9]+) ns a record; of its ([0-9.]+) s, ([0-9]+) % went to "
+              r"waiting for records, ([0-9]+) % to reading the ring buffer, ([0-9]+) % to handing records on", err)
+parts = sum(int(m.group(i)) for i in (4, 5, 6)) if m else 0
+kernel = re.search(r"the probes ran [0-9]+ times in the kernel, [0-9]+ ns a run|kernel.bpf_stats_enabled=1 counts it", err)
+ok = m and 98 <= parts <= 102 and float(m.group(1)) > 0 and int(m.group(2)) > 0 and kernel
+print(("PASS " if ok else "FAIL ") + "io_uring/reader_time_reported" + ("" if ok else ": " + err[-600:]))
+PY
 
 # An SQPOLL ring: its thread spins between submissions, running task work
 # that runs nothing; none of that reaches the trace (it was 99 % of a busy
