@@ -69,11 +69,12 @@ int main(int argc, char **argv)
 		memcpy(&len, records + at, 4);
 		if (len < sizeof(struct ut_rec_hdr) || at + 4 + len > records_len)
 			break;
-		const struct ut_rec_hdr *h = (const void *)(records + at + 4);
-		if (h->ts < first)
-			first = h->ts;
-		if (h->ts > last)
-			last = h->ts;
+		struct ut_rec_hdr h;   /* records follow 4-byte lengths: not aligned */
+		memcpy(&h, records + at + 4, sizeof(h));
+		if (h.ts < first)
+			first = h.ts;
+		if (h.ts > last)
+			last = h.ts;
 		count++;
 		at += 4 + len;
 	}
@@ -96,7 +97,7 @@ int main(int argc, char **argv)
 	struct ut_decoder d = {.prog = prog, .engine = e, .print_out = devnull,
 			       .user_side = ut_user_side_new(prog, &maps, 10000)};
 	ut_decode_declare_names(prog, e);
-	unsigned char *rec = malloc(64 * 1024);
+	uint64_t *rec = malloc(64 * 1024);   /* a record's copy, aligned as the ring's */
 	double started = cpu_seconds();
 	for (unsigned r = 0; r < rounds; r++) {
 		uint64_t shift = (uint64_t)r * (last - first + 1000);
@@ -106,7 +107,7 @@ int main(int argc, char **argv)
 			if (len < sizeof(struct ut_rec_hdr) || at + 4 + len > records_len || len > 64 * 1024)
 				break;
 			memcpy(rec, records + at + 4, len);
-			((struct ut_rec_hdr *)(void *)rec)->ts += shift;
+			((struct ut_rec_hdr *)rec)->ts += shift;
 			ut_decode_record(&d, rec, len);
 			at += 4 + len;
 		}
