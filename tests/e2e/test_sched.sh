@@ -96,3 +96,19 @@ if run off --sched=0; then
 		fail sched/off_not_attached "$(grep -E 'sched_(switch|waking)' "$TMP/off.err")"
 	fi
 fi
+
+# A followed process is forgotten once it is gone (its task freed), so a
+# process that reuses its pid is not followed: the python that was
+# followed has no entry any more while its parent, still alive, has one.
+cat >"$TMP/forget.ut" <<'UT'
+import "sched";
+tracepoint:syscalls:sys_enter_getppid { sched_follow(); }
+tracepoint:syscalls:sys_enter_getpgid { print(@sched_pid); }
+UT
+"$UT" -q --summary-only -c "sh -c '/usr/bin/python3 -c \"import os; os.getppid()\"; sleep 0.5; /usr/bin/python3 -c \"import os; os.getpgid(0)\"'" \
+	"$TMP/forget.ut" >"$TMP/forget.out" 2>"$TMP/forget.err"
+if [ "$(grep -c '^@sched_pid\[[0-9]*\]: 1$' "$TMP/forget.out")" = 1 ]; then
+	pass sched/ended_process_forgotten
+else
+	fail sched/ended_process_forgotten "$(head -5 "$TMP/forget.out" "$TMP/forget.err")"
+fi
