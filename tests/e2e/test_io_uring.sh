@@ -169,3 +169,23 @@ for mode in reaped unreaped; do
 		fail "io_uring/short_rings_${mode}_cqes_end_at_close" "$cqes CQEs, $ended ended '$want'; $(grep -E '^flows|^errors' "$TMP/short-$mode.stats")"
 	fi
 done
+
+# Processes that exit with their ring open (no close() is seen), one after
+# another: a new ring often gets a gone ring's address, and its CQ counts
+# must start again.  Each process submits two nops; the first CQE is seen
+# reaped at the second's system call: 200 reaped in all (before, a new ring
+# at a reused address went on from the gone ring's counts and missed
+# them: 60-80 of 200).  The second CQEs' flows end when their ring's
+# address is taken again ("ring gone") or stay open at the end.
+"$UT" -q -o "$TMP/gone.fxt" -c "sh -c 'for i in \$(seq 200); do $UT_WORKLOADS/short_rings --rings 1 --requests 2 --exit-open >/dev/null; done'" \
+	>/dev/null 2>"$TMP/gone.err" || fail io_uring/rings_gone_runs "$(head -3 "$TMP/gone.err")"
+"$UT" dump "$TMP/gone.fxt" >"$TMP/gone.dump"
+"$UT" stats "$TMP/gone.fxt" >"$TMP/gone.stats"
+reaped=$(grep -c 'event flow_end .*name="reaped"' "$TMP/gone.dump")
+gone=$(grep -c 'event flow_end .*name="ring gone"' "$TMP/gone.dump")
+incomplete=$(sed -n 's/^flows: [0-9]* complete, \([0-9]*\) incomplete.*/\1/p' "$TMP/gone.stats")
+if [ "$reaped" -eq 200 ] && [ $((gone + ${incomplete:-999})) -eq 200 ] && grep -q '^errors: 0' "$TMP/gone.stats"; then
+	pass io_uring/rings_gone_counts_start_again
+else
+	fail io_uring/rings_gone_counts_start_again "$reaped reaped, $gone ended 'ring gone', ${incomplete:-?} incomplete; $(grep -E '^errors' "$TMP/gone.stats")"
+fi
