@@ -115,3 +115,21 @@ if awk '/^look$/ { n = 0; next } /^@sched_pid\[[0-9]*\]: 1$/ { n++ } END { exit 
 else
 	fail sched/ended_process_forgotten "$(tail -5 "$TMP/forget.out"; head -5 "$TMP/forget.err")"
 fi
+
+# Uninterruptible sleep: each direct read of dd sleeps in D until its
+# block request completes; the trace shows it as a slice on dd's thread,
+# begun at the switch out (state D) and ended when the thread is woken or
+# runs again.  (On /var/tmp: /tmp may be a tmpfs, which has no O_DIRECT.)
+dfile=$(mktemp /var/tmp/ut-sched-d.XXXXXX)
+dd if=/dev/urandom of="$dfile" bs=1M count=1 status=none && sync
+"$UT" -q -o "$TMP/d.fxt" -c "dd if=$dfile of=/dev/null iflag=direct bs=4k count=256 status=none" \
+	"$UT_ROOT/scripts/block.ut" >/dev/null 2>"$TMP/d.err"
+rm -f "$dfile"
+"$UT" dump "$TMP/d.fxt" >"$TMP/d.dump" 2>&1
+begun=$(grep -c 'event duration_begin .*cat="sched" name="uninterruptible (D)"' "$TMP/d.dump")
+ended=$(grep -c 'event duration_end .*cat="sched" name="uninterruptible (D)"' "$TMP/d.dump")
+if [ "$begun" -ge 128 ] && [ "$begun" -eq "$ended" ] && "$UT" stats "$TMP/d.fxt" | grep -q '^errors: 0$'; then
+	pass sched/direct_reads_sleep_in_d
+else
+	fail sched/direct_reads_sleep_in_d "$begun D slices begun, $ended ended; $(head -3 "$TMP/d.err")"
+fi
