@@ -150,28 +150,35 @@ static void check_with(struct check *ck, struct node *with, bool counter, struct
 			ERR(ck, n, "counter values must be numbers");
 }
 
-/* The values of a scheduling record (runtime/decode.c reads them by
- * name): thread ids and states are numbers, names text; `what` tells the
- * user what one is when it is missing. */
+/* The values of a scheduling record (their names: ut_sched_value_names;
+ * runtime/decode.c finds them through ut_event.sched_arg): thread ids and
+ * states are numbers, names text; `what` tells the user what one is when
+ * it is missing.  A list ends at UT_SV_COUNT. */
 struct sched_value {
-	const char *name;
+	enum ut_sched_value value;
 	bool required, text;
 	const char *what;
 };
 static const struct sched_value switch_values[] = {
-	{"prev_pid", true, false, "the outgoing thread's process id, e.g. args.prev.tgid"},
-	{"prev_tid", true, false, "the outgoing thread's id, e.g. args.prev.pid"},
-	{"prev_state", true, false, "the outgoing thread's Linux state, e.g. args.prev_state"},
-	{"next_pid", true, false, "the incoming thread's process id, e.g. args.next.tgid"},
-	{"next_tid", true, false, "the incoming thread's id, e.g. args.next.pid"},
-	{"preempt", false, false, NULL}, {"prev_comm", false, true, NULL}, {"next_comm", false, true, NULL},
-	{"cpu", false, false, NULL}, {NULL, false, false, NULL},
+	{UT_SV_PREV_PID, true, false, "the outgoing thread's process id, e.g. args.prev.tgid"},
+	{UT_SV_PREV_TID, true, false, "the outgoing thread's id, e.g. args.prev.pid"},
+	{UT_SV_PREV_STATE, true, false, "the outgoing thread's Linux state, e.g. args.prev_state"},
+	{UT_SV_NEXT_PID, true, false, "the incoming thread's process id, e.g. args.next.tgid"},
+	{UT_SV_NEXT_TID, true, false, "the incoming thread's id, e.g. args.next.pid"},
+	{UT_SV_PREEMPT, false, false, NULL}, {UT_SV_PREV_COMM, false, true, NULL},
+	{UT_SV_NEXT_COMM, false, true, NULL}, {UT_SV_CPU, false, false, NULL}, {UT_SV_COUNT, false, false, NULL},
 };
 static const struct sched_value wakeup_values[] = {
-	{"pid", true, false, "the woken thread's process id, e.g. args.p.tgid"},
-	{"tid", true, false, "the woken thread's id, e.g. args.p.pid"},
-	{"comm", false, true, NULL}, {"cpu", false, false, NULL}, {NULL, false, false, NULL},
+	{UT_SV_PID, true, false, "the woken thread's process id, e.g. args.p.tgid"},
+	{UT_SV_TID, true, false, "the woken thread's id, e.g. args.p.pid"},
+	{UT_SV_COMM, false, true, NULL}, {UT_SV_CPU, false, false, NULL}, {UT_SV_COUNT, false, false, NULL},
 };
+
+/* v's name; NULL at the end of a list */
+static const char *value_name(const struct sched_value *v)
+{
+	return v->value < UT_SV_COUNT ? ut_sched_value_names[v->value] : NULL;
+}
 
 static void check_sched(struct check *ck, struct node *n)
 {
@@ -180,18 +187,18 @@ static void check_sched(struct check *ck, struct node *n)
 	char *names[16];
 	unsigned nnames = 0;
 	struct strbuf list = {0};
-	for (const struct sched_value *v = values; v->name; v++) {
-		names[nnames++] = (char *)v->name;
-		sb_printf(&list, "%s%s", v == values ? "" : ", ", v->name);
+	for (const struct sched_value *v = values; value_name(v); v++) {
+		names[nnames++] = (char *)value_name(v);
+		sb_printf(&list, "%s%s", v == values ? "" : ", ", value_name(v));
 	}
 	/* a misspelt name is not said again as the value missing */
 	const char *suggested[16];
 	unsigned nsuggested = 0;
 	for (struct node *w = n->c; w; w = w->next) {
 		const struct sched_value *v = values;
-		while (v->name && strcmp(v->name, w->str) != 0)
+		while (value_name(v) && strcmp(value_name(v), w->str) != 0)
 			v++;
-		if (!v->name) {
+		if (!value_name(v)) {
 			const char *near = ut_suggest(w->str, names, nnames);
 			if (near) {
 				suggested[nsuggested++] = near;
@@ -203,19 +210,19 @@ static void check_sched(struct check *ck, struct node *n)
 		}
 		bool text = w->a->type.kind == T_STR;
 		if (text != v->text)
-			ERR(ck, w->a, "%s's %s is %s, not %s", what, v->name, v->text ? "text" : "a number",
+			ERR(ck, w->a, "%s's %s is %s, not %s", what, value_name(v), v->text ? "text" : "a number",
 			    a_type(&w->a->type));
 	}
 	sb_free(&list);
 	for (const struct sched_value *v = values; v->required; v++) {
 		struct node *w = n->c;
-		while (w && strcmp(w->str, v->name) != 0)
+		while (w && strcmp(w->str, value_name(v)) != 0)
 			w = w->next;
 		bool misspelt = false;
 		for (unsigned i = 0; i < nsuggested; i++)
-			misspelt |= strcmp(suggested[i], v->name) == 0;
+			misspelt |= strcmp(suggested[i], value_name(v)) == 0;
 		if (!w && !misspelt)
-			ERR(ck, n, "%s needs %s = ... (%s)", what, v->name, v->what);
+			ERR(ck, n, "%s needs %s = ... (%s)", what, value_name(v), v->what);
 	}
 }
 

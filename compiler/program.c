@@ -86,7 +86,7 @@ void ut_program_free(struct ut_program *p)
 	free(p);
 }
 
-static const char *const sched_value_names[UT_SV_COUNT] = {
+const char *const ut_sched_value_names[UT_SV_COUNT] = {
 	[UT_SV_CPU] = "cpu", [UT_SV_PID] = "pid", [UT_SV_TID] = "tid", [UT_SV_COMM] = "comm",
 	[UT_SV_PREV_PID] = "prev_pid", [UT_SV_PREV_TID] = "prev_tid", [UT_SV_PREV_STATE] = "prev_state",
 	[UT_SV_PREV_COMM] = "prev_comm", [UT_SV_NEXT_PID] = "next_pid", [UT_SV_NEXT_TID] = "next_tid",
@@ -100,7 +100,7 @@ void ut_event_index_sched(struct ut_event *ev)
 		return;
 	for (unsigned v = 0; v < UT_SV_COUNT; v++)
 		for (unsigned i = 0; i < ev->nargs && i < UINT8_MAX; i++)
-			if (ev->args[i].name && strcmp(ev->args[i].name, sched_value_names[v]) == 0) {
+			if (ev->args[i].name && strcmp(ev->args[i].name, ut_sched_value_names[v]) == 0) {
 				ev->sched_arg[v] = (uint8_t)(i + 1);
 				break;
 			}

@@ -185,13 +185,6 @@ enum ut_event_op {
  * a sched_switch hit writes on the current thread (prev) go before the
  * switch's own record, or prev's D slice ends where it begins. */
 
-
-/* Finds the arg naming each scheduling value of a scheduling event, once
- * (ut_compile and ut_program_load do it for every event): a record is
- * decoded without comparing names. */
-struct ut_event;
-void ut_event_index_sched(struct ut_event *ev);
-
 /* ---- The user side of a probe (split execution) ----
  *
  * The compiler places each statement of a probe body in the kernel (BPF C)
@@ -307,11 +300,13 @@ struct ut_ulocal {
 #define UT_ULOCALS_MAX 1024        /* locals of a hit */
 #define UT_ULOCAL_MAX_BYTES 4096   /* a string local's capacity, as a record field's */
 
-/* The scheduling values, in the order of ut_event.sched_arg. */
+/* The scheduling values, in the order of ut_event.sched_arg; their names
+ * as the args of scheduling events give them. */
 enum ut_sched_value {
 	UT_SV_CPU, UT_SV_PID, UT_SV_TID, UT_SV_COMM, UT_SV_PREV_PID, UT_SV_PREV_TID, UT_SV_PREV_STATE,
 	UT_SV_PREV_COMM, UT_SV_NEXT_PID, UT_SV_NEXT_TID, UT_SV_NEXT_COMM, UT_SV_PREEMPT, UT_SV_COUNT
 };
+extern const char *const ut_sched_value_names[UT_SV_COUNT];
 
 struct ut_event {
 	enum ut_event_op op;
@@ -425,6 +420,10 @@ void ut_program_free(struct ut_program *p);
 unsigned ut_program_add_uexpr(struct ut_program *p, const struct ut_uexpr *e);
 unsigned ut_program_add_ustmts(struct ut_program *p, const struct ut_ustmt *s, unsigned n);
 unsigned ut_program_add_ukeys(struct ut_program *p, const unsigned *exprs, unsigned n);
+/* Finds the arg naming each scheduling value of a scheduling event, once
+ * (ut_compile and ut_program_load do it for every event): a record is
+ * decoded without comparing names. */
+void ut_event_index_sched(struct ut_event *ev);
 /* The operand expressions of e into ops (a map's keys are not operands):
  * their number. */
 unsigned ut_uexpr_operands(const struct ut_uexpr *e, unsigned ops[3]);
