@@ -44,6 +44,22 @@ static void *read_all(const char *path, size_t *len)
 	return data;
 }
 
+#define MAX_RECORD (64 * 1024)
+
+/* The record at *at (a native u32 length, then its bytes) and its length
+ * in *len, *at moved past it; NULL at the end or at a damaged length. */
+static const unsigned char *next_record(const unsigned char *records, size_t size, size_t *at, uint32_t *len)
+{
+	if (*at + 4 > size)
+		return NULL;
+	memcpy(len, records + *at, 4);
+	if (*len < sizeof(struct ut_rec_hdr) || *len > MAX_RECORD || *at + 4 + *len > size)
+		return NULL;
+	const unsigned char *rec = records + *at + 4;
+	*at += 4 + *len;
+	return rec;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -64,19 +80,15 @@ int main(int argc, char **argv)
 	}
 	/* the records' time span: each round comes after the last */
 	uint64_t first = UINT64_MAX, last = 0, count = 0;
-	for (size_t at = 0; at + 4 <= records_len;) {
-		uint32_t len;
-		memcpy(&len, records + at, 4);
-		if (len < sizeof(struct ut_rec_hdr) || at + 4 + len > records_len)
-			break;
+	size_t at = 0;
+	uint32_t len;
+	for (const unsigned char *r; (r = next_record(records, records_len, &at, &len)); count++) {
 		struct ut_rec_hdr h;   /* records follow 4-byte lengths: not aligned */
-		memcpy(&h, records + at + 4, sizeof(h));
+		memcpy(&h, r, sizeof(h));
 		if (h.ts < first)
 			first = h.ts;
 		if (h.ts > last)
 			last = h.ts;
-		count++;
-		at += 4 + len;
 	}
 	char path[] = "/tmp/replay_bench_XXXXXX";
 	int fd = mkstemp(path);
@@ -97,19 +109,15 @@ int main(int argc, char **argv)
 	struct ut_decoder d = {.prog = prog, .engine = e, .print_out = devnull,
 			       .user_side = ut_user_side_new(prog, &maps, 10000)};
 	ut_decode_declare_names(prog, e);
-	uint64_t *rec = malloc(64 * 1024);   /* a record's copy, aligned as the ring's */
+	uint64_t *rec = malloc(MAX_RECORD);   /* a record's copy, aligned as the ring's */
 	double started = cpu_seconds();
 	for (unsigned r = 0; r < rounds; r++) {
 		uint64_t shift = (uint64_t)r * (last - first + 1000);
-		for (size_t at = 0; at + 4 <= records_len;) {
-			uint32_t len;
-			memcpy(&len, records + at, 4);
-			if (len < sizeof(struct ut_rec_hdr) || at + 4 + len > records_len || len > 64 * 1024)
-				break;
-			memcpy(rec, records + at + 4, len);
+		at = 0;
+		for (const unsigned char *r; (r = next_record(records, records_len, &at, &len));) {
+			memcpy(rec, r, len);
 			((struct ut_rec_hdr *)rec)->ts += shift;
 			ut_decode_record(&d, rec, len);
-			at += 4 + len;
 		}
 	}
 	double took = cpu_seconds() - started;

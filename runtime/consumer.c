@@ -80,12 +80,11 @@ static int read_ring(struct ut_consumer *c, int timeout_ms)
 	uint64_t t0 = monotonic_ns();
 	if (timeout_ms >= 0) {
 		struct epoll_event ready;
-		if (epoll_wait(ring_buffer__epoll_fd(c->rb), &ready, 1, timeout_ms) < 0 && errno == EINTR) {
-			c->time.waiting_ns += monotonic_ns() - t0;
-			return -EINTR;
-		}
+		int err = epoll_wait(ring_buffer__epoll_fd(c->rb), &ready, 1, timeout_ms) < 0 ? -errno : 0;
 		uint64_t woken = monotonic_ns();
 		c->time.waiting_ns += woken - t0;
+		if (err)   /* -EINTR on a signal, as ring_buffer__poll said it */
+			return err;
 		t0 = woken;
 	}
 	int n = ring_buffer__consume(c->rb);
