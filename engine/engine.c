@@ -645,8 +645,9 @@ void ut_engine_thread_name(struct ut_engine *e, uint32_t pid, uint32_t tid, cons
 		return;
 	uint32_t pid_koid = real_koid(pid, ZERO_PID_KOID), tid_koid = real_koid(tid, ZERO_TID_KOID);
 	remember_name(e, pid_koid, tid_koid, name ? name : "");
-	if (lru_find(&e->threads, pid_koid, tid_koid))   /* renamed (exec) */
-		real_thread(e, pid, tid, name ? name : "");
+	uint32_t kept = kept_thread(e, pid_koid, tid_koid);
+	if (kept != NONE)   /* renamed (exec) */
+		name_track(e, kept, name ? name : "");
 }
 
 void ut_engine_group_name(struct ut_engine *e, const char *kind, uint64_t key, const char *name)
