@@ -56,6 +56,21 @@ struct gen {
 		unsigned var;               /* ut_added_<var> */
 	} last_add;
 	unsigned nadded;                /* ut_added_* variables of the body */
+	/* The predicate's look-ups of map values, for the body: a read there
+	 * of the same map and key takes the value the predicate found
+	 * (ut_pread_<var>, when ut_pread_<var>_set: a read the predicate's
+	 * && or || skipped was not made), until the body may have written
+	 * the map (gen_expr.c, gen_map_read).  `/@start[tid]/ { ... nsecs -
+	 * @start[tid] ... }` looks up once.  The predicate's C marks where
+	 * each look-up's value is kept, if the body takes it (PRED_READ_MARK,
+	 * a byte generated C never holds: gen_stmt.c, keep_pred_reads). */
+	struct pred_read {
+		int map;
+		char *key;                  /* its key expressions' C, joined */
+		char *value;                /* the predicate's temporary */
+		bool valid, used;
+	} *pred_reads;
+	unsigned npred_reads;
 	/* clang refuses C nested too deep: the statement (or predicate)
 	 * being written, and the first whose C nests past C_MAX_NESTING */
 	const struct node *at;
@@ -69,6 +84,8 @@ struct gen {
  * about 6 deeper).  This is the one thing only the C can tell: the
  * driver reports it (compile.c). */
 #define C_MAX_NESTING 240
+
+#define PRED_READ_MARK '\x01'
 
 /* The frames a stack keeps (kstack, ustack; gen.c's UT_STACK_FRAMES). */
 #define STACK_FRAMES_MAX 127
@@ -89,6 +106,9 @@ char *c_decl(struct gen *g, const struct type *t, const char *name);
 /* The key struct of a map access, filled; with sig, the key's C joined
  * when it is the same text for the same key (gen_expr.c). */
 char *gen_map_key(struct gen *g, int map, struct node *ref, char **sig);
+/* The body writes map (-1: may write any): the predicate's look-ups of
+ * it are not its values any more. */
+void gen_map_written(struct gen *g, int map);
 /* gen_stmt.c */
 void gen_alternative(struct gen_parts *parts, struct compiler *c, struct alt_ctx *a);
 

@@ -510,6 +510,40 @@ char *gen_map_key(struct gen *g, int map, struct node *ref, char **sig)
 	return k;
 }
 
+/* Whether expression n (and the list after it when list) has the same
+ * value all through a hit: not the clock, nor a stack (a helper that may
+ * store it). */
+static bool same_all_hit(const struct node *n, bool list)
+{
+	for (; n; n = list ? n->next : NULL) {
+		if (n->kind == N_IDENT && n->ref == REF_BUILTIN) {
+			const char *b = builtins[n->sym].name;
+			if (!strcmp(b, "nsecs") || !strcmp(b, "elapsed") || !strcmp(b, "kstack") || !strcmp(b, "ustack"))
+				return false;
+		}
+		if (!same_all_hit(n->a, true) || !same_all_hit(n->b, true) || !same_all_hit(n->c, true) ||
+		    !same_all_hit(n->d, true) || !same_all_hit(n->resolved, false))
+			return false;
+	}
+	return true;
+}
+
+void gen_map_written(struct gen *g, int map)
+{
+	for (unsigned i = 0; i < g->npred_reads; i++)
+		if (map < 0 || g->pred_reads[i].map == map)
+			g->pred_reads[i].valid = false;
+}
+
+/* The predicate's look-up of map[key] the body may take, or -1. */
+static int pred_read_of(const struct gen *g, int map, const char *key)
+{
+	for (unsigned i = 0; i < g->npred_reads; i++)
+		if (g->pred_reads[i].valid && g->pred_reads[i].map == map && !strcmp(g->pred_reads[i].key, key))
+			return (int)i;
+	return -1;
+}
+
 static char *gen_map_read(struct gen *g, struct node *n)
 {
 	int idx = n->sym;
@@ -521,8 +555,9 @@ static char *gen_map_read(struct gen *g, struct node *n)
 		free(k);
 		return xasprintf("((__u64)ut_added_%u)", g->last_add.var);
 	}
-	free(sig);
 	char *t = new_tmp(g);
+	if (n->type.kind == T_TUPLE || n->type.kind == T_STR)
+		free(sig);
 	if (n->type.kind == T_TUPLE) {
 		/* a copy: the map's tuples may have longer strings than this read's type */
 		int tuple = g->c->maps[idx].value_type.tuple;
@@ -542,8 +577,24 @@ static char *gen_map_read(struct gen *g, struct node *n)
 		free(t);
 		return r;
 	}
-	emit(g, "__u64 %s = 0;", t);
-	emit(g, "{ __u64 *v = bpf_map_lookup_elem(&m_%d, &%s); if (v) %s = *v; }", idx, k, t);
+	int pred = sig && g->in_body ? pred_read_of(g, idx, sig) : -1;
+	if (pred >= 0) {
+		g->pred_reads[pred].used = true;
+		emit(g, "__u64 %s = ut_pread_%d;", t, pred);
+		emit(g, "if (!ut_pread_%d_set) { __u64 *v = bpf_map_lookup_elem(&m_%d, &%s); if (v) %s = *v; }", pred,
+		     idx, k, t);
+	} else {
+		emit(g, "__u64 %s = 0;", t);
+		emit(g, "{ __u64 *v = bpf_map_lookup_elem(&m_%d, &%s); if (v) %s = *v; }", idx, k, t);
+	}
+	if (sig && !g->in_body && same_all_hit(n->a, true)) {
+		unsigned i = g->npred_reads++;
+		g->pred_reads = xrealloc_array(g->pred_reads, g->npred_reads, sizeof(*g->pred_reads));
+		g->pred_reads[i] = (struct pred_read){.map = idx, .key = sig, .value = xstrdup(t), .valid = true};
+		emit(g, "%c%u", PRED_READ_MARK, i);
+		sig = NULL;
+	}
+	free(sig);
 	free(k);
 	return t;
 }

@@ -314,6 +314,7 @@ static void gen_call_stmt(struct gen *g, struct node *e)
 		return;
 	}
 	if (strcmp(e->str, "delete") == 0) {
+		gen_map_written(g, e->a->sym);
 		char *k = gen_map_key(g, e->a->sym, e->a, NULL);
 		emit(g, "bpf_map_delete_elem(&m_%d, &%s);", e->a->sym, k);
 		free(k);
@@ -356,6 +357,7 @@ static void gen_aggregation(struct gen *g, struct node *n)
 static void gen_map_assign(struct gen *g, struct node *n)
 {
 	int idx = n->a->sym;
+	gen_map_written(g, idx);
 	if (g->c->maps[idx].kind == MAP_AGG) {
 		gen_aggregation(g, n);
 		return;
@@ -430,6 +432,7 @@ static void gen_for(struct gen *g, struct node *n)
 	struct strbuf body = {0}, *out = g->out;
 	g->out = &body;
 	g->indent++;
+	gen_map_written(g, -1);   /* a turn reads what the turns before wrote */
 	gen_stmts(g, n->c->a);
 	g->indent--;
 	g->out = out;
@@ -616,6 +619,28 @@ static const char parm6_macro[] =
 	"#elif defined(bpf_target_s390)\n#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->gprs[7])\n"
 	"#endif\n#endif\n\n";
 
+/* The predicate's marks (gen.h, PRED_READ_MARK): the value of a look-up
+ * the body takes is kept there, other marks' lines go. */
+static void keep_pred_reads(struct gen *g, struct strbuf *c)
+{
+	struct strbuf kept = {0};
+	const char *p = c->s ? c->s : "";
+	for (const char *mark; (mark = strchr(p, PRED_READ_MARK));) {
+		const char *line = mark, *end = strchr(mark, '\n');
+		while (line > p && line[-1] == '\t')
+			line--;
+		unsigned i = (unsigned)strtoul(mark + 1, NULL, 10);
+		sb_printf(&kept, "%.*s", (int)(line - p), p);
+		if (i < g->npred_reads && g->pred_reads[i].used)
+			sb_printf(&kept, "%.*sut_pread_%u = %s; ut_pread_%u_set = 1;\n", (int)(mark - line), line, i,
+				  g->pred_reads[i].value, i);
+		p = end ? end + 1 : mark + strlen(mark);
+	}
+	sb_puts(&kept, p);
+	sb_free(c);
+	*c = kept;
+}
+
 /* The statements' C, after the declarations the walk found they need:
  * locals, the values of adds, computed arguments, the hit's time and
  * stage. */
@@ -677,6 +702,11 @@ static void gen_body(struct gen *g, struct strbuf *fn)
 	}
 	for (unsigned i = 0; i < g->nadded; i++)
 		sb_printf(fn, "\t__s64 ut_added_%u __attribute__((unused)) = 0;\n", i);
+	for (unsigned i = 0; i < g->npred_reads; i++)
+		if (g->pred_reads[i].used)
+			sb_printf(fn, "\t__u64 ut_pread_%u = 0;\n\t__u8 ut_pread_%u_set = 0;\n", i, i);
+	keep_pred_reads(g, &g->computed_out[0]);
+	keep_pred_reads(g, &head);
 	sb_puts(fn, g->computed_out[0].s ? g->computed_out[0].s : "");
 	sb_puts(fn, head.s ? head.s : "");
 	sb_puts(fn, g->computed_out[1].s ? g->computed_out[1].s : "");
@@ -718,6 +748,11 @@ void gen_alternative(struct gen_parts *parts, struct compiler *c, struct alt_ctx
 	sb_free(&fn);
 	a->too_deep_at = g.too_deep_at;
 	free(g.last_add.key);
+	for (unsigned i = 0; i < g.npred_reads; i++) {
+		free(g.pred_reads[i].key);
+		free(g.pred_reads[i].value);
+	}
+	free(g.pred_reads);
 	free(g.pending);
 	sb_free(&g.computed_out[0]);
 	sb_free(&g.computed_out[1]);

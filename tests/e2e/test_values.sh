@@ -84,3 +84,27 @@ then pass values/tuples; else fail values/tuples "$(cat "$TMP/tuples.out" "$TMP/
 "$UT" -q --summary-only -c "cat /etc/hostname" -e 'tracepoint:syscalls:sys_enter_openat /comm == "cat"/ {
 	$addr = (u64)args->filename; @opened[str(uptr($addr))] = count(); }' >"$TMP/uptr.out" 2>"$TMP/uptr.err"
 grep -qx '@opened\[/etc/hostname\]: 1' "$TMP/uptr.out" && pass values/uptr || fail values/uptr "$(cat "$TMP/uptr.out" "$TMP/uptr.err")"
+
+# A map read in the predicate is looked up once (compiler/gen_expr.c,
+# gen_map_read): the body takes its value until it writes the map, and a
+# loop's turn reads what the turn before wrote; placed and all in the kernel
+cat >"$TMP/pred.ut" <<'UT'
+tracepoint:syscalls:sys_enter_read { @start[tid] = 5; @other[tid] = 9; }
+tracepoint:syscalls:sys_exit_read /@start[tid] || @other[tid]/ {
+	$first = @start[tid]; @start[tid] = 7; $written = @start[tid];
+	$other = @other[tid]; delete(@other[tid]); $deleted = @other[tid];
+	for ($i : 0..3) { $turn = @start[tid]; @start[tid] = $turn + 1; }
+	printf("%d %d %d %d %d\n", $first, $written, $other, $deleted, @start[tid]);
+}
+UT
+for placement in placed --all-in-kernel; do
+	opt=$placement; [ "$opt" = placed ] && opt=
+	# shellcheck disable=SC2086
+	"$UT" -q --summary-only $opt -c "/bin/dd if=/dev/zero of=/dev/null count=3 status=none" "$TMP/pred.ut" \
+		>"$TMP/pred.out" 2>"$TMP/pred.err"
+	if [ "$(grep -cx '5 7 9 0 10' "$TMP/pred.out")" -ge 4 ] && ! grep -x '[-0-9 ][-0-9 ]*' "$TMP/pred.out" | grep -vqx '5 7 9 0 10'; then
+		pass "values/predicate_reads_$placement"
+	else
+		fail "values/predicate_reads_$placement" "$(cat "$TMP/pred.out" "$TMP/pred.err")"
+	fi
+done
