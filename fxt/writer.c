@@ -295,14 +295,13 @@ static uint16_t string_add(struct fxt_writer *w, const char *s, size_t len, uint
 	return i;
 }
 
-uint16_t fxt_string_ref(struct fxt_writer *w, const char *s)
+/* s's string reference past the first look (string_ref): compared, or
+ * found by its text, or added.  Apart, so that the common case is a few
+ * instructions with no registers to save. */
+static __attribute__((noinline)) uint16_t string_ref_slow(struct fxt_writer *w, const char *s,
+							     struct address_hit *hit)
 {
-	if (!s || !s[0])
-		return 0;
-	struct address_hit *hit = address_hit(w, s);
 	if (hit->s == s) {
-		if (hit->pinned)
-			return hit->slot;
 		struct string_slot *slot = &w->strings[hit->slot];
 		/* strncmp stops at s's end; then s[len] is inside s */
 		if (strncmp(slot->text, s, slot->len) == 0 && !s[slot->len]) {
@@ -334,6 +333,23 @@ uint16_t fxt_string_ref(struct fxt_writer *w, const char *s)
 	}
 	*hit = (struct address_hit){.s = s, .slot = i, .pinned = pin != NULL};
 	return i;
+}
+
+/* Most strings are a program's names, interned and pinned: found by their
+ * address alone. */
+static inline uint16_t string_ref(struct fxt_writer *w, const char *s)
+{
+	if (!s || !s[0])
+		return 0;
+	struct address_hit *hit = address_hit(w, s);
+	if (hit->s == s && hit->pinned)
+		return hit->slot;
+	return string_ref_slow(w, s, hit);
+}
+
+uint16_t fxt_string_ref(struct fxt_writer *w, const char *s)
+{
+	return string_ref(w, s);
 }
 
 static size_t thread_home(uint32_t pid, uint32_t tid)
@@ -459,7 +475,7 @@ static struct encoded_arg encode_arg(struct fxt_writer *w, const struct ut_arg *
 		break;
 	case UT_ARG_STR:
 		type = FXT_ARG_STRING;
-		e.header = (uint64_t)fxt_string_ref(w, a->s) << 32;
+		e.header = (uint64_t)string_ref(w, a->s) << 32;
 		break;
 	case UT_ARG_PTR:
 		type = FXT_ARG_POINTER;
@@ -475,7 +491,7 @@ static struct encoded_arg encode_arg(struct fxt_writer *w, const struct ut_arg *
 		type = FXT_ARG_NULL;
 		break;
 	}
-	e.header |= type | (uint64_t)e.words << 4 | (uint64_t)fxt_string_ref(w, a->name) << 16;
+	e.header |= type | (uint64_t)e.words << 4 | (uint64_t)string_ref(w, a->name) << 16;
 	return e;
 }
 
@@ -513,8 +529,8 @@ void fxt_write_event(struct fxt_writer *w, enum fxt_event_type type, uint64_t ts
 		nargs = FXT_MAX_ARGS;
 	/* interning may write string/thread records: do it all before the event */
 	uint64_t thread = fxt_thread_ref(w, pid, tid);
-	uint64_t cat = fxt_string_ref(w, category);
-	uint64_t nm = fxt_string_ref(w, name);
+	uint64_t cat = string_ref(w, category);
+	uint64_t nm = string_ref(w, name);
 	struct encoded_arg enc[FXT_MAX_ARGS];
 	size_t words = 2 + encode_args(w, args, nargs, enc) + event_has_type_word(type);
 
@@ -533,7 +549,7 @@ void fxt_write_kernel_object(struct fxt_writer *w, enum fxt_object_type type, ui
 {
 	if (nargs > FXT_MAX_ARGS)
 		nargs = FXT_MAX_ARGS;
-	uint64_t nm = fxt_string_ref(w, name);
+	uint64_t nm = string_ref(w, name);
 	struct encoded_arg enc[FXT_MAX_ARGS];
 	size_t words = 2 + encode_args(w, args, nargs, enc);
 

@@ -418,17 +418,34 @@ static inline uint64_t eval_int(struct hit *h, unsigned i)
 	}
 }
 
+/* Operations with a key or strings to build, apart from eval_operation:
+ * its arithmetic then needs no stack of theirs to set up. */
+static __attribute__((noinline)) uint64_t eval_map_int(struct hit *h, const struct ut_uexpr *e)
+{
+	const unsigned char *v = map_read(h, e);
+	uint64_t a = 0;
+	if (v)
+		memcpy(&a, v, 8);
+	return a;
+}
+
+static __attribute__((noinline)) uint64_t eval_str_operation(struct hit *h, const struct ut_uexpr *e)
+{
+	if (e->op == UT_UX_STR_INT) {
+		struct str s = eval_str(h, e->a);
+		uint64_t a = 0;
+		for (size_t k = 0; k < s.len && k < e->n && k < 8; k++)
+			a |= (uint64_t)(unsigned char)s.p[k] << (8 * k);
+		return a;
+	}
+	return str_equal(eval_str(h, e->a), eval_str(h, e->b), e->n) == (e->op == UT_UX_STREQ);
+}
+
 static uint64_t eval_operation(struct hit *h, const struct ut_uexpr *e)
 {
 	uint64_t a, b;
 	switch (e->op) {
-	case UT_UX_MAP: {
-		const unsigned char *v = map_read(h, e);
-		a = 0;
-		if (v)
-			memcpy(&a, v, 8);
-		return a;
-	}
+	case UT_UX_MAP: return eval_map_int(h, e);
 	case UT_UX_NEG: return 0 - eval_int(h, e->a);
 	case UT_UX_NOT: return !eval_int(h, e->a);
 	case UT_UX_BITNOT: return ~eval_int(h, e->a);
@@ -437,15 +454,8 @@ static uint64_t eval_operation(struct hit *h, const struct ut_uexpr *e)
 	case UT_UX_LOR: return eval_int(h, e->a) || eval_int(h, e->b);
 	case UT_UX_COND: return eval_int(h, e->a) ? eval_int(h, e->b) : eval_int(h, e->c);
 	case UT_UX_TRUNC: return truncated(eval_int(h, e->a), e->n, e->sgn);
-	case UT_UX_STR_INT: {
-		struct str s = eval_str(h, e->a);
-		a = 0;
-		for (size_t k = 0; k < s.len && k < e->n && k < 8; k++)
-			a |= (uint64_t)(unsigned char)s.p[k] << (8 * k);
-		return a;
-	}
-	case UT_UX_STREQ: case UT_UX_STRNE:
-		return str_equal(eval_str(h, e->a), eval_str(h, e->b), e->n) == (e->op == UT_UX_STREQ);
+	case UT_UX_STR_INT: case UT_UX_STREQ: case UT_UX_STRNE:
+		return eval_str_operation(h, e);
 	case UT_UX_ADD: case UT_UX_SUB: case UT_UX_MUL: case UT_UX_UDIV: case UT_UX_UMOD: case UT_UX_SDIV:
 	case UT_UX_SMOD: case UT_UX_AND: case UT_UX_OR: case UT_UX_XOR: case UT_UX_SHL: case UT_UX_USHR:
 	case UT_UX_SSHR: case UT_UX_EQ: case UT_UX_NE: case UT_UX_ULT: case UT_UX_ULE: case UT_UX_SLT:
@@ -522,7 +532,7 @@ static void assign_local(struct hit *h, unsigned slot, unsigned x)
 	memset(to + n, 0, local_bytes(l) - n);
 }
 
-static void map_set(struct hit *h, const struct ut_ustmt *s)
+static __attribute__((noinline)) void map_set(struct hit *h, const struct ut_ustmt *s)
 {
 	const struct ut_map *m = &h->prog->maps[s->map];
 	/* the value first: it may be in this map, which the insert can move */
@@ -536,7 +546,7 @@ static void map_set(struct hit *h, const struct ut_ustmt *s)
 		memcpy(to, value, m->value_size);
 }
 
-static void aggregate(struct hit *h, const struct ut_ustmt *s)
+static __attribute__((noinline)) void aggregate(struct hit *h, const struct ut_ustmt *s)
 {
 	const struct ut_map *m = &h->prog->maps[s->map];
 	const struct ut_agg_kind *kind = &ut_aggs[m->agg];
@@ -551,7 +561,7 @@ static void aggregate(struct hit *h, const struct ut_ustmt *s)
 	ut_user_map_take(&h->u->maps->maps[s->map], key, kind, v);
 }
 
-static void emit(struct hit *h, const struct ut_ustmt *s)
+static __attribute__((noinline)) void emit(struct hit *h, const struct ut_ustmt *s)
 {
 	const struct ut_event *ev = &h->prog->events[s->event];
 	if (ev->op == UT_EV_HIT)   /* refused when loading: never run a hit inside a hit */
@@ -598,9 +608,25 @@ static enum ending run_for(struct hit *h, const struct ut_ustmt *s)
 	return GO_ON;
 }
 
-static enum ending run_stmt(struct hit *h, const struct ut_ustmt *s)
+static __attribute__((noinline)) void map_add(struct hit *h, const struct ut_ustmt *s)
 {
 	unsigned char key[UT_MAP_KEY_MAX];
+	int64_t v = (int64_t)eval_int(h, s->a);
+	map_key(h, s->map, s->keys, s->nkeys, key);
+	ut_user_map_add(&h->u->maps->maps[s->map], key, v);
+}
+
+static __attribute__((noinline)) void map_delete(struct hit *h, const struct ut_ustmt *s)
+{
+	unsigned char key[UT_MAP_KEY_MAX];
+	map_key(h, s->map, s->keys, s->nkeys, key);
+	ut_user_map_delete(&h->u->maps->maps[s->map], key);
+}
+
+/* The statements' work is in functions of their own (not inlined): the
+ * dispatch, run for every statement, then has no key buffers to set up. */
+static enum ending run_stmt(struct hit *h, const struct ut_ustmt *s)
+{
 	switch (s->op) {
 	case UT_US_LOCAL:
 		assign_local(h, s->slot, s->a);
@@ -608,18 +634,14 @@ static enum ending run_stmt(struct hit *h, const struct ut_ustmt *s)
 	case UT_US_MAP_SET:
 		map_set(h, s);
 		return GO_ON;
-	case UT_US_MAP_ADD: {
-		int64_t v = (int64_t)eval_int(h, s->a);
-		map_key(h, s->map, s->keys, s->nkeys, key);
-		ut_user_map_add(&h->u->maps->maps[s->map], key, v);
+	case UT_US_MAP_ADD:
+		map_add(h, s);
 		return GO_ON;
-	}
 	case UT_US_AGG:
 		aggregate(h, s);
 		return GO_ON;
 	case UT_US_DELETE:
-		map_key(h, s->map, s->keys, s->nkeys, key);
-		ut_user_map_delete(&h->u->maps->maps[s->map], key);
+		map_delete(h, s);
 		return GO_ON;
 	case UT_US_IF:
 		return eval_int(h, s->a) ? run_list(h, s->body, s->nbody) : run_list(h, s->body2, s->nbody2);
