@@ -844,8 +844,7 @@ void ut_flow(struct ut_engine *e, uint64_t ts, uint32_t pid, uint32_t tid,
 	 * until the thread's next slice event, so the flow record right after
 	 * it binds to it (2 words and the args, where a begin/end pair around
 	 * the flow record took 4). */
-	fxt_write_event(e->w, FXT_EV_INSTANT, ts, t->pid, t->tid, category, name, args, nargs, 0);
-	fxt_write_event(e->w, record, ts, t->pid, t->tid, category, name, NULL, 0, id);
+	fxt_write_flow_point(e->w, record, ts, t->pid, t->tid, category, name, args, nargs, id);
 	e->stats.events++;
 }
 

@@ -104,6 +104,13 @@ enum fxt_object_type { FXT_OBJ_PROCESS = 1, FXT_OBJ_THREAD = 2 };
 void fxt_write_event(struct fxt_writer *w, enum fxt_event_type type, uint64_t ts,
 		     uint32_t pid, uint32_t tid, const char *category, const char *name,
 		     const struct ut_arg *args, unsigned nargs, uint64_t type_word);
+/* Writes a flow point on thread (pid, tid): an instant with the arguments,
+ * then the flow record (FXT_EV_FLOW_BEGIN, _STEP or _END) of
+ * correlation_id, which Perfetto binds to the instant (a zero-length
+ * slice on the thread's stack until its next slice event). */
+void fxt_write_flow_point(struct fxt_writer *w, enum fxt_event_type flow, uint64_t ts, uint32_t pid,
+			  uint32_t tid, const char *category, const char *name, const struct ut_arg *args,
+			  unsigned nargs, uint64_t correlation_id);
 /* Writes a kernel-object record (names a process or thread). */
 void fxt_write_kernel_object(struct fxt_writer *w, enum fxt_object_type type, uint64_t koid,
 			     const char *name, const struct ut_arg *args, unsigned nargs);

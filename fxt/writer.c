@@ -521,16 +521,28 @@ static bool event_has_type_word(enum fxt_event_type type)
 	return type == FXT_EV_COUNTER || type >= FXT_EV_DURATION_COMPLETE;
 }
 
-void fxt_write_event(struct fxt_writer *w, enum fxt_event_type type, uint64_t ts,
-		     uint32_t pid, uint32_t tid, const char *category, const char *name,
-		     const struct ut_arg *args, unsigned nargs, uint64_t type_word)
+/* An event record with its thread and names interned already (refs):
+ * interning may write string and thread records, which must come before
+ * the event. */
+struct event_refs {
+	uint64_t thread, cat, name;
+};
+
+static struct event_refs event_refs(struct fxt_writer *w, uint32_t pid, uint32_t tid, const char *category,
+				    const char *name)
+{
+	return (struct event_refs){fxt_thread_ref(w, pid, tid), string_ref(w, category), string_ref(w, name)};
+}
+
+/* Inlined: a call passing the refs costs more than the flow point saves. */
+static inline __attribute__((always_inline)) void write_event(struct fxt_writer *w, enum fxt_event_type type,
+							      uint64_t ts, struct event_refs refs,
+							      const struct ut_arg *args, unsigned nargs,
+							      uint64_t type_word)
 {
 	if (nargs > FXT_MAX_ARGS)
 		nargs = FXT_MAX_ARGS;
-	/* interning may write string/thread records: do it all before the event */
-	uint64_t thread = fxt_thread_ref(w, pid, tid);
-	uint64_t cat = string_ref(w, category);
-	uint64_t nm = string_ref(w, name);
+	uint64_t thread = refs.thread, cat = refs.cat, nm = refs.name;
 	struct encoded_arg enc[FXT_MAX_ARGS];
 	size_t words = 2 + encode_args(w, args, nargs, enc) + event_has_type_word(type);
 
@@ -542,6 +554,25 @@ void fxt_write_event(struct fxt_writer *w, enum fxt_event_type type, uint64_t ts
 	p = put_args(p + 2, enc, nargs);
 	if (event_has_type_word(type))
 		*p = type_word;
+}
+
+void fxt_write_event(struct fxt_writer *w, enum fxt_event_type type, uint64_t ts,
+		     uint32_t pid, uint32_t tid, const char *category, const char *name,
+		     const struct ut_arg *args, unsigned nargs, uint64_t type_word)
+{
+	write_event(w, type, ts, event_refs(w, pid, tid, category, name), args, nargs, type_word);
+}
+
+/* The instant's refs serve the flow record too: the instant's arguments
+ * intern strings after them, but those take the least recently used
+ * slots, not the ones just used. */
+void fxt_write_flow_point(struct fxt_writer *w, enum fxt_event_type flow, uint64_t ts, uint32_t pid,
+			  uint32_t tid, const char *category, const char *name, const struct ut_arg *args,
+			  unsigned nargs, uint64_t correlation_id)
+{
+	struct event_refs refs = event_refs(w, pid, tid, category, name);
+	write_event(w, FXT_EV_INSTANT, ts, refs, args, nargs, 0);
+	write_event(w, flow, ts, refs, NULL, 0, correlation_id);
 }
 
 void fxt_write_kernel_object(struct fxt_writer *w, enum fxt_object_type type, uint64_t koid,
