@@ -633,11 +633,16 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 	return l;
 }
 
-void ut_loaded_runs(const struct ut_loaded *l, struct ut_loaded_runs *out)
+/* The runs of the programs of probe (all programs when probe < 0). */
+static void count_runs(const struct ut_loaded *l, int probe, struct ut_loaded_runs *out)
 {
 	*out = (struct ut_loaded_runs){0};
 	struct bpf_program *p;
 	bpf_object__for_each_program(p, l->obj) {
+		unsigned p_probe, p_alt;
+		if (probe >= 0 && (sscanf(bpf_program__name(p), "ut_p%u_a%u", &p_probe, &p_alt) != 2 ||
+				   p_probe != (unsigned)probe))
+			continue;
 		struct bpf_prog_info info = {0};
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(p);
@@ -647,6 +652,16 @@ void ut_loaded_runs(const struct ut_loaded *l, struct ut_loaded_runs *out)
 			out->run_ns += info.run_time_ns;
 		}
 	}
+}
+
+void ut_loaded_runs(const struct ut_loaded *l, struct ut_loaded_runs *out)
+{
+	count_runs(l, -1, out);
+}
+
+void ut_loaded_probe_runs(const struct ut_loaded *l, unsigned probe, struct ut_loaded_runs *out)
+{
+	count_runs(l, (int)probe, out);
 }
 
 struct bpf_object *ut_loaded_object(const struct ut_loaded *l)

@@ -76,6 +76,9 @@ struct ut_loaded_runs {
 	uint64_t missed, runs, run_ns;
 };
 void ut_loaded_runs(const struct ut_loaded *l, struct ut_loaded_runs *out);
+/* The same for the programs of the script's probe `probe` (its attached
+ * alternative's); the built-in programs are in neither. */
+void ut_loaded_probe_runs(const struct ut_loaded *l, unsigned probe, struct ut_loaded_runs *out);
 
 struct ut_detach_stats {
 	unsigned links;        /* links closed */

@@ -391,6 +391,52 @@ static double percent(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
+struct probe_time {
+	unsigned probe;
+	struct ut_loaded_runs runs;
+};
+
+static int by_time_spent(const void *a, const void *b)
+{
+	uint64_t x = ((const struct probe_time *)a)->runs.run_ns, y = ((const struct probe_time *)b)->runs.run_ns;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* -v with bpf_stats: each probe's share of the kernel's time, the
+ * costliest first (what to trace less, or to move out of a hot probe). */
+static void report_probe_runs(struct session *s, const struct ut_loaded_runs *all)
+{
+	const struct ut_program *prog = s->prog;
+	struct probe_time *t = xcalloc(prog->nprobes + 1, sizeof(*t));
+	unsigned n = 0;
+	uint64_t script_ns = 0, script_runs = 0;
+	for (unsigned i = 0; i < prog->nprobes; i++) {
+		t[n].probe = i;
+		ut_loaded_probe_runs(s->loaded, i, &t[n].runs);
+		script_ns += t[n].runs.run_ns;
+		script_runs += t[n].runs.runs;
+		if (t[n].runs.runs && ut_loaded_alt(s->loaded, i) >= 0)
+			n++;
+	}
+	qsort(t, n, sizeof(*t), by_time_spent);
+	for (unsigned i = 0; i < n; i++) {
+		const struct ut_probe *p = &prog->probes[t[i].probe];
+		const struct ut_alt *alt = &p->alts[ut_loaded_alt(s->loaded, t[i].probe)];
+		fprintf(stderr, "uring-trace:   %s:%d %s:%s: %llu run%s, %.0f ns a run, %.0f %% of the probes' time\n",
+			p->loc.file, p->loc.line, probe_kind_name(alt->kind), alt->target,
+			(unsigned long long)t[i].runs.runs, t[i].runs.runs == 1 ? "" : "s",
+			(double)t[i].runs.run_ns / (double)t[i].runs.runs,
+			percent(t[i].runs.run_ns, all->run_ns));
+	}
+	if (all->runs > script_runs)
+		fprintf(stderr, "uring-trace:   built-in programs (thread names, -c's processes, flushes): %llu run%s, "
+			"%.0f ns a run, %.0f %% of the probes' time\n", (unsigned long long)(all->runs - script_runs),
+			all->runs - script_runs == 1 ? "" : "s",
+			(double)(all->run_ns - script_ns) / (double)(all->runs - script_runs),
+			percent(all->run_ns - script_ns, all->run_ns));
+	free(t);
+}
+
 /* -v: where the time went, the reader's (the loss of events it could not
  * take is said above) and the probes' in the kernel. */
 static void report_time(struct session *s, const struct ut_loaded_runs *runs, uint64_t cpu_ns, uint64_t write_ns)
@@ -404,10 +450,11 @@ static void report_time(struct session *s, const struct ut_loaded_runs *runs, ui
 		(double)cpu_ns / 1e9, (double)cpu_ns / (double)records, (double)wall / 1e9,
 		percent(t->waiting_ns, wall), percent(t->reading_ns, wall), percent(t->handing_on_ns, wall),
 		percent(write_ns, wall));
-	if (runs->runs)
+	if (runs->runs) {
 		fprintf(stderr, "uring-trace: the probes ran %llu times in the kernel, %.0f ns a run (bpf_stats)\n",
 			(unsigned long long)runs->runs, (double)runs->run_ns / (double)runs->runs);
-	else
+		report_probe_runs(s, runs);
+	} else
 		fprintf(stderr, "uring-trace: the probes' time in the kernel is not counted: sysctl "
 			"kernel.bpf_stats_enabled=1 counts it\n");
 }

@@ -133,6 +133,28 @@ ok = m and 98 <= parts <= 102 and float(m.group(1)) > 0 and int(m.group(2)) > 0 
 print(("PASS " if ok else "FAIL ") + "io_uring/reader_time_reported" + ("" if ok else ": " + err[-600:]))
 PY
 
+# With bpf_stats on, -v gives each probe's runs and time, the costliest
+# first, and the built-in programs': they add up to the whole.
+stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+sysctl -qw kernel.bpf_stats_enabled=1
+"$UT" -v -o "$TMP/runs.fxt" -e '
+import "io_uring";
+io_uring_submit { flow request[args.req] begin "submit"; }
+io_uring_complete { flow request[args.req] end "complete"; }' \
+	-c "$UT_WORKLOADS/nop_firehose --count 2000 --cpu 1 >/dev/null" >/dev/null 2>"$TMP/runs.err"
+sysctl -qw kernel.bpf_stats_enabled="$stats_was"
+python3 - "$TMP/runs.err" <<'PY'
+import re, sys
+err = open(sys.argv[1]).read()
+total = re.search(r"the probes ran ([0-9]+) times in the kernel", err)
+probes = {m.group(1): int(m.group(2)) for m in re.finditer(r"uring-trace:   \S+:[0-9]+ tp_btf:(\w+): ([0-9]+) runs?, [0-9]+ ns a run", err)}
+builtin = re.search(r"built-in programs \([^)]*\): ([0-9]+) runs?", err)
+parts = sum(probes.values()) + (int(builtin.group(1)) if builtin else 0)
+ok = total and probes.get("io_uring_submit_req", 0) >= 2000 and probes.get("io_uring_complete", 0) >= 2000 \
+	and parts == int(total.group(1))
+print(("PASS " if ok else "FAIL ") + "io_uring/probe_runs_reported" + ("" if ok else ": " + err[-900:]))
+PY
+
 # An SQPOLL ring: its thread spins between submissions, running task work
 # that runs nothing; none of that reaches the trace (it was 99 % of a busy
 # SQPOLL trace), while the requests it submits do.
