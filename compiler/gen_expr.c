@@ -125,7 +125,10 @@ static char *gen_member(struct gen *g, struct node *n)
 	} else if (ft->kind == T_STR) {
 		r = new_tmp(g);
 		emit(g, "char %s[%d] = {};", r, ft->size);
-		emit(g, "%s_STR_INTO(&%s, %s, %s);", read, r, p, n->str);
+		if (base->direct && ft->size == 16)   /* two loads the verifier guards (bpf/ut.h) */
+			emit(g, "ut_copy_name16(%s, %s->%s);", r, p, n->str);
+		else
+			emit(g, "%s_STR_INTO(&%s, %s, %s);", read, r, p, n->str);
 	} else if (n->ref == REF_BITFIELD) {
 		r = xasprintf("((__u64)BPF_CORE_READ_BITFIELD_PROBED(%s, %s))", p, n->str);
 	} else if (base->direct) {

@@ -108,3 +108,16 @@ for placement in placed --all-in-kernel; do
 		fail "values/predicate_reads_$placement" "$(cat "$TMP/pred.out" "$TMP/pred.err")"
 	fi
 done
+
+# A task's name through a BTF tracepoint's argument is read with loads
+# (bpf/ut.h, ut_copy_str): equal to the name, as a key and in a compare
+"$UT" -q --summary-only --json "$TMP/comm.json" -c "sleep 0.3" -e '
+tp_btf:sched:sched_switch /args.prev.comm == "sleep"/ { @s[args.prev.comm, args.next.comm == "sleep"] = count(); }
+unfiltered tp_btf:sched:sched_waking /args.p.comm == "sleep"/ { @w[args.p.comm] = count(); }' >/dev/null 2>"$TMP/comm.err"
+if python3 - "$TMP/comm.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["maps"]
+assert [e["key"] for e in m["@s"]] == [["sleep", 0]] and m["@s"][0]["value"] >= 1, m
+assert [e["key"] for e in m["@w"]] == [["sleep"]] and m["@w"][0]["value"] >= 1, m
+PY
+then pass values/btf_task_names; else fail values/btf_task_names "$(cat "$TMP/comm.err" "$TMP/comm.json")"; fi

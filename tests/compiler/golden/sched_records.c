@@ -121,9 +121,9 @@ int ut_p1_a0(__u64 *ctx)
 	__u32 ut_off = 0;
 	{
 		char t7[16] = {};
-		BPF_CORE_READ_STR_INTO(&t7, ((struct task_struct *)(((void *)ctx[1]))), comm);
+		ut_copy_name16(t7, ((struct task_struct *)(((void *)ctx[1])))->comm);
 		char t8[16] = {};
-		BPF_CORE_READ_STR_INTO(&t8, ((struct task_struct *)(((void *)ctx[2]))), comm);
+		ut_copy_name16(t8, ((struct task_struct *)(((void *)ctx[2])))->comm);
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 0, ut_now);
@@ -163,7 +163,7 @@ int ut_p2_a0(__u64 *ctx)
 	__u32 ut_off = 0;
 	{
 		char t11[16] = {};
-		BPF_CORE_READ_STR_INTO(&t11, ((struct task_struct *)(((void *)ctx[0]))), comm);
+		ut_copy_name16(t11, ((struct task_struct *)(((void *)ctx[0])))->comm);
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 1, ut_now);
