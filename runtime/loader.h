@@ -25,7 +25,7 @@ struct ut_load_opts {
 	bool follow_forks;             /* -c: the processes filter_tgid starts are traced too */
 	const char *filter_comm;       /* ut_filter_comm; NULL or "" = any */
 	uint32_t sample_permyriad;     /* ut_sample_permyriad; 0 = as compiled (all) */
-	uint64_t wakeup_bytes;         /* ut_wakeup_bytes; 0 = as compiled */
+	uint64_t wakeup_bytes;         /* ut_wakeup_bytes; 0 = from the ring's size (at most as compiled) */
 	const struct ut_disk_ref *disks; /* diskdev() disks: looked up here, set in ut_disk_<i> */
 	unsigned ndisks;
 	bool verbose;                  /* notes on skipped alternatives, verifier logs */

@@ -391,6 +391,23 @@ static double percent(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
+/* Why events were lost, and what helps: a reader busy nearly all the
+ * time could not keep up whatever the buffer (a bigger one only delays
+ * the loss); one that also waited lost them to bursts the buffer could
+ * not hold. */
+static void report_lost(struct session *s, size_t buffer_bytes)
+{
+	const struct ut_reader_time *t = ut_consumer_time(s->consumer);
+	uint64_t busy = t->reading_ns + t->handing_on_ns, wall = busy + t->waiting_ns;
+	if (wall && percent(busy, wall) >= 90)
+		fprintf(stderr, "uring-trace: events were lost: the reader could not keep up (busy %.0f %% of its time, "
+			"not waiting for records), so a larger --buffer only delays the loss: --sample PCT keeps "
+			"whole requests, or trace less (-v says where the reader's time went)\n", percent(busy, wall));
+	else
+		fprintf(stderr, "uring-trace: events were lost: raise --buffer (now %zu bytes) or trace less\n",
+			buffer_bytes);
+}
+
 struct probe_time {
 	unsigned probe;
 	struct ut_loaded_runs runs;
@@ -844,8 +861,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 			fprintf(stderr, "; trace written to %s (open it at https://ui.perfetto.dev)", o->output);
 		fputc('\n', stderr);
 		if (lost)
-			fprintf(stderr, "uring-trace: events were lost: raise --buffer (now %zu bytes) or trace less\n",
-				o->buffer_bytes ? o->buffer_bytes : (size_t)8 << 20);
+			report_lost(&s, o->buffer_bytes ? o->buffer_bytes : (size_t)8 << 20);
 		if (s.dec.lost_late)
 			fprintf(stderr, "uring-trace: %llu records reached the reader after it had written past their "
 				"time and were left out (the reader was behind): trace less, or use --sample\n",
