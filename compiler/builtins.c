@@ -7,26 +7,26 @@
 #include "compiler/gen.h"
 
 const struct builtin builtins[] = {
-	{"pid", {.kind = T_INT, .size = 4}, "(bpf_get_current_pid_tgid() >> 32)", UT_SHOW_KOID},
-	{"tid", {.kind = T_INT, .size = 4}, "((__u32)bpf_get_current_pid_tgid())", UT_SHOW_KOID},
-	{"uid", {.kind = T_INT, .size = 4}, "((__u32)bpf_get_current_uid_gid())", 0},
-	{"gid", {.kind = T_INT, .size = 4}, "(bpf_get_current_uid_gid() >> 32)", 0},
-	{"cpu", {.kind = T_INT, .size = 4}, "bpf_get_smp_processor_id()", 0},
+	{"pid", {.kind = T_INT, .size = 4}, "(bpf_get_current_pid_tgid() >> 32)", UT_SHOW_KOID, false},
+	{"tid", {.kind = T_INT, .size = 4}, "((__u32)bpf_get_current_pid_tgid())", UT_SHOW_KOID, false},
+	{"uid", {.kind = T_INT, .size = 4}, "((__u32)bpf_get_current_uid_gid())", 0, false},
+	{"gid", {.kind = T_INT, .size = 4}, "(bpf_get_current_uid_gid() >> 32)", 0, false},
+	{"cpu", {.kind = T_INT, .size = 4}, "bpf_get_smp_processor_id()", 0, false},
 	/* in a body, the hit's one clock read (gen_expr.c) */
-	{"nsecs", {.kind = T_INT, .size = 8}, "bpf_ktime_get_ns()", 0},
-	{"cgroup", {.kind = T_INT, .size = 8}, "bpf_get_current_cgroup_id()", 0},
-	{"curtask", {.kind = T_PTR, .size = 8}, "((void *)bpf_get_current_task())", 0},
+	{"nsecs", {.kind = T_INT, .size = 8}, "bpf_ktime_get_ns()", 0, false},
+	{"cgroup", {.kind = T_INT, .size = 8}, "bpf_get_current_cgroup_id()", 0, false},
+	{"curtask", {.kind = T_PTR, .size = 8}, "((void *)bpf_get_current_task())", 0, false},
 	/* read into a temporary (gen_expr.c) */
-	{"comm", {.kind = T_STR, .size = 16}, NULL, 0},
+	{"comm", {.kind = T_STR, .size = 16}, NULL, 0, false},
 	/* 1 when the current task passes -p/-c/--comm (always without them) */
-	{"traced", {.kind = T_INT, .size = 1}, "ut_pass_filter()", 0},
+	{"traced", {.kind = T_INT, .size = 1}, "ut_pass_filter()", 0, false},
 	/* the stack's id in ut_stacks (gen.c's ut_stack); user space shows its frames */
-	{"kstack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, 0, UT_STACK_FRAMES)", UT_SHOW_KSTACK},
-	{"ustack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, BPF_F_USER_STACK, UT_STACK_FRAMES)", UT_SHOW_USTACK},
+	{"kstack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, 0, UT_STACK_FRAMES)", UT_SHOW_KSTACK, true},
+	{"ustack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, BPF_F_USER_STACK, UT_STACK_FRAMES)", UT_SHOW_USTACK, true},
 	/* ns since the trace started (ut.h's ut_start_ns, set at load); in a
 	 * body from the hit's clock read, as nsecs */
-	{"elapsed", {.kind = T_INT, .size = 8}, "(bpf_ktime_get_ns() - ut_start_ns)", 0},
-	{NULL, {0}, NULL, 0},
+	{"elapsed", {.kind = T_INT, .size = 8}, "(bpf_ktime_get_ns() - ut_start_ns)", 0, false},
+	{NULL, {0}, NULL, 0, false},
 };
 
 const struct builtin *builtin_named(const char *name)

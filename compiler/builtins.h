@@ -8,12 +8,14 @@ struct check;
 struct gen;
 
 /* A builtin name (pid, comm, nsecs, ...): its type, how user space shows
- * it, and its C. */
+ * it, its C, and whether each use is a new value: a stack, which a helper
+ * looks up and may store at every use (not the same all through a hit). */
 struct builtin {
 	const char *name;
 	struct type type;
 	const char *cexpr;
 	uint8_t show;
+	bool each_use;
 };
 extern const struct builtin builtins[];
 const struct builtin *builtin_named(const char *name);

@@ -513,17 +513,16 @@ char *gen_map_key(struct gen *g, int map, struct node *ref, char **sig)
 	return k;
 }
 
-/* Whether expression n (and the list after it when list) has the same
- * value all through a hit: not the clock, nor a stack (a helper that may
- * store it). */
+/* Whether expression n (and the list after it when list) uses no
+ * builtin that is a new value at each use (a stack): its C then means the
+ * same value in the predicate and the body.  (The clock is spelt apart in
+ * each, a read in the predicate and the hit's ut_now in the body: its C
+ * never matches.) */
 static bool same_all_hit(const struct node *n, bool list)
 {
 	for (; n; n = list ? n->next : NULL) {
-		if (n->kind == N_IDENT && n->ref == REF_BUILTIN) {
-			const char *b = builtins[n->sym].name;
-			if (!strcmp(b, "nsecs") || !strcmp(b, "elapsed") || !strcmp(b, "kstack") || !strcmp(b, "ustack"))
-				return false;
-		}
+		if (n->kind == N_IDENT && n->ref == REF_BUILTIN && builtins[n->sym].each_use)
+			return false;
 		if (!same_all_hit(n->a, true) || !same_all_hit(n->b, true) || !same_all_hit(n->c, true) ||
 		    !same_all_hit(n->d, true) || !same_all_hit(n->resolved, false))
 			return false;

@@ -236,7 +236,7 @@ static bool same_all_hit(const struct node *n)
 	case N_INT: case N_STR:
 		return true;
 	case N_IDENT:
-		return n->ref == REF_CONST ? same_all_hit(n->resolved) : n->ref != REF_BUILTIN || strcmp(builtins[n->sym].name, "kstack") != 0;
+		return n->ref == REF_CONST ? same_all_hit(n->resolved) : n->ref != REF_BUILTIN || !builtins[n->sym].each_use;
 	case N_FIELD:
 		return n->ref == REF_ARG || n->ref == REF_COMPUTED;
 	case N_INDEX:
