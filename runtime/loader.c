@@ -242,21 +242,19 @@ static void set_rodata_var(void *data, size_t size, const struct btf_var_secinfo
 		memcpy((char *)data + v->offset, value, value_size);
 }
 
-/* bpf/ut.h's ut_wakeup_bytes as compiled: a wake-up per 256 KiB a CPU. */
-#define WAKEUP_BYTES_MAX (256u << 10)
-
-/* How many bytes of records a CPU writes before it wakes the reader: a
- * ring of a few hundred KiB (--buffer) would fill before any CPU wrote
- * 256 KiB, and the reader would sleep until its timeout while the hits
- * are lost; so a CPU wakes it after its share of a quarter of the ring. */
-static uint64_t wakeup_bytes(const struct ut_load_opts *o, struct bpf_object *obj)
+/* How many bytes of records a CPU writes before it wakes the reader: as
+ * compiled (bpf/ut.h), or less for a small ring: one of a few hundred KiB
+ * (--buffer) would fill before any CPU wrote the compiled 256 KiB, and the
+ * reader would sleep until its timeout while the hits are lost; so a CPU
+ * wakes it after its share of a quarter of the ring. */
+static uint64_t wakeup_bytes(const struct ut_load_opts *o, struct bpf_object *obj, uint64_t compiled)
 {
 	if (o->wakeup_bytes)
 		return o->wakeup_bytes;
 	struct bpf_map *events = bpf_object__find_map_by_name(obj, "ut_events");
 	int cpus = libbpf_num_possible_cpus();
-	uint64_t share = events && cpus > 0 ? bpf_map__max_entries(events) / 4 / (uint64_t)cpus : WAKEUP_BYTES_MAX;
-	return share < WAKEUP_BYTES_MAX ? (share ? share : 1) : WAKEUP_BYTES_MAX;
+	uint64_t share = events && cpus > 0 ? bpf_map__max_entries(events) / 4 / (uint64_t)cpus : compiled;
+	return share < compiled ? (share ? share : 1) : compiled;
 }
 
 /* The filters and the script's disks are read-only data: set them in the
@@ -285,7 +283,6 @@ static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, cons
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);   /* bpf_ktime_get_ns()'s clock */
 	uint64_t start_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-	uint64_t wake = wakeup_bytes(o, obj);
 	char comm[16] = "";
 	if (o->filter_comm)
 		strncpy(comm, o->filter_comm, sizeof(comm) - 1);
@@ -302,8 +299,12 @@ static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, cons
 			set_rodata_var(data, size, v, comm, sizeof(comm));
 		else if (strcmp(name, "ut_sample_permyriad") == 0 && o->sample_permyriad)
 			set_rodata_var(data, size, v, &o->sample_permyriad, sizeof(o->sample_permyriad));
-		else if (strcmp(name, "ut_wakeup_bytes") == 0)
+		else if (strcmp(name, "ut_wakeup_bytes") == 0 && v->offset + sizeof(uint64_t) <= size) {
+			uint64_t compiled;
+			memcpy(&compiled, (const char *)data + v->offset, sizeof(compiled));
+			uint64_t wake = wakeup_bytes(o, obj, compiled);
 			set_rodata_var(data, size, v, &wake, sizeof(wake));
+		}
 		else if (strcmp(name, "ut_start_ns") == 0)
 			set_rodata_var(data, size, v, &start_ns, sizeof(start_ns));
 		else if (strcmp(name, "ut_hold_bytes") == 0 && !l->can_flush)
