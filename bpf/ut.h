@@ -514,11 +514,6 @@ static __always_inline __u64 ut_ptr_int(const void *p)
 	return v;
 }
 
-/* A task's name (16 bytes) read through a pointer the verifier guards (a
- * BTF tracepoint's or function's arguments, and what they point to): two
- * loads, not a helper call (sched_switch reads two names at every switch
- * it keeps).  As bpf_probe_read_kernel_str leaves it: the bytes up to the
- * first NUL, zeros after, a NUL last. */
 /* The zero bytes of w, each as its top bit (exact for the lowest one:
  * the borrow only marks bytes above it). */
 static __always_inline __u64 ut_zero_bytes(__u64 w)
@@ -532,6 +527,11 @@ static __always_inline __u64 ut_bytes_before_nul(__u64 w, __u64 zeros)
 	return zeros ? w & (((zeros & -zeros) >> 7) - 1) : w;
 }
 
+/* A task's name (16 bytes) read through a pointer the verifier guards (a
+ * BTF tracepoint's or function's arguments, and what they point to): two
+ * loads, not a helper call (sched_switch reads two names at every switch
+ * it keeps).  As bpf_probe_read_kernel_str leaves it: the bytes up to the
+ * first NUL, zeros after, a NUL last. */
 static __always_inline void ut_copy_name16(char *dst, const char *src)
 {
 	__u64 lo = *(const __u64 *)src, hi = *(const __u64 *)(src + 8) & 0x00ffffffffffffffull;
