@@ -121,7 +121,9 @@ fi
 # firehose leaves it time for (a thousand map writes in the reader each;
 # a 1 MiB buffer holds a tenth of the hits) is busy all the time, and says
 # a larger buffer would not help; a reader with little to do whose buffer
-# is too small for the rate says to raise it, and still keeps a part of
+# is too small for the rate says to raise it (or, sanitized, where the
+# reader is slow enough to be busy 90 % of the time, that it could not
+# keep up: one CI run saw 96 %), and still keeps a part of
 # the trace: a CPU wakes the reader after its share of a quarter of the
 # ring (it waited for 256 KiB a CPU before, which a 16 KiB ring never
 # held: 0.2 % of the events were kept; now 23-70 %, more than 5 % even
@@ -135,7 +137,8 @@ import "io_uring";
 io_uring_complete { instant "done"; }' \
 	-c "$UT_WORKLOADS/nop_firehose --count 300000 --cpu 1 >/dev/null" >/dev/null 2>"$TMP/burst.err"
 if grep -q 'events were lost: the reader could not keep up (busy [0-9]* % of its time' "$TMP/busy.err" &&
-	grep -q 'events were lost: raise --buffer (now 16384 bytes)' "$TMP/burst.err" &&
+	{ grep -q 'events were lost: raise --buffer (now 16384 bytes)' "$TMP/burst.err" ||
+	  grep -q 'events were lost: the reader could not keep up (busy \(9[0-9]\|100\) % of its time' "$TMP/burst.err"; } &&
 	[ "$(sed -n 's/.*: \([0-9]*\) events, [0-9]* lost.*/\1/p' "$TMP/burst.err")" -gt 15000 ]; then
 	pass losses/why_lost_said
 else
