@@ -39,6 +39,10 @@ struct ut_lost_rec {
 	__u64 reason;     /* enum ut_lost_reason */
 };
 
+/* The requests kernel-side code makes of the reader: indexes of bpf/ut.h's
+ * ut_requests, each holding the time of the first call. */
+enum ut_request_kind { UT_REQUEST_SNAPSHOT, UT_REQUEST_EXIT, UT_REQUESTS };
+
 /* What each CPU keeps between hits: the thread it named last (while that
  * thread keeps running its records skip the look-up in ut_seen_threads, an
  * LRU hash and the costliest part of a record at nop rates), whether the

@@ -230,22 +230,32 @@ static __always_inline void ut_note_thread(void)
 	}
 }
 
-/* snapshot(): the time of the first call since the reader last looked
- * (0: none).  A map the reader reads, not a record: a trigger must not be
- * lost with the records when the ring buffer is full. */
+/* snapshot() and exit() in the kernel: the time of the first call since
+ * the reader last looked (0: none), at their index (bpf/records.h).  A
+ * map the reader reads, not a record: a request must not be lost with the
+ * records when the ring buffer is full. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, UT_REQUESTS);
+	__uint(map_flags, BPF_F_MMAPABLE);   /* the reader loads exit's time at every record */
 	__type(key, __u32);
 	__type(value, __u64);
-} ut_snapshot SEC(".maps");
+} ut_requests SEC(".maps");
 
-static __always_inline void ut_request_snapshot(void)
+static __always_inline void ut_request(__u32 what)
 {
-	__u32 zero = 0;
-	__u64 *at = bpf_map_lookup_elem(&ut_snapshot, &zero);
+	__u64 *at = bpf_map_lookup_elem(&ut_requests, &what);
 	if (at && !*at)
 		*at = bpf_ktime_get_ns();
+}
+
+/* exit() was called, in the kernel or in the reader (which writes its
+ * time here too). */
+static __always_inline int ut_exited(void)
+{
+	__u32 exit = UT_REQUEST_EXIT;
+	__u64 *at = bpf_map_lookup_elem(&ut_requests, &exit);
+	return at && *at;
 }
 
 /* ---- built-in programs: the runtime attaches them besides the script's

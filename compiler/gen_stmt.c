@@ -320,8 +320,15 @@ static void gen_call_stmt(struct gen *g, struct node *e)
 		free(k);
 		return;
 	}
-	if (strcmp(e->str, "snapshot") == 0) {   /* in the kernel, a map: its record could be lost (bpf/ut.h) */
-		emit(g, "ut_request_snapshot();");
+	/* in the kernel, snapshot() and exit() set a map: a record could be lost (bpf/ut.h) */
+	if (strcmp(e->str, "snapshot") == 0) {
+		emit(g, "ut_request(UT_REQUEST_SNAPSHOT);");
+		return;
+	}
+	if (strcmp(e->str, "exit") == 0) {   /* ends the hit too, as in bpftrace */
+		emit(g, "ut_request(UT_REQUEST_EXIT);");
+		emit(g, "goto ut_done;");
+		g->returns = true;
 		return;
 	}
 	gen_record(g, e);
@@ -722,6 +729,15 @@ static bool filters_tasks(const struct alt_ctx *a)
 	return !a->def->unfiltered && !a->unfiltered;
 }
 
+/* Whether the script calls exit() anywhere (in the kernel or the reader). */
+static bool script_exits(const struct compiler *c)
+{
+	for (unsigned i = 0; i < c->prog->nevents; i++)
+		if (c->prog->events[i].op == UT_EV_EXIT)
+			return true;
+	return false;
+}
+
 void gen_alternative(struct gen_parts *parts, struct compiler *c, struct alt_ctx *a)
 {
 	struct gen g = {.c = c, .alt = a, .parts = parts,
@@ -739,6 +755,10 @@ void gen_alternative(struct gen_parts *parts, struct compiler *c, struct alt_ctx
 	a->def->header(c, a, &fn);
 	if (a->hit_event >= 0)
 		record_struct(&g, a->hit_event);
+	/* after exit() the probes stop, as if detached: kernel maps stay as
+	 * they were then (END runs after it) */
+	if (a->def->runs == PROBE_ATTACHED && script_exits(c))
+		sb_puts(&fn, "\tif (ut_exited())\n\t\treturn 0;\n");
 	if (filters_tasks(a))
 		sb_puts(&fn, "\tif (!ut_pass_filter())\n\t\treturn 0;\n");
 	gen_body(&g, &fn);

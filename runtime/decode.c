@@ -662,8 +662,12 @@ static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 					     sizeof(name_text));
 		if (ev->op == UT_EV_PRINT && d->print_out)
 			fputs(name, d->print_out);
-		else if (ev->op == UT_EV_EXIT)
+		else if (ev->op == UT_EV_EXIT && !d->exit_requested) {
 			d->exit_requested = true;
+			d->exit_ts = h->ts;
+			if (d->shared_exit_ts)   /* the kernel's probes stop too */
+				*d->shared_exit_ts = h->ts;
+		}
 		else if (ev->op == UT_EV_CLEAR && d->clear_map)
 			d->clear_map(d->maps_ctx, name);
 		return;
@@ -720,11 +724,32 @@ size_t ut_decode_record_len(struct ut_decoder *d, const void *rec, size_t avail)
 	return len;
 }
 
+/* Whether a record of time ts comes after the script's exit(): tracing
+ * ended then, as if detached, even though the probes ran on until they or
+ * the reader saw it. */
+static bool after_exit(struct ut_decoder *d, uint64_t ts)
+{
+	if (!d->exit_requested && d->shared_exit_ts && *d->shared_exit_ts) {
+		d->exit_requested = true;
+		d->exit_ts = *d->shared_exit_ts;
+	}
+	return d->exit_requested && ts > d->exit_ts;
+}
+
 void ut_decode_record(struct ut_decoder *d, const void *rec, size_t size)
 {
 	if (size < sizeof(struct ut_rec_hdr)) {
 		d->malformed++;
 		return;
 	}
-	decode_one(d, rec, size);
+	if (!after_exit(d, ((const struct ut_rec_hdr *)rec)->ts))
+		decode_one(d, rec, size);
+}
+
+void ut_decode_read_end(struct ut_decoder *d)
+{
+	after_exit(d, 0);   /* exit_requested says it all the same */
+	d->shared_exit_ts = NULL;
+	if (d->exit_requested)
+		d->exit_ts = UINT64_MAX;
 }

@@ -23,6 +23,8 @@ struct ut_decoder {
 	uint64_t records, malformed;
 	uint64_t lost_late;           /* records dropped for reaching the reader late */
 	bool exit_requested;          /* the script called exit() */
+	uint64_t exit_ts;             /* ... at this time: later records are not read (0: not called) */
+	volatile uint64_t *shared_exit_ts; /* exit()'s time shared with the kernel (bpf/ut.h, ut_requests), or NULL */
 	uint64_t snapshot_ts;         /* the reader ran snapshot() then (0: not since the last look) */
 	/* clear(@map), zero(@map), print(@map, top, div): done by the caller,
 	 * which owns the maps */
@@ -46,10 +48,14 @@ void ut_decode_declare_names(const struct ut_program *p, struct ut_engine *e);
 size_t ut_decode_record_len(struct ut_decoder *d, const void *rec, size_t avail);
 
 /* Handles one record; malformed records (unknown event, short) are counted
- * and skipped, never trusted.  What it means for the maps, printf() and
- * exit() happens now; a record of the trace goes to the engine, or to the
- * flight recorder. */
+ * and skipped, never trusted, and records later than an exit() are not
+ * read.  What it means for the maps, printf() and exit() happens now; a
+ * record of the trace goes to the engine, or to the flight recorder. */
 void ut_decode_record(struct ut_decoder *d, const void *rec, size_t size);
+
+/* The records from here on are read whatever exit() said: END probes run
+ * after it. */
+void ut_decode_read_end(struct ut_decoder *d);
 
 /* Writes a record of the trace (a trace construct, a thread's name, a
  * loss) to e.  The record is known well-formed: ut_decode_record took it. */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "fxt/fxt.h"
 #include "probes/kind.h"
 #include "runtime/consumer.h"
+#include "bpf/records.h"
 #include "runtime/decode.h"
 #include "runtime/loader.h"
 #include "runtime/recorder.h"
@@ -144,7 +146,7 @@ struct session {
 	struct ut_recorder *recorder;    /* --ring */
 	unsigned snapshots;              /* taken so far */
 	struct window_file *snapshot;    /* the one being written */
-	int snapshot_map_fd;             /* bpf/ut.h's ut_snapshot, or -1 */
+	volatile uint64_t *requests;     /* bpf/ut.h's ut_requests, mapped (NULL: could not be) */
 	bool snapshot_refused_noted, size_noted;
 	/* UT_CAPTURE_RECORDS=FILE: the records the reader takes, in the order
 	 * it takes them, each a native u32 length and its bytes (for
@@ -587,7 +589,7 @@ static void take_snapshot_trigger(struct session *s, uint64_t ts)
 		ut_recorder_release(s->recorder);
 }
 
-/* The script called snapshot(): in the kernel, bpf/ut.h's ut_snapshot
+/* The script called snapshot(): in the kernel, bpf/ut.h's ut_requests
  * holds the first call's time since the last look; in the reader, the
  * decoder does.  A trigger at that time. */
 static void script_snapshot(struct session *s)
@@ -596,13 +598,22 @@ static void script_snapshot(struct session *s)
 		take_snapshot_trigger(s, s->dec.snapshot_ts);
 		s->dec.snapshot_ts = 0;
 	}
-	__u32 zero = 0;
-	uint64_t ts = 0;
-	if (s->snapshot_map_fd < 0 || bpf_map_lookup_elem(s->snapshot_map_fd, &zero, &ts) != 0 || !ts)
+	uint64_t ts = s->requests ? s->requests[UT_REQUEST_SNAPSHOT] : 0;
+	if (!ts)
 		return;
 	take_snapshot_trigger(s, ts);
-	uint64_t none = 0;
-	bpf_map_update_elem(s->snapshot_map_fd, &zero, &none, BPF_ANY);
+	s->requests[UT_REQUEST_SNAPSHOT] = 0;
+}
+
+/* Maps the kernel's requests (bpf/ut.h, ut_requests) into the reader:
+ * exit() is checked at every record, so a read must be a load. */
+static volatile uint64_t *map_requests(struct bpf_object *obj)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "ut_requests");
+	if (!m)
+		return NULL;
+	void *at = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+	return at == MAP_FAILED ? NULL : at;
 }
 
 /* Records of a snapshot written between two reads of the ring buffer:
@@ -650,7 +661,7 @@ static void note_trace_size(struct session *s)
  * or NULL to open it here. */
 int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t obj_len, struct ut_kernel *k)
 {
-	struct session s = {.o = o, .prog = prog, .snapshot_map_fd = -1};
+	struct session s = {.o = o, .prog = prog};
 	char err[4096];
 	int rc = 0;
 	/* --json -: standard output carries the JSON alone; the text that
@@ -704,8 +715,9 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 		goto out;
 	}
 	s.obj = ut_loaded_object(s.loaded);
-	struct bpf_map *snapshot_map = bpf_object__find_map_by_name(s.obj, "ut_snapshot");
-	s.snapshot_map_fd = snapshot_map ? bpf_map__fd(snapshot_map) : -1;
+	s.requests = map_requests(s.obj);
+	if (s.requests)
+		s.dec.shared_exit_ts = &s.requests[UT_REQUEST_EXIT];
 	s.consumer = ut_consumer_new(s.obj, record_len, on_record, &s, err, sizeof(err));
 	if (!s.consumer) {
 		fprintf(stderr, "uring-trace: %s\n", err);
@@ -761,7 +773,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 	double started = ut_now_s(), last_status = started;
 	uint64_t reader_cpu_started = reader_cpu_ns();
 	uint64_t last_records = 0;
-	while (!stop_signal && !s.dec.exit_requested) {
+	while (!stop_signal && !s.dec.exit_requested && !(s.requests && s.requests[UT_REQUEST_EXIT])) {
 		int n = ut_consumer_poll(s.consumer, 100);
 		if (n < 0 && n != -EINTR) {
 			fprintf(stderr, "uring-trace: reading events failed: %s\n", strerror(-n));
@@ -794,6 +806,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 	struct ut_detach_stats ds;
 	ut_detach(s.loaded, &ds);
 	ut_consumer_drain(s.consumer);
+	ut_decode_read_end(&s.dec);
 	run_once_probes(&s, PROBE_RUN_AT_EXIT);
 	ut_stacks_poll();
 	uint64_t emitted, lost;
@@ -915,6 +928,8 @@ out:
 	ut_user_side_free(s.dec.user_side);
 	ut_user_maps_free(&s.user_maps);
 	ut_recorder_free(s.recorder);
+	if (s.requests)
+		munmap((void *)s.requests, (size_t)sysconf(_SC_PAGESIZE));
 	if (s.capture)
 		fclose(s.capture);
 	return rc;

@@ -561,11 +561,15 @@ static __attribute__((noinline)) void aggregate(struct hit *h, const struct ut_u
 	ut_user_map_take(&h->u->maps->maps[s->map], key, kind, v);
 }
 
-static __attribute__((noinline)) void emit(struct hit *h, const struct ut_ustmt *s)
+/* How a run of statements ended. */
+enum ending { GO_ON, BREAK, CONTINUE, RETURN, OUT_OF_STEPS };
+
+/* exit() ends the hit, as in the kernel. */
+static __attribute__((noinline)) enum ending emit(struct hit *h, const struct ut_ustmt *s)
 {
 	const struct ut_event *ev = &h->prog->events[s->event];
 	if (ev->op == UT_EV_HIT)   /* refused when loading: never run a hit inside a hit */
-		return;
+		return GO_ON;
 	unsigned char *r = h->u->record;
 	if (h->u->prep[s->event].zero_record)
 		memset(r, 0, ev->size);
@@ -575,10 +579,8 @@ static __attribute__((noinline)) void emit(struct hit *h, const struct ut_ustmt 
 	for (unsigned f = 0; f < ev->nfields && f < s->nkeys; f++)
 		store_field(h, h->prog->ukeys[s->keys + f], &ev->fields[f], r);
 	ut_decode_record(h->d, r, ev->size);   /* which samples it (ut_user_side_keeps) */
+	return ev->op == UT_EV_EXIT ? RETURN : GO_ON;
 }
-
-/* How a run of statements ended. */
-enum ending { GO_ON, BREAK, CONTINUE, RETURN, OUT_OF_STEPS };
 
 /* Counts a statement or a loop's turn against the hit's bound. */
 static bool step(struct hit *h)
@@ -651,8 +653,7 @@ static enum ending run_stmt(struct hit *h, const struct ut_ustmt *s)
 	case UT_US_CONTINUE: return CONTINUE;
 	case UT_US_RETURN: return RETURN;
 	case UT_US_EMIT:
-		emit(h, s);
-		return GO_ON;
+		return emit(h, s);
 	default:
 		return GO_ON;
 	}

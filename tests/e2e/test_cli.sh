@@ -35,6 +35,33 @@ grep -q '"key":\["/etc/hostname"\]' "$TMP/opened.json" && pass cli/str_of_syscal
 ticks=$(sed -n 's/^@ticks: //p' "$TMP/exit.out")
 [ -n "$ticks" ] && [ "$ticks" -le 20 ] && pass cli/exit_in_quiet_trace || fail cli/exit_in_quiet_trace "$(cat "$TMP/exit.out")"
 
+# exit() ends tracing at once, as if detached there, wherever it runs: the
+# rest of its hit does not run, nor do the probes' later hits (the reader
+# reads on for a while; the kernel's probes until they see it), in the
+# maps or the trace; END runs after it.  A tick every 2 ms, a switch counted
+# on the other CPU.
+cat >"$TMP/exit.ut" <<'UT'
+interval:ms:2 { @ticks = count(); instant "tick" with n = @n; @n += 1; if (@n == 3) { @last = 1; exit(); @last = 2; } }
+tracepoint:sched:sched_switch { @switches = count(); }
+END { printf("end %d\n", @n); }
+UT
+for placement in placed --all-in-kernel; do
+	opt=$placement; [ "$opt" = placed ] && opt=
+	# shellcheck disable=SC2086
+	"$UT" -q $opt -o "$TMP/exit.fxt" --json "$TMP/exit.json" -d 10 "$TMP/exit.ut" >"$TMP/exit.out" 2>"$TMP/exit.err"
+	"$UT" stats --json "$TMP/exit.fxt" >"$TMP/exit.stats" 2>&1
+	if python3 - "$TMP/exit.json" "$TMP/exit.stats" "$TMP/exit.out" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["maps"]
+names = {(n["type"], n["name"]): n["count"] for n in json.load(open(sys.argv[2]))["names"]}
+got = {k: m[k][0]["value"] for k in ("@ticks", "@n", "@last")}
+assert got == {"@ticks": 3, "@n": 3, "@last": 1}, got
+assert names.get(("instant", "tick")) == 3, names
+assert open(sys.argv[3]).read().startswith("end 3\n"), open(sys.argv[3]).read()
+PY
+	then pass "cli/exit_ends_tracing_$placement"; else fail "cli/exit_ends_tracing_$placement" "$(cat "$TMP/exit.out" "$TMP/exit.err")"; fi
+done
+
 # Keyless maps (aggregations are one-slot arrays): every kind reads back,
 # zeros too; one never assigned or cleared is left out of the summary, as
 # an absent hash key would be.  JSON numbers are numbers, whatever made

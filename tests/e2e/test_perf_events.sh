@@ -55,7 +55,7 @@ elif [[ $hw == *"no: "* ]]; then
 	|| fail perf_events/hardware_refused "exit $rc: $(cat "$TMP/hw.out")"
   "$UT" --summary-only -e 'hardware:cycles? { @cycles = count(); } interval:ms:10 { @ticks = count(); exit(); }' \
 	>"$TMP/hwopt.out" 2>&1
-  grep -q '^@ticks: 1' "$TMP/hwopt.out" && grep -q 'note: this kernel runs no hardware programs' "$TMP/hwopt.out" \
+  grep -qx '@ticks: 1' "$TMP/hwopt.out" && grep -q 'note: this kernel runs no hardware programs' "$TMP/hwopt.out" \
 	&& pass perf_events/hardware_optional || fail perf_events/hardware_optional "$(cat "$TMP/hwopt.out")"
 else
   fail perf_events/info_hardware "--info has no hardware line: $hw"

@@ -24,11 +24,6 @@ struct ut_rec_0 {
 } __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_0) == 32, "record layout");
 
-struct ut_rec_1 {
-	struct ut_rec_hdr h;
-} __attribute__((aligned(8)));
-_Static_assert(sizeof(struct ut_rec_1) == 24, "record layout");
-
 struct ut_rec_2 {
 	struct ut_rec_hdr h;
 	__u64 f0;
@@ -140,6 +135,8 @@ int ut_p0_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_submit_req___ut0 *tp = ctx;
 	(void)tp;
+	if (ut_exited())
+		return 0;
 	if (!ut_pass_filter())
 		return 0;
 	void *l_x = 0;
@@ -192,11 +189,8 @@ int ut_p0_a0(void *ctx)
 			if (((__u64)((bpf_get_current_pid_tgid() >> 32)) > (__u64)(1LL)))
 			{
 				{
-					if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
-						struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-						ut_header(&r->h, 1, ut_now);
-						ut_off += sizeof(*r);
-					}
+					ut_request(UT_REQUEST_EXIT);
+					goto ut_done;
 				}
 			}
 		}
@@ -268,6 +262,8 @@ int ut_p1_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_complete___ut1 *tp = ctx;
 	(void)tp;
+	if (ut_exited())
+		return 0;
 	if (!ut_pass_filter())
 		return 0;
 	__s64 ut_added_0 __attribute__((unused)) = 0;

@@ -90,6 +90,8 @@ int ut_p0_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_submit_req___ut0 *tp = ctx;
 	(void)tp;
+	if (ut_exited())
+		return 0;
 	if (!ut_pass_filter())
 		return 0;
 	{
@@ -129,6 +131,8 @@ int ut_p1_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_complete___ut1 *tp = ctx;
 	(void)tp;
+	if (ut_exited())
+		return 0;
 	if (!ut_pass_filter())
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
