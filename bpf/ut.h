@@ -258,6 +258,100 @@ static __always_inline int ut_exited(void)
 	return at && *at;
 }
 
+/* ntop(): an address as text, as inet_ntop(3) writes it (bpftrace's),
+ * into out, UT_NTOP_BYTES long, by stores: the kernel's printf cannot
+ * compress an IPv6 address and came with Linux 5.13. */
+#define UT_NTOP_BYTES 48
+
+static __always_inline void ut_ntop_put(char *out, __u32 *at, char c)
+{
+	__u32 i = *at;
+	if (i < UT_NTOP_BYTES - 1) {
+		/* clang would write out + i as out | i (the buffer is aligned
+		 * and i small), which the verifier refuses on a pointer */
+		asm volatile("" : "+r"(i));
+		out[i] = c;
+		*at = i + 1;
+	}
+}
+
+static __always_inline void ut_ntop_decimal(char *out, __u32 *at, __u8 b)
+{
+	if (b >= 100)
+		ut_ntop_put(out, at, '0' + b / 100);
+	if (b >= 10)
+		ut_ntop_put(out, at, '0' + b / 10 % 10);
+	ut_ntop_put(out, at, '0' + b % 10);
+}
+
+/* bytes in network order: a.b.c.d */
+static __always_inline void ut_ntop_dotted(char *out, __u32 *at, const __u8 *bytes)
+{
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		if (i)
+			ut_ntop_put(out, at, '.');
+		ut_ntop_decimal(out, at, bytes[i]);
+	}
+}
+
+/* addr: an IPv4 address as sockets keep it (network order in memory) */
+static __always_inline void ut_ntop4(char *out, __u32 addr)
+{
+	__u32 at = 0;
+	ut_ntop_dotted(out, &at, (const __u8 *)&addr);
+}
+
+/* addr: 16 bytes in the kernel.  The longest run of two or more zero
+ * groups (the first of equal ones) is "::"; an IPv4-mapped or -compatible
+ * address ends in dotted decimal, as glibc writes them. */
+static __always_inline void ut_ntop6(char *out, const void *addr)
+{
+	__u8 b[16] = {};
+	bpf_probe_read_kernel(b, sizeof(b), addr);
+	__u16 w[8];
+	int best = -1, best_len = 0, run = 0;
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		w[i] = (__u16)(b[2 * i] << 8 | b[2 * i + 1]);
+		run = w[i] ? 0 : run + 1;
+		if (run > best_len) {
+			best_len = run;
+			best = i - run + 1;
+		}
+	}
+	if (best_len < 2)
+		best = -1;
+	bool v4 = best == 0 && (best_len == 6 || (best_len == 7 && w[7] != 1) || (best_len == 5 && w[5] == 0xffff));
+	__u32 at = 0;
+#pragma unroll
+	for (int i = 0; i < 8; i++) {
+		if (best >= 0 && i >= best && i < best + best_len) {
+			if (i == best)
+				ut_ntop_put(out, &at, ':');
+			if (i == best + best_len - 1 && i == 7)
+				ut_ntop_put(out, &at, ':');
+			continue;
+		}
+		if (v4 && i >= 6) {
+			ut_ntop_put(out, &at, ':');
+			ut_ntop_dotted(out, &at, b + 12);
+			break;
+		}
+		if (i)
+			ut_ntop_put(out, &at, ':');
+		bool digits = false;
+#pragma unroll
+		for (int shift = 12; shift >= 0; shift -= 4) {
+			__u8 d = (w[i] >> shift) & 0xf;
+			if (d || digits || !shift) {
+				ut_ntop_put(out, &at, d < 10 ? '0' + d : 'a' + d - 10);
+				digits = true;
+			}
+		}
+	}
+}
+
 /* ---- built-in programs: the runtime attaches them besides the script's
  * probes, each as a raw tracepoint or else a classic one (runtime/loader.c) */
 

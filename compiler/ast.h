@@ -10,8 +10,9 @@
 
 enum node_kind {
 	/* top level */
-	N_IMPORT,       /* str: module name */
-	N_CONST,        /* str: name, a: value, b: the values it may take (N_INT/N_STR list) or NULL */
+	N_IMPORT,       /* str: module name, or a C header's path (num IMPORT_OF_HEADER) */
+	N_CONST,        /* str: name, a: value, b: the values it may take (N_INT/N_STR list) or NULL;
+	                 * num CONST_FROM_HEADER: loaded for an #include, the script's own replaces it */
 	N_TABLE,        /* str: name, a: list of N_TABLE_ENTRY */
 	N_TABLE_ENTRY,  /* num: key, str: name */
 	N_FN,           /* str: name, a: params (N_IDENT list), b: body (expr or N_BLOCK) */
@@ -125,13 +126,19 @@ static inline bool is_int(const struct type *t) { return t->kind == T_INT || t->
 /* Conditions take integers and pointers (a pointer is true when not NULL). */
 static inline bool is_cond(const struct type *t) { return is_int(t) || t->kind == T_PTR; }
 
+/* node.num of an N_IMPORT from `#include <path>`, and of the constants it
+ * brings (compile.c, load_header). */
+#define IMPORT_OF_HEADER 1
+#define CONST_FROM_HEADER 1
+
 struct node {
 	enum node_kind kind;
 	struct ut_loc loc;
 	struct node *a, *b, *c, *d;
 	struct node *next;
 	char *str;
-	int64_t num;         /* N_CALL path(): its buffer's slot, diskdev(): the disk (checker) */
+	int64_t num;         /* N_CALL path(): its buffer's slot, diskdev(): the disk, ntop(): the address's
+	                      * bytes (checker) */
 	int op;
 	int depth;           /* expressions: nesting below this node (parser) */
 	/* filled by the checker (check.c) */

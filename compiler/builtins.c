@@ -64,6 +64,78 @@ static char *gen_shown(struct gen *g, struct node *n, struct node **args, int na
 	return gen_expr(g, args[0]);
 }
 
+/* bswap(x): x's bytes in the other order, as wide as x (bpftrace's: a
+ * port number or address from network order). */
+static void check_bswap(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	check_expr(ck, args[0]);
+	if (!is_int(&args[0]->type))
+		ERR(ck, args[0], "bswap() needs an integer, not %s", a_type(&args[0]->type));
+	n->type = t_int(args[0]->type.kind == T_INT ? args[0]->type.size : 8, false);
+}
+
+static char *gen_bswap(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	char *x = gen_expr(g, args[0]), *r;
+	if (n->type.size == 1)
+		r = xasprintf("((__u8)(%s))", x);
+	else
+		r = xasprintf("__builtin_bswap%d((__u%d)(%s))", n->type.size * 8, n->type.size * 8, x);
+	free(x);
+	return r;
+}
+
+/* ntop(addr), ntop(family, addr): an IPv4 address (an integer, in
+ * network order as sockets keep it) or an IPv6 one (a struct's 16-byte
+ * array, read where it is) as text, as inet_ntop(3) writes it (bpf/ut.h,
+ * ut_ntop4 and ut_ntop6).  num: the address's bytes, 4 or 16. */
+#define NTOP_TEXT_BYTES 48   /* bpf/ut.h's UT_NTOP_BYTES */
+
+static void check_ntop(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	struct node *addr = args[nargs - 1];
+	n->type = t_str(NTOP_TEXT_BYTES);
+	n->num = 4;
+	int64_t family = -1;
+	if (nargs == 2) {
+		check_expr(ck, args[0]);
+		if (!const_int(ck->c, args[0], &family, 0) || (family != 2 && family != 10)) {
+			ERR(ck, args[0], "ntop()'s family is AF_INET or AF_INET6 (#include <sys/socket.h>), a constant");
+			return;
+		}
+	}
+	check_expr(ck, addr);
+	if (is_int(&addr->type) && family != 10)
+		return;
+	if (addr->type.kind == T_STR && addr->kind == N_FIELD && addr->ref == REF_MEMBER && !addr->a->type.user &&
+	    addr->type.size == 16 && family != 2) {
+		n->num = 16;
+		return;
+	}
+	ERR(ck, addr, "ntop() takes an IPv4 address as an integer (skc_daddr) or an IPv6 one as a kernel struct's "
+	    "16-byte array (skc_v6_daddr.in6_u.u6_addr8), not %s", a_type(&addr->type));
+}
+
+static char *gen_ntop(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	struct node *addr = args[nargs - 1];
+	char *text = new_tmp(g), *a;
+	emit(g, "char %s[%d] = {};", text, NTOP_TEXT_BYTES);
+	if (n->num == 16) {   /* the array's address: read there, zero bytes and all */
+		addr->ref = REF_MEMBER_ADDR;
+		a = gen_expr(g, addr);
+		addr->ref = REF_MEMBER;
+		emit(g, "ut_ntop6(%s, %s);", text, a);
+	} else {
+		a = gen_expr(g, addr);
+		emit(g, "ut_ntop4(%s, (__u32)(%s));", text, a);
+	}
+	free(a);
+	return text;
+}
+
 /* strftime("%H:%M:%S", ns): ns (a time of nsecs' clock) shown as the
  * wall-clock time then, by the format (with %f for microseconds). */
 static void check_strftime(struct check *ck, struct node *n, struct node **args, int nargs)
@@ -443,6 +515,8 @@ const struct call_def calls[] = {
 	{"diskname", 1, 1, check_show, gen_shown, UT_SHOW_DISK, false},
 	{"diskdev", 1, 1, check_diskdev, gen_diskdev, 0, false},
 	{"strftime", 2, 2, check_strftime, gen_strftime, 0, false},
+	{"bswap", 1, 1, check_bswap, gen_bswap, 0, true},
+	{"ntop", 1, 2, check_ntop, gen_ntop, 0, true},
 	{"strncmp", 3, 3, check_strncmp, gen_strncmp, 0, true},
 	{"strcontains", 2, 2, check_strcontains, gen_strcontains, 0, true},
 	{"kstack", 1, 2, check_stack, gen_stack, 0, true},

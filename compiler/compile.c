@@ -130,6 +130,34 @@ static struct node *load_import(struct compiler *c, struct node *imp)
 	return NULL;
 }
 
+/* #include <path> of a bpftrace script: where the standard library has a
+ * module for the header (stdlib/include_sys_socket.ut for sys/socket.h),
+ * its constants stand for the header's macros, which bpftrace reads
+ * through clang; a script's own constant of the same name replaces them.
+ * Other headers are comments, as they were. */
+static struct node *load_header(struct compiler *c, struct node *inc)
+{
+	if (!c->opts->stdlib_dir)
+		return NULL;
+	char name[PATH_MAX] = "include_";
+	size_t at = strlen(name);
+	for (const char *p = inc->str; *p && at + 1 < sizeof(name); p++)
+		name[at++] = *p == '/' || *p == '.' || *p == '-' ? '_' : *p;
+	name[at] = 0;
+	if (at > 2 && strcmp(name + at - 2, "_h") == 0)
+		name[at - 2] = 0;
+	char path[2 * PATH_MAX + 8], real[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/%s.ut", c->opts->stdlib_dir, name);
+	if (!realpath(path, real))
+		return NULL;
+	free(inc->str);
+	inc->str = xstrdup(name);
+	c->in_header++;
+	struct node *items = load_import(c, inc);
+	c->in_header--;
+	return items;
+}
+
 /* Parses a file; its imports' items come before its own. */
 static struct node *load_text(struct compiler *c, const char *file, char *text)
 {
@@ -143,9 +171,11 @@ static struct node *load_text(struct compiler *c, const char *file, char *text)
 		next = n->next;
 		n->next = NULL;
 		if (n->kind == N_IMPORT) {
-			node_list_push(&out, load_import(c, n));
+			node_list_push(&out, n->num == IMPORT_OF_HEADER ? load_header(c, n) : load_import(c, n));
 			node_free(n);
 		} else {
+			if (n->kind == N_CONST && c->in_header)
+				n->num = CONST_FROM_HEADER;
 			node_list_push(&out, n);
 		}
 	}
@@ -164,6 +194,14 @@ static void add_decl(struct compiler *c, struct node ***v, unsigned *n, struct n
 {
 	for (unsigned i = 0; i < *n; i++)
 		if (strcmp((*v)[i]->str, item->str) == 0) {
+			/* a header's macros give way to the script's constants, and
+			 * two headers may both define one */
+			if (item->kind == N_CONST && item->num == CONST_FROM_HEADER)
+				return;
+			if (item->kind == N_CONST && (*v)[i]->num == CONST_FROM_HEADER) {
+				(*v)[i] = item;
+				return;
+			}
 			diag_error(c->d, item->loc, "%s '%s' is already defined at %s:%d:%d", what, item->str,
 				   (*v)[i]->loc.file, (*v)[i]->loc.line, (*v)[i]->loc.col);
 			return;

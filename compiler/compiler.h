@@ -222,6 +222,7 @@ struct compiler {
 				       its points, and samples them all (placement.c) */
 	char **loaded_files;        /* imports already loaded */
 	unsigned nloaded;
+	unsigned in_header;         /* loading the module of an #include (load_header) */
 	char **texts;               /* source texts (kept for diagnostics) */
 	unsigned ntexts;
 };

@@ -91,10 +91,27 @@ static char *typed_ptr(struct gen *g, int32_t btf, const char *e)
 	return xasprintf("((void *)(%s))", e);
 }
 
+static bool has_c_name(struct gen *g, int32_t btf)
+{
+	char buf[160];
+	return btf > 0 && ut_kernel_type_c(g->c->k, btf, buf, sizeof(buf))[0];
+}
+
 static char *gen_member(struct gen *g, struct node *n)
 {
-	const struct type *base = &n->a->type, *ft = &n->type;
-	char *bexpr = gen_expr(g, n->a);
+	/* a member of an anonymous struct or union (in6_addr's in6_u) has no
+	 * type to cast to: it is reached from the named one around it, by the
+	 * path of members (in6_u.u6_addr8) */
+	struct node *base_node = n->a;
+	char *field = xstrdup(n->str);
+	while (base_node->kind == N_FIELD && base_node->ref == REF_MEMBER_ADDR && !has_c_name(g, base_node->type.btf)) {
+		char *longer = xasprintf("%s.%s", base_node->str, field);
+		free(field);
+		field = longer;
+		base_node = base_node->a;
+	}
+	const struct type *base = &base_node->type, *ft = &n->type;
+	char *bexpr = gen_expr(g, base_node);
 	/* clang refuses a CO-RE read nested inside another: a base that reads a
 	 * field itself (fd_file(fd), a ?: whose condition reads the table's
 	 * size) goes through a temporary; so does a user pointer, read from a
@@ -115,28 +132,29 @@ static char *gen_member(struct gen *g, struct node *n)
 	 * nested inside another. */
 	if (n->ref == REF_MEMBER_ADDR) {
 		r = new_tmp(g);
-		emit(g, "void *%s = (void *)&%s->%s;", r, p, n->str);
+		emit(g, "void *%s = (void *)&%s->%s;", r, p, field);
 	} else if (ft->kind == T_PTR) {
 		r = new_tmp(g);
 		if (base->direct)   /* a load the verifier guards, not a helper call */
-			emit(g, "void *%s = (void *)%s->%s;", r, p, n->str);
+			emit(g, "void *%s = (void *)%s->%s;", r, p, field);
 		else
-			emit(g, "void *%s = (void *)%s(%s, %s);", r, read, p, n->str);
+			emit(g, "void *%s = (void *)%s(%s, %s);", r, read, p, field);
 	} else if (ft->kind == T_STR) {
 		r = new_tmp(g);
 		emit(g, "char %s[%d] = {};", r, ft->size);
 		if (base->direct && ft->size == 16)   /* two loads the verifier guards (bpf/ut.h) */
-			emit(g, "ut_copy_name16(%s, %s->%s);", r, p, n->str);
+			emit(g, "ut_copy_name16(%s, %s->%s);", r, p, field);
 		else
-			emit(g, "%s_STR_INTO(&%s, %s, %s);", read, r, p, n->str);
+			emit(g, "%s_STR_INTO(&%s, %s, %s);", read, r, p, field);
 	} else if (n->ref == REF_BITFIELD) {
-		r = xasprintf("((__u64)BPF_CORE_READ_BITFIELD_PROBED(%s, %s))", p, n->str);
+		r = xasprintf("((__u64)BPF_CORE_READ_BITFIELD_PROBED(%s, %s))", p, field);
 	} else if (base->direct) {
-		r = xasprintf("((%s)%s->%s)", ft->is_signed ? "__s64" : "__u64", p, n->str);
+		r = xasprintf("((%s)%s->%s)", ft->is_signed ? "__s64" : "__u64", p, field);
 	} else {
-		r = xasprintf("((%s)%s(%s, %s))", ft->is_signed ? "__s64" : "__u64", read, p, n->str);
+		r = xasprintf("((%s)%s(%s, %s))", ft->is_signed ? "__s64" : "__u64", read, p, field);
 	}
 	free(p);
+	free(field);
 	return r;
 }
 

@@ -88,7 +88,7 @@ static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allo
 }
 
 %token <num> INT
-%token <str> STRING IDENT LOCAL MAPNAME PROBE_SPEC TYPE
+%token <str> STRING IDENT LOCAL MAPNAME PROBE_SPEC TYPE INCLUDE
 %token IMPORT CONST TABLE FN PROBE UNFILTERED IF ELSE RETURN FOR BREAK CONTINUE DOTDOT SLICE INSTANT COUNTER FLOW SPAN TRACK ON WITH STRUCT
 %token EQ NE LE GE AND OR SHL SHR DEFAULT_OP INC ADD_ASSIGN SUB_ASSIGN PRED_OPEN PRED_CLOSE
 
@@ -131,6 +131,7 @@ items: %empty                          { $$ = (struct node_list){0}; }
      ;
 
 item: IMPORT STRING ';'                { $$ = mk(N_IMPORT, @2, ctx); $$->str = $2; }
+    | INCLUDE                          { $$ = mk(N_IMPORT, @1, ctx); $$->str = $1; $$->num = IMPORT_OF_HEADER; }
     | CONST IDENT '=' expr ';'         { $$ = mk(N_CONST, @2, ctx); $$->str = $2; $$->a = $4; }
     /* an option with a fixed set of values: const unit: "ns" | "us" | "ms" = "us"; */
     | CONST IDENT ':' choices '=' expr ';' { $$ = mk(N_CONST, @2, ctx); $$->str = $2; $$->a = $6; $$->b = $4.head; }

@@ -22,6 +22,15 @@ for ut in $(grep -l 'runs as it is' "$dir"/*.ut); do
   else fail "bpftrace/$name/original_compiles" "$(head -5 "$TMP/err")"; fi
 done
 
+# Debian's tools on kprobes (not attached here, where the kernel has none)
+# build as they are: AF_INET from #include <sys/socket.h>, ntop(), bswap()
+for name in tcpconnect tcpaccept tcpretrans tcpdrop tcplife; do
+  original=/usr/sbin/$name.bt
+  if [ ! -f "$original" ]; then skip "bpftrace/$name/original" "no $original (Debian's bpftrace package)"; continue; fi
+  if "$UT" -q --compile -o "$TMP/$name.uto" "$original" >/dev/null 2>"$TMP/err"; then pass "bpftrace/$name/original_builds"
+  else fail "bpftrace/$name/original_builds" "$(head -5 "$TMP/err")"; fi
+done
+
 need_root_bpf bpftrace/runs || exit 0
 
 # run NAME COMMAND [ARG...]: the port traces COMMAND (-c), its output in

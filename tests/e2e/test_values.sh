@@ -121,3 +121,54 @@ assert [e["key"] for e in m["@s"]] == [["sleep", 0]] and m["@s"][0]["value"] >= 
 assert [e["key"] for e in m["@w"]] == [["sleep"]] and m["@w"][0]["value"] >= 1, m
 PY
 then pass values/btf_task_names; else fail values/btf_task_names "$(cat "$TMP/comm.err" "$TMP/comm.json")"; fi
+
+# ntop(): addresses as inet_ntop(3) writes them (bpf/ut.h, ut_ntop4 and
+# ut_ntop6), with #include <sys/socket.h>'s AF_INET6 and bswap() of the
+# port: connections over the loopback to addresses added to it for the
+# test, each IPv6 one with its own rule of compression (the longest zero
+# run, the first of two equal ones, no run of one group, a mapped IPv4
+# address), against Python's inet_ntop.
+V6="2001:db8::1:0:0:1 2001:db8:a:b:c:d:e:f 1:: 2001:0:0:1::1 fd00::ff00 fec0:1:2:3:4:5:6:7 0:2:3:4:5:6:7:8 abcd:ef01::"
+V4="127.0.0.1 127.10.200.3 127.255.0.99"
+cat >"$TMP/connect.py" <<'PY'
+import socket, sys
+for a in sys.argv[1:]:
+    fam = socket.AF_INET6 if ":" in a else socket.AF_INET
+    s = socket.socket(fam); s.bind((a, 0)); s.listen()
+    c = socket.socket(fam); c.connect(s.getsockname()); x, _ = s.accept(); c.close(); x.close(); s.close()
+s = socket.socket(socket.AF_INET); s.bind(("127.0.0.1", 0)); s.listen()
+c = socket.socket(socket.AF_INET6); c.connect(("::ffff:127.0.0.1", s.getsockname()[1])); x, _ = s.accept()
+c.close(); x.close(); s.close()
+PY
+added=
+for a in $V6; do ip -6 addr add "$a/128" dev lo nodad 2>/dev/null && added="$added $a"; done
+"$UT" -q --summary-only --json "$TMP/ntop.json" -c "/usr/bin/python3 $TMP/connect.py $V6 $V4" -e '
+#include <sys/socket.h>
+tp_btf:sock:inet_sock_set_state /args.newstate == 1/ {
+	$sk = args.sk;
+	if ($sk.__sk_common.skc_family == AF_INET6) {
+		@addr[ntop(AF_INET6, $sk.__sk_common.skc_v6_daddr.in6_u.u6_addr8), bswap($sk.__sk_common.skc_dport) > 0] = count();
+	} else {
+		@addr[ntop($sk.__sk_common.skc_daddr), bswap($sk.__sk_common.skc_dport) > 0] = count();
+	}
+}' >/dev/null 2>"$TMP/ntop.err"
+for a in $added; do ip -6 addr del "$a/128" dev lo; done
+if python3 - "$TMP/ntop.json" $V6 $V4 <<'PY'
+import json, socket, sys
+got = sorted(e["key"][0] for e in json.load(open(sys.argv[1]))["maps"]["@addr"] if e["key"][1])
+want = [socket.inet_ntop(socket.AF_INET6, socket.inet_pton(socket.AF_INET6, a)) for a in sys.argv[2:] if ":" in a]
+want = sorted(want + [a for a in sys.argv[2:] if ":" not in a] + ["::ffff:127.0.0.1"])
+assert got == want, "got %s, want %s" % (got, want)
+PY
+then pass values/ntop; else fail values/ntop "$(cat "$TMP/ntop.err" "$TMP/ntop.json")"; fi
+
+# #include <header>: the standard library's constants for it stand for the
+# header's macros; a script's own constant of the same name wins; a header
+# it has nothing for is a comment.
+"$UT" -q --summary-only -e '#include <linux/sched.h>
+#include <sys/socket.h>
+#include <linux/socket.h>
+#include "no/such/header.h"
+const AF_INET = 99;
+BEGIN { printf("%d %d %d %d\n", TASK_RUNNING, TASK_UNINTERRUPTIBLE, AF_INET6, AF_INET); exit(); }' >"$TMP/include.out" 2>&1
+[ "$(cat "$TMP/include.out")" = "0 2 10 99" ] && pass values/include_constants || fail values/include_constants "$(cat "$TMP/include.out")"
