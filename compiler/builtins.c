@@ -526,6 +526,7 @@ const struct call_def calls[] = {
 	{"uptr", 1, 1, check_pointer_space, gen_pointer_space, 0, false},
 	{"kptr", 1, 1, check_pointer_space, gen_pointer_space, 0, false},
 	{"printf", 1, CALL_MAX_ARGS, check_statement_only, NULL, 0, false},
+	{"cat", 1, CALL_MAX_ARGS, check_statement_only, NULL, 0, false},
 	{"exit", 0, 0, check_statement_only, NULL, 0, false},
 	{"snapshot", 0, 0, check_statement_only, NULL, 0, false},
 	{"delete", 1, 1, check_statement_only, NULL, 0, false},

@@ -268,7 +268,7 @@ static void check_printf(struct check *ck, struct node *n)
 	struct node *args[CALL_MAX_ARGS];
 	int na = format_args(ck, n, args);
 	if (na > 0 && args[0]->kind != N_STR)
-		ERR(ck, n, "printf() takes a format string and up to %d values", FORMAT_MAX_VALUES);
+		ERR(ck, n, "%s() takes a format string and up to %d values", n->str, FORMAT_MAX_VALUES);
 	else if (na > 0)
 		check_format_values(ck, args, na);
 }
@@ -497,7 +497,7 @@ static void check_call_stmt(struct check *ck, struct node *n)
 			check_expansion(ck, e, check_stmt);
 		return;
 	}
-	if (strcmp(e->str, "printf") == 0) {
+	if (strcmp(e->str, "printf") == 0 || strcmp(e->str, "cat") == 0) {
 		check_printf(ck, e);
 		return;
 	}

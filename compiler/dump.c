@@ -65,7 +65,7 @@ static const char *const event_ops[UT_EV_OP_COUNT] = {
 	[UT_EV_SLICE_BEGIN] = "slice begin", [UT_EV_SLICE_END] = "slice end", [UT_EV_INSTANT] = "instant",
 	[UT_EV_COUNTER] = "counter", [UT_EV_FLOW_BEGIN] = "flow begin", [UT_EV_FLOW_STEP] = "flow step",
 	[UT_EV_FLOW_END] = "flow end", [UT_EV_SPAN_BEGIN] = "span begin", [UT_EV_SPAN_PHASE] = "span phase",
-	[UT_EV_SPAN_END] = "span end", [UT_EV_GROUP_NAME] = "track name", [UT_EV_PRINT] = "printf",
+	[UT_EV_SPAN_END] = "span end", [UT_EV_GROUP_NAME] = "track name", [UT_EV_PRINT] = "printf", [UT_EV_CAT] = "cat",
 	[UT_EV_EXIT] = "exit", [UT_EV_CLEAR] = "clear", [UT_EV_HIT] = "hit", [UT_EV_SNAPSHOT] = "snapshot",
 	[UT_EV_PRINT_MAP] = "print map", [UT_EV_ZERO] = "zero", [UT_EV_TIME] = "time", [UT_EV_JOIN] = "join",
 	[UT_EV_SCHED_SWITCH] = "context switch", [UT_EV_SCHED_WAKEUP] = "wakeup",

@@ -159,6 +159,8 @@ enum ut_event_op {
 			       strings follow it, fields 1.. the strings */
 	UT_EV_SCHED_SWITCH, /* a context switch (engine/engine.h, ut_sched_switch) */
 	UT_EV_SCHED_WAKEUP, /* a thread woken (ut_sched_wakeup) */
+	UT_EV_CAT,          /* cat(path, ...): the file's contents to stdout; name is
+			       the path, a format as printf's */
 	UT_EV_OP_COUNT
 };
 

@@ -187,14 +187,14 @@ static struct ut_value map_name(const struct node *map_ref)
 	return (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(map_ref->str)};
 }
 
-/* printf(), print(), time(), join(), exit(), snapshot(), clear() and
+/* printf(), cat(), print(), time(), join(), exit(), snapshot(), clear() and
  * zero() write records too (snapshot() in the kernel sets a map instead:
  * gen_stmt.c). */
 static void call_record(struct stage_walk *w, struct node *e)
 {
 	struct record r;
-	if (strcmp(e->str, "printf") == 0) {
-		r = record_begin(w, UT_EV_PRINT, e);
+	if (strcmp(e->str, "printf") == 0 || strcmp(e->str, "cat") == 0) {
+		r = record_begin(w, e->str[0] == 'p' ? UT_EV_PRINT : UT_EV_CAT, e);
 		r.ev->name = format_value(&r, e);
 	} else if (strcmp(e->str, "print") == 0 && prints_map(e)) {
 		r = record_begin(w, UT_EV_PRINT_MAP, e);
@@ -364,7 +364,7 @@ void record_fields(struct node *n, void (*each)(void *ctx, struct node *value, b
 		break;
 	default:   /* a call: printf()'s values, print()'s value or top and
 		    * div; join()'s fields are its own (gen_stmt.c); the others have none */
-		if (strcmp(n->str, "printf") == 0)
+		if (strcmp(n->str, "printf") == 0 || strcmp(n->str, "cat") == 0)
 			format_fields(n, each, ctx);
 		else if (strcmp(n->str, "print") == 0 && prints_map(n))
 			for (struct node *arg = n->a->next; arg; arg = arg->next)

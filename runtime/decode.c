@@ -1,8 +1,12 @@
 #include "runtime/decode.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <linux/types.h>
 
@@ -582,6 +586,31 @@ static void to_trace(struct ut_decoder *d, const void *rec, size_t size)
 		ut_decode_trace(d->prog, d->engine, rec, size);
 }
 
+/* cat(path): the file's contents, as it is when the reader gets the
+ * record; at most CAT_MAX_BYTES of it.  Not a FIFO or a device, whose
+ * read could block the reader. */
+#define CAT_MAX_BYTES (1 << 20)
+
+static void print_file(FILE *out, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		fprintf(stderr, "uring-trace: cat(): cannot read %s: %s\n", path, fd < 0 ? strerror(errno) : "not a file");
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	char buf[65536];
+	size_t left = CAT_MAX_BYTES;
+	ssize_t n;
+	while (left && (n = read(fd, buf, left < sizeof(buf) ? left : sizeof(buf))) > 0) {
+		fwrite(buf, 1, (size_t)n, out);
+		left -= (size_t)n;
+	}
+	close(fd);
+}
+
 static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 {
 	const struct ut_rec_hdr *h = rec;
@@ -656,12 +685,14 @@ static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 		if (d->zero_map && ev->name.kind == UT_VAL_TEXT)
 			d->zero_map(d->maps_ctx, ev->name.text);
 		return;
-	case UT_EV_PRINT: case UT_EV_EXIT: case UT_EV_CLEAR: {
+	case UT_EV_PRINT: case UT_EV_CAT: case UT_EV_EXIT: case UT_EV_CLEAR: {
 		char name_text[512];
 		const char *name = value_str(p, ev->fields, ev->nfields, rec, size, &ev->name, name_text,
 					     sizeof(name_text));
 		if (ev->op == UT_EV_PRINT && d->print_out)
 			fputs(name, d->print_out);
+		else if (ev->op == UT_EV_CAT && d->print_out)
+			print_file(d->print_out, name);
 		else if (ev->op == UT_EV_EXIT && !d->exit_requested) {
 			d->exit_requested = true;
 			d->exit_ts = h->ts;

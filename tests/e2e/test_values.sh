@@ -172,3 +172,18 @@ then pass values/ntop; else fail values/ntop "$(cat "$TMP/ntop.err" "$TMP/ntop.j
 const AF_INET = 99;
 BEGIN { printf("%d %d %d %d\n", TASK_RUNNING, TASK_UNINTERRUPTIBLE, AF_INET6, AF_INET); exit(); }' >"$TMP/include.out" 2>&1
 [ "$(cat "$TMP/include.out")" = "0 2 10 99" ] && pass values/include_constants || fail values/include_constants "$(cat "$TMP/include.out")"
+
+# cat(): a file's contents, its path a format as printf's, when the reader
+# gets the record; a file it cannot read (or a FIFO, which could block the
+# reader) is said on stderr and tracing goes on
+printf 'first line\nsecond line\n' >"$TMP/cat-7.txt"
+mkfifo "$TMP/cat.fifo"
+for placement in placed --all-in-kernel; do
+	opt=$placement; [ "$opt" = placed ] && opt=
+	# shellcheck disable=SC2086
+	"$UT" -q --summary-only $opt -e "BEGIN { printf(\"<\"); cat(\"$TMP/cat-%d.txt\", 7); cat(\"$TMP/none\");
+		cat(\"$TMP/cat.fifo\"); printf(\">\\n\"); exit(); }" >"$TMP/cat.out" 2>"$TMP/cat.err"
+	if [ "$(cat "$TMP/cat.out")" = "$(printf '<first line\nsecond line\n>')" ] &&
+		grep -q "cat(): cannot read $TMP/none: No such file" "$TMP/cat.err" && grep -q "cat.fifo: not a file" "$TMP/cat.err"
+	then pass "values/cat_$placement"; else fail "values/cat_$placement" "$(cat "$TMP/cat.out" "$TMP/cat.err")"; fi
+done
