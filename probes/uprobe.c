@@ -1,13 +1,15 @@
 /* uprobe:/PATH:FUNCTION (u:) and uretprobe:/PATH:FUNCTION (ur:): a
- * function of a program or shared library, found by its ELF symbol.  No
- * types: arg0 .. arg5 are the argument registers, and at the return only
- * retval.  Attached as perf events. */
+ * function of a program or shared library, found by its ELF symbol; a
+ * binary named without a path (libc, bash) is found as bpftrace finds it
+ * (kernel/binaries.h).  No types: arg0 .. arg5 are the argument
+ * registers, and at the return only retval.  Attached as perf events. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "kernel/binaries.h"
 #include "kernel/elfsyms.h"
 #include "probes/attach.h"
 #include "probes/resolve.h"
@@ -22,7 +24,10 @@ static int resolve_uprobe_common(struct compiler *c, struct alt_ctx *a, const ch
 		return -1;
 	}
 	/* the function must be in the binary here (absent_uprobe says why not) */
-	char *path = xasprintf("%.*s", (int)(colon - target), target);
+	char *name = xasprintf("%.*s", (int)(colon - target), target), *path = ut_binary_path(name);
+	free(name);
+	if (!path)
+		return 1;
 	struct ut_elf_syms syms;
 	char why[128];
 	bool exists = false;
@@ -30,10 +35,12 @@ static int resolve_uprobe_common(struct compiler *c, struct alt_ctx *a, const ch
 		exists = ut_elf_sym_named(&syms, colon + 1) != NULL;
 		ut_elf_syms_free(&syms);
 	}
-	free(path);
-	if (!exists)
+	if (!exists) {
+		free(path);
 		return 1;
-	a->target = xstrdup(target);
+	}
+	a->target = xasprintf("%s:%s", path, colon + 1);   /* attached there, on any host */
+	free(path);
 	if (!ret)
 		probe_register_args(a, 6);
 	if (ret)
@@ -91,8 +98,15 @@ static void absent_uprobe(struct compiler *c, const struct probe_kind_def *def, 
 	const char *colon = strrchr(target, ':');
 	if (!colon)
 		return;
-	char *path = xasprintf("%.*s", (int)(colon - target), target);
+	char *name = xasprintf("%.*s", (int)(colon - target), target), *path = ut_binary_path(name);
 	const char *fn = colon + 1;
+	if (!path) {
+		diag_error(c->d, loc, "no library %s in the dynamic linker's cache (ldconfig -p) and no program %s on $PATH; "
+			   "give the binary's full path, e.g. uprobe:/usr/bin/bash:readline", name, name);
+		free(name);
+		return;
+	}
+	free(name);
 	struct ut_elf_syms syms;
 	char why[128];
 	int err = access(path, F_OK) == 0 ? 0 : errno;

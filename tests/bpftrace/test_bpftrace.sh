@@ -88,6 +88,24 @@ expect_lines runqlen '^@runqlen:$' '^\[0, 1\) +[1-9][0-9]* \|'
 run naptime "/usr/bin/python3 -c 'import ctypes; ctypes.CDLL(None).syscall(35, (ctypes.c_long * 2)(0, 20000000), None)'"
 expect_lines naptime "$T [0-9]+ +[^ ]+ +[0-9]+ +python3 +0\.020$"
 
+# binaries named as bpftrace names them: a library in the linker's cache
+# (uprobe:libc:getpid), a program on $PATH (bash); Debian's gethostlatency
+# (uprobe:libc:getaddrinfo) as it is
+"$UT" -q --summary-only -c "/usr/bin/python3 $TMP/getppid.py" -e 'uprobe:libc:getppid { @calls = count(); }' \
+	>"$TMP/libc.out" 2>"$TMP/libc.err"
+grep -Eq '^@calls: ([5-9][0-9]|[1-9][0-9]{2,})$' "$TMP/libc.out" && pass bpftrace/uprobe_library_by_name \
+	|| fail bpftrace/uprobe_library_by_name "$(cat "$TMP/libc.out" "$TMP/libc.err")"
+"$UT" --emit-c -e 'uprobe:bash:no_such_function { }' >/dev/null 2>"$TMP/bash.err"
+grep -q "no function 'no_such_function' in /.*/bash" "$TMP/bash.err" && pass bpftrace/uprobe_program_on_path \
+	|| fail bpftrace/uprobe_program_on_path "$(cat "$TMP/bash.err")"
+if [ -f /usr/sbin/gethostlatency.bt ]; then
+  timeout 120 "$UT" -q --summary-only -c "/usr/bin/python3 -c 'import socket; socket.getaddrinfo(\"localhost\", 80)'" \
+	/usr/sbin/gethostlatency.bt >"$TMP/gethostlatency.out" 2>"$TMP/gethostlatency.err"
+  expect_lines gethostlatency "$T +[0-9]+ +python3 +[0-9]+ localhost$"
+else
+  skip bpftrace/gethostlatency/runs "no /usr/sbin/gethostlatency.bt (Debian's bpftrace package)"
+fi
+
 run profile "dd if=/dev/zero of=/dev/null bs=1M count=3000"
 expect_lines profile '^@\[$' '^	read_zero\+0x[0-9a-f]+$' '^\]: [0-9]+$'
 
