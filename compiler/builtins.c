@@ -1,10 +1,12 @@
 /* The language's builtin names and functions: a row each, and for a
  * function the check that types it and the generator that writes its C. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler/check.h"
 #include "compiler/gen.h"
+#include "kernel/kernel.h"
 
 const struct builtin builtins[] = {
 	{"pid", {.kind = T_INT, .size = 4}, "(bpf_get_current_pid_tgid() >> 32)", UT_SHOW_KOID, false},
@@ -134,6 +136,37 @@ static char *gen_ntop(struct gen *g, struct node *n, struct node **args, int nar
 	}
 	free(a);
 	return text;
+}
+
+/* kaddr("avenrun"): the kernel symbol's address (bpftrace's), which libbpf
+ * finds in /proc/kallsyms when it loads the program (an extern __ksym):
+ * right after a reboot too, for a compiled script. */
+static void check_kaddr(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	n->type = t_int(8, false);
+	const char *name = const_string(ck->c, args[0]);
+	if (!name) {
+		ERR(ck, args[0], "kaddr() takes a kernel symbol's name as a string: kaddr(\"avenrun\")");
+		return;
+	}
+	bool identifier = (name[0] == '_' || isalpha((unsigned char)name[0])) && strlen(name) < 128;
+	for (const char *p = name; identifier && *p; p++)
+		identifier = *p == '_' || isalnum((unsigned char)*p);
+	if (!identifier)
+		ERR(ck, args[0], "kaddr() takes a C identifier, not \"%s\"", name);
+	else if (!ut_kernel_has_symbol(name))
+		ERR(ck, args[0], "no kernel symbol '%s' in /proc/kallsyms (variables are there only on kernels built with "
+		    "CONFIG_KALLSYMS_ALL)", name);
+}
+
+static char *gen_kaddr(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)n;
+	(void)nargs;
+	const char *name = const_string(g->c, args[0]);
+	sb_printf(&g->alt->prelude, "extern const void %s __ksym;\n", name);
+	return xasprintf("((__u64)&%s)", name);
 }
 
 /* strftime("%H:%M:%S", ns): ns (a time of nsecs' clock) shown as the
@@ -517,6 +550,7 @@ const struct call_def calls[] = {
 	{"strftime", 2, 2, check_strftime, gen_strftime, 0, false},
 	{"bswap", 1, 1, check_bswap, gen_bswap, 0, true},
 	{"ntop", 1, 2, check_ntop, gen_ntop, 0, true},
+	{"kaddr", 1, 1, check_kaddr, gen_kaddr, 0, true},
 	{"strncmp", 3, 3, check_strncmp, gen_strncmp, 0, true},
 	{"strcontains", 2, 2, check_strcontains, gen_strcontains, 0, true},
 	{"kstack", 1, 2, check_stack, gen_stack, 0, true},

@@ -754,7 +754,8 @@ static void cast_expr(struct check *ck, struct node *n)
 /* p[i] on a typed pointer: element i, as C reads it (gen_expr.c); *p is
  * p[0].  Elements are pointers or integers (struct sizes are not
  * relocated); those of a user pointer are in user memory, and a pointer
- * among them points there too. */
+ * among them points there too.  *x of an integer is the 64-bit value at
+ * that address, as bpftrace reads it (*kaddr("avenrun"), *($a + 8)). */
 static void pointer_index(struct check *ck, struct node *n)
 {
 	check_expr(ck, n->a);
@@ -764,9 +765,12 @@ static void pointer_index(struct check *ck, struct node *n)
 	struct ut_ktype el;
 	if (!is_int(&n->b->type)) {
 		ERR(ck, n->b, "an index is an integer, not %s", a_type(&n->b->type));
+	} else if (bt->kind == T_INT && n->op == '*') {
+		n->ref = REF_ELEMENT;
+		n->type = t_int(8, false);
 	} else if (bt->kind != T_PTR) {
 		if (bt->kind != T_NONE)
-			ERR(ck, n, "%s a typed pointer%s, but this is %s", op, n->op == '*' ? "" : " (or names a table)",
+			ERR(ck, n, "%s a typed pointer%s, but this is %s", op, n->op == '*' ? " or an address" : " (or names a table)",
 			    a_type(bt));
 	} else if (bt->btf <= 0 || ut_kernel_type(ck->c->k, bt->btf, &el) < 0 ||
 		   !(el.kind == UT_KT_PTR || el.kind == UT_KT_INT || el.kind == UT_KT_ENUM || el.kind == UT_KT_BOOL)) {

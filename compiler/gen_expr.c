@@ -483,9 +483,11 @@ static char *gen_cast(struct gen *g, struct node *n)
 
 /* p[i] on a typed pointer: element i, as C reads it.  No bound is known,
  * so the script checks its index (fd < fdt.max_fds); a bad address reads
- * as 0. */
+ * as 0.  *x of an integer reads a u64 there: in a uprobe or usdt probe
+ * the integer is an address of the process. */
 static char *gen_element(struct gen *g, struct node *n)
 {
+	bool user = n->a->type.user || (n->a->type.kind == T_INT && g->alt->def->user_addresses);
 	char *base = gen_expr(g, n->a), *i = gen_expr(g, n->b);
 	char *r = new_tmp(g);
 	if (n->type.kind == T_PTR)
@@ -493,7 +495,7 @@ static char *gen_element(struct gen *g, struct node *n)
 	else
 		emit(g, "__%c%u %s = 0;", n->type.is_signed ? 's' : 'u', n->type.size * 8u, r);
 	emit(g, "bpf_probe_read_%s(&%s, sizeof(%s), (const char *)(%s) + (__u64)(%s) * sizeof(%s));",
-	     n->a->type.user ? "user" : "kernel", r, r, base, i, r);
+	     user ? "user" : "kernel", r, r, base, i, r);
 	free(base);
 	free(i);
 	return r;

@@ -1222,3 +1222,20 @@ const char *ut_suggest(const char *name, char *const *candidates, unsigned n)
 	}
 	return best;
 }
+
+bool ut_kernel_has_symbol(const char *name)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return false;
+	char line[512];
+	size_t n = strlen(name);
+	bool found = false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *sym = strchr(line, ' ');   /* "address type name[\t[module]]" */
+		sym = sym && sym[1] && sym[2] == ' ' ? sym + 3 : NULL;
+		found = sym && strncmp(sym, name, n) == 0 && sym[n] == '\n';
+	}
+	fclose(f);
+	return found;
+}

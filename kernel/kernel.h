@@ -133,6 +133,11 @@ int ut_kernel_signature(struct ut_kernel *k, const char *name, bool tracepoint, 
 /* Value of an enumerator (any enum in BTF), e.g. "IORING_OP_READV". */
 int ut_kernel_enum_value(struct ut_kernel *k, const char *enumerator, int64_t *value);
 
+/* Whether the running kernel (not a module) has a symbol of that name in
+ * /proc/kallsyms: what kaddr() and libbpf's __ksym externs resolve.  Data
+ * symbols are there only with CONFIG_KALLSYMS_ALL. */
+bool ut_kernel_has_symbol(const char *name);
+
 /* The candidate closest to name by edit distance, when close enough to be
  * a likely typo (distance <= max(1, strlen/3)); NULL otherwise. */
 const char *ut_suggest(const char *name, char *const *candidates, unsigned n);

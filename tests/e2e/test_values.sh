@@ -187,3 +187,17 @@ for placement in placed --all-in-kernel; do
 		grep -q "cat(): cannot read $TMP/none: No such file" "$TMP/cat.err" && grep -q "cat.fifo: not a file" "$TMP/cat.err"
 	then pass "values/cat_$placement"; else fail "values/cat_$placement" "$(cat "$TMP/cat.out" "$TMP/cat.err")"; fi
 done
+
+# kaddr(): a kernel symbol's address, which libbpf resolves when it loads
+# the program; *x of an integer reads the 64 bits there, as bpftrace's
+# loads.bt reads avenrun: the kernel's ELF notes (/sys/kernel/notes) and
+# the start of its BTF (/sys/kernel/btf/vmlinux), both read-only data
+if grep -q ' __start_notes$' /proc/kallsyms && [ -r /sys/kernel/notes ]; then
+"$UT" -q --summary-only -e 'BEGIN { $n = kaddr("__start_notes"); printf("%x %x %x\n", $n, *$n, *(kaddr("__start_BTF") + 0)); exit(); }' \
+	>"$TMP/kaddr.out" 2>"$TMP/kaddr.err"
+want="$(awk '$3 == "__start_notes" { sub(/^0+/, "", $1); print $1 }' /proc/kallsyms) $(od -A n -t x8 -N 8 /sys/kernel/notes | tr -d ' ' | sed 's/^0*//') $(od -A n -t x8 -N 8 /sys/kernel/btf/vmlinux | tr -d ' ' | sed 's/^0*//')"
+[ "$(cat "$TMP/kaddr.out")" = "$want" ] && pass values/kaddr_and_integer_reads \
+	|| fail values/kaddr_and_integer_reads "got '$(cat "$TMP/kaddr.out")', want '$want' $(cat "$TMP/kaddr.err")"
+else
+  skip values/kaddr_and_integer_reads "no __start_notes in /proc/kallsyms or no /sys/kernel/notes"
+fi
