@@ -88,6 +88,7 @@ struct type {
 	bool is_signed;
 	int32_t btf;         /* T_PTR: pointee BTF id; T_INT from BTF: the member type id */
 	bool user;           /* T_PTR: user-space pointer */
+	bool bytes;          /* T_STR: raw bytes, not text (a tracepoint's __u8 array: ntop() reads it) */
 	bool direct;         /* T_PTR: a BTF pointer the verifier tracks (tp_btf/fentry/fexit
 	                      * arguments, fields read through them): fields are plain loads */
 	uint8_t show;        /* T_INT: enum ut_display, how user space shows it */

@@ -90,16 +90,17 @@ static char *gen_bswap(struct gen *g, struct node *n, struct node **args, int na
 }
 
 /* ntop(addr), ntop(family, addr): an IPv4 address (an integer, in
- * network order as sockets keep it) or an IPv6 one (a struct's 16-byte
- * array, read where it is) as text, as inet_ntop(3) writes it (bpf/ut.h,
- * ut_ntop4 and ut_ntop6).  num: the address's bytes, 4 or 16. */
+ * network order as sockets keep it) or an IPv6 one (a kernel struct's
+ * 16-byte array, read where it is), or a tracepoint's 4- or 16-byte array
+ * (sock:inet_sock_set_state's saddr, saddr_v6), as text as inet_ntop(3)
+ * writes it (bpf/ut.h, ut_ntop4 and ut_ntop6).  num: which of these. */
 #define NTOP_TEXT_BYTES 48   /* bpf/ut.h's UT_NTOP_BYTES */
+enum ntop_source { NTOP_V4_INTEGER, NTOP_V6_MEMBER, NTOP_V4_BYTES, NTOP_V6_BYTES };
 
 static void check_ntop(struct check *ck, struct node *n, struct node **args, int nargs)
 {
 	struct node *addr = args[nargs - 1];
 	n->type = t_str(NTOP_TEXT_BYTES);
-	n->num = 4;
 	int64_t family = -1;
 	if (nargs == 2) {
 		check_expr(ck, args[0]);
@@ -109,15 +110,21 @@ static void check_ntop(struct check *ck, struct node *n, struct node **args, int
 		}
 	}
 	check_expr(ck, addr);
-	if (is_int(&addr->type) && family != 10)
-		return;
-	if (addr->type.kind == T_STR && addr->kind == N_FIELD && addr->ref == REF_MEMBER && !addr->a->type.user &&
-	    addr->type.size == 16 && family != 2) {
-		n->num = 16;
-		return;
-	}
-	ERR(ck, addr, "ntop() takes an IPv4 address as an integer (skc_daddr) or an IPv6 one as a kernel struct's "
-	    "16-byte array (skc_v6_daddr.in6_u.u6_addr8), not %s", a_type(&addr->type));
+	const struct type *t = &addr->type;
+	bool v4 = family != 10, v6 = family != 2;
+	if (is_int(t) && v4)
+		n->num = NTOP_V4_INTEGER;
+	else if (t->kind == T_STR && t->bytes && t->size == 4 && v4)
+		n->num = NTOP_V4_BYTES;
+	else if (t->kind == T_STR && t->bytes && t->size == 16 && v6)
+		n->num = NTOP_V6_BYTES;
+	else if (t->kind == T_STR && addr->kind == N_FIELD && addr->ref == REF_MEMBER && !addr->a->type.user &&
+		 t->size == 16 && v6)
+		n->num = NTOP_V6_MEMBER;
+	else
+		ERR(ck, addr, "ntop() takes an IPv4 address as an integer (skc_daddr), an IPv6 one as a kernel struct's "
+		    "16-byte array (skc_v6_daddr.in6_u.u6_addr8), or a tracepoint's address array (args.saddr), not %s",
+		    a_type(t));
 }
 
 static char *gen_ntop(struct gen *g, struct node *n, struct node **args, int nargs)
@@ -125,14 +132,23 @@ static char *gen_ntop(struct gen *g, struct node *n, struct node **args, int nar
 	struct node *addr = args[nargs - 1];
 	char *text = new_tmp(g), *a;
 	emit(g, "char %s[%d] = {};", text, NTOP_TEXT_BYTES);
-	if (n->num == 16) {   /* the array's address: read there, zero bytes and all */
+	if (n->num == NTOP_V6_MEMBER) {   /* the array's address: read there, zero bytes and all */
 		addr->ref = REF_MEMBER_ADDR;
 		a = gen_expr(g, addr);
 		addr->ref = REF_MEMBER;
-		emit(g, "ut_ntop6(%s, %s);", text, a);
 	} else {
 		a = gen_expr(g, addr);
+	}
+	if (n->num == NTOP_V4_INTEGER) {
 		emit(g, "ut_ntop4(%s, (__u32)(%s));", text, a);
+	} else if (n->num == NTOP_V4_BYTES) {
+		char *v = new_tmp(g);
+		emit(g, "__u32 %s;", v);
+		emit(g, "__builtin_memcpy(&%s, %s, 4);", v, a);
+		emit(g, "ut_ntop4(%s, %s);", text, v);
+		free(v);
+	} else {
+		emit(g, "ut_ntop6(%s, %s);", text, a);
 	}
 	free(a);
 	return text;

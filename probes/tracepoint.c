@@ -210,6 +210,10 @@ static int tracepoint_args(struct compiler *c, struct alt_ctx *a, const struct u
 		if (f->is_string) {
 			p = probe_add_arg(a, f->name, (struct type){.kind = T_STR, .size = (uint8_t)(f->size > 255 ? 255 : f->size)},
 				    xasprintf("bpf_probe_read_kernel_str(%%s, sizeof(%%s), tp->%s)", f->name));
+		} else if (f->array_len && (f->size == 4 || f->size == 16) && f->size == f->array_len) {
+			/* an address (sock:inet_sock_set_state's saddr, saddr_v6), for ntop() */
+			p = probe_add_arg(a, f->name, (struct type){.kind = T_STR, .size = (uint8_t)f->size, .bytes = true},
+					  xasprintf("bpf_probe_read_kernel(%%s, sizeof(%%s), ut_ctx(tp)->%s)", f->name));
 		} else if (f->array_len) {
 			continue;
 		} else if (f->is_pointer) {

@@ -123,8 +123,8 @@ PY
 then pass values/btf_task_names; else fail values/btf_task_names "$(cat "$TMP/comm.err" "$TMP/comm.json")"; fi
 
 # ntop(): addresses as inet_ntop(3) writes them (bpf/ut.h, ut_ntop4 and
-# ut_ntop6), with #include <sys/socket.h>'s AF_INET6 and bswap() of the
-# port: connections over the loopback to addresses added to it for the
+# ut_ntop6), of a BTF struct's fields and of a classic tracepoint's arrays,
+# with #include <sys/socket.h>'s AF_INET6 and bswap() of the port: connections over the loopback to addresses added to it for the
 # test, each IPv6 one with its own rule of compression (the longest zero
 # run, the first of two equal ones, no run of one group, a mapped IPv4
 # address), against Python's inet_ntop.
@@ -151,14 +151,20 @@ tp_btf:sock:inet_sock_set_state /args.newstate == 1/ {
 	} else {
 		@addr[ntop($sk.__sk_common.skc_daddr), bswap($sk.__sk_common.skc_dport) > 0] = count();
 	}
+}
+tracepoint:sock:inet_sock_set_state /args.newstate == 1/ {
+	@tp_addr[args.family == AF_INET6 ? ntop(args.daddr_v6) : ntop(args.daddr)] = count();
 }' >/dev/null 2>"$TMP/ntop.err"
 for a in $added; do ip -6 addr del "$a/128" dev lo; done
 if python3 - "$TMP/ntop.json" $V6 $V4 <<'PY'
 import json, socket, sys
-got = sorted(e["key"][0] for e in json.load(open(sys.argv[1]))["maps"]["@addr"] if e["key"][1])
+m = json.load(open(sys.argv[1]))["maps"]
+got = sorted(e["key"][0] for e in m["@addr"] if e["key"][1])
 want = [socket.inet_ntop(socket.AF_INET6, socket.inet_pton(socket.AF_INET6, a)) for a in sys.argv[2:] if ":" in a]
 want = sorted(want + [a for a in sys.argv[2:] if ":" not in a] + ["::ffff:127.0.0.1"])
 assert got == want, "got %s, want %s" % (got, want)
+got = sorted(e["key"][0] for e in m["@tp_addr"])   # the classic tracepoint's arrays: the same addresses
+assert got == want, "tracepoint: got %s, want %s" % (got, want)
 PY
 then pass values/ntop; else fail values/ntop "$(cat "$TMP/ntop.err" "$TMP/ntop.json")"; fi
 
