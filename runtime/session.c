@@ -348,13 +348,19 @@ static void note_degraded(const struct ut_program *prog, const struct ut_loaded 
 }
 
 /* A map the reader keeps refuses new keys past its bound, as a BPF map
- * does; unlike a BPF map's, its refusals are counted, and said. */
-static void report_full_maps(const struct ut_program *prog, const struct ut_user_maps *user)
+ * does; unlike a BPF map's, its refusals are counted, and said.  A BPF
+ * map found full at the end (kernel_full, looked at before END's clear())
+ * refused some, how many is not known. */
+static void report_full_maps(const struct ut_program *prog, const struct ut_user_maps *user, const bool *kernel_full)
 {
 	for (unsigned i = 0; i < user->n; i++)
 		if (user->maps[i].refused)
 			fprintf(stderr, "uring-trace: %s was full (%d entries): %llu updates of new keys were dropped\n",
 				prog->maps[i].name, UT_USER_MAP_MAX_ENTRIES, (unsigned long long)user->maps[i].refused);
+	for (unsigned i = 0; kernel_full && i < prog->nmaps; i++)
+		if (kernel_full[i])
+			fprintf(stderr, "uring-trace: %s is full in the kernel: updates of new keys were dropped; delete() "
+				"the keys a script is done with\n", prog->maps[i].name);
 }
 
 /* The maps the reader keeps are updated by the hit records that reach it:
@@ -807,6 +813,9 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 	ut_detach(s.loaded, &ds);
 	ut_consumer_drain(s.consumer);
 	ut_decode_read_end(&s.dec);
+	bool *kernel_full = xcalloc(prog->nmaps + 1, sizeof(bool));
+	for (unsigned i = 0; i < prog->nmaps; i++)
+		kernel_full[i] = ut_kernel_map_full(&prog->maps[i], s.obj);
 	run_once_probes(&s, PROBE_RUN_AT_EXIT);
 	ut_stacks_poll();
 	uint64_t emitted, lost;
@@ -891,7 +900,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 					"left out of it (the summary counts them)\n", (unsigned long long)o->max_size,
 					(unsigned long long)es->events_cut);
 		}
-		report_full_maps(prog, &s.user_maps);
+		report_full_maps(prog, &s.user_maps, kernel_full);
 		if (lost || s.dec.lost_late)
 			report_approximate_maps(prog, lost + s.dec.lost_late, stderr, NULL);
 		if (s.dec.malformed)
@@ -909,6 +918,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 			report_time(&s, &runs, reader_cpu_ns() - reader_cpu_started, trace_write_ns);
 		}
 	}
+	free(kernel_full);
 	if (child) {   /* uring-trace ended first */
 		kill(child, SIGTERM);
 		waitpid(child, &child_status, 0);

@@ -4,6 +4,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <linux/types.h>
 #include <stdint.h>
@@ -556,4 +557,27 @@ void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, struct 
 void ut_zero_map(const struct ut_program *prog, struct bpf_object *obj, struct ut_user_maps *user, const char *name)
 {
 	empty_map(prog, obj, user, name, true);
+}
+
+bool ut_kernel_map_full(const struct ut_map *m, struct bpf_object *obj)
+{
+	struct bpf_map *map = m->bpf_name ? bpf_object__find_map_by_name(obj, m->bpf_name) : NULL;
+	if (!map || (bpf_map__type(map) != BPF_MAP_TYPE_HASH && bpf_map__type(map) != BPF_MAP_TYPE_PERCPU_HASH))
+		return false;
+	size_t stride;
+	int ncpu = value_copies(m, bpf_map__type(map), &stride);
+	unsigned char *key = malloc(m->key_size), *vals = calloc((size_t)(ncpu > 0 ? ncpu : 1), stride);
+	bool full = false;
+	if (key && vals && ncpu > 0) {
+		/* a key no script writes, most likely; one more entry fits or not */
+		memset(key, 0xa5, m->key_size);
+		int fd = bpf_map__fd(map);
+		if (bpf_map_update_elem(fd, key, vals, BPF_NOEXIST) == 0)
+			bpf_map_delete_elem(fd, key);
+		else
+			full = errno == E2BIG;
+	}
+	free(key);
+	free(vals);
+	return full;
 }

@@ -24,6 +24,10 @@ void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, struct 
 /* zero(@x): every entry of the map named name keeps its key, its value
  * zeros (a count or sum of 0; a slot a keyless count never hit). */
 void ut_zero_map(const struct ut_program *prog, struct bpf_object *obj, struct ut_user_maps *user, const char *name);
+/* Whether m, a BPF hash map, holds all the entries it can: the kernel then
+ * refused new keys, without a word (the probes are detached: nothing
+ * writes it meanwhile). */
+bool ut_kernel_map_full(const struct ut_map *m, struct bpf_object *obj);
 
 
 #endif

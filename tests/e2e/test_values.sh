@@ -207,3 +207,12 @@ want="$(awk '$3 == "__start_notes" { sub(/^0+/, "", $1); print $1 }' /proc/kalls
 else
   skip values/kaddr_and_integer_reads "no __start_notes in /proc/kallsyms or no /sys/kernel/notes"
 fi
+
+# A BPF map that fills refuses new keys without a word from the kernel: at
+# exit (before END's clear()) uring-trace finds it full and says so
+"$UT" --summary-only --all-in-kernel -c "dd if=/dev/zero of=/dev/null bs=1 count=70000 status=none" \
+	-e 'tracepoint:syscalls:sys_enter_read { @m[nsecs] = 1; } END { clear(@m); }' >/dev/null 2>"$TMP/full.err"
+"$UT" --summary-only --all-in-kernel -c "dd if=/dev/zero of=/dev/null bs=1 count=100 status=none" \
+	-e 'tracepoint:syscalls:sys_enter_read { @m[nsecs] = 1; } END { clear(@m); }' >/dev/null 2>"$TMP/notfull.err"
+if grep -q '@m is full in the kernel: updates of new keys were dropped' "$TMP/full.err" && ! grep -q 'full' "$TMP/notfull.err"
+then pass values/kernel_map_full_said; else fail values/kernel_map_full_said "$(cat "$TMP/full.err" "$TMP/notfull.err")"; fi
