@@ -352,6 +352,22 @@ static __always_inline void ut_ntop6(char *out, const void *addr)
 	}
 }
 
+/* buf(p, n): out[0] is how many bytes follow, at most size - 1, read
+ * from kernel or user memory at p. */
+static __always_inline void ut_buf(char *out, __u32 size, const void *p, __u64 n, int user)
+{
+	if (n > size - 1)
+		n = size - 1;
+	asm volatile("" : "+r"(n));   /* the verifier sees the bound on the register passed */
+	if (n > size - 1)
+		return;
+	out[0] = (char)n;
+	if (user)
+		bpf_probe_read_user(out + 1, n, p);
+	else
+		bpf_probe_read_kernel(out + 1, n, p);
+}
+
 /* ---- built-in programs: the runtime attaches them besides the script's
  * probes, each as a raw tracepoint or else a classic one (runtime/loader.c) */
 

@@ -154,6 +154,42 @@ static char *gen_ntop(struct gen *g, struct node *n, struct node **args, int nar
 	return text;
 }
 
+/* buf(p, n): n bytes at p (at most BUF_MAX_BYTES), printed with %r as
+ * bpftrace prints them: a string field whose first byte is the count
+ * (bpf/ut.h, ut_buf).  Kernel memory, or the process's for a user pointer
+ * and for an integer in a uprobe or usdt probe. */
+#define BUF_MAX_BYTES 64
+
+static void check_buf(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	check_expr(ck, args[0]);
+	check_expr(ck, args[1]);
+	if (args[0]->type.kind != T_PTR && !is_int(&args[0]->type))
+		ERR(ck, args[0], "buf() reads at a pointer or an address, not %s", a_type(&args[0]->type));
+	if (!is_int(&args[1]->type))
+		ERR(ck, args[1], "buf()'s length is an integer, not %s", a_type(&args[1]->type));
+	int64_t len;
+	int bytes = BUF_MAX_BYTES;
+	if (const_int(ck->c, args[1], &len, 0) && len >= 0 && len < BUF_MAX_BYTES)
+		bytes = (int)len;
+	n->type = t_str(bytes + 1);
+	n->type.bytes = true;
+	n->type.show = UT_SHOW_BUF;
+}
+
+static char *gen_buf(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	char *p = gen_expr(g, args[0]), *len = gen_expr(g, args[1]), *t = new_tmp(g);
+	bool user = args[0]->type.user || (is_int(&args[0]->type) && g->alt->def->user_addresses);
+	emit(g, "char %s[%d] = {};", t, n->type.size);
+	emit(g, "ut_buf(%s, sizeof(%s), (const void *)(%s), (__u64)(%s), %d);", t, t, p, len, user);
+	free(p);
+	free(len);
+	return t;
+}
+
 /* kaddr("avenrun"): the kernel symbol's address (bpftrace's), which libbpf
  * finds in /proc/kallsyms when it loads the program (an extern __ksym):
  * right after a reboot too, for a compiled script. */
@@ -567,6 +603,7 @@ const struct call_def calls[] = {
 	{"bswap", 1, 1, check_bswap, gen_bswap, 0, true},
 	{"ntop", 1, 2, check_ntop, gen_ntop, 0, true},
 	{"kaddr", 1, 1, check_kaddr, gen_kaddr, 0, true},
+	{"buf", 2, 2, check_buf, gen_buf, 0, true},
 	{"strncmp", 3, 3, check_strncmp, gen_strncmp, 0, true},
 	{"strcontains", 2, 2, check_strcontains, gen_strcontains, 0, true},
 	{"kstack", 1, 2, check_stack, gen_stack, 0, true},

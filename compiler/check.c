@@ -32,9 +32,20 @@ void check_format(struct check *ck, struct node *fmtn, struct node **args, int n
 			return;
 		}
 		if (!strchr(UT_FORMAT_CONVERSIONS, conv)) {
-			ERR(ck, fmtn, "unsupported format directive '%%%c' (use %%d %%u %%x %%s %%p %%c)", conv);
+			ERR(ck, fmtn, "unsupported format directive '%%%c' (use %%d %%u %%x %%s %%r %%p %%c)", conv);
 			return;
 		}
+		bool is_buf = need < nargs && args[need]->type.show == UT_SHOW_BUF;
+		if (need < nargs && (conv == 'r') != is_buf) {
+			if (conv == 'r')
+				ERR(ck, args[need], "%%r prints buf(p, n), not %s", a_type(&args[need]->type));
+			else
+				ERR(ck, args[need], "buf(p, n) is printed with %%r");
+			need++;
+			continue;
+		}
+		if (conv == 'r')
+			conv = 's';
 		if (d.widest > UT_FORMAT_MAX_WIDTH) {
 			ERR(ck, fmtn, "the width or precision of '%.*s' is too large: at most %d", (int)d.len, p,
 			    UT_FORMAT_MAX_WIDTH);

@@ -95,6 +95,8 @@ enum ut_display {
 	UT_SHOW_KSYM,      /* a kernel address as the function holding it */
 	UT_SHOW_USYM,      /* a user address's one-frame stack id (ut_usym) as the
 			      function holding it */
+	UT_SHOW_BUF,       /* a string field holding buf()'s bytes, its first byte their
+			      count: printable ones as they are, others as \xNN */
 	UT_SHOW_COUNT
 };
 
@@ -118,7 +120,7 @@ struct ut_value {
  * and precisions are at most UT_FORMAT_MAX_WIDTH: a printf line is cut at
  * 511 bytes, and snprintf spends seconds padding a width of 10^9. */
 #define UT_FORMAT_FLAGS "-0123456789.l"
-#define UT_FORMAT_CONVERSIONS "dixXuspc"
+#define UT_FORMAT_CONVERSIONS "dixXusrpc"
 #define UT_FORMAT_MAX_WIDTH 255
 
 struct ut_directive {

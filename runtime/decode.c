@@ -223,6 +223,22 @@ static void text_usym(const struct ut_value *v, const struct ut_field *f, uint64
 	function_of_frame(buf);
 }
 
+/* buf()'s bytes (the first is their count) as bpftrace's %r prints them */
+static void text_buf(const unsigned char *b, size_t size, char *out, size_t len)
+{
+	size_t n = size ? b[0] : 0, at = 0;
+	if (n > size - 1)
+		n = size - 1;
+	for (size_t i = 1; i <= n && at + 5 <= len; i++) {
+		if (b[i] >= 0x20 && b[i] < 0x7f)
+			out[at++] = (char)b[i];
+		else
+			at += (size_t)snprintf(out + at, len - at, "\\x%02x", b[i]);
+	}
+	if (len)
+		out[at < len ? at : len - 1] = 0;
+}
+
 static const struct ut_display_kind displays[] = {
 	[UT_SHOW_PLAIN] = {.number = true, .text = text_number, .arg = arg_number},
 	[UT_SHOW_HEX] = {.text = text_hex, .arg = arg_hex},
@@ -236,6 +252,7 @@ static const struct ut_display_kind displays[] = {
 	[UT_SHOW_TIME] = {.text = text_time},
 	[UT_SHOW_KSYM] = {.text = text_ksym},
 	[UT_SHOW_USYM] = {.text = text_usym},
+	[UT_SHOW_BUF] = {.text = text_number},   /* a string field's: ut_value_text */
 };
 
 const struct ut_display_kind *ut_display_kind(enum ut_display d)
@@ -339,6 +356,10 @@ void ut_value_text(const struct ut_program *prog, const struct ut_field *fields,
 	if (v->field >= nfields || !field_in_record(&fields[v->field], size))
 		return;
 	const struct ut_field *f = &fields[v->field];
+	if (f->type == UT_F_STR && v->display == UT_SHOW_BUF) {
+		text_buf((const unsigned char *)rec + f->offset, f->size, buf, len);
+		return;
+	}
 	if (f->type == UT_F_STR) {
 		copy_text(buf, len, "", (const char *)rec + f->offset, strnlen((const char *)rec + f->offset, f->size));
 		return;

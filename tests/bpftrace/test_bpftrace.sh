@@ -23,8 +23,9 @@ for ut in $(grep -l 'runs as it is' "$dir"/*.ut); do
 done
 
 # Debian's tools on kprobes (not attached here, where the kernel has none)
-# build as they are: AF_INET from #include <sys/socket.h>, ntop(), bswap(), cat()
-for name in tcpconnect tcpaccept tcpretrans tcpdrop tcplife oomkill; do
+# build as they are: AF_INET from #include <sys/socket.h>, ntop(), bswap(),
+# cat(), buf() and %r
+for name in tcpconnect tcpaccept tcpretrans tcpdrop tcplife oomkill undump; do
   original=/usr/sbin/$name.bt
   if [ ! -f "$original" ]; then skip "bpftrace/$name/original" "no $original (Debian's bpftrace package)"; continue; fi
   if "$UT" -q --compile -o "$TMP/$name.uto" "$original" >/dev/null 2>"$TMP/err"; then pass "bpftrace/$name/original_builds"

@@ -216,3 +216,16 @@ fi
 	-e 'tracepoint:syscalls:sys_enter_read { @m[nsecs] = 1; } END { clear(@m); }' >/dev/null 2>"$TMP/notfull.err"
 if grep -q '@m is full in the kernel: updates of new keys were dropped' "$TMP/full.err" && ! grep -q 'full' "$TMP/notfull.err"
 then pass values/kernel_map_full_said; else fail values/kernel_map_full_said "$(cat "$TMP/full.err" "$TMP/notfull.err")"; fi
+
+# buf(p, n) and %r: bytes as bpftrace prints them, printable ones as they
+# are, the others as \xNN; n up to 64, a constant one the field's size
+printf 'a\001b\377cd' >"$TMP/bytes"
+for placement in placed --all-in-kernel; do
+	opt=$placement; [ "$opt" = placed ] && opt=
+	# shellcheck disable=SC2086
+	"$UT" -q --summary-only $opt -c "dd if=$TMP/bytes of=/dev/null bs=16 status=none" -e '
+tracepoint:syscalls:sys_enter_write /args.count == 6/ { printf("[%r] [%r]\n", buf(args.buf, args.count), buf(args.buf, 2)); }' \
+		>"$TMP/buf.out" 2>"$TMP/buf.err"
+	[ "$(cat "$TMP/buf.out")" = '[a\x01b\xffcd] [a\x01]' ] && pass "values/buf_$placement" \
+		|| fail "values/buf_$placement" "$(cat "$TMP/buf.out" "$TMP/buf.err")"
+done
