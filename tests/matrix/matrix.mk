@@ -22,6 +22,7 @@ MATRIX_LDLIBS = $(if $(MATRIX_MISSING_STATIC),-lbpf -lelf -lz -luring,-static -l
 matrix-payload: $(MATRIX_DIR)/kprobe_probe $(MATRIX_DIR)/kprobe_probe.bpf.o $(MATRIX_DIR)/io_uring.uto $(MATRIX_DIR)/kinds.uto \
 	$(MATRIX_DIR)/iostack.uto $(MATRIX_DIR)/fileio.uto $(MATRIX_DIR)/block.uto $(MATRIX_DIR)/block-missing-disk.uto $(MATRIX_DIR)/block-partition.uto \
 	$(MATRIX_DIR)/bpftrace-vfsstat.uto $(MATRIX_DIR)/bpftrace-profile.uto $(MATRIX_DIR)/bpftrace-faults.uto \
+	$(MATRIX_DIR)/values.uto \
 	build/uring-trace build/workloads/uring_paths build/workloads/fileio
 
 # The default script compiled on the host: guests run it without clang.
@@ -63,6 +64,10 @@ $(MATRIX_DIR)/bpftrace-%.uto: build/uring-trace tests/bpftrace/%.ut bpf/ut.h bpf
 $(MATRIX_DIR)/kinds.uto: build/uring-trace tests/matrix/kinds.ut bpf/ut.h bpf/records.h
 	@mkdir -p $(dir $@)
 	build/uring-trace -q --compile -o $@ tests/matrix/kinds.ut
+
+$(MATRIX_DIR)/values.uto: build/uring-trace tests/matrix/values.ut bpf/ut.h bpf/records.h
+	@mkdir -p $(dir $@)
+	build/uring-trace -q --compile -o $@ tests/matrix/values.ut
 
 $(MATRIX_DIR)/kprobe_probe: tests/matrix/kprobe_probe.c
 	@mkdir -p $(dir $@)

@@ -45,6 +45,7 @@ payload_args() {
   echo "-b build/workloads/uring_paths:/matrix/uring_paths"
   echo "-f $MATRIX_DIR/io_uring.uto:/matrix/io_uring.uto"
   echo "-f $MATRIX_DIR/kinds.uto:/matrix/kinds.uto"
+  echo "-f $MATRIX_DIR/values.uto:/matrix/values.uto"
   echo "-b build/workloads/fileio:/matrix/fileio"
   echo "-f $MATRIX_DIR/iostack.uto:/matrix/iostack.uto"
   echo "-f $MATRIX_DIR/fileio.uto:/matrix/fileio.uto"
