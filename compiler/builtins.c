@@ -28,6 +28,11 @@ const struct builtin builtins[] = {
 	/* ns since the trace started (ut.h's ut_start_ns, set at load); in a
 	 * body from the hit's clock read, as nsecs */
 	{"elapsed", {.kind = T_INT, .size = 8}, "(bpf_ktime_get_ns() - ut_start_ns)", 0, false},
+	/* bpftrace's: a random number, new at each use; the kernel's jiffies;
+	 * the CPU's NUMA node */
+	{"rand", {.kind = T_INT, .size = 4}, "bpf_get_prandom_u32()", 0, true},
+	{"jiffies", {.kind = T_INT, .size = 8}, "bpf_jiffies64()", 0, false},
+	{"numaid", {.kind = T_INT, .size = 4}, "bpf_get_numa_node_id()", 0, false},
 	{NULL, {0}, NULL, 0, false},
 };
 

@@ -229,3 +229,15 @@ tracepoint:syscalls:sys_enter_write /args.count == 6/ { printf("[%r] [%r]\n", bu
 	[ "$(cat "$TMP/buf.out")" = '[a\x01b\xffcd] [a\x01]' ] && pass "values/buf_$placement" \
 		|| fail "values/buf_$placement" "$(cat "$TMP/buf.out" "$TMP/buf.err")"
 done
+
+# bpftrace's rand (new at each use), jiffies and numaid, in the kernel and
+# captured for the reader
+for placement in placed --all-in-kernel; do
+	opt=$placement; [ "$opt" = placed ] && opt=
+	# shellcheck disable=SC2086
+	"$UT" -q --summary-only $opt -e 'BEGIN { @r[rand] = count(); @r[rand] = count(); @r[rand] = count();
+		printf("%d %d\n", jiffies > 0, numaid < 1024); exit(); }' >"$TMP/rand.out" 2>"$TMP/rand.err"
+	# three draws, at least two different (all three equal: one chance in 2^64)
+	if [ "$(head -1 "$TMP/rand.out")" = "1 1" ] && [ "$(grep -c '^@r\[' "$TMP/rand.out")" -ge 2 ]
+	then pass "values/rand_jiffies_numaid_$placement"; else fail "values/rand_jiffies_numaid_$placement" "$(cat "$TMP/rand.out" "$TMP/rand.err")"; fi
+done
