@@ -352,6 +352,24 @@ static __always_inline void ut_ntop6(char *out, const void *addr)
 	}
 }
 
+/* macaddr(p): the 6 bytes at p (kernel or user memory) as bpftrace writes
+ * a MAC address, AA:BB:CC:DD:EE:FF, into out (18 bytes). */
+static __always_inline void ut_macaddr(char *out, const void *p, int user)
+{
+	__u8 b[6] = {};
+	if (user)
+		bpf_probe_read_user(b, sizeof(b), p);
+	else
+		bpf_probe_read_kernel(b, sizeof(b), p);
+#pragma unroll
+	for (int i = 0; i < 6; i++) {
+		__u8 hi = b[i] >> 4, lo = b[i] & 0xf;
+		out[3 * i] = hi < 10 ? '0' + hi : 'A' + hi - 10;
+		out[3 * i + 1] = lo < 10 ? '0' + lo : 'A' + lo - 10;
+		out[3 * i + 2] = i < 5 ? ':' : 0;
+	}
+}
+
 /* buf(p, n): out[0] is how many bytes follow, at most size - 1, read
  * from kernel or user memory at p. */
 static __always_inline void ut_buf(char *out, __u32 size, const void *p, __u64 n, int user)

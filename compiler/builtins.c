@@ -33,6 +33,8 @@ const struct builtin builtins[] = {
 	{"rand", {.kind = T_INT, .size = 4}, "bpf_get_prandom_u32()", 0, true},
 	{"jiffies", {.kind = T_INT, .size = 8}, "bpf_jiffies64()", 0, false},
 	{"numaid", {.kind = T_INT, .size = 4}, "bpf_get_numa_node_id()", 0, false},
+	/* -c's command's pid (0 without -c), set when the program is loaded */
+	{"cpid", {.kind = T_INT, .size = 4}, "(ut_follow_forks ? ut_filter_tgid : 0)", UT_SHOW_KOID, false},
 	{NULL, {0}, NULL, 0, false},
 };
 
@@ -192,6 +194,39 @@ static char *gen_buf(struct gen *g, struct node *n, struct node **args, int narg
 	emit(g, "ut_buf(%s, sizeof(%s), (const void *)(%s), (__u64)(%s), %d);", t, t, p, len, user);
 	free(p);
 	free(len);
+	return t;
+}
+
+/* macaddr(a): a MAC address as text (bpftrace's): a kernel struct's
+ * 6-byte array (read where it is), or a pointer to the bytes (the
+ * process's memory for a user pointer). */
+static void check_macaddr(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	struct node *a = args[0];
+	check_expr(ck, a);
+	n->type = t_str(18);
+	bool array = a->type.kind == T_STR && a->kind == N_FIELD && a->ref == REF_MEMBER && !a->a->type.user &&
+		     a->type.size == 6;
+	if (!array && a->type.kind != T_PTR)
+		ERR(ck, a, "macaddr() takes a kernel struct's 6-byte array or a pointer to the bytes, not %s",
+		    a_type(&a->type));
+}
+
+static char *gen_macaddr(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)n;
+	(void)nargs;
+	struct node *a = args[0];
+	bool array = a->type.kind == T_STR;
+	if (array)   /* the array's address: read there, zero bytes and all */
+		a->ref = REF_MEMBER_ADDR;
+	char *p = gen_expr(g, a), *t = new_tmp(g);
+	if (array)
+		a->ref = REF_MEMBER;
+	emit(g, "char %s[18] = {};", t);
+	emit(g, "ut_macaddr(%s, (const void *)(%s), %d);", t, p, !array && a->type.user);
+	free(p);
 	return t;
 }
 
@@ -609,6 +644,7 @@ const struct call_def calls[] = {
 	{"ntop", 1, 2, check_ntop, gen_ntop, 0, true},
 	{"kaddr", 1, 1, check_kaddr, gen_kaddr, 0, true},
 	{"buf", 2, 2, check_buf, gen_buf, 0, true},
+	{"macaddr", 1, 1, check_macaddr, gen_macaddr, 0, true},
 	{"strncmp", 3, 3, check_strncmp, gen_strncmp, 0, true},
 	{"strcontains", 2, 2, check_strcontains, gen_strcontains, 0, true},
 	{"kstack", 1, 2, check_stack, gen_stack, 0, true},

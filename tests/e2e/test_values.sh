@@ -241,3 +241,19 @@ for placement in placed --all-in-kernel; do
 	if [ "$(head -1 "$TMP/rand.out")" = "1 1" ] && [ "$(grep -c '^@r\[' "$TMP/rand.out")" -ge 2 ]
 	then pass "values/rand_jiffies_numaid_$placement"; else fail "values/rand_jiffies_numaid_$placement" "$(cat "$TMP/rand.out" "$TMP/rand.err")"; fi
 done
+
+# cpid: -c's command's pid, 0 without -c
+"$UT" -q --summary-only -c "/bin/sh -c 'echo \$\$ >$TMP/cpid.want; /bin/true'" \
+	-e 'tracepoint:sched:sched_process_exit /pid == cpid/ { printf("%d\n", cpid); }' >"$TMP/cpid.out" 2>"$TMP/cpid.err"
+"$UT" -q --summary-only -e 'BEGIN { printf("%d\n", cpid); exit(); }' >"$TMP/nocpid.out" 2>&1
+[ "$(cat "$TMP/cpid.out")" = "$(cat "$TMP/cpid.want")" ] && [ "$(cat "$TMP/nocpid.out")" = 0 ] && pass values/cpid \
+	|| fail values/cpid "$(cat "$TMP/cpid.out" "$TMP/cpid.want" "$TMP/cpid.err" "$TMP/nocpid.out")"
+
+# macaddr(): six bytes as bpftrace writes a MAC address, here of the
+# process's memory (a write's buffer); a kernel struct's array loads too
+printf '\000\021\042\252\273\377' >"$TMP/mac.bin"
+"$UT" -q --summary-only -c "dd if=$TMP/mac.bin of=/dev/null bs=16 status=none" -e '
+tracepoint:syscalls:sys_enter_write /args.count == 6/ { printf("%s\n", macaddr(args.buf)); }
+BEGIN { printf("%s\n", macaddr(((struct ethhdr *)curtask).h_source)); }' >"$TMP/mac.out" 2>"$TMP/mac.err"
+grep -qx '00:11:22:AA:BB:FF' "$TMP/mac.out" && grep -Eqx '([0-9A-F]{2}:){5}[0-9A-F]{2}' <(head -1 "$TMP/mac.out") \
+	&& pass values/macaddr || fail values/macaddr "$(cat "$TMP/mac.out" "$TMP/mac.err")"
