@@ -127,7 +127,7 @@ static const char *const kind_names[N_KIND_COUNT] = {
 	[N_LOCAL] = "local", [N_ARGS] = "args", [N_FIELD] = "field",
 	[N_INDEX] = "index", [N_MAP_REF] = "map", [N_CALL] = "call",
 	[N_BINOP] = "binop", [N_UNOP] = "unop", [N_TERNARY] = "?:",
-	[N_DEFAULT] = "??", [N_CAST] = "cast", [N_TUPLE] = "tuple",
+	[N_DEFAULT] = "??", [N_CAST] = "cast", [N_TUPLE] = "tuple", [N_TYPE] = "type",
 };
 
 const char *node_kind_name(enum node_kind k)

@@ -61,6 +61,8 @@ enum node_kind {
 	N_DEFAULT,      /* a ?? b: a if its field exists on the running kernel, else b */
 	N_CAST,         /* str: type spelling ("u32", "struct io_kiocb *"), a */
 	N_TUPLE,        /* a: the elements: (1, "two") */
+	N_TYPE,         /* str: a type as sizeof() and offsetof() take it ("struct task_struct",
+	                 * "u32"), or offsetof()'s member name */
 	N_KIND_COUNT
 };
 

@@ -230,6 +230,69 @@ static char *gen_macaddr(struct gen *g, struct node *n, struct node **args, int 
 	return t;
 }
 
+/* sizeof(type or value), offsetof(struct X, member): bpftrace's.  A
+ * struct's size and a member's offset are the running kernel's, relocated
+ * when the program is loaded (CO-RE); other sizes are known here (num). */
+static int32_t named_struct(struct check *ck, const struct node *t)
+{
+	int32_t id = strncmp(t->str, "struct ", 7) == 0 ? ut_kernel_struct(ck->c->k, t->str + 7) : -1;
+	if (id <= 0)
+		ERR(ck, t, "no %s in the kernel's BTF", t->str);
+	return id;
+}
+
+static void check_sizeof(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	struct node *a = args[0];
+	n->type = t_int(8, false);
+	n->num = 0;
+	if (a->kind != N_TYPE) {
+		check_expr(ck, a);
+		n->num = a->type.kind == T_INT ? a->type.size : a->type.kind == T_PTR ? 8 : a->type.kind == T_STR ? a->type.size : 0;
+		if (!n->num && a->type.kind != T_NONE)
+			ERR(ck, a, "sizeof() takes a type, an integer, a pointer or a string, not %s", a_type(&a->type));
+	} else if (strchr(a->str, '*') || strcmp(a->str, "ptr") == 0) {
+		n->num = 8;
+	} else if (strncmp(a->str, "struct ", 7) == 0) {
+		named_struct(ck, a);
+	} else {
+		n->num = strcmp(a->str, "bool") == 0 ? 1 : atoi(a->str + 1) / 8;
+	}
+}
+
+static char *gen_sizeof(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)g;
+	(void)nargs;
+	if (!n->num)
+		return xasprintf("((__u64)bpf_core_type_size(%s))", args[0]->str);
+	return xasprintf("%lldULL", (long long)n->num);
+}
+
+static void check_offsetof(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	n->type = t_int(8, false);
+	if (nargs != 2 || args[0]->kind != N_TYPE || args[1]->kind != N_TYPE) {
+		ERR(ck, n, "offsetof() takes a struct and a member: offsetof(struct task_struct, pid)");
+		return;
+	}
+	int32_t id = named_struct(ck, args[0]);
+	struct ut_member m;
+	if (id > 0 && ut_kernel_member(ck->c->k, id, args[1]->str, &m) < 0)
+		ERR(ck, args[1], "no member '%s' in %s", args[1]->str, args[0]->str);
+	else if (id > 0 && m.bitfield_size)
+		ERR(ck, args[1], "'%s' is a bitfield: it has no byte offset", args[1]->str);
+}
+
+static char *gen_offsetof(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)g;
+	(void)n;
+	(void)nargs;
+	return xasprintf("((__u64)bpf_core_field_offset(%s, %s))", args[0]->str, args[1]->str);
+}
+
 /* kaddr("avenrun"): the kernel symbol's address (bpftrace's), which libbpf
  * finds in /proc/kallsyms when it loads the program (an extern __ksym):
  * right after a reboot too, for a compiled script. */
@@ -645,6 +708,8 @@ const struct call_def calls[] = {
 	{"kaddr", 1, 1, check_kaddr, gen_kaddr, 0, true},
 	{"buf", 2, 2, check_buf, gen_buf, 0, true},
 	{"macaddr", 1, 1, check_macaddr, gen_macaddr, 0, true},
+	{"sizeof", 1, 1, check_sizeof, gen_sizeof, 0, true},
+	{"offsetof", 2, 2, check_offsetof, gen_offsetof, 0, true},
 	{"strncmp", 3, 3, check_strncmp, gen_strncmp, 0, true},
 	{"strcontains", 2, 2, check_strcontains, gen_strcontains, 0, true},
 	{"kstack", 1, 2, check_stack, gen_stack, 0, true},

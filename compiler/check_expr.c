@@ -1068,6 +1068,9 @@ void check_expr(struct check *ck, struct node *n)
 	case N_TERNARY: ternary_expr(ck, n); return;
 	case N_DEFAULT: default_expr(ck, n); return;
 	case N_CAST: cast_expr(ck, n); return;
+	case N_TYPE:
+		ERR(ck, n, "'%s' is a type, not a value: sizeof() and offsetof() take types", n->str);
+		return;
 	case N_TUPLE: tuple_expr(ck, n); return;
 	default:
 		ERR(ck, n, "this is not an expression");

@@ -61,6 +61,18 @@ static struct node *local_update(struct parse_ctx *ctx, char *name, YYLTYPE l, i
 	return n;
 }
 /* "begin", "end", "step", "phase" are words only inside trace statements. */
+/* sizeof()'s and offsetof()'s words: "struct NAME", or a member's name */
+static struct node *type_node(struct parse_ctx *ctx, YYLTYPE l, char *struct_name, char *member)
+{
+	struct node *n = mk(N_TYPE, l, ctx);
+	n->str = struct_name ? malloc(strlen(struct_name) + 8) : member;
+	if (struct_name) {
+		sprintf(n->str, "struct %s", struct_name);
+		free(struct_name);
+	}
+	return n;
+}
+
 static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allow_step, bool allow_phase)
 {
 	if (strcmp(w, "begin") == 0) return OP_BEGIN;
@@ -328,6 +340,13 @@ expr: INT                              { $$ = mk(N_INT, @1, ctx); $$->num = $1; 
     | LOCAL                            { $$ = mk(N_LOCAL, @1, ctx); $$->str = $1; }
     | map_ref                          { $$ = $1; }
     | IDENT '(' opt_exprs ')'          { $$ = mk(N_CALL, @1, ctx); $$->str = $1; $$->a = $3; $$ = nest(ctx, $$); }
+    /* sizeof(u32), sizeof(struct task_struct), offsetof(struct task_struct, pid) */
+    | IDENT '(' cast_type ')'          { $$ = mk(N_CALL, @1, ctx); $$->str = $1; $$->a = $3; $3->kind = N_TYPE; }
+    | IDENT '(' STRUCT IDENT ')'       { $$ = mk(N_CALL, @1, ctx); $$->str = $1; $$->a = type_node(ctx, @3, $4, NULL); }
+    | IDENT '(' STRUCT IDENT ',' IDENT ')' {
+		$$ = mk(N_CALL, @1, ctx); $$->str = $1; $$->a = type_node(ctx, @3, $4, NULL);
+		$$->a->next = type_node(ctx, @6, NULL, $6);
+	}
     | expr '[' expr ']'                { $$ = mk(N_INDEX, @1, ctx); $$->a = $1; $$->b = $3; $$ = nest(ctx, $$); }
     | expr '.' IDENT                   { $$ = mk(N_FIELD, @3, ctx); $$->a = $1; $$->str = $3; $$ = nest(ctx, $$); }
     /* a tuple's element: $t.0 */

@@ -257,3 +257,12 @@ tracepoint:syscalls:sys_enter_write /args.count == 6/ { printf("%s\n", macaddr(a
 BEGIN { printf("%s\n", macaddr(((struct ethhdr *)curtask).h_source)); }' >"$TMP/mac.out" 2>"$TMP/mac.err"
 grep -qx '00:11:22:AA:BB:FF' "$TMP/mac.out" && grep -Eqx '([0-9A-F]{2}:){5}[0-9A-F]{2}' <(head -1 "$TMP/mac.out") \
 	&& pass values/macaddr || fail values/macaddr "$(cat "$TMP/mac.out" "$TMP/mac.err")"
+
+# sizeof() and offsetof(): sizes known here, a struct's size and a
+# member's offset relocated to the running kernel's (pid and tgid are
+# neighbours in task_struct)
+"$UT" -q --summary-only -e 'BEGIN { $x = 5; printf("%d %d %d %d %d %d\n", sizeof(u16), sizeof(struct task_struct *),
+	sizeof($x), sizeof(comm), sizeof(struct task_struct) > 1000,
+	offsetof(struct task_struct, tgid) - offsetof(struct task_struct, pid)); exit(); }' >"$TMP/sizeof.out" 2>"$TMP/sizeof.err"
+[ "$(cat "$TMP/sizeof.out")" = "2 8 8 16 1 4" ] && pass values/sizeof_offsetof \
+	|| fail values/sizeof_offsetof "$(cat "$TMP/sizeof.out" "$TMP/sizeof.err")"
