@@ -133,7 +133,8 @@ struct ut_engine {
 	struct hmap group_index; /* (kind, key) -> group */
 
 	char **kinds; /* flow and group kind names; a handful per script */
-	size_t nkinds, kinds_capacity;
+	const char **kinds_at; /* a stable string (the writer's) each was given as, found by address */
+	size_t nkinds, kinds_capacity, kinds_at_capacity;
 
 	struct lru_set flows; /* (kind, key) */
 	struct lru_set spans; /* (group, span key) */
@@ -291,10 +292,19 @@ static uint32_t kind_id(struct ut_engine *e, const char *kind)
 	if (!kind)
 		kind = "";
 	for (size_t i = 0; i < e->nkinds; i++)
-		if (e->kinds[i][0] == kind[0] && strcmp(e->kinds[i], kind) == 0)
+		if (e->kinds_at[i] == kind)
 			return (uint32_t)i;
+	bool stable = e->w && fxt_string_is_stable(e->w, kind);
+	for (size_t i = 0; i < e->nkinds; i++)
+		if (e->kinds[i][0] == kind[0] && strcmp(e->kinds[i], kind) == 0) {
+			if (stable)
+				e->kinds_at[i] = kind;
+			return (uint32_t)i;
+		}
 	grow_array((void **)&e->kinds, &e->kinds_capacity, e->nkinds + 1, sizeof(*e->kinds));
+	grow_array((void **)&e->kinds_at, &e->kinds_at_capacity, e->nkinds + 1, sizeof(*e->kinds_at));
 	e->kinds[e->nkinds] = copy_string(kind);
+	e->kinds_at[e->nkinds] = stable ? kind : NULL;
 	return (uint32_t)e->nkinds++;
 }
 
@@ -1136,6 +1146,7 @@ void ut_engine_free(struct ut_engine *e)
 	for (size_t i = 0; i < e->nkinds; i++)
 		free(e->kinds[i]);
 	free(e->kinds);
+	free(e->kinds_at);
 	lru_free(&e->flows);
 	lru_free(&e->spans);
 	free(e);

@@ -132,6 +132,8 @@ uint16_t fxt_string_ref(struct fxt_writer *w, const char *s);
  * found by its address alone.  At most FXT_PINNED_MAX strings; past that
  * they are interned as any other. */
 void fxt_string_stable(struct fxt_writer *w, const char *s);
+/* Whether s was declared stable (and fits the pinned strings). */
+bool fxt_string_is_stable(struct fxt_writer *w, const char *s);
 /* Interns thread (pid, tid), writing a thread record when it gets a slot;
  * returns the thread ref (1..255). */
 uint8_t fxt_thread_ref(struct fxt_writer *w, uint32_t pid, uint32_t tid);

@@ -237,6 +237,11 @@ static struct pinned_string *pinned_entry(struct fxt_writer *w, const char *s)
 	return &w->pinned[pos];
 }
 
+bool fxt_string_is_stable(struct fxt_writer *w, const char *s)
+{
+	return s && w->npinned && pinned_entry(w, s)->s == s;
+}
+
 void fxt_string_stable(struct fxt_writer *w, const char *s)
 {
 	if (!s || !s[0] || w->npinned >= FXT_PINNED_MAX)
