@@ -39,6 +39,9 @@ struct slice_frame {
 /* The last value written for a counter series (counter name, arg name). */
 struct counter_series {
 	char *names; /* counter name, NUL, arg name */
+	/* the stable strings (the writer's) it was made from, else NULL: a
+	 * value given with them is found by address */
+	const char *stable_name, *stable_arg;
 	uint32_t arg_at;
 	enum ut_arg_kind kind;
 	uint64_t bits;
@@ -719,6 +722,8 @@ static uint64_t counter_bits(const struct ut_arg *v)
 
 static bool is_series(const struct counter_series *s, const char *name, const char *arg)
 {
+	if (s->stable_arg == arg && s->stable_name == name && arg)
+		return true;
 	/* the first characters first: series on one track differ by their arg */
 	return s->names[s->arg_at] == arg[0] && strcmp(s->names + s->arg_at, arg) == 0 &&
 	       strcmp(s->names, name) == 0;
@@ -740,7 +745,8 @@ static uint32_t find_series(const struct track *t, const char *name, const char 
  * are always written.  *next is where the series is looked for first: a
  * counter's values come in the same order every time, so after the
  * series of one value comes the next one's. */
-static bool counter_changed(struct track *t, const char *name, const struct ut_arg *v, uint32_t *next)
+static bool counter_changed(struct ut_engine *e, struct track *t, const char *name, const struct ut_arg *v,
+			    uint32_t *next)
 {
 	if (v->kind == UT_ARG_STR)
 		return true;
@@ -771,6 +777,9 @@ static bool counter_changed(struct track *t, const char *name, const struct ut_a
 	memcpy(s->names, name, name_len);
 	memcpy(s->names + name_len + 1, arg, arg_len);
 	s->arg_at = (uint32_t)(name_len + 1);
+	bool stable = e->w && fxt_string_is_stable(e->w, name) && fxt_string_is_stable(e->w, arg);
+	s->stable_name = stable ? name : NULL;
+	s->stable_arg = stable ? arg : NULL;
 	s->kind = v->kind;
 	s->bits = bits;
 	*next = i + 1;
@@ -792,7 +801,7 @@ void ut_counter(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 	unsigned nchanged = 0;
 	uint32_t next_series = tr->nseries; /* no guess for the first value */
 	for (unsigned i = 0; i < nvalues; i++) {
-		if (counter_changed(tr, name, &values[i], &next_series))
+		if (counter_changed(e, tr, name, &values[i], &next_series))
 			changed[nchanged++] = values[i];
 		else
 			e->stats.counters_unchanged++;
