@@ -293,6 +293,40 @@ static char *gen_offsetof(struct gen *g, struct node *n, struct node **args, int
 	return xasprintf("((__u64)bpf_core_field_offset(%s, %s))", args[0]->str, args[1]->str);
 }
 
+/* reg("ip"): a register where the probe fired (bpftrace's), from the
+ * probe's context: kprobes, uprobes, usdt and perf events.  x86-64's
+ * names, as struct pt_regs spells them. */
+static const char *const x86_64_registers[] = {
+	"r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax", "cx", "dx", "si", "di",
+	"orig_ax", "ip", "cs", "flags", "sp", "ss", NULL,
+};
+
+static void check_reg(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	(void)nargs;
+	n->type = t_int(8, false);
+	const char *name = const_string(ck->c, args[0]);
+	unsigned i = 0;
+	while (name && x86_64_registers[i] && strcmp(x86_64_registers[i], name) != 0)
+		i++;
+#if !defined(__x86_64__)
+	name = NULL;   /* other architectures' registers are not named here yet */
+#endif
+	if (!name || !x86_64_registers[i])
+		ERR(ck, args[0], "reg() takes an x86-64 register's name as struct pt_regs spells it: \"ip\", \"sp\", "
+		    "\"ax\", \"di\", \"r8\" ...");
+	else if (!ck->alt->def->regs_context)
+		ERR(ck, n, "reg() reads the registers of kprobes, uprobes, usdt and perf-event probes, not of %s",
+		    ck->alt->def->name);
+}
+
+static char *gen_reg(struct gen *g, struct node *n, struct node **args, int nargs)
+{
+	(void)n;
+	(void)nargs;
+	return xasprintf("((__u64)((struct pt_regs *)ctx)->%s)", const_string(g->c, args[0]));
+}
+
 /* kaddr("avenrun"): the kernel symbol's address (bpftrace's), which libbpf
  * finds in /proc/kallsyms when it loads the program (an extern __ksym):
  * right after a reboot too, for a compiled script. */
@@ -706,6 +740,7 @@ const struct call_def calls[] = {
 	{"bswap", 1, 1, check_bswap, gen_bswap, 0, true},
 	{"ntop", 1, 2, check_ntop, gen_ntop, 0, true},
 	{"kaddr", 1, 1, check_kaddr, gen_kaddr, 0, true},
+	{"reg", 1, 1, check_reg, gen_reg, 0, true},
 	{"buf", 2, 2, check_buf, gen_buf, 0, true},
 	{"macaddr", 1, 1, check_macaddr, gen_macaddr, 0, true},
 	{"sizeof", 1, 1, check_sizeof, gen_sizeof, 0, true},

@@ -59,6 +59,10 @@ struct probe_kind_def {
 	/* Its probes run in user code: an address held as an integer (its
 	 * argN, retval) is a user one, which str() reads from user memory. */
 	bool user_addresses;
+	/* Its context is the registers where the probe fired (struct pt_regs,
+	 * or perf events' bpf_perf_event_data, which starts with them): reg()
+	 * reads them. */
+	bool regs_context;
 	/* A return probe whose body cannot read the function's arguments (the
 	 * registers hold other values by then): the kind that reads them at
 	 * the function's entry ("kprobe"), and what else has them (", or use

@@ -62,6 +62,7 @@ static int attach_kprobe(struct bpf_program *prog, const struct ut_alt *alt, str
 
 const struct probe_kind_def probe_kind_kprobe = {
 	.name = "kprobe",
+	.regs_context = true,
 	.short_name = "k",
 	.kind = UT_PROBE_KPROBE,
 	.wildcards = true,
@@ -80,6 +81,7 @@ const struct probe_kind_def probe_kind_kprobe = {
 
 const struct probe_kind_def probe_kind_kretprobe = {
 	.name = "kretprobe",
+	.regs_context = true,
 	.short_name = "kr",
 	.kind = UT_PROBE_KRETPROBE,
 	.wildcards = true,

@@ -377,6 +377,7 @@ static int attach_every_cpu(struct bpf_program *prog, const struct ut_alt *alt, 
 
 const struct probe_kind_def probe_kind_interval = {
 	.name = "interval",
+	.regs_context = true,
 	.short_name = "i",
 	.kind = UT_PROBE_INTERVAL,
 	.unfiltered = true,
@@ -389,6 +390,7 @@ const struct probe_kind_def probe_kind_interval = {
 
 const struct probe_kind_def probe_kind_profile = {
 	.name = "profile",
+	.regs_context = true,
 	.short_name = "p",
 	.kind = UT_PROBE_PROFILE,
 	.info_target = "hz:99",
@@ -401,6 +403,7 @@ const struct probe_kind_def probe_kind_profile = {
 
 const struct probe_kind_def probe_kind_software = {
 	.name = "software",
+	.regs_context = true,
 	.short_name = "s",
 	.kind = UT_PROBE_SOFTWARE,
 	.info_target = "cpu-clock:1000000",
@@ -415,6 +418,7 @@ const struct probe_kind_def probe_kind_software = {
 
 const struct probe_kind_def probe_kind_hardware = {
 	.name = "hardware",
+	.regs_context = true,
 	.short_name = "h",
 	.kind = UT_PROBE_HARDWARE,
 	.info_target = "cpu-cycles:1000000",

@@ -174,6 +174,7 @@ static int attach_uprobe(struct bpf_program *prog, const struct ut_alt *alt, str
 
 const struct probe_kind_def probe_kind_uprobe = {
 	.name = "uprobe",
+	.regs_context = true,
 	.short_name = "u",
 	.kind = UT_PROBE_UPROBE,
 	.user_addresses = true,
@@ -189,6 +190,7 @@ const struct probe_kind_def probe_kind_uprobe = {
 
 const struct probe_kind_def probe_kind_uretprobe = {
 	.name = "uretprobe",
+	.regs_context = true,
 	.short_name = "ur",
 	.kind = UT_PROBE_URETPROBE,
 	.user_addresses = true,

@@ -209,6 +209,7 @@ static int attach_usdt(struct bpf_program *prog, const struct ut_alt *alt, struc
 
 const struct probe_kind_def probe_kind_usdt = {
 	.name = "usdt",
+	.regs_context = true,
 	.short_name = "U",
 	.kind = UT_PROBE_USDT,
 	.wildcards = true,

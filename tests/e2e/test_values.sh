@@ -266,3 +266,18 @@ grep -qx '00:11:22:AA:BB:FF' "$TMP/mac.out" && grep -Eqx '([0-9A-F]{2}:){5}[0-9A
 	offsetof(struct task_struct, tgid) - offsetof(struct task_struct, pid)); exit(); }' >"$TMP/sizeof.out" 2>"$TMP/sizeof.err"
 [ "$(cat "$TMP/sizeof.out")" = "2 8 8 16 1 4" ] && pass values/sizeof_offsetof \
 	|| fail values/sizeof_offsetof "$(cat "$TMP/sizeof.out" "$TMP/sizeof.err")"
+
+# reg("ip"): a register where the probe fired, from its context: a uprobe's
+# instruction pointer is the probed function's entry (named while the
+# process lives: it sleeps after its calls); a profile sample's
+printf 'import os, time\nfor i in range(50): os.getppid()\ntime.sleep(0.5)\n' >"$TMP/getppid50.py"
+"$UT" -q --summary-only --json "$TMP/reg.json" -c "/usr/bin/python3 $TMP/getppid50.py" \
+	-e 'uprobe:libc:getppid { @[usym(reg("ip"))] = count(); @sp = reg("sp") > 0; }
+	profile:hz:99 { @sampled = reg("ip") > 0; }' >/dev/null 2>"$TMP/reg.err"
+if python3 - "$TMP/reg.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["maps"]
+at = {e["key"][0]: e["value"] for e in m["@"]}
+assert at.get("getppid", 0) >= 50 and m["@sp"][0]["value"] == 1, m
+PY
+then pass values/reg; else fail values/reg "$(cat "$TMP/reg.err" "$TMP/reg.json")"; fi
