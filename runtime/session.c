@@ -722,8 +722,6 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 	}
 	s.obj = ut_loaded_object(s.loaded);
 	s.requests = map_requests(s.obj);
-	if (s.requests)
-		s.dec.shared_exit_ts = &s.requests[UT_REQUEST_EXIT];
 	s.consumer = ut_consumer_new(s.obj, record_len, on_record, &s, err, sizeof(err));
 	if (!s.consumer) {
 		fprintf(stderr, "uring-trace: %s\n", err);
@@ -738,7 +736,8 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 	s.dec = (struct ut_decoder){.prog = prog, .engine = s.engine, .recorder = s.recorder, .print_out = text_out,
 				    .clear_map = on_clear, .zero_map = on_zero, .print_map = on_print,
 				    .maps_ctx = &s,
-				    .user_side = ut_user_side_new(prog, &s.user_maps, lo.sample_permyriad)};
+				    .user_side = ut_user_side_new(prog, &s.user_maps, lo.sample_permyriad),
+				    .shared_exit_ts = s.requests ? &s.requests[UT_REQUEST_EXIT] : NULL};
 	if (s.engine)
 		ut_decode_declare_names(prog, s.engine);
 	if (o->verbose)
