@@ -102,6 +102,23 @@ static char *gen_bswap(struct gen *g, struct node *n, struct node **args, int na
  * (sock:inet_sock_set_state's saddr, saddr_v6), as text as inet_ntop(3)
  * writes it (bpf/ut.h, ut_ntop4 and ut_ntop6).  num: which of these. */
 #define NTOP_TEXT_BYTES 48   /* bpf/ut.h's UT_NTOP_BYTES */
+
+/* A kernel struct's byte array of that size (in6_addr's u6_addr8), which
+ * ntop() and macaddr() read where it is: zero bytes and all, not as the
+ * string other reads make of it. */
+static bool kernel_member_array(const struct node *a, int size)
+{
+	return a->type.kind == T_STR && a->kind == N_FIELD && a->ref == REF_MEMBER && !a->a->type.user &&
+	       a->type.size == size;
+}
+
+static char *gen_member_address(struct gen *g, struct node *a)
+{
+	a->ref = REF_MEMBER_ADDR;
+	char *r = gen_expr(g, a);
+	a->ref = REF_MEMBER;
+	return r;
+}
 enum ntop_source { NTOP_V4_INTEGER, NTOP_V6_MEMBER, NTOP_V4_BYTES, NTOP_V6_BYTES };
 
 static void check_ntop(struct check *ck, struct node *n, struct node **args, int nargs)
@@ -125,8 +142,7 @@ static void check_ntop(struct check *ck, struct node *n, struct node **args, int
 		n->num = NTOP_V4_BYTES;
 	else if (t->kind == T_STR && t->bytes && t->size == 16 && v6)
 		n->num = NTOP_V6_BYTES;
-	else if (t->kind == T_STR && addr->kind == N_FIELD && addr->ref == REF_MEMBER && !addr->a->type.user &&
-		 t->size == 16 && v6)
+	else if (kernel_member_array(addr, 16) && v6)
 		n->num = NTOP_V6_MEMBER;
 	else
 		ERR(ck, addr, "ntop() takes an IPv4 address as an integer (skc_daddr), an IPv6 one as a kernel struct's "
@@ -137,15 +153,9 @@ static void check_ntop(struct check *ck, struct node *n, struct node **args, int
 static char *gen_ntop(struct gen *g, struct node *n, struct node **args, int nargs)
 {
 	struct node *addr = args[nargs - 1];
-	char *text = new_tmp(g), *a;
+	char *text = new_tmp(g);
 	emit(g, "char %s[%d] = {};", text, NTOP_TEXT_BYTES);
-	if (n->num == NTOP_V6_MEMBER) {   /* the array's address: read there, zero bytes and all */
-		addr->ref = REF_MEMBER_ADDR;
-		a = gen_expr(g, addr);
-		addr->ref = REF_MEMBER;
-	} else {
-		a = gen_expr(g, addr);
-	}
+	char *a = n->num == NTOP_V6_MEMBER ? gen_member_address(g, addr) : gen_expr(g, addr);
 	if (n->num == NTOP_V4_INTEGER) {
 		emit(g, "ut_ntop4(%s, (__u32)(%s));", text, a);
 	} else if (n->num == NTOP_V4_BYTES) {
@@ -189,7 +199,7 @@ static char *gen_buf(struct gen *g, struct node *n, struct node **args, int narg
 {
 	(void)nargs;
 	char *p = gen_expr(g, args[0]), *len = gen_expr(g, args[1]), *t = new_tmp(g);
-	bool user = args[0]->type.user || (is_int(&args[0]->type) && g->alt->def->user_addresses);
+	bool user = gen_user_address(g, &args[0]->type);
 	emit(g, "char %s[%d] = {};", t, n->type.size);
 	emit(g, "ut_buf(%s, sizeof(%s), (const void *)(%s), (__u64)(%s), %d);", t, t, p, len, user);
 	free(p);
@@ -206,9 +216,7 @@ static void check_macaddr(struct check *ck, struct node *n, struct node **args, 
 	struct node *a = args[0];
 	check_expr(ck, a);
 	n->type = t_str(18);
-	bool array = a->type.kind == T_STR && a->kind == N_FIELD && a->ref == REF_MEMBER && !a->a->type.user &&
-		     a->type.size == 6;
-	if (!array && a->type.kind != T_PTR)
+	if (!kernel_member_array(a, 6) && a->type.kind != T_PTR)
 		ERR(ck, a, "macaddr() takes a kernel struct's 6-byte array or a pointer to the bytes, not %s",
 		    a_type(&a->type));
 }
@@ -218,12 +226,8 @@ static char *gen_macaddr(struct gen *g, struct node *n, struct node **args, int 
 	(void)n;
 	(void)nargs;
 	struct node *a = args[0];
-	bool array = a->type.kind == T_STR;
-	if (array)   /* the array's address: read there, zero bytes and all */
-		a->ref = REF_MEMBER_ADDR;
-	char *p = gen_expr(g, a), *t = new_tmp(g);
-	if (array)
-		a->ref = REF_MEMBER;
+	bool array = a->type.kind == T_STR;   /* else a pointer (check_macaddr) */
+	char *p = array ? gen_member_address(g, a) : gen_expr(g, a), *t = new_tmp(g);
 	emit(g, "char %s[18] = {};", t);
 	emit(g, "ut_macaddr(%s, (const void *)(%s), %d);", t, p, !array && a->type.user);
 	free(p);
@@ -257,7 +261,7 @@ static void check_sizeof(struct check *ck, struct node *n, struct node **args, i
 	} else if (strncmp(a->str, "struct ", 7) == 0) {
 		named_struct(ck, a);
 	} else {
-		n->num = strcmp(a->str, "bool") == 0 ? 1 : atoi(a->str + 1) / 8;
+		n->num = scalar_type_bytes(a->str);
 	}
 }
 
@@ -475,8 +479,7 @@ static char *gen_str(struct gen *g, struct node *n, struct node **args, int narg
 		return t;
 	}
 	/* an integer in a uprobe or usdt probe is a user address there */
-	bool user = strcmp(n->str, "ustr") == 0 || args[0]->type.user ||
-		    (is_int(&args[0]->type) && g->alt->def->user_addresses);
+	bool user = strcmp(n->str, "ustr") == 0 || gen_user_address(g, &args[0]->type);
 	char *t = new_tmp(g);
 	emit(g, "char %s[%d] = {};", t, n->type.size);
 	emit(g, "bpf_probe_read_%s_str(%s, sizeof(%s), (const void *)(%s));", user ? "user" : "kernel", t, t, p);

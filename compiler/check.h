@@ -50,6 +50,8 @@ void check_expansion(struct check *ck, struct node *n, void (*check_body)(struct
 /* The value of a constant integer expression (numbers, constants, -D
  * values, arithmetic on them); false when it is not one. */
 bool const_int(struct compiler *c, const struct node *n, int64_t *v, int depth);
+/* Bytes of an integer type as casts spell it: "u32" 4, "s8" 1, "bool" 1. */
+int scalar_type_bytes(const char *spelling);
 struct map_info *map_get(struct check *ck, struct node *ref);
 void check_map_key(struct check *ck, int map, struct node *ref);
 /* The tuple type that holds tuples of types a and b: the same number of

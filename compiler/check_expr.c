@@ -713,6 +713,11 @@ static void ternary_expr(struct check *ck, struct node *n)
 	}
 }
 
+int scalar_type_bytes(const char *spelling)
+{
+	return strcmp(spelling, "bool") == 0 ? 1 : atoi(spelling + 1) / 8;
+}
+
 static void cast_expr(struct check *ck, struct node *n)
 {
 	check_expr(ck, n->a);
@@ -742,10 +747,10 @@ static void cast_expr(struct check *ck, struct node *n)
 	} else if (strcmp(n->str, "ptr") == 0) {
 		n->type = t_ptr(0);
 	} else {
-		int bits = strcmp(n->str, "bool") == 0 ? 1 : atoi(n->str + 1);
-		if (!(n->a->type.kind == T_STR && bits > 1) && n->a->type.kind != T_PTR && !is_int(&n->a->type))
+		bool is_bool = strcmp(n->str, "bool") == 0;
+		if (!(n->a->type.kind == T_STR && !is_bool) && n->a->type.kind != T_PTR && !is_int(&n->a->type))
 			ERR(ck, n, "cannot cast %s to %s", a_type(&n->a->type), n->str);
-		n->type = t_int(bits == 1 ? 1 : bits / 8, n->str[0] == 's');
+		n->type = t_int(scalar_type_bytes(n->str), n->str[0] == 's');
 	}
 }
 

@@ -96,6 +96,9 @@ char *new_tmp(struct gen *g);
 char *c_int64(int64_t v);
 /* n's C expression; the statements it needs are emitted first. */
 char *gen_expr(struct gen *g, struct node *n);
+/* Whether an address of type t is the process's: a user pointer, or an
+ * integer in a probe that runs in user code (uprobes, usdt). */
+bool gen_user_address(const struct gen *g, const struct type *t);
 /* The same, its statements written to out at indent. */
 char *gen_expr_to(struct gen *g, struct node *n, struct strbuf *out, int indent);
 /* Copies tuple src (of tuple type src_tuple) into dst (of dst_tuple, the

@@ -485,9 +485,14 @@ static char *gen_cast(struct gen *g, struct node *n)
  * so the script checks its index (fd < fdt.max_fds); a bad address reads
  * as 0.  *x of an integer reads a u64 there: in a uprobe or usdt probe
  * the integer is an address of the process. */
+bool gen_user_address(const struct gen *g, const struct type *t)
+{
+	return t->user || (is_int(t) && g->alt->def->user_addresses);
+}
+
 static char *gen_element(struct gen *g, struct node *n)
 {
-	bool user = n->a->type.user || (n->a->type.kind == T_INT && g->alt->def->user_addresses);
+	bool user = gen_user_address(g, &n->a->type);
 	char *base = gen_expr(g, n->a), *i = gen_expr(g, n->b);
 	char *r = new_tmp(g);
 	if (n->type.kind == T_PTR)
