@@ -776,16 +776,21 @@ size_t ut_decode_record_len(struct ut_decoder *d, const void *rec, size_t avail)
 	return len;
 }
 
-/* Whether a record of time ts comes after the script's exit(): tracing
- * ended then, as if detached, even though the probes ran on until they or
- * the reader saw it. */
-static bool after_exit(struct ut_decoder *d, uint64_t ts)
+bool ut_decode_exited(struct ut_decoder *d)
 {
 	if (!d->exit_requested && d->shared_exit_ts && *d->shared_exit_ts) {
 		d->exit_requested = true;
 		d->exit_ts = *d->shared_exit_ts;
 	}
-	return d->exit_requested && ts > d->exit_ts;
+	return d->exit_requested;
+}
+
+/* Whether a record of time ts comes after the script's exit(): tracing
+ * ended then, as if detached, even though the probes ran on until they or
+ * the reader saw it. */
+static bool after_exit(struct ut_decoder *d, uint64_t ts)
+{
+	return ut_decode_exited(d) && ts > d->exit_ts;
 }
 
 void ut_decode_record(struct ut_decoder *d, const void *rec, size_t size)
@@ -800,8 +805,8 @@ void ut_decode_record(struct ut_decoder *d, const void *rec, size_t size)
 
 void ut_decode_read_end(struct ut_decoder *d)
 {
-	after_exit(d, 0);   /* exit_requested says it all the same */
+	bool exited = ut_decode_exited(d);
 	d->shared_exit_ts = NULL;
-	if (d->exit_requested)
+	if (exited)
 		d->exit_ts = UINT64_MAX;
 }

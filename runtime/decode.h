@@ -53,6 +53,10 @@ size_t ut_decode_record_len(struct ut_decoder *d, const void *rec, size_t avail)
  * record of the trace goes to the engine, or to the flight recorder. */
 void ut_decode_record(struct ut_decoder *d, const void *rec, size_t size);
 
+/* Whether the script called exit(), in the reader or in the kernel
+ * (shared_exit_ts). */
+bool ut_decode_exited(struct ut_decoder *d);
+
 /* The records from here on are read whatever exit() said: END probes run
  * after it. */
 void ut_decode_read_end(struct ut_decoder *d);

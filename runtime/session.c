@@ -19,11 +19,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf/records.h"
 #include "engine/engine.h"
 #include "fxt/fxt.h"
 #include "probes/kind.h"
 #include "runtime/consumer.h"
-#include "bpf/records.h"
 #include "runtime/decode.h"
 #include "runtime/loader.h"
 #include "runtime/recorder.h"
@@ -778,7 +778,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 	double started = ut_now_s(), last_status = started;
 	uint64_t reader_cpu_started = reader_cpu_ns();
 	uint64_t last_records = 0;
-	while (!stop_signal && !s.dec.exit_requested && !(s.requests && s.requests[UT_REQUEST_EXIT])) {
+	while (!stop_signal && !ut_decode_exited(&s.dec)) {
 		int n = ut_consumer_poll(s.consumer, 100);
 		if (n < 0 && n != -EINTR) {
 			fprintf(stderr, "uring-trace: reading events failed: %s\n", strerror(-n));
