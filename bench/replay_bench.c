@@ -10,7 +10,9 @@
  *
  * Each round replays the records once more, their times moved past the
  * last round's, into one trace (written to a temporary file, deleted). */
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/types.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,10 +72,9 @@ int main(int argc, char **argv)
 	void *image = read_all(argv[1], &image_len);
 	unsigned char *records = read_all(argv[2], &records_len);
 	unsigned rounds = argc > 3 ? (unsigned)atoi(argv[3]) : 1;
-	const void *obj;
-	size_t obj_len;
+	struct ut_program_objects objs;
 	char err[256];
-	struct ut_program *prog = ut_program_load(image, image_len, &obj, &obj_len, err, sizeof(err));
+	struct ut_program *prog = ut_program_load(image, image_len, &objs, err, sizeof(err));
 	if (!prog) {
 		fprintf(stderr, "replay_bench: %s: %s\n", argv[1], err);
 		return 1;
@@ -90,8 +91,12 @@ int main(int argc, char **argv)
 		if (h.ts > last)
 			last = h.ts;
 	}
-	char path[] = "/tmp/replay_bench_XXXXXX";
-	int fd = mkstemp(path);
+	/* the trace goes to REPLAY_TRACE when set (to compare), else is dropped */
+	char path[PATH_MAX] = "/tmp/replay_bench_XXXXXX";
+	const char *keep = getenv("REPLAY_TRACE");
+	int fd = keep ? open(keep, O_WRONLY | O_CREAT | O_TRUNC, 0644) : mkstemp(path);
+	if (keep)
+		snprintf(path, sizeof(path), "%s", keep);
 	if (fd < 0 || !count) {
 		fprintf(stderr, "replay_bench: %s\n", count ? "no temporary file" : "no records");
 		return 1;
@@ -108,6 +113,11 @@ int main(int argc, char **argv)
 	ut_user_maps_init(&maps, prog);
 	struct ut_decoder d = {.prog = prog, .engine = e, .print_out = devnull,
 			       .user_side = ut_user_side_new(prog, &maps, 10000)};
+	/* the compiled user side, as the tracer runs it, unless UT_INTERPRET=1 */
+	const char *interpret = getenv("UT_INTERPRET");
+	if (objs.user_len && !(interpret && strcmp(interpret, "1") == 0) &&
+	    !ut_user_side_compiled(d.user_side, objs.user, objs.user_len, err, sizeof(err)))
+		fprintf(stderr, "replay_bench: interpreting: %s\n", err);
 	ut_decode_declare_names(prog, e);
 	uint64_t *rec = malloc(MAX_RECORD);   /* a record's copy, aligned as the ring's */
 	double started = cpu_seconds();
@@ -126,7 +136,8 @@ int main(int argc, char **argv)
 	ut_engine_finish(e, last + (uint64_t)rounds * (last - first + 1000));
 	ut_engine_free(e);
 	fxt_writer_close(w, err, sizeof(err));
-	unlink(path);
+	if (!keep)
+		unlink(path);
 	ut_user_side_free(d.user_side);
 	ut_user_maps_free(&maps);
 	ut_program_free(prog);

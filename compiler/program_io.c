@@ -1,14 +1,16 @@
 /* .uto files: a compiled script (its tables) and its BPF object, so a
  * script compiled once runs on other hosts and kernels without clang.
  *
- * Layout: the magic UT_PROGRAM_MAGIC ("UTO4"), then little-endian fields written in the order
+ * Layout: the magic UT_PROGRAM_MAGIC ("UTO5"), then little-endian fields written in the order
  * of struct ut_program; strings are a u32 length and bytes (0xffffffff for
- * NULL); the BPF object comes last.  Reading checks every length against
+ * NULL); then the user side's C hash, its object's hash and the object
+ * (u64 length, bytes); the BPF object comes last.  Reading checks every length against
  * what is left, so a damaged file is an error, never a crash. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "compiler/aggregations.h"
 #include "compiler/program.h"
 #include "compiler/program_io.h"
@@ -129,7 +131,7 @@ static void w_ustmt(struct writer *w, const struct ut_ustmt *s)
 	w_u32(w, s->nbody2);
 }
 
-int ut_program_save(const struct ut_program *p, const void *obj, size_t obj_len, void **out, size_t *out_len)
+int ut_program_save(const struct ut_program *p, const struct ut_program_objects *objs, void **out, size_t *out_len)
 {
 	struct writer w = {0};
 	w_bytes(&w, UT_PROGRAM_MAGIC, 4);
@@ -219,8 +221,13 @@ int ut_program_save(const struct ut_program *p, const void *obj, size_t obj_len,
 	w_u32(&w, p->nukeys);
 	for (unsigned i = 0; i < p->nukeys; i++)
 		w_u32(&w, p->ukeys[i]);
-	w_u64(&w, obj_len);
-	w_bytes(&w, obj, obj_len);
+	w_u64(&w, objs->user_c_hash);
+	w_u64(&w, ut_hash_bytes(UT_HASH_INIT, objs->user, objs->user_len));
+	w_u64(&w, objs->user_len);
+	if (objs->user_len)
+		w_bytes(&w, objs->user, objs->user_len);
+	w_u64(&w, objs->bpf_len);
+	w_bytes(&w, objs->bpf, objs->bpf_len);
 	if (w.failed) {
 		free(w.buf);
 		return -1;
@@ -605,8 +612,8 @@ static bool program_ok(const struct ut_program *p)
 	return user_side_ok(p);
 }
 
-struct ut_program *ut_program_load(const void *data, size_t len, const void **obj, size_t *obj_len,
-				   char *err, size_t errlen)
+struct ut_program *ut_program_load(const void *data, size_t len, struct ut_program_objects *objs, char *err,
+				   size_t errlen)
 {
 	if (len < 4 || memcmp(data, UT_PROGRAM_MAGIC, 3) != 0) {
 		snprintf(err, errlen, "not a compiled uring-trace script (no %s header)", UT_PROGRAM_MAGIC);
@@ -766,14 +773,27 @@ struct ut_program *ut_program_load(const void *data, size_t len, const void **ob
 	p->ukeys = r_array(&r, p->nukeys, sizeof(*p->ukeys));
 	for (unsigned i = 0; i < p->nukeys && !r.bad; i++)
 		p->ukeys[i] = r_u32(&r);
-	uint64_t n = r_u64(&r);
+	*objs = (struct ut_program_objects){.user_c_hash = r_u64(&r)};
+	uint64_t user_hash = r_u64(&r), n = r_u64(&r);
+	if (!r.bad && n <= r.left) {
+		/* damaged code is not run: the reader interprets instead */
+		if (n && ut_hash_bytes(UT_HASH_INIT, r.p, (size_t)n) == user_hash) {
+			objs->user = r.p;
+			objs->user_len = (size_t)n;
+		}
+		r.p += n;
+		r.left -= n;
+	} else {
+		r.bad = true;
+	}
+	n = r_u64(&r);
 	if (r.bad || n != r.left || !program_ok(p)) {
 		snprintf(err, errlen, "the compiled script is damaged or from another version of uring-trace");
 		ut_program_free(p);
 		return NULL;
 	}
-	*obj = r.p;
-	*obj_len = (size_t)n;
+	objs->bpf = r.p;
+	objs->bpf_len = (size_t)n;
 	for (unsigned i = 0; i < p->nevents; i++)
 		ut_event_index_sched(&p->events[i]);
 	return p;

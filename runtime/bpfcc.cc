@@ -18,6 +18,7 @@
 #include <clang/Lex/PreprocessorOptions.h>
 #include <llvm/ADT/SmallVector.h>
 #include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Host.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #pragma GCC diagnostic pop
@@ -37,7 +38,7 @@
 
 namespace {
 
-void init_bpf_backend()
+void init_backends()
 {
 	static std::once_flag once;
 	std::call_once(once, [] {
@@ -45,6 +46,8 @@ void init_bpf_backend()
 		LLVMInitializeBPFTarget();
 		LLVMInitializeBPFTargetMC();
 		LLVMInitializeBPFAsmPrinter();
+		llvm::InitializeNativeTarget();
+		llvm::InitializeNativeTargetAsmPrinter();
 	});
 }
 
@@ -117,6 +120,23 @@ std::vector<std::string> common_args(const char *const *include_dirs)
 	return args;
 }
 
+// cc1 options for the reader's code: this machine's triple and its
+// baseline CPU (a .uto may run on another), position-independent (the
+// object is placed anywhere), no debug info, nothing but the generated
+// file (it includes no header).
+std::vector<std::string> host_args()
+{
+	return {
+		"-triple", llvm::sys::getProcessTriple(),
+		"-O2",
+		"-mrelocation-model", "pic", "-pic-level", "2",
+		"-fgnuc-version=4.2.1",
+		"-ferror-limit", "20",
+		"-w",  // generated code: constant casts and folds that warnings would flag
+		"-nostdsysteminc", "-nobuiltininc",
+	};
+}
+
 char *copy_text(const std::string &s)
 {
 	if (s.empty())
@@ -130,7 +150,7 @@ template <typename Setup>
 bool run_action(const std::vector<std::string> &args, clang::FrontendAction &action,
 		std::string &diag_text, Setup setup)
 {
-	init_bpf_backend();
+	init_backends();
 	llvm::raw_string_ostream diag_stream(diag_text);
 	llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> diag_opts(new clang::DiagnosticOptions());
 	clang::TextDiagnosticPrinter printer(diag_stream, diag_opts.get());
@@ -169,7 +189,7 @@ extern "C" int ut_bpfcc_compile(const struct ut_bpfcc_opts *o, void **obj, size_
 	*obj_len = 0;
 	*diagnostics = nullptr;
 	std::string name = o->source_name ? o->source_name : "program.bpf.c";
-	std::vector<std::string> args = common_args(o->include_dirs);
+	std::vector<std::string> args = o->host ? host_args() : common_args(o->include_dirs);
 	if (o->pch)
 		args.insert(args.end(), {"-include-pch", o->pch});
 	args.insert(args.end(), {"-emit-obj", "-main-file-name", name, "-x", "c", name});

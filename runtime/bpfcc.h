@@ -1,5 +1,6 @@
 /* The clang wrapper: compiles BPF C held in memory into a BPF ELF object
- * (target bpfel, -O2 -g so the object carries BTF for CO-RE and tp_btf).
+ * (target bpfel, -O2 -g so the object carries BTF for CO-RE and tp_btf),
+ * or the reader's generated C into an object for this machine.
  *
  * It lives in its own shared object, libut-bpfcc.so, which the tool loads
  * with dlopen only when a script must be compiled (runtime/bpfcc_loader.h),
@@ -19,6 +20,8 @@ struct ut_bpfcc_opts {
 	const char *source_name;         /* file name shown in diagnostics */
 	const char *const *include_dirs; /* searched in order; NULL-terminated or NULL */
 	const char *pch;                 /* precompiled header to include first, or NULL */
+	int host;                        /* not BPF: code for this machine (the reader's
+					    user side), position-independent, no debug info */
 };
 
 /* 0 on success: *obj (malloc'ed) holds *obj_len bytes of ELF.  -1 on

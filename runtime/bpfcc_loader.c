@@ -18,16 +18,20 @@
 static struct ut_bpfcc bpfcc;
 static bool bpfcc_loaded;
 
-/* Candidate paths of the wrapper, most specific first. */
-static int bpfcc_candidates(char paths[3][PATH_MAX])
+/* Candidate paths of the wrapper, most specific first: next to the
+ * executable, or one up (the build's tests, in build/tests/). */
+#define CANDIDATES 4
+static int bpfcc_candidates(char paths[CANDIDATES][PATH_MAX])
 {
 	int n = 0;
 	const char *env = getenv("UT_BPFCC_LIB");
 	if (env && *env)
 		snprintf(paths[n++], PATH_MAX, "%s", env);
-	char exe_dir[PATH_MAX - sizeof(BPFCC_NAME) - 1];
-	if (ut_exe_dir(exe_dir, sizeof(exe_dir)) == 0)
+	char exe_dir[PATH_MAX - sizeof(BPFCC_NAME) - 4];
+	if (ut_exe_dir(exe_dir, sizeof(exe_dir)) == 0) {
 		snprintf(paths[n++], PATH_MAX, "%s/" BPFCC_NAME, exe_dir);
+		snprintf(paths[n++], PATH_MAX, "%s/../" BPFCC_NAME, exe_dir);
+	}
 	snprintf(paths[n++], PATH_MAX, "%s/" BPFCC_NAME, UT_LIBDIR);
 	return n;
 }
@@ -36,9 +40,9 @@ const struct ut_bpfcc *ut_bpfcc_get(char *err, size_t errlen)
 {
 	if (bpfcc_loaded)
 		return &bpfcc;
-	char paths[3][PATH_MAX];
+	char paths[CANDIDATES][PATH_MAX];
 	int n = bpfcc_candidates(paths);
-	char looked[3 * PATH_MAX + 8] = "";
+	char looked[CANDIDATES * (PATH_MAX + 2)] = "";
 	for (int i = 0; i < n; i++) {
 		if (access(paths[i], F_OK) != 0) {
 			if (i)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -167,7 +168,27 @@ struct object_place {
 	char cache[PATH_MAX], root[PATH_MAX]; /* cache and bpf/ headers' directories */
 	char obj_dir[PATH_MAX], obj_path[PATH_MAX];
 	uint64_t btf_hash;
+	bool host;                            /* the reader's code, not BPF */
 };
+
+/* The reader's user side: C that includes nothing, for this machine. */
+static int compile_host_object(const struct ut_bpfcc *cc, const char *c_src, const struct object_place *at,
+			       void **obj, size_t *len, char *err, size_t errlen)
+{
+	struct ut_bpfcc_opts opts = {.source = c_src, .source_len = strlen(c_src),
+				     .source_name = "uring-trace.user.c", .host = 1};
+	char *diag = NULL;
+	if (make_dirs(at->obj_dir) != 0 || cc->compile(&opts, obj, len, &diag) != 0) {
+		snprintf(err, errlen, "compiling the reader's generated C failed%s%s", diag ? ":\n" : "",
+			 diag ? diag : "");
+		free(diag);
+		return -1;
+	}
+	free(diag);
+	if (ut_write_file_atomic(at->obj_path, *obj, *len) != 0)
+		snprintf(err, errlen, "cannot store %s: %s", at->obj_path, strerror(errno));
+	return 0;
+}
 
 /* Compiles c_src with clang (vmlinux.h and its PCH made first when
  * missing) and stores the object at at->obj_path. */
@@ -177,6 +198,8 @@ static int compile_object(const char *c_src, const struct object_place *at, void
 	const struct ut_bpfcc *cc = ut_bpfcc_get(err, errlen);
 	if (!cc)
 		return -1;
+	if (at->host)
+		return compile_host_object(cc, c_src, at, obj, len, err, errlen);
 	/* a precompiled header only works with the very clang that made it */
 	const char *version = cc->version();
 	char btf_dir[PATH_MAX], header[PATH_MAX], pch[PATH_MAX], bpf_dir[PATH_MAX];
@@ -286,20 +309,33 @@ static int compile_in_child(const char *c_src, const struct object_place *at, vo
 	return 0;
 }
 
-int ut_build_object(const char *c_src, void **obj, size_t *len, bool *cached, char *err,
+int ut_build_object(const char *c_src, bool host, void **obj, size_t *len, bool *cached, char *err,
 		    size_t errlen)
 {
 	*obj = NULL;
 	*len = 0;
 	*cached = false;
 	err[0] = 0;
-	struct object_place at;
-	if (ut_cache_dir(at.cache, sizeof(at.cache), err, errlen) != 0 ||
-	    ut_bpf_root(at.root, sizeof(at.root), err, errlen) != 0 ||
-	    ut_vmlinux_btf_hash(&at.btf_hash, err, errlen) != 0)
+	struct object_place at = {.host = host};
+	if (ut_cache_dir(at.cache, sizeof(at.cache), err, errlen) != 0)
 		return -1;
 	uint64_t key = ut_hash_bytes(UT_HASH_INIT, c_src, strlen(c_src) + 1);
 	key = ut_hash_bytes(key, UT_CLANG_VERSION, sizeof(UT_CLANG_VERSION));
+	path_fmt(at.obj_dir, sizeof(at.obj_dir), "%s/obj", at.cache);
+	if (host) {
+		struct utsname u;
+		if (uname(&u) == 0)
+			key = ut_hash_bytes(key, u.machine, strlen(u.machine));
+		path_fmt(at.obj_path, sizeof(at.obj_path), "%s/%016llx.host.o", at.obj_dir, (unsigned long long)key);
+		if (ut_read_file(at.obj_path, obj, len) == 0) {
+			*cached = true;
+			return 0;
+		}
+		return compile_in_child(c_src, &at, obj, len, err, errlen);
+	}
+	if (ut_bpf_root(at.root, sizeof(at.root), err, errlen) != 0 ||
+	    ut_vmlinux_btf_hash(&at.btf_hash, err, errlen) != 0)
+		return -1;
 	key = ut_hash_bytes(key, &at.btf_hash, sizeof(at.btf_hash));
 	/* the headers every generated program includes: a changed one is a
 	 * different object */
@@ -317,7 +353,6 @@ int ut_build_object(const char *c_src, void **obj, size_t *len, bool *cached, ch
 		free(text);
 	}
 
-	path_fmt(at.obj_dir, sizeof(at.obj_dir), "%s/obj", at.cache);
 	path_fmt(at.obj_path, sizeof(at.obj_path), "%s/%016llx.o", at.obj_dir, (unsigned long long)key);
 	if (ut_read_file(at.obj_path, obj, len) == 0) {
 		*cached = true;

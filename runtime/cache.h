@@ -5,6 +5,8 @@
  *   btf-<btfhash>/vmlinux-<cc>.pch  that header precompiled by clang <cc>
  *   obj/<key>.o                     BPF objects; key = hash(generated C,
  *                                   clang version, btf hash, bpf/ut.h)
+ *   obj/<key>.host.o                the reader's compiled user side; key =
+ *                                   hash(generated C, clang version, machine)
  * Hashes are FNV-1a 64 in hex.  Files are written to a temporary name and
  * renamed, so concurrent runs never see partial files. */
 #ifndef UT_CACHE_H
@@ -31,12 +33,14 @@ int ut_bpf_root(char *dir, size_t len, char *err, size_t errlen);
 int ut_exe_dir(char *dir, size_t len);
 
 
-/* The BPF object for generated C: from the cache when present (*cached =
- * true, nothing is compiled), else compiled in a child process (vmlinux.h
- * and its PCH are made first when missing) and stored.  *obj is malloc'ed.
+/* The BPF object for generated C, or with host the object of the
+ * reader's generated C for this machine (compiler/gen_native.h): from the
+ * cache when present (*cached = true, nothing is compiled), else compiled
+ * in a child process (for BPF, vmlinux.h and its PCH are made first when
+ * missing) and stored.  *obj is malloc'ed.
  * 0, or -1 with err (compiler diagnostics included).  0 with a warning in
  * err when the object could not be stored (err is empty otherwise). */
-int ut_build_object(const char *c_src, void **obj, size_t *len, bool *cached, char *err,
+int ut_build_object(const char *c_src, bool host, void **obj, size_t *len, bool *cached, char *err,
 		    size_t errlen);
 
 #endif

@@ -13,7 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/hash.h"
 #include "compiler/compiler.h"
+#include "compiler/gen_native.h"
 #include "compiler/program_io.h"
 #include "fxt/fxt.h"
 #include "tools/tools.h"
@@ -387,6 +389,36 @@ static int render_command(int argc, char **argv)
 	return rc;
 }
 
+/* The reader's user side compiled for this machine, into objs (the
+ * object returned, to be freed); NULL where the script has none or it did
+ * not build: the reader interprets it then. */
+static void *build_user_side(const struct ut_program *prog, const struct options *o, struct ut_program_objects *objs)
+{
+	char *c_src = ut_gen_native(prog);
+	if (!c_src)
+		return NULL;
+	char err[8192];
+	void *obj = NULL;
+	size_t len = 0;
+	bool cached = false;
+	double t0 = ut_now_s();
+	if (ut_build_object(c_src, true, &obj, &len, &cached, err, sizeof(err)) != 0) {
+		fprintf(stderr, "uring-trace: warning: the reader's generated C did not compile (a bug in uring-trace: please "
+			"report it); the reader interprets the script's user side, more slowly:\n%s\n", err);
+		free(c_src);
+		return NULL;
+	}
+	if (err[0] && !o->quiet)
+		fprintf(stderr, "uring-trace: warning: the reader's compiled code is not cached: %s\n", err);
+	if (o->verbose)
+		fprintf(stderr, "uring-trace: the reader's user side %s (%.0f ms)\n", cached ? "from cache" : "compiled",
+			(ut_now_s() - t0) * 1000);
+	*objs = (struct ut_program_objects){.bpf = objs->bpf, .bpf_len = objs->bpf_len, .user = obj, .user_len = len,
+					    .user_c_hash = ut_hash_bytes(UT_HASH_INIT, c_src, strlen(c_src) + 1)};
+	free(c_src);
+	return obj;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "--info") == 0)
@@ -434,15 +466,14 @@ int main(int argc, char **argv)
 		if (o.npositional)
 			die_usage("a compiled script's positional parameters are given when it is compiled (--compile)",
 				  o.positional[0]);
-		const void *obj;
-		size_t obj_len;
-		struct ut_program *prog = ut_program_load(image, image_len, &obj, &obj_len, err, sizeof(err));
+		struct ut_program_objects objs;
+		struct ut_program *prog = ut_program_load(image, image_len, &objs, err, sizeof(err));
 		if (!prog) {
 			fprintf(stderr, "uring-trace: %s: %s\n", o.script, err);
 			free(image);
 			return 1;
 		}
-		int rc = o.emit_c || o.dump || o.compile_only ? 2 : ut_trace(&o, prog, obj, obj_len, NULL);
+		int rc = o.emit_c || o.dump || o.compile_only ? 2 : ut_trace(&o, prog, &objs, NULL);
 		if (rc == 2)
 			fprintf(stderr, "uring-trace: %s is already compiled: --emit-c, --dump and --compile need the .ut source\n",
 				o.script);
@@ -481,7 +512,7 @@ int main(int argc, char **argv)
 	size_t obj_len = 0;
 	bool cached = false;
 	double t0 = ut_now_s();
-	if (ut_build_object(prog->bpf_c, &obj, &obj_len, &cached, err, sizeof(err)) != 0) {
+	if (ut_build_object(prog->bpf_c, false, &obj, &obj_len, &cached, err, sizeof(err)) != 0) {
 		fprintf(stderr, "uring-trace: the generated BPF C did not compile (a bug in uring-trace: please report it with --emit-c output):\n%s\n", err);
 		rc = 1;
 		goto done;
@@ -491,10 +522,12 @@ int main(int argc, char **argv)
 			"again (set UT_CACHE_DIR to a writable directory): %s\n", err);
 	if (o.verbose)
 		fprintf(stderr, "uring-trace: BPF object %s (%.0f ms)\n", cached ? "from cache" : "compiled", (ut_now_s() - t0) * 1000);
+	struct ut_program_objects objs = {.bpf = obj, .bpf_len = obj_len};
+	void *user_obj = build_user_side(prog, &o, &objs);
 	if (o.compile_only) {
 		void *out;
 		size_t out_len;
-		if (ut_program_save(prog, obj, obj_len, &out, &out_len) != 0 || ut_write_file_atomic(o.output, out, out_len) != 0) {
+		if (ut_program_save(prog, &objs, &out, &out_len) != 0 || ut_write_file_atomic(o.output, out, out_len) != 0) {
 			fprintf(stderr, "uring-trace: cannot write %s: %s\n", o.output, strerror(errno));
 			rc = 1;
 		} else if (!o.quiet) {
@@ -504,10 +537,12 @@ int main(int argc, char **argv)
 		if (rc == 0)
 			free(out);
 		free(obj);
+		free(user_obj);
 		goto done;
 	}
-	rc = ut_trace(&o, prog, obj, obj_len, k);
+	rc = ut_trace(&o, prog, &objs, k);
 	free(obj);
+	free(user_obj);
 done:
 	ut_program_free(prog);
 	if (k)

@@ -19,7 +19,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "base/hash.h"
 #include "bpf/records.h"
+#include "compiler/gen_native.h"
 #include "engine/engine.h"
 #include "fxt/fxt.h"
 #include "probes/kind.h"
@@ -665,7 +667,36 @@ static void note_trace_size(struct session *s)
 
 /* k: the kernel the script was compiled against (its BTF already parsed),
  * or NULL to open it here. */
-int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t obj_len, struct ut_kernel *k)
+/* Has the user side run the compiled code in objs, when it was built
+ * from this program's C; says which the reader runs with -v, and warns
+ * when the code cannot run.  UT_INTERPRET=1 keeps the interpreter (tests
+ * compare the two; benchmarks measure them). */
+static void use_compiled_user_side(struct ut_user_side *u, const struct ut_program *prog,
+				   const struct ut_program_objects *objs, const struct options *o)
+{
+	const char *interpret = getenv("UT_INTERPRET");
+	char *c_src = ut_gen_native(prog);
+	char err[512] = "";
+	if (!c_src)
+		return;   /* no user side */
+	if (interpret && strcmp(interpret, "1") == 0)
+		snprintf(err, sizeof(err), "UT_INTERPRET=1");
+	else if (!objs->user_len)
+		snprintf(err, sizeof(err), "no compiled code for it");
+	else if (objs->user_c_hash != ut_hash_bytes(UT_HASH_INIT, c_src, strlen(c_src) + 1))
+		snprintf(err, sizeof(err), "the compiled code is not this program's");
+	else if (!ut_user_side_compiled(u, objs->user, objs->user_len, err, sizeof(err)) && !o->quiet)
+		fprintf(stderr, "uring-trace: warning: the reader interprets the script's user side, more slowly: %s\n",
+			err);
+	free(c_src);
+	if (o->verbose && ut_user_side_compiled_events(u))
+		fprintf(stderr, "uring-trace: the reader runs the user side of %u probe%s as compiled code\n",
+			ut_user_side_compiled_events(u), ut_user_side_compiled_events(u) == 1 ? "" : "s");
+	else if (o->verbose)
+		fprintf(stderr, "uring-trace: the reader interprets the script's user side (%s)\n", err);
+}
+
+int ut_trace(struct options *o, struct ut_program *prog, const struct ut_program_objects *objs, struct ut_kernel *k)
 {
 	struct session s = {.o = o, .prog = prog};
 	char err[4096];
@@ -699,7 +730,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 		}
 	}
 	struct ut_load_opts lo = {
-		.obj = obj, .obj_len = obj_len, .probes = prog->probes, .nprobes = prog->nprobes,
+		.obj = objs->bpf, .obj_len = objs->bpf_len, .probes = prog->probes, .nprobes = prog->nprobes,
 		.disks = prog->disks, .ndisks = prog->ndisks,
 		.ringbuf_bytes = o->buffer_bytes,
 		.filter_tgid = child ? (uint32_t)child : (uint32_t)o->pid,
@@ -738,6 +769,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const void *obj, size_t
 				    .maps_ctx = &s,
 				    .user_side = ut_user_side_new(prog, &s.user_maps, lo.sample_permyriad),
 				    .shared_exit_ts = s.requests ? &s.requests[UT_REQUEST_EXIT] : NULL};
+	use_compiled_user_side(s.dec.user_side, prog, objs, o);
 	if (s.engine)
 		ut_decode_declare_names(prog, s.engine);
 	if (o->verbose)

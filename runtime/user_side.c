@@ -1,5 +1,6 @@
 #include "runtime/user_side.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <linux/types.h>
 #include <stdbool.h>
@@ -8,7 +9,9 @@
 #include "bpf/records.h"
 #include "base/alloc.h"
 #include "base/hashmap.h"
+#include "compiler/gen_native.h"
 #include "runtime/decode.h"
+#include "runtime/native.h"
 #include "runtime/user_maps.h"
 
 /* --sample on the user side: the decision drawn at a flow's begin,
@@ -29,6 +32,13 @@ struct sample_set {
 	struct sample_slot way[SAMPLE_WAYS];
 	uint8_t next;   /* the way replaced next */
 };
+
+/* What the compiled user side's calls get (compiler/gen_native.h). */
+struct ut_native_env {
+	struct ut_user_side *u;
+	struct ut_decoder *d;
+};
+typedef int ut_native_hit_fn(struct ut_native_env *env, const unsigned char *rec);
 
 /* What running an event's statements, or emitting its records, needs
  * that is worked out once when loading: where its locals are in the
@@ -56,6 +66,8 @@ struct ut_user_side {
 	int32_t *int_at;                  /* an integer field's offset in its record; -1: a string */
 	unsigned char *locals;            /* the running hit's */
 	unsigned char *record;            /* an emitted record being filled */
+	struct ut_native *native;         /* the compiled user side, or NULL */
+	ut_native_hit_fn **hit;           /* per event: its compiled hit, or NULL */
 };
 
 /* A local's string capacity (an integer's 8 bytes read as a string). */
@@ -217,6 +229,8 @@ void ut_user_side_free(struct ut_user_side *u)
 	free(u->int_at);
 	free(u->locals);
 	free(u->record);
+	free(u->hit);
+	ut_native_free(u->native);
 	free(u);
 }
 
@@ -546,19 +560,26 @@ static __attribute__((noinline)) void map_set(struct hit *h, const struct ut_ust
 		memcpy(to, value, m->value_size);
 }
 
-static __attribute__((noinline)) void aggregate(struct hit *h, const struct ut_ustmt *s)
+/* The aggregation of map takes v under key (its bucket's, when it has
+ * them: the key's last 8 bytes). */
+static void take(struct ut_user_side *u, unsigned map, unsigned char *key, int64_t v)
 {
-	const struct ut_map *m = &h->prog->maps[s->map];
+	const struct ut_map *m = &u->prog->maps[map];
 	const struct ut_agg_kind *kind = &ut_aggs[m->agg];
-	unsigned char key[UT_MAP_KEY_MAX];
-	int64_t v = kind->nargs ? (int64_t)eval_int(h, s->a) : 1;
-	map_key(h, s->map, s->keys, s->nkeys, key);
-	if (kind->bucket) {   /* the bucket is the key's last 8 bytes */
+	if (kind->bucket) {
 		uint64_t bucket = kind->bucket(v, m);
 		memcpy(key + m->key_size - 8, &bucket, 8);
 		v = 1;
 	}
-	ut_user_map_take(&h->u->maps->maps[s->map], key, kind, v);
+	ut_user_map_take(&u->maps->maps[map], key, kind, v);
+}
+
+static __attribute__((noinline)) void aggregate(struct hit *h, const struct ut_ustmt *s)
+{
+	unsigned char key[UT_MAP_KEY_MAX];
+	int64_t v = ut_aggs[h->prog->maps[s->map].agg].nargs ? (int64_t)eval_int(h, s->a) : 1;
+	map_key(h, s->map, s->keys, s->nkeys, key);
+	take(h->u, s->map, key, v);
 }
 
 /* How a run of statements ended. */
@@ -679,6 +700,12 @@ void ut_user_side_run(struct ut_user_side *u, struct ut_decoder *d, const void *
 		d->malformed++;
 		return;
 	}
+	if (u->hit && u->hit[hdr->event]) {
+		struct ut_native_env env = {u, d};
+		if (u->hit[hdr->event](&env, rec))
+			d->malformed++;
+		return;
+	}
 	const struct event_prep *ep = &u->prep[hdr->event];
 	struct hit h = {.u = u, .d = d, .prog = u->prog, .uexprs = u->prog->uexprs, .ev = ev, .rec = rec,
 			.slot_offset = u->slot_offset + ep->first, .int_at = u->int_at + ep->first_field,
@@ -688,4 +715,71 @@ void ut_user_side_run(struct ut_user_side *u, struct ut_decoder *d, const void *
 	/* break or continue outside a loop ends the hit, as return does */
 	if (run_list(&h, ev->body, ev->nbody) == OUT_OF_STEPS)
 		d->malformed++;
+}
+
+/* ---- the compiled user side: what its code calls ---- */
+
+static void *ut_native_lookup(struct ut_native_env *env, uint32_t map, const void *key)
+{
+	return ut_user_map_lookup(&env->u->maps->maps[map], key);
+}
+
+static void *ut_native_value(struct ut_native_env *env, uint32_t map, const void *key)
+{
+	return ut_user_map_value(&env->u->maps->maps[map], key);
+}
+
+static void ut_native_add(struct ut_native_env *env, uint32_t map, const void *key, int64_t v)
+{
+	ut_user_map_add(&env->u->maps->maps[map], key, v);
+}
+
+static void ut_native_take(struct ut_native_env *env, uint32_t map, void *key, int64_t v)
+{
+	take(env->u, map, key, v);
+}
+
+static void ut_native_delete(struct ut_native_env *env, uint32_t map, const void *key)
+{
+	ut_user_map_delete(&env->u->maps->maps[map], key);
+}
+
+static void ut_native_emit(struct ut_native_env *env, uint32_t event, const void *record, uint32_t size)
+{
+	(void)event;
+	ut_decode_record(env->d, record, size);
+}
+
+bool ut_user_side_compiled(struct ut_user_side *u, const void *obj, size_t len, char *err, size_t errlen)
+{
+#define CALL_ROW(f) {#f, (void *)f},
+	const struct ut_native_symbol calls[] = {
+		UT_NATIVE_CALLS(CALL_ROW)
+		{"memcpy", (void *)memcpy}, {"memmove", (void *)memmove}, {"memset", (void *)memset},
+		{"memcmp", (void *)memcmp},
+	};
+#undef CALL_ROW
+	struct ut_native *n = ut_native_load(obj, len, calls, sizeof(calls) / sizeof(calls[0]), err, errlen);
+	if (!n)
+		return false;
+	ut_native_hit_fn **hit = xcalloc(u->prog->nevents + 1, sizeof(*hit));
+	for (unsigned e = 0; e < u->prog->nevents; e++) {
+		char name[32];
+		snprintf(name, sizeof(name), "ut_hit_%u", e);
+		if (u->prog->events[e].op == UT_EV_HIT)
+			hit[e] = (ut_native_hit_fn *)ut_native_find(n, name);
+	}
+	ut_native_free(u->native);
+	free(u->hit);
+	u->native = n;
+	u->hit = hit;
+	return true;
+}
+
+unsigned ut_user_side_compiled_events(const struct ut_user_side *u)
+{
+	unsigned n = 0;
+	for (unsigned e = 0; u->hit && e < u->prog->nevents; e++)
+		n += u->hit[e] != NULL;
+	return n;
 }

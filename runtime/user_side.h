@@ -24,6 +24,14 @@ struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_u
 				      uint32_t sample_permyriad);
 void ut_user_side_free(struct ut_user_side *u);
 
+/* Runs hits with the compiled user side in obj (compiler/gen_native.h,
+ * built from this program) where it has a function for the hit's event,
+ * the interpreter elsewhere.  false with err when obj cannot be loaded:
+ * the interpreter runs every hit. */
+bool ut_user_side_compiled(struct ut_user_side *u, const void *obj, size_t len, char *err, size_t errlen);
+/* How many events' hits run compiled code. */
+unsigned ut_user_side_compiled_events(const struct ut_user_side *u);
+
 /* --sample: whether the trace keeps record rec (size bytes).  The user
  * side samples every point of the flow kinds it emits points of (and
  * their spans), those the kernel writes too: the compiler has the kernel

@@ -186,6 +186,24 @@ else fail cli/no_alternative_error "rc=$rc $(cat "$TMP/none.err")"; fi
 UT_BPFCC_LIB=/nonexistent "$UT" -q --json "$TMP/uto.json" --summary-only \
 	-c "/usr/bin/python3 $TMP/getppid.py 5" "$TMP/alt.uto" >/dev/null 2>"$TMP/uto.err"
 grep -q '"value":5' "$TMP/uto.json" && pass cli/uto_runs_without_clang || fail cli/uto_runs_without_clang "$(cat "$TMP/uto.err")"
+# the reader's compiled user side travels in the .uto; a damaged one is
+# not run (the reader interprets, and finds the same)
+echo 'tracepoint:syscalls:sys_enter_getppid { @calls[comm] = count(); printf("call %d\n", pid > 0); }' >"$TMP/reader.ut"
+"$UT" -q --compile -o "$TMP/reader.uto" "$TMP/reader.ut"
+UT_BPFCC_LIB=/nonexistent "$UT" -v --json "$TMP/uto.json" --summary-only \
+	-c "/usr/bin/python3 $TMP/getppid.py 5" "$TMP/reader.uto" >/dev/null 2>"$TMP/uto.err"
+grep -q '"value":5' "$TMP/uto.json" && grep -q "user side of 1 probe as compiled code" "$TMP/uto.err" &&
+	pass cli/uto_runs_compiled_user_side || fail cli/uto_runs_compiled_user_side "$(grep 'user side' "$TMP/uto.err")"
+python3 - "$TMP/reader.uto" "$TMP/bad_code.uto" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+data[data.index(b"\x7fELF") + 200] ^= 0xff   # the first object is the reader's
+open(sys.argv[2], "wb").write(data)
+PY
+"$UT" -v --json "$TMP/uto.json" --summary-only -c "/usr/bin/python3 $TMP/getppid.py 5" "$TMP/bad_code.uto" \
+	>/dev/null 2>"$TMP/uto.err"
+grep -q '"value":5' "$TMP/uto.json" && grep -q "interprets the script's user side (no compiled code" "$TMP/uto.err" &&
+	pass cli/uto_damaged_code_not_run || fail cli/uto_damaged_code_not_run "$(grep 'user side' "$TMP/uto.err")"
 head -c 2000 "$TMP/alt.uto" >"$TMP/cut.uto"
 "$UT" "$TMP/cut.uto" >/dev/null 2>"$TMP/cut.err"
 rc=$?

@@ -8,7 +8,9 @@
 # many values, for maps whose values are not times) and `uring-trace stats`
 # must count the same events of each name, with none lost.  (The tracers'
 # own counts of records may differ: a thread whose hits only feed the
-# reader's maps is named in the placed trace.)
+# reader's maps is named in the placed trace.)  A third tracer runs the
+# placed script with the reader's user side interpreted (UT_INTERPRET=1)
+# instead of compiled (compiler/gen_native.c): it must find the same.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../iostack/loopdev.sh"
 need_root_bpf placement || exit 0
@@ -32,12 +34,13 @@ compare() {
 	local name=$1 script=$2 comm=$3 timed=$4 cmd=$5 out=$TMP/$1 mode pids=()
 	rm -rf "$out"
 	mkdir -p "$out"
-	for mode in placed kernel; do
-		"$UT" $([ $mode = kernel ] && echo --all-in-kernel) --buffer 64M --comm "$comm" --json "$out/$mode.json" \
+	for mode in placed interpreted kernel; do
+		UT_INTERPRET=$([ $mode = interpreted ] && echo 1) "$UT" -v $([ $mode = kernel ] && echo --all-in-kernel) \
+			--buffer 64M --comm "$comm" --json "$out/$mode.json" \
 			-o "$out/$mode.fxt" "$script" >"$out/$mode.txt" 2>"$out/$mode.err" &
 		pids+=($!)
 	done
-	for mode in placed kernel; do
+	for mode in placed interpreted kernel; do
 		if ! wait_for "$out/$mode.err" 'tracing; Ctrl-C to stop'; then
 			fail "placement/$name/starts" "$mode: $(head -c 300 "$out/$mode.err")"
 			kill -INT "${pids[@]}" 2>/dev/null
@@ -48,7 +51,11 @@ compare() {
 	(cd "$out" && sh -c "$cmd" >"$out/workload.out" 2>&1)
 	kill -INT "${pids[@]}"
 	wait "${pids[@]}"
-	for mode in placed kernel; do
+	grep -q "as compiled code" "$out/placed.err" &&
+		grep -q "interprets the script's user side (UT_INTERPRET=1)" "$out/interpreted.err" &&
+		pass "placement/$name/compiled_and_interpreted" ||
+		fail "placement/$name/compiled_and_interpreted" "$(grep -h 'user side' "$out"/*.err | head -3)"
+	for mode in placed interpreted kernel; do
 		"$UT" stats --json "$out/$mode.fxt" >"$out/$mode.stats.json" 2>>"$out/$mode.err" ||
 			fail "placement/$name/stats" "$mode: uring-trace stats failed"
 	done
@@ -57,8 +64,9 @@ import json, sys
 name, out, timed = sys.argv[1], sys.argv[2], sys.argv[3].split()
 def check(what, cond, why=""):
     print(("PASS " if cond else "FAIL ") + f"placement/{name}/{what}" + ("" if cond else ": " + why))
-s = {m: json.load(open(f"{out}/{m}.json")) for m in ("placed", "kernel")}
-st = {m: json.load(open(f"{out}/{m}.stats.json")) for m in ("placed", "kernel")}
+modes = ("placed", "interpreted", "kernel")
+s = {m: json.load(open(f"{out}/{m}.json")) for m in modes}
+st = {m: json.load(open(f"{out}/{m}.stats.json")) for m in modes}
 check("nothing_lost", all(s[m]["lost"] == 0 and s[m]["late"] == 0 and not s[m]["approximate"] for m in s),
       str({m: (s[m]["lost"], s[m]["late"], s[m]["approximate"]) for m in s}))
 check("traced_something", st["kernel"]["events"] > 0, "no events")
@@ -86,6 +94,16 @@ mp, mk = s["placed"]["maps"], s["kernel"]["maps"]
 check("same_maps", sorted(mp) == sorted(mk), f"{sorted(mp)} vs {sorted(mk)}")
 bad = [m for m in mk if m in mp and summary(mp, m) != summary(mk, m)]
 check("same_summary", not bad, "; ".join(f"{m}: {summary(mp, m)} vs {summary(mk, m)}"[:300] for m in bad[:3]))
+# compiled and interpreted: the same trace events and summary
+mi = s["interpreted"]["maps"]
+ci = counts(st["interpreted"])
+check("interpreted_same_events", st["interpreted"]["events"] == st["placed"]["events"] and ci == cp and
+      st["interpreted"]["flows"] == st["placed"]["flows"],
+      f'{st["interpreted"]["events"]} vs {st["placed"]["events"]}: ' +
+      str(sorted({k: (ci.get(k), cp.get(k)) for k in set(ci) | set(cp) if ci.get(k) != cp.get(k)}.items())[:8]))
+bad = [m for m in mp if m not in mi or summary(mp, m) != summary(mi, m)]
+check("interpreted_same_summary", sorted(mi) == sorted(mp) and not bad,
+      "; ".join(f"{m}: {summary(mp, m)} vs {summary(mi, m) if m in mi else None}"[:300] for m in bad[:3]))
 PY
 }
 

@@ -79,7 +79,7 @@ static void compile_script(struct ut_kernel *k, const char *path, const char *st
 		exit(1);
 	}
 	images = xrealloc_array(images, nimages + 1, sizeof(*images));
-	if (ut_program_save(p, "", 0, &images[nimages].data, &images[nimages].len) != 0)
+	if (ut_program_save(p, &(struct ut_program_objects){.bpf = ""}, &images[nimages].data, &images[nimages].len) != 0)
 		abort();
 	nimages++;
 	ut_program_free(p);
@@ -565,10 +565,9 @@ static bool loops_short(const struct ut_program *p)
 static struct ut_program *program(struct choices *in, bool with_user_side)
 {
 	const struct image *img = &images[pick(in, nimages)];
-	const void *obj;
-	size_t obj_len;
+	struct ut_program_objects objs;
 	char err[256];
-	struct ut_program *p = ut_program_load(img->data, img->len, &obj, &obj_len, err, sizeof(err));
+	struct ut_program *p = ut_program_load(img->data, img->len, &objs, err, sizeof(err));
 	if (!p)
 		abort();   /* a compiled program that does not load */
 	if (!with_user_side)
@@ -576,7 +575,7 @@ static struct ut_program *program(struct choices *in, bool with_user_side)
 	user_side(in, p);
 	void *data;
 	size_t len;
-	if (ut_program_save(p, "", 0, &data, &len) != 0)
+	if (ut_program_save(p, &(struct ut_program_objects){.bpf = ""}, &data, &len) != 0)
 		abort();
 	ut_program_free(p);
 	/* now and then a damaged file: bytes changed where the input says */
@@ -584,13 +583,13 @@ static struct ut_program *program(struct choices *in, bool with_user_side)
 		unsigned at = pick(in, (unsigned)len);
 		((unsigned char *)data)[at] ^= (unsigned char)(1 + pick(in, 255));
 	}
-	p = ut_program_load(data, len, &obj, &obj_len, err, sizeof(err));
+	p = ut_program_load(data, len, &objs, err, sizeof(err));
 	free(data);
 	if (p && !loops_short(p)) {
 		ut_program_free(p);
 		p = NULL;
 	}
-	return p ? p : ut_program_load(img->data, img->len, &obj, &obj_len, err, sizeof(err));
+	return p ? p : ut_program_load(img->data, img->len, &objs, err, sizeof(err));
 }
 
 /* ---- the stream ---- */

@@ -1226,12 +1226,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 static void check_reloads(const struct ut_program *p)
 {
 	void *image;
-	size_t len, obj_len;
-	const void *obj;
+	size_t len;
+	struct ut_program_objects objs;
 	char err[256];
-	if (ut_program_save(p, "", 0, &image, &len) != 0)
+	if (ut_program_save(p, &(struct ut_program_objects){.bpf = ""}, &image, &len) != 0)
 		abort();
-	struct ut_program *q = ut_program_load(image, len, &obj, &obj_len, err, sizeof(err));
+	struct ut_program *q = ut_program_load(image, len, &objs, err, sizeof(err));
 	if (!q) {
 		fprintf(stderr, "fuzz_grammar: the compiled program does not load from its .uto: %s\n", err);
 		abort();

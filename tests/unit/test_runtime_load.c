@@ -104,24 +104,12 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void use_wrapper_next_to_build(void)
-{
-	char exe[PATH_MAX], lib[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (getenv("UT_BPFCC_LIB") || n <= 0)
-		return;
-	exe[n] = 0;
-	snprintf(lib, sizeof(lib), "%s/../libut-bpfcc.so", dirname(exe));
-	setenv("UT_BPFCC_LIB", lib, 1);
-}
-
 int main(void)
 {
 	if (geteuid() != 0) {
 		printf("SKIP test_runtime_load: needs root for BPF\n");
 		return 0;
 	}
-	use_wrapper_next_to_build();
 	char cache_dir[] = "/tmp/ut-runtime-load-XXXXXX";
 	if (!mkdtemp(cache_dir))
 		return 1;
@@ -131,7 +119,7 @@ int main(void)
 	void *obj;
 	size_t obj_len;
 	bool cached;
-	int rc = ut_build_object(bpf_src, &obj, &obj_len, &cached, err, sizeof(err));
+	int rc = ut_build_object(bpf_src, false, &obj, &obj_len, &cached, err, sizeof(err));
 	CHECK("build object", rc == 0);
 	if (rc != 0) {
 		printf("%s\n", err);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bpf/records.h"
+#include "compiler/gen_native.h"
 #include "compiler/program_io.h"
 #include "engine/engine.h"
 #include "fxt/fxt.h"
@@ -219,12 +220,11 @@ static struct ut_program *reloaded(const struct ut_program *p)
 {
 	void *image;
 	size_t len;
-	const void *obj;
-	size_t obj_len;
+	struct ut_program_objects objs;
 	char err[256];
-	if (ut_program_save(p, "", 0, &image, &len) != 0)
+	if (ut_program_save(p, &(struct ut_program_objects){.bpf = ""}, &image, &len) != 0)
 		return NULL;
-	struct ut_program *q = ut_program_load(image, len, &obj, &obj_len, err, sizeof(err));
+	struct ut_program *q = ut_program_load(image, len, &objs, err, sizeof(err));
 	free(image);
 	return q;
 }
@@ -256,6 +256,28 @@ static void on_clear(void *ctx, const char *name)
 	ut_clear_map(s->prog, NULL, &s->maps, name);
 }
 
+/* The second round of tests runs each hit as compiled code
+ * (compiler/gen_native.h, built by the clang wrapper), which must give
+ * what the interpreter gave in the first. */
+static bool compiled_round;
+
+static void compile_user_side(struct session *s)
+{
+	char *c_src = ut_gen_native(s->prog), err[8192] = "";
+	void *obj = NULL;
+	size_t len = 0;
+	bool cached;
+	if (!c_src)
+		return;
+	bool built = ut_build_object(c_src, true, &obj, &len, &cached, err, sizeof(err)) == 0;
+	bool loaded = built && ut_user_side_compiled(s->user, obj, len, err, sizeof(err));
+	if (!loaded)
+		printf("%s\n", err);
+	CHECK("compiled/builds_and_loads", loaded && ut_user_side_compiled_events(s->user) > 0);
+	free(obj);
+	free(c_src);
+}
+
 static void session_open(struct session *s, const struct ut_program *prog, uint32_t sample_permyriad,
 			 struct ut_engine *engine)
 {
@@ -265,6 +287,8 @@ static void session_open(struct session *s, const struct ut_program *prog, uint3
 	s->user = ut_user_side_new(prog, &s->maps, sample_permyriad);
 	s->d = (struct ut_decoder){.prog = prog, .engine = engine, .clear_map = on_clear, .maps_ctx = s,
 				   .user_side = s->user, .print_out = open_memstream(&s->printed, &s->printed_len)};
+	if (compiled_round)
+		compile_user_side(s);
 }
 
 static void session_close(struct session *s)
@@ -678,6 +702,7 @@ static const struct other_case other_cases[] = {
 	{"str_int_empty", {.op = UT_UX_STR_INT, .n = 4}, "", NULL, 0, 0},
 	{"streq_prefix", {.op = UT_UX_STREQ, .n = 2}, "abc", "abd", 0, 1},
 	{"streq_differs", {.op = UT_UX_STREQ, .n = 3}, "abc", "abd", 0, 0},
+	{"streq_first_differs", {.op = UT_UX_STREQ, .n = 3}, "abc", "xbc", 0, 0},
 	{"streq_shorter", {.op = UT_UX_STREQ, .n = 3}, "ab", "abc", 0, 0},
 	{"streq_cut", {.op = UT_UX_STREQ, .n = 2}, "ab", "abc", 0, 1},
 	{"streq_empty", {.op = UT_UX_STREQ, .n = 5}, "", "", 0, 1},
@@ -1214,7 +1239,7 @@ static void test_corrupted_bytes(const char *name, struct ut_program *p)
 {
 	void *image;
 	size_t len;
-	ut_program_save(p, "", 0, &image, &len);
+	ut_program_save(p, &(struct ut_program_objects){.bpf = ""}, &image, &len);
 	unsigned char *copy = malloc(len);
 	unsigned loaded = 0, tried = 0;
 	for (size_t at = 0; at <= len; at++) {
@@ -1228,14 +1253,14 @@ static void test_corrupted_bytes(const char *name, struct ut_program *p)
 				n = at;   /* cut */
 			else
 				copy[at] ^= values[variant];
-			const void *obj;
-			size_t obj_len;
+			struct ut_program_objects objs;
 			char err[256];
-			struct ut_program *q = ut_program_load(copy, n, &obj, &obj_len, err, sizeof(err));
+			struct ut_program *q = ut_program_load(copy, n, &objs, err, sizeof(err));
 			tried++;
 			if (!q)
 				continue;
 			loaded++;
+			free(ut_gen_native(q));   /* the generator takes any program that loads */
 			struct session s;
 			session_open(&s, q, 5000, NULL);
 			for (unsigned e = 0; e < q->nevents; e++)
@@ -1314,16 +1339,15 @@ static void test_real_run(void)
 	void *image = NULL;
 	size_t len = 0;
 	ut_read_file(buf, &image, &len);
-	const void *obj;
-	size_t obj_len;
+	struct ut_program_objects objs;
 	char err[256];
-	struct ut_program *p = image ? ut_program_load(image, len, &obj, &obj_len, err, sizeof(err)) : NULL;
+	struct ut_program *p = image ? ut_program_load(image, len, &objs, err, sizeof(err)) : NULL;
 	CHECK("run/load", p && p->nevents == 1 && p->events[0].op == UT_EV_PRINT && p->events[0].nfields == 2);
 	if (p && p->nevents == 1 && p->events[0].nfields == 2) {
 		patch_begin(p);
 		void *patched;
 		size_t patched_len;
-		ut_program_save(p, obj, obj_len, &patched, &patched_len);
+		ut_program_save(p, &objs, &patched, &patched_len);
 		snprintf(buf, sizeof(buf), "%s/patched.uto", dir);
 		CHECK("run/save", ut_write_file_atomic(buf, patched, patched_len) == 0);
 		free(patched);
@@ -1363,5 +1387,23 @@ int main(void)
 	build_semantics(p);
 	test_corrupted_bytes("damaged/semantics_bytes", p);
 	test_real_run();
+	/* again, compiled (the clang wrapper of the build, a cache of the
+	 * test's own) */
+	char cache_dir[] = "/tmp/ut-user-side-cache-XXXXXX";
+	if (!mkdtemp(cache_dir))
+		return 1;
+	setenv("UT_CACHE_DIR", cache_dir, 1);
+	compiled_round = true;
+	printf("-- the same hits, compiled\n");
+	test_locals_zeroed();
+	test_semantics();
+	test_expressions();
+	test_trace();
+	test_sampling();
+	test_bounds();
+	char cmd[sizeof(cache_dir) + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", cache_dir);
+	if (system(cmd) != 0)
+		printf("could not remove %s\n", cache_dir);
 	CHECK_DONE();
 }
