@@ -23,6 +23,8 @@
 #   uring_trace_noreaps  the same with --reaps=0 (no reaped-completion marks)
 #   uring_trace_nosched  the same with --sched=0 (no scheduling records; the
 #                    scheduler's probes are not attached)
+#   uring_trace_interpreted  the same with UT_INTERPRET=1 (the reader
+#                    interprets the user side instead of running it compiled)
 #   uring_trace_kernel   the same with --all-in-kernel (every statement and map
 #                    in BPF, none in the reader: before split execution)
 #   uring_trace_ring     the same with --ring 5s (the flight recorder: the
@@ -149,6 +151,8 @@ start_tracer() { # NAME LOG; sets TRACER_PID, returns 1 if it did not attach
       "$UT" --reaps=0 -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
     uring_trace_nosched)
       "$UT" --sched=0 -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
+    uring_trace_interpreted)
+      UT_INTERPRET=1 "$UT" -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
     uring_trace_kernel)
       "$UT" --all-in-kernel -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
     uring_trace_ring)

@@ -95,18 +95,6 @@ struct ngen {
 static void int_expr(struct ngen *g, unsigned x);
 static void str_expr(struct ngen *g, unsigned x);
 
-/* A local's string capacity and the bytes it takes (user_side.c's
- * local_capacity and local_bytes). */
-static unsigned local_capacity(const struct ut_ulocal *l)
-{
-	return l->is_str ? l->size : 8;
-}
-
-static unsigned local_bytes(const struct ut_ulocal *l)
-{
-	return local_capacity(l) > 8 ? (local_capacity(l) + 7u) & ~7u : 8;
-}
-
 static const struct ut_ulocal *local(const struct ngen *g, unsigned slot)
 {
 	return slot < g->ev->nlocals ? &g->ev->locals[slot] : NULL;
@@ -126,23 +114,13 @@ static void store(struct ngen *g, unsigned x, const struct ut_field *f, const ch
 	sb_puts(g->b, ");\n");
 }
 
-/* Whether the map's key is its integer keys side by side, then at most a
- * bucket's 8 bytes (user_side.c's whole_int_keys). */
-static bool whole_int_keys(const struct ut_map *m)
-{
-	for (unsigned k = 0; k < m->nkeys; k++)
-		if (m->keys[k].type == UT_F_STR || m->keys[k].offset != 8 * k)
-			return false;
-	return m->key_size == 8 * m->nkeys || m->key_size == 8 * m->nkeys + 8;
-}
-
 /* Declares the key buffer `name` and fills it from keys..+nkeys. */
 static void key(struct ngen *g, unsigned map, unsigned keys, unsigned nkeys, const char *name)
 {
 	const struct ut_map *m = &g->p->maps[map];
 	unsigned size = m->key_size > 8 * nkeys + 8 ? m->key_size : 8 * nkeys + 8;
 	sb_printf(g->b, "u8 %s[%u] __attribute__((aligned(8)));\n", name, (size + 7) & ~7u);
-	if (whole_int_keys(m)) {
+	if (ut_map_whole_int_keys(m)) {
 		for (unsigned k = 0; k < nkeys; k++) {
 			sb_printf(g->b, "st8(%s + %u, ", name, 8 * k);
 			int_expr(g, keys + k < g->p->nukeys ? g->p->ukeys[keys + k] : g->p->nuexprs);
@@ -321,7 +299,7 @@ static void str_expr(struct ngen *g, unsigned x)
 		if (!(l = local(g, e->slot)))
 			sb_puts(b, "no_str");
 		else
-			sb_printf(b, "str_in(%sl%u, %u)", l->is_str ? "" : "&", e->slot, local_capacity(l));
+			sb_printf(b, "str_in(%sl%u, %u)", l->is_str ? "" : "&", e->slot, ut_ulocal_capacity(l));
 		return;
 	case UT_UX_MAP:
 		if (e->map >= g->p->nmaps) {
@@ -364,7 +342,7 @@ static void assign_local(struct ngen *g, const struct ut_ustmt *s)
 	str_expr(g, s->a);
 	sb_printf(g->b, ";\nu64 n = s.len < %u ? s.len : %u;\n", l->size, l->size);
 	sb_printf(g->b, "memmove(l%u, s.p, n);\nmemset(l%u + n, 0, %u - n);\n}\n", s->slot, s->slot,
-		  local_bytes(l));
+		  ut_ulocal_bytes(l));
 }
 
 static void map_set(struct ngen *g, const struct ut_ustmt *s)
@@ -497,7 +475,7 @@ static void hit_function(struct ngen *g, unsigned event)
 	 * be read before it is set, and none is read otherwise */
 	for (unsigned s = 0; s < ev->nlocals; s++)
 		if (ev->locals[s].is_str)
-			sb_printf(b, "u8 l%u[%u] __attribute__((aligned(8))) = {0};\n", s, local_bytes(&ev->locals[s]));
+			sb_printf(b, "u8 l%u[%u] __attribute__((aligned(8))) = {0};\n", s, ut_ulocal_bytes(&ev->locals[s]));
 		else
 			sb_printf(b, "u64 l%u = 0;\n", s);
 	stmts(g, ev->body, ev->nbody);

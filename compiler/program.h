@@ -304,6 +304,18 @@ struct ut_ulocal {
 #define UT_ULOCALS_MAX 1024        /* locals of a hit */
 #define UT_ULOCAL_MAX_BYTES 4096   /* a string local's capacity, as a record field's */
 
+/* A local's string capacity (an integer's 8 bytes read as a string). */
+static inline unsigned ut_ulocal_capacity(const struct ut_ulocal *l)
+{
+	return l->is_str ? l->size : 8;
+}
+
+/* The bytes a local takes: at least an integer's, a multiple of 8. */
+static inline unsigned ut_ulocal_bytes(const struct ut_ulocal *l)
+{
+	return ut_ulocal_capacity(l) > 8 ? (ut_ulocal_capacity(l) + 7u) & ~7u : 8;
+}
+
 /* The scheduling values, in the order of ut_event.sched_arg; their names
  * as the args of scheduling events give them. */
 enum ut_sched_value {
@@ -382,6 +394,18 @@ struct ut_map {
 static inline bool ut_map_holds_string(const struct ut_map *m)
 {
 	return m->agg == UT_AGG_LAST && m->value_show.display == UT_SHOW_STRING;
+}
+
+/* The map's key is its integer keys side by side, 8 bytes each, then at
+ * most 8 bytes more (a histogram's bucket): a key is then built with no
+ * field layout to follow and no zeroing of what its keys overwrite (most
+ * maps: a key is an address, a number or two). */
+static inline bool ut_map_whole_int_keys(const struct ut_map *m)
+{
+	for (unsigned k = 0; k < m->nkeys; k++)
+		if (m->keys[k].type == UT_F_STR || m->keys[k].offset != 8 * k)
+			return false;
+	return m->key_size == 8 * m->nkeys || m->key_size == 8 * m->nkeys + 8;
 }
 
 /* A disk the script names with diskdev("vda"): its device number is looked

@@ -61,7 +61,7 @@ struct ut_user_side {
 	struct sample_set *samples;       /* allocated at the first sampled point */
 	bool *samples_flow;               /* per flow kind: the user side emits some of its points */
 	struct event_prep *prep;          /* per event */
-	bool *int_keys;                   /* per map: map_key's quick path (whole_int_keys) */
+	bool *int_keys;                   /* per map: map_key's quick path (ut_map_whole_int_keys) */
 	uint32_t *slot_offset;
 	int32_t *int_at;                  /* an integer field's offset in its record; -1: a string */
 	unsigned char *locals;            /* the running hit's */
@@ -69,30 +69,6 @@ struct ut_user_side {
 	struct ut_native *native;         /* the compiled user side, or NULL */
 	ut_native_hit_fn **hit;           /* per event: its compiled hit, or NULL */
 };
-
-/* A local's string capacity (an integer's 8 bytes read as a string). */
-static uint32_t local_capacity(const struct ut_ulocal *l)
-{
-	return l->is_str ? l->size : 8;
-}
-
-/* The bytes a local takes in the locals buffer: at least an integer's. */
-static uint32_t local_bytes(const struct ut_ulocal *l)
-{
-	return local_capacity(l) > 8 ? (local_capacity(l) + 7u) & ~7u : 8;
-}
-
-/* The map's key is its integer keys side by side, 8 bytes each, then at
- * most 8 bytes more (a histogram's bucket): a key is then built with no
- * field layout to follow and no zeroing of what its keys overwrite (most
- * maps: a key is an address, a number or two). */
-static bool whole_int_keys(const struct ut_map *m)
-{
-	for (unsigned k = 0; k < m->nkeys; k++)
-		if (m->keys[k].type == UT_F_STR || m->keys[k].offset != 8 * k)
-			return false;
-	return m->key_size == 8 * m->nkeys || m->key_size == 8 * m->nkeys + 8;
-}
 
 /* Whether the header and integer fields of ev fill its record. */
 static bool ints_fill(const struct ut_event *ev)
@@ -190,7 +166,7 @@ struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_u
 		ep->first = (uint32_t)nslots;
 		for (unsigned s = 0; s < ev->nlocals; s++) {
 			u->slot_offset[nslots++] = ep->bytes;
-			ep->bytes += local_bytes(&ev->locals[s]);
+			ep->bytes += ut_ulocal_bytes(&ev->locals[s]);
 		}
 		ep->first_field = (uint32_t)nfields;
 		for (unsigned f = 0; f < ev->nfields; f++)
@@ -207,7 +183,7 @@ struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_u
 	u->record = xcalloc(record, 1);
 	u->int_keys = xcalloc(prog->nmaps + 1, sizeof(*u->int_keys));
 	for (unsigned i = 0; i < prog->nmaps; i++)
-		u->int_keys[i] = whole_int_keys(&prog->maps[i]);
+		u->int_keys[i] = ut_map_whole_int_keys(&prog->maps[i]);
 	u->samples_flow = xcalloc(prog->nflows + 1, sizeof(*u->samples_flow));
 	for (unsigned i = 0; i < prog->nustmts; i++) {
 		const struct ut_ustmt *s = &prog->ustmts[i];
@@ -516,7 +492,7 @@ static struct str eval_str(struct hit *h, unsigned i)
 	case UT_UX_LOCAL:
 		if (e->slot >= h->ev->nlocals)
 			return (struct str){"", 0};
-		return str_in(local_at(h, e->slot), local_capacity(&h->ev->locals[e->slot]));
+		return str_in(local_at(h, e->slot), ut_ulocal_capacity(&h->ev->locals[e->slot]));
 	case UT_UX_MAP: {
 		const unsigned char *v = map_read(h, e);
 		return v ? str_in(v, h->prog->maps[e->map].value_size) : (struct str){"", 0};
@@ -543,7 +519,7 @@ static void assign_local(struct hit *h, unsigned slot, unsigned x)
 	size_t n = s.len < l->size ? s.len : l->size;
 	unsigned char *to = local_at(h, slot);
 	memmove(to, s.p, n);   /* s may be this local */
-	memset(to + n, 0, local_bytes(l) - n);
+	memset(to + n, 0, ut_ulocal_bytes(l) - n);
 }
 
 static __attribute__((noinline)) void map_set(struct hit *h, const struct ut_ustmt *s)
