@@ -245,21 +245,28 @@ struct compile_reply {
 	uint64_t obj_len, err_len;
 };
 
-/* Compiles in a child process: the memory clang keeps once it has run
+/* A compile in a child process: the memory clang keeps once it has run
  * (~90 MB) goes with the child, and a crash inside clang is an error
- * message, not the end of the tracer. */
-static int compile_in_child(const char *c_src, const struct object_place *at, void **obj, size_t *len, char *err,
-			    size_t errlen)
+ * message, not the end of the tracer.  Children of a batch run at the
+ * same time (start_child, then finish_child for each). */
+struct child {
+	pid_t pid;
+	int fd;   /* the reply's end; -1: no child */
+};
+
+static int start_child(const char *c_src, const struct object_place *at, struct child *c, char *err,
+		       size_t errlen)
 {
 	int fds[2];
+	c->fd = -1;
 	if (pipe2(fds, O_CLOEXEC) != 0) {
-		snprintf(err, errlen, "cannot start the BPF compiler: pipe: %s", strerror(errno));
+		snprintf(err, errlen, "cannot start the compiler: pipe: %s", strerror(errno));
 		return -1;
 	}
 	fflush(NULL); /* or the child's exit would write buffered output twice */
 	pid_t pid = fork();
 	if (pid < 0) {
-		snprintf(err, errlen, "cannot start the BPF compiler: fork: %s", strerror(errno));
+		snprintf(err, errlen, "cannot start the compiler: fork: %s", strerror(errno));
 		close(fds[0]);
 		close(fds[1]);
 		return -1;
@@ -281,22 +288,29 @@ static int compile_in_child(const char *c_src, const struct object_place *at, vo
 		_exit(sent ? 0 : 1); /* no atexit handlers: they are the parent's */
 	}
 	close(fds[1]);
+	*c = (struct child){.pid = pid, .fd = fds[0]};
+	return 0;
+}
+
+static int finish_child(struct child *c, void **obj, size_t *len, char *err, size_t errlen)
+{
 	struct compile_reply r;
-	bool received = ut_read_all(fds[0], &r, sizeof(r)) == 0 && r.err_len < errlen &&
-			(*obj = malloc(r.obj_len ? r.obj_len : 1)) != NULL && ut_read_all(fds[0], *obj, r.obj_len) == 0 &&
-			ut_read_all(fds[0], err, r.err_len) == 0;
-	close(fds[0]);
+	bool received = ut_read_all(c->fd, &r, sizeof(r)) == 0 && r.err_len < errlen &&
+			(*obj = malloc(r.obj_len ? r.obj_len : 1)) != NULL && ut_read_all(c->fd, *obj, r.obj_len) == 0 &&
+			ut_read_all(c->fd, err, r.err_len) == 0;
+	close(c->fd);
+	c->fd = -1;
 	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!received) {
 		free(*obj);
 		*obj = NULL;
 		if (WIFSIGNALED(status))
-			snprintf(err, errlen, "the BPF compiler (clang, in a child process) was killed by signal %d (%s)",
+			snprintf(err, errlen, "the compiler (clang, in a child process) was killed by signal %d (%s)",
 				 WTERMSIG(status), strsignal(WTERMSIG(status)));
 		else
-			snprintf(err, errlen, "the BPF compiler (clang, in a child process) exited without a result");
+			snprintf(err, errlen, "the compiler (clang, in a child process) exited without a result");
 		return -1;
 	}
 	err[r.err_len] = 0;
@@ -309,40 +323,34 @@ static int compile_in_child(const char *c_src, const struct object_place *at, vo
 	return 0;
 }
 
-int ut_build_object(const char *c_src, bool host, void **obj, size_t *len, bool *cached, char *err,
-		    size_t errlen)
+/* Where b's object is cached (its key); 0, or -1 with b->err. */
+static int place_object(struct ut_object_build *b, struct object_place *at)
 {
-	*obj = NULL;
-	*len = 0;
-	*cached = false;
-	err[0] = 0;
-	struct object_place at = {.host = host};
-	if (ut_cache_dir(at.cache, sizeof(at.cache), err, errlen) != 0)
+	char *err = b->err;
+	size_t errlen = sizeof(b->err);
+	*at = (struct object_place){.host = b->host};
+	if (ut_cache_dir(at->cache, sizeof(at->cache), err, errlen) != 0)
 		return -1;
-	uint64_t key = ut_hash_bytes(UT_HASH_INIT, c_src, strlen(c_src) + 1);
+	uint64_t key = ut_hash_bytes(UT_HASH_INIT, b->c_src, strlen(b->c_src) + 1);
 	key = ut_hash_bytes(key, UT_CLANG_VERSION, sizeof(UT_CLANG_VERSION));
-	path_fmt(at.obj_dir, sizeof(at.obj_dir), "%s/obj", at.cache);
-	if (host) {
+	path_fmt(at->obj_dir, sizeof(at->obj_dir), "%s/obj", at->cache);
+	if (b->host) {
 		struct utsname u;
 		if (uname(&u) == 0)
 			key = ut_hash_bytes(key, u.machine, strlen(u.machine));
-		path_fmt(at.obj_path, sizeof(at.obj_path), "%s/%016llx.host.o", at.obj_dir, (unsigned long long)key);
-		if (ut_read_file(at.obj_path, obj, len) == 0) {
-			*cached = true;
-			return 0;
-		}
-		return compile_in_child(c_src, &at, obj, len, err, errlen);
+		path_fmt(at->obj_path, sizeof(at->obj_path), "%s/%016llx.host.o", at->obj_dir, (unsigned long long)key);
+		return 0;
 	}
-	if (ut_bpf_root(at.root, sizeof(at.root), err, errlen) != 0 ||
-	    ut_vmlinux_btf_hash(&at.btf_hash, err, errlen) != 0)
+	if (ut_bpf_root(at->root, sizeof(at->root), err, errlen) != 0 ||
+	    ut_vmlinux_btf_hash(&at->btf_hash, err, errlen) != 0)
 		return -1;
-	key = ut_hash_bytes(key, &at.btf_hash, sizeof(at.btf_hash));
+	key = ut_hash_bytes(key, &at->btf_hash, sizeof(at->btf_hash));
 	/* the headers every generated program includes: a changed one is a
 	 * different object */
 	static const char *const headers[] = {"ut.h", "records.h"};
 	for (size_t i = 0; i < sizeof(headers) / sizeof(headers[0]); i++) {
 		char path[PATH_MAX];
-		path_fmt(path, sizeof(path), "%s/bpf/%s", at.root, headers[i]);
+		path_fmt(path, sizeof(path), "%s/bpf/%s", at->root, headers[i]);
 		void *text;
 		size_t text_len;
 		if (ut_read_file(path, &text, &text_len) != 0) {
@@ -352,11 +360,34 @@ int ut_build_object(const char *c_src, bool host, void **obj, size_t *len, bool 
 		key = ut_hash_bytes(key, text, text_len);
 		free(text);
 	}
+	path_fmt(at->obj_path, sizeof(at->obj_path), "%s/%016llx.o", at->obj_dir, (unsigned long long)key);
+	return 0;
+}
 
-	path_fmt(at.obj_path, sizeof(at.obj_path), "%s/%016llx.o", at.obj_dir, (unsigned long long)key);
-	if (ut_read_file(at.obj_path, obj, len) == 0) {
-		*cached = true;
-		return 0;
+void ut_build_objects(struct ut_object_build *builds, unsigned n)
+{
+	struct object_place *at = calloc(n + 1, sizeof(*at));
+	struct child *children = calloc(n + 1, sizeof(*children));
+	for (unsigned i = 0; i < n; i++) {
+		struct ut_object_build *b = &builds[i];
+		children[i].fd = -1;
+		b->obj = NULL;
+		b->len = 0;
+		b->cached = false;
+		b->err[0] = 0;
+		if (!at || !children) {
+			snprintf(b->err, sizeof(b->err), "out of memory");
+			b->rc = -1;
+		} else if ((b->rc = place_object(b, &at[i])) == 0 && ut_read_file(at[i].obj_path, &b->obj, &b->len) == 0) {
+			b->cached = true;
+		} else if (b->rc == 0) {
+			b->rc = start_child(b->c_src, &at[i], &children[i], b->err, sizeof(b->err));
+		}
 	}
-	return compile_in_child(c_src, &at, obj, len, err, errlen);
+	for (unsigned i = 0; i < n; i++)
+		if (children && children[i].fd >= 0)
+			builds[i].rc = finish_child(&children[i], &builds[i].obj, &builds[i].len, builds[i].err,
+						    sizeof(builds[i].err));
+	free(at);
+	free(children);
 }

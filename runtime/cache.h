@@ -33,14 +33,25 @@ int ut_bpf_root(char *dir, size_t len, char *err, size_t errlen);
 int ut_exe_dir(char *dir, size_t len);
 
 
-/* The BPF object for generated C, or with host the object of the
- * reader's generated C for this machine (compiler/gen_native.h): from the
- * cache when present (*cached = true, nothing is compiled), else compiled
- * in a child process (for BPF, vmlinux.h and its PCH are made first when
- * missing) and stored.  *obj is malloc'ed.
- * 0, or -1 with err (compiler diagnostics included).  0 with a warning in
- * err when the object could not be stored (err is empty otherwise). */
-int ut_build_object(const char *c_src, bool host, void **obj, size_t *len, bool *cached, char *err,
-		    size_t errlen);
+/* One object to build from generated C: BPF, or with host the reader's
+ * user side for this machine (compiler/gen_native.h). */
+struct ut_object_build {
+	const char *c_src;
+	bool host;
+	/* the result: rc 0 and the object (malloc'ed; cached: it came from
+	 * the cache, nothing was compiled), or rc -1 and err (compiler
+	 * diagnostics included); err may hold a warning with rc 0, when the
+	 * object could not be stored */
+	int rc;
+	void *obj;
+	size_t len;
+	bool cached;
+	char err[8192];
+};
+
+/* Builds each object: from the cache when present, else compiled in child
+ * processes that run at the same time (for BPF, vmlinux.h and its PCH are
+ * made first when missing), and stored. */
+void ut_build_objects(struct ut_object_build *builds, unsigned n);
 
 #endif

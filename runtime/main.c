@@ -389,34 +389,47 @@ static int render_command(int argc, char **argv)
 	return rc;
 }
 
-/* The reader's user side compiled for this machine, into objs (the
- * object returned, to be freed); NULL where the script has none or it did
- * not build: the reader interprets it then. */
-static void *build_user_side(const struct ut_program *prog, const struct options *o, struct ut_program_objects *objs)
+/* The script's objects, built at the same time (each from the cache
+ * when there): its BPF object, and the reader's user side for this
+ * machine (none where the script has no user side, or where it did not
+ * build: the reader interprets it then).  builds[] hold them, to be
+ * freed.  0, or 1 when the BPF object did not build. */
+static int build_objects(const struct ut_program *prog, const struct options *o, struct ut_object_build builds[2],
+			 struct ut_program_objects *objs)
 {
-	char *c_src = ut_gen_native(prog);
-	if (!c_src)
-		return NULL;
-	char err[8192];
-	void *obj = NULL;
-	size_t len = 0;
-	bool cached = false;
+	char *user_c = ut_gen_native(prog);
+	struct ut_object_build *bpf = &builds[0], *user = &builds[1];
+	*bpf = (struct ut_object_build){.c_src = prog->bpf_c};
+	*user = (struct ut_object_build){.c_src = user_c, .host = true};
 	double t0 = ut_now_s();
-	if (ut_build_object(c_src, true, &obj, &len, &cached, err, sizeof(err)) != 0) {
-		fprintf(stderr, "uring-trace: warning: the reader's generated C did not compile (a bug in uring-trace: please "
-			"report it); the reader interprets the script's user side, more slowly:\n%s\n", err);
-		free(c_src);
-		return NULL;
+	ut_build_objects(builds, user_c ? 2 : 1);
+	double ms = (ut_now_s() - t0) * 1000;
+	if (bpf->rc != 0) {
+		fprintf(stderr, "uring-trace: the generated BPF C did not compile (a bug in uring-trace: please report it with --emit-c output):\n%s\n",
+			bpf->err);
+		free(user_c);
+		return 1;
 	}
-	if (err[0] && !o->quiet)
-		fprintf(stderr, "uring-trace: warning: the reader's compiled code is not cached: %s\n", err);
+	if (bpf->err[0] && !o->quiet)
+		fprintf(stderr, "uring-trace: warning: the compiled BPF object is not cached, the next run compiles "
+			"again (set UT_CACHE_DIR to a writable directory): %s\n", bpf->err);
 	if (o->verbose)
-		fprintf(stderr, "uring-trace: the reader's user side %s (%.0f ms)\n", cached ? "from cache" : "compiled",
-			(ut_now_s() - t0) * 1000);
-	*objs = (struct ut_program_objects){.bpf = objs->bpf, .bpf_len = objs->bpf_len, .user = obj, .user_len = len,
-					    .user_c_hash = ut_hash_bytes(UT_HASH_INIT, c_src, strlen(c_src) + 1)};
-	free(c_src);
-	return obj;
+		fprintf(stderr, "uring-trace: BPF object %s (%.0f ms)\n", bpf->cached ? "from cache" : "compiled", ms);
+	*objs = (struct ut_program_objects){.bpf = bpf->obj, .bpf_len = bpf->len};
+	if (user_c && user->rc != 0) {
+		fprintf(stderr, "uring-trace: warning: the reader's generated C did not compile (a bug in uring-trace: please "
+			"report it); the reader interprets the script's user side, more slowly:\n%s\n", user->err);
+	} else if (user_c) {
+		if (user->err[0] && !o->quiet)
+			fprintf(stderr, "uring-trace: warning: the reader's compiled code is not cached: %s\n", user->err);
+		if (o->verbose)
+			fprintf(stderr, "uring-trace: the reader's user side %s\n", user->cached ? "from cache" : "compiled");
+		objs->user = user->obj;
+		objs->user_len = user->len;
+		objs->user_c_hash = ut_hash_bytes(UT_HASH_INIT, user_c, strlen(user_c) + 1);
+	}
+	free(user_c);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -508,22 +521,10 @@ int main(int argc, char **argv)
 			fputs(prog->bpf_c, stdout);
 		goto done;
 	}
-	void *obj = NULL;
-	size_t obj_len = 0;
-	bool cached = false;
-	double t0 = ut_now_s();
-	if (ut_build_object(prog->bpf_c, false, &obj, &obj_len, &cached, err, sizeof(err)) != 0) {
-		fprintf(stderr, "uring-trace: the generated BPF C did not compile (a bug in uring-trace: please report it with --emit-c output):\n%s\n", err);
-		rc = 1;
+	struct ut_object_build builds[2];
+	struct ut_program_objects objs;
+	if ((rc = build_objects(prog, &o, builds, &objs)) != 0)
 		goto done;
-	}
-	if (err[0] && !o.quiet)
-		fprintf(stderr, "uring-trace: warning: the compiled BPF object is not cached, the next run compiles "
-			"again (set UT_CACHE_DIR to a writable directory): %s\n", err);
-	if (o.verbose)
-		fprintf(stderr, "uring-trace: BPF object %s (%.0f ms)\n", cached ? "from cache" : "compiled", (ut_now_s() - t0) * 1000);
-	struct ut_program_objects objs = {.bpf = obj, .bpf_len = obj_len};
-	void *user_obj = build_user_side(prog, &o, &objs);
 	if (o.compile_only) {
 		void *out;
 		size_t out_len;
@@ -536,13 +537,11 @@ int main(int argc, char **argv)
 		}
 		if (rc == 0)
 			free(out);
-		free(obj);
-		free(user_obj);
-		goto done;
+	} else {
+		rc = ut_trace(&o, prog, &objs, k);
 	}
-	rc = ut_trace(&o, prog, &objs, k);
-	free(obj);
-	free(user_obj);
+	free(builds[0].obj);
+	free(builds[1].obj);
 done:
 	ut_program_free(prog);
 	if (k)

@@ -116,15 +116,15 @@ int main(void)
 	setenv("UT_CACHE_DIR", cache_dir, 1);
 
 	char err[4096] = "";
-	void *obj;
-	size_t obj_len;
-	bool cached;
-	int rc = ut_build_object(bpf_src, false, &obj, &obj_len, &cached, err, sizeof(err));
-	CHECK("build object", rc == 0);
-	if (rc != 0) {
-		printf("%s\n", err);
+	struct ut_object_build build = {.c_src = bpf_src};
+	ut_build_objects(&build, 1);
+	CHECK("build object", build.rc == 0);
+	if (build.rc != 0) {
+		printf("%s\n", build.err);
 		CHECK_DONE();
 	}
+	void *obj = build.obj;
+	size_t obj_len = build.len;
 
 	struct ut_load_opts o = {
 		.obj = obj, .obj_len = obj_len, .probes = probes, .nprobes = 5,

@@ -263,18 +263,16 @@ static bool compiled_round;
 
 static void compile_user_side(struct session *s)
 {
-	char *c_src = ut_gen_native(s->prog), err[8192] = "";
-	void *obj = NULL;
-	size_t len = 0;
-	bool cached;
+	char *c_src = ut_gen_native(s->prog);
 	if (!c_src)
 		return;
-	bool built = ut_build_object(c_src, true, &obj, &len, &cached, err, sizeof(err)) == 0;
-	bool loaded = built && ut_user_side_compiled(s->user, obj, len, err, sizeof(err));
+	struct ut_object_build build = {.c_src = c_src, .host = true};
+	ut_build_objects(&build, 1);
+	bool loaded = build.rc == 0 && ut_user_side_compiled(s->user, build.obj, build.len, build.err, sizeof(build.err));
 	if (!loaded)
-		printf("%s\n", err);
+		printf("%s\n", build.err);
 	CHECK("compiled/builds_and_loads", loaded && ut_user_side_compiled_events(s->user) > 0);
-	free(obj);
+	free(build.obj);
 	free(c_src);
 }
 
