@@ -683,7 +683,7 @@ static void gen_body(struct gen *g, struct strbuf *fn)
 		 * checking it, into a register the verifier has no bound on.
 		 * The stage of a hit record is begun by open_hit. */
 		if (a->hit_event < 0)   /* a hit record alone fits */
-			sb_printf(&head, "\tconst __u32 ut_batch_cap = %u;\n"
+			sb_printf(&head, "\tconst __u32 ut_batch_cap __attribute__((unused)) = %u;\n"
 				  "\tchar *ut_batch = ut_batch_begin(%u, ut_now);\n",
 				  a->stage.bytes, a->probe_index);
 		else

@@ -2,6 +2,8 @@
 # The BPF C of fuzz_grammar's scripts, compiled with clang -Wall: a script
 # the compiler accepts must give C that clang takes without an error or a
 # warning of undefined behaviour (a constant division by zero was one).
+# The reader's C (compiler/gen_native.c) of each is built and loaded too:
+# `uring-trace --compile` warns when it does not compile.
 #
 #   tests/fuzz/check_c.sh [CORPUS_DIR [N]]   (default build/fuzz/grammar/corpus, 300)
 #
@@ -36,6 +38,13 @@ for input in $(ls -d "$corpus"/* | shuf -n "$count"); do
     echo "== $input"
     cat "$TMP/s.ut"
     grep -m3 'error' "$TMP/cc"
+  fi
+  "$ut" --compile -o "$TMP/s.uto" "$TMP/s.ut" >/dev/null 2>"$TMP/uto.err"
+  if grep -q "reader's generated C did not compile" "$TMP/uto.err"; then
+    failed=$((failed + 1))
+    echo "== $input (the reader's C)"
+    cat "$TMP/s.ut"
+    grep -m3 'error' "$TMP/uto.err"
   fi
 done
 echo "$checked scripts compiled, $failed of them to C that clang refuses"

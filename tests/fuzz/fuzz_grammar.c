@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "compiler/compiler.h"
+#include "compiler/gen_native.h"
 #include "compiler/program_io.h"
 #include "tests/fuzz/choices.h"
 
@@ -1222,9 +1223,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* A program the compiler made must load from its .uto. */
+/* A program the compiler made must load from its .uto, and give the
+ * reader's C (tests/fuzz/check_c.sh compiles it). */
 static void check_reloads(const struct ut_program *p)
 {
+	free(ut_gen_native(p));
 	void *image;
 	size_t len;
 	struct ut_program_objects objs;

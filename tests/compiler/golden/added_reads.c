@@ -77,7 +77,7 @@ int ut_p0_a0(void *ctx)
 	__s64 ut_added_5 __attribute__((unused)) = 0;
 	__s64 ut_added_6 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 64;
+	const __u32 ut_batch_cap __attribute__((unused)) = 64;
 	char *ut_batch = ut_batch_begin(0, ut_now);
 	__u32 ut_off = 0;
 	{

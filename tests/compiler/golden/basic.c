@@ -61,7 +61,7 @@ SEC("raw_tp")
 int ut_p0_a0(void *ctx)
 {
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 24;
+	const __u32 ut_batch_cap __attribute__((unused)) = 24;
 	char *ut_batch = ut_batch_begin(0, ut_now);
 	__u32 ut_off = 0;
 	{
@@ -89,7 +89,7 @@ int ut_p1_a0(void *ctx)
 			return 0;
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 104;
+	const __u32 ut_batch_cap __attribute__((unused)) = 104;
 	char *ut_batch = ut_batch_begin(1, ut_now);
 	__u32 ut_off = 0;
 	{
@@ -128,7 +128,7 @@ SEC("raw_tp")
 int ut_p2_a0(void *ctx)
 {
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 24;
+	const __u32 ut_batch_cap __attribute__((unused)) = 24;
 	char *ut_batch = ut_batch_begin(2, ut_now);
 	__u32 ut_off = 0;
 	{

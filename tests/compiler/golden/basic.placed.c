@@ -63,7 +63,7 @@ SEC("raw_tp")
 int ut_p0_a0(void *ctx)
 {
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 24;
+	const __u32 ut_batch_cap __attribute__((unused)) = 24;
 	char *ut_batch = ut_batch_begin(0, ut_now);
 	__u32 ut_off = 0;
 	{
@@ -133,7 +133,7 @@ SEC("raw_tp")
 int ut_p2_a0(void *ctx)
 {
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 24;
+	const __u32 ut_batch_cap __attribute__((unused)) = 24;
 	char *ut_batch = ut_batch_begin(2, ut_now);
 	__u32 ut_off = 0;
 	{

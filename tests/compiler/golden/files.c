@@ -94,7 +94,7 @@ int ut_p0_a0(void *ctx)
 	struct fdtable *l_fdt = 0;
 	struct file *l_f = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 536;
+	const __u32 ut_batch_cap __attribute__((unused)) = 536;
 	char *ut_batch = ut_batch_begin(0, ut_now);
 	__u32 ut_off = 0;
 	{
@@ -179,7 +179,7 @@ int ut_p1_a0(void *ctx)
 			return 0;
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 280;
+	const __u32 ut_batch_cap __attribute__((unused)) = 280;
 	char *ut_batch = ut_batch_begin(1, ut_now);
 	__u32 ut_off = 0;
 	{

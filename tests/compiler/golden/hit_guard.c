@@ -204,7 +204,7 @@ int ut_p2_a0(void *ctx)
 		return 0;
 	__u64 l_opened = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 32;
+	const __u32 ut_batch_cap __attribute__((unused)) = 32;
 	char *ut_batch = ut_batch_begin(2, ut_now);
 	__u32 ut_off = 0;
 	{
@@ -280,7 +280,7 @@ int ut_p3_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 32;
+	const __u32 ut_batch_cap __attribute__((unused)) = 32;
 	char *ut_batch = ut_batch_begin(3, ut_now);
 	__u32 ut_off = 0;
 	{

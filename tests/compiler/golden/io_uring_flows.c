@@ -146,7 +146,7 @@ int ut_p0_a0(void *ctx)
 			return 0;
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 264;
+	const __u32 ut_batch_cap __attribute__((unused)) = 264;
 	char *ut_batch = ut_batch_begin(0, ut_now);
 	__u32 ut_off = 0;
 	{
@@ -268,7 +268,7 @@ int ut_p1_a0(void *ctx)
 		return 0;
 	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 120;
+	const __u32 ut_batch_cap __attribute__((unused)) = 120;
 	char *ut_batch = ut_batch_begin(1, ut_now);
 	__u32 ut_off = 0;
 	{

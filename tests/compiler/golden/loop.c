@@ -173,7 +173,7 @@ int ut_p0_a0(void *ctx)
 	__u64 l_sum = 0;
 	__s64 l_k = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 32;
+	const __u32 ut_batch_cap __attribute__((unused)) = 32;
 	char *ut_batch = ut_batch_begin(0, ut_now);
 	__u32 ut_off = 0;
 	{
@@ -239,7 +239,7 @@ int ut_p1_a0(void *ctx)
 	__s64 l_i = 0;
 	__u64 l_t = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 2080;
+	const __u32 ut_batch_cap __attribute__((unused)) = 2080;
 	char *ut_batch = ut_batch_begin(1, ut_now);
 	__u64 ut_off = 0;
 	const __u64 ut_off_mask = 0xfff;
@@ -358,7 +358,7 @@ int ut_p2_a0(void *ctx)
 	__s64 l_col = 0;
 	__s64 l_i = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 1304;
+	const __u32 ut_batch_cap __attribute__((unused)) = 1304;
 	char *ut_batch = ut_batch_begin(2, ut_now);
 	__u64 ut_off = 0;
 	const __u64 ut_off_mask = 0x7ff;

@@ -43,7 +43,7 @@ SEC("raw_tp")
 int ut_p0_a0(void *ctx)
 {
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 176;
+	const __u32 ut_batch_cap __attribute__((unused)) = 176;
 	char *ut_batch = ut_batch_begin(0, ut_now);
 	__u32 ut_off = 0;
 	{

@@ -235,7 +235,7 @@ int ut_p3_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 40;
+	const __u32 ut_batch_cap __attribute__((unused)) = 40;
 	char *ut_batch = ut_batch_begin(3, ut_now);
 	__u32 ut_off = 0;
 	{
@@ -267,7 +267,7 @@ int ut_p4_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 40;
+	const __u32 ut_batch_cap __attribute__((unused)) = 40;
 	char *ut_batch = ut_batch_begin(4, ut_now);
 	__u32 ut_off = 0;
 	{

@@ -149,7 +149,7 @@ SEC("perf_event")
 int ut_p1_a0(void *ctx)
 {
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 304;
+	const __u32 ut_batch_cap __attribute__((unused)) = 304;
 	char *ut_batch = ut_batch_begin(1, ut_now);
 	__u32 ut_off = 0;
 	{

@@ -277,7 +277,7 @@ int ut_p1_a0(void *ctx)
 		return 0;
 	__u64 l_since = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 64;
+	const __u32 ut_batch_cap __attribute__((unused)) = 64;
 	char *ut_batch = ut_batch_begin(1, ut_now);
 	__u32 ut_off = 0;
 	{
@@ -322,7 +322,7 @@ SEC("perf_event")
 int ut_p2_a0(void *ctx)
 {
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 24;
+	const __u32 ut_batch_cap __attribute__((unused)) = 24;
 	char *ut_batch = ut_batch_begin(2, ut_now);
 	__u32 ut_off = 0;
 	{
@@ -342,7 +342,7 @@ SEC("raw_tp")
 int ut_p3_a0(void *ctx)
 {
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 24;
+	const __u32 ut_batch_cap __attribute__((unused)) = 24;
 	char *ut_batch = ut_batch_begin(3, ut_now);
 	__u32 ut_off = 0;
 	{

@@ -116,7 +116,7 @@ int ut_p1_a0(__u64 *ctx)
 			return 0;
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 112;
+	const __u32 ut_batch_cap __attribute__((unused)) = 112;
 	char *ut_batch = ut_batch_begin(1, ut_now);
 	__u32 ut_off = 0;
 	{
@@ -158,7 +158,7 @@ int ut_p2_a0(__u64 *ctx)
 			return 0;
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 64;
+	const __u32 ut_batch_cap __attribute__((unused)) = 64;
 	char *ut_batch = ut_batch_begin(2, ut_now);
 	__u32 ut_off = 0;
 	{

@@ -144,7 +144,7 @@ int ut_p0_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 48;
+	const __u32 ut_batch_cap __attribute__((unused)) = 48;
 	char *ut_batch = ut_batch_begin(0, ut_now);
 	__u32 ut_off = 0;
 	{

@@ -157,7 +157,7 @@ int ut_p0_a0(void *ctx)
 	__u64 l_p = 0;
 	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 464;
+	const __u32 ut_batch_cap __attribute__((unused)) = 464;
 	char *ut_batch = ut_batch_begin(0, ut_now);
 	__u32 ut_off = 0;
 	{

@@ -187,7 +187,7 @@ int ut_p0_a0(void *ctx)
 		return 0;
 	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 80;
+	const __u32 ut_batch_cap __attribute__((unused)) = 80;
 	char *ut_batch = ut_batch_begin(0, ut_now);
 	__u32 ut_off = 0;
 	{
@@ -229,7 +229,7 @@ int ut_p1_a0(void *ctx)
 		return 0;
 	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 32;
+	const __u32 ut_batch_cap __attribute__((unused)) = 32;
 	char *ut_batch = ut_batch_begin(1, ut_now);
 	__u32 ut_off = 0;
 	{
@@ -260,7 +260,7 @@ int ut_p2_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 232;
+	const __u32 ut_batch_cap __attribute__((unused)) = 232;
 	char *ut_batch = ut_batch_begin(2, ut_now);
 	__u32 ut_off = 0;
 	{
@@ -334,7 +334,7 @@ int ut_p3_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 104;
+	const __u32 ut_batch_cap __attribute__((unused)) = 104;
 	char *ut_batch = ut_batch_begin(3, ut_now);
 	__u32 ut_off = 0;
 	{
@@ -378,7 +378,7 @@ int ut_p4_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 152;
+	const __u32 ut_batch_cap __attribute__((unused)) = 152;
 	char *ut_batch = ut_batch_begin(4, ut_now);
 	__u32 ut_off = 0;
 	{

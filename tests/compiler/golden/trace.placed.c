@@ -237,7 +237,7 @@ int ut_p3_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 104;
+	const __u32 ut_batch_cap __attribute__((unused)) = 104;
 	char *ut_batch = ut_batch_begin(3, ut_now);
 	__u32 ut_off = 0;
 	{
@@ -281,7 +281,7 @@ int ut_p4_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
-	const __u32 ut_batch_cap = 152;
+	const __u32 ut_batch_cap __attribute__((unused)) = 152;
 	char *ut_batch = ut_batch_begin(4, ut_now);
 	__u32 ut_off = 0;
 	{
