@@ -20,6 +20,11 @@
  * runs backwards, CPUs past the last, pids of any size; now and then a
  * damaged record or a cut sample.
  *
+ * With UT_FUZZ_COMPILED=1, an input whose program has a user side runs
+ * twice, interpreted and then compiled (compiler/gen_native.c, built by
+ * the clang wrapper; slow: a clang run an input), and the two must print
+ * the same, give the same maps and write the same trace byte for byte.
+ *
  * Build and run: make fuzz-decode (tests/fuzz/fuzz.mk). */
 #include <dirent.h>
 #include <inttypes.h>
@@ -31,12 +36,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/files.h"
 #include "bpf/records.h"
 #include "compiler/compiler.h"
+#include "compiler/gen_native.h"
 #include "compiler/program_io.h"
 #include "engine/engine.h"
 #include "fxt/fxt.h"
 #include "tools/tools.h"
+#include "runtime/cache.h"
 #include "runtime/decode.h"
 #include "runtime/reorder.h"
 #include "runtime/summary.h"
@@ -55,6 +63,7 @@ struct image {
 static struct image *images;
 static unsigned nimages;
 static FILE *devnull;
+static bool compare_compiled;   /* UT_FUZZ_COMPILED=1 */
 static char trace_path[2][256];   /* plain and gzip-compressed */
 
 /* Operations on the stream of one input, and bytes in one sample. */
@@ -127,6 +136,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		exit(1);
 	}
 	devnull = fopen("/dev/null", "w");
+	compare_compiled = getenv("UT_FUZZ_COMPILED") && strcmp(getenv("UT_FUZZ_COMPILED"), "1") == 0;
 	struct ut_kernel *k = ut_kernel_open();
 	if (!devnull || !k)
 		abort();
@@ -633,7 +643,7 @@ static void on_clear(void *ctx, const char *name)
 
 /* The program's user-side maps (the last ones, as user_side() adds them)
  * as text and JSON. */
-static void print_maps(const struct session *s)
+static void print_maps(const struct session *s, FILE *out)
 {
 	const struct ut_program *p = s->prog;
 	unsigned first = p->nmaps;
@@ -643,8 +653,8 @@ static void print_maps(const struct session *s)
 	view.maps += first;
 	view.nmaps -= first;
 	struct ut_user_maps maps = {.n = s->maps.n - first, .maps = s->maps.maps + first};
-	ut_print_maps(&view, NULL, &maps, devnull);
-	ut_maps_json(&view, NULL, &maps, devnull);
+	ut_print_maps(&view, NULL, &maps, out);
+	ut_maps_json(&view, NULL, &maps, out);
 }
 
 /* A sample goes to the queues whole, or cut anywhere. */
@@ -798,12 +808,41 @@ enum {
 	OPT_NO_TRACE = 1 << 7,    /* --summary-only */
 };
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* What a run gave: printf's text and the maps, and the trace's bytes. */
+struct outcome {
+	char *text;
+	size_t text_len;
+	void *trace;
+	size_t trace_len;
+	uint64_t malformed;
+	bool compiled;   /* the run had compiled code to run */
+};
+
+/* The user side of p compiled and handed to u; false where it has none. */
+static bool compile_user_side(const struct ut_program *p, struct ut_user_side *u)
+{
+	char *c_src = ut_gen_native(p);
+	if (!c_src)
+		return false;
+	struct ut_object_build b = {.c_src = c_src, .host = true};
+	ut_build_objects(&b, 1);
+	if (b.rc != 0 || !ut_user_side_compiled(u, b.obj, b.len, b.err, sizeof(b.err))) {
+		fprintf(stderr, "fuzz_decode: the reader's C does not build or load: %s\n", b.err);
+		abort();
+	}
+	free(b.obj);
+	free(c_src);
+	return true;
+}
+
+/* One run of the input; with compiled, the user side runs compiled. */
+static void run_input(const uint8_t *data, size_t size, bool compiled, struct outcome *out)
 {
 	struct session s = {.in = {.data = data, .size = size}};
+	FILE *text = open_memstream(&out->text, &out->text_len);
 	unsigned opts = pick(&s.in, 256);
 	struct ut_program *p = program(&s.in, opts & OPT_USER_SIDE);
-	if (!p)
+	if (!p || !text)
 		abort();
 	s.prog = p;
 	s.hits = xcalloc(p->nevents + 1, sizeof(*s.hits));
@@ -827,15 +866,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		e = ut_engine_new(w, opts & OPT_SMALL_LIMITS ? &small : NULL);
 	}
 	ut_user_maps_init(&s.maps, p);
-	s.dec = (struct ut_decoder){.prog = p, .engine = e, .print_out = devnull, .clear_map = on_clear, .maps_ctx = &s,
+	s.dec = (struct ut_decoder){.prog = p, .engine = e, .print_out = text, .clear_map = on_clear, .maps_ctx = &s,
 				    .user_side = ut_user_side_new(p, &s.maps, samples[opts & OPT_SAMPLE])};
+	out->compiled = compiled && compile_user_side(p, s.dec.user_side);
 	if (e)
 		ut_decode_declare_names(p, e);
 	s.reorder = ut_reorder_new(s.ncpus, record_len, &s.dec);
 	s.clock = 1000000;
 	run_stream(&s);
 	ut_reorder_free(s.reorder);
-	print_maps(&s);
+	print_maps(&s, text);
+	fclose(text);
+	out->malformed = s.dec.malformed;
 	if (e) {
 		ut_engine_finish(e, s.dec.last_ts ? s.dec.last_ts : s.clock);
 		if (fxt_writer_close(w, err, sizeof(err)) != 0) {
@@ -844,10 +886,39 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		check_trace(path, ut_engine_stats(e));
 		ut_engine_free(e);
+		if (ut_read_file(path, &out->trace, &out->trace_len) != 0)
+			abort();
 	}
 	ut_user_side_free(s.dec.user_side);
 	ut_user_maps_free(&s.maps);
 	free(s.hits);
 	ut_program_free(p);
+}
+
+static void outcome_free(struct outcome *o)
+{
+	free(o->text);
+	free(o->trace);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct outcome interpreted = {0}, compiled = {0};
+	run_input(data, size, false, &interpreted);
+	if (compare_compiled)
+		run_input(data, size, true, &compiled);
+	if (compiled.compiled &&
+	    (compiled.text_len != interpreted.text_len || memcmp(compiled.text, interpreted.text, compiled.text_len) ||
+	     compiled.trace_len != interpreted.trace_len ||
+	     (compiled.trace_len && memcmp(compiled.trace, interpreted.trace, compiled.trace_len)) ||
+	     compiled.malformed != interpreted.malformed)) {
+		fprintf(stderr, "fuzz_decode: the compiled user side differs from the interpreter: text %zu / %zu bytes, "
+			"trace %zu / %zu bytes, malformed %" PRIu64 " / %" PRIu64 "\n--- interpreted\n%s\n--- compiled\n%s\n",
+			interpreted.text_len, compiled.text_len, interpreted.trace_len, compiled.trace_len,
+			interpreted.malformed, compiled.malformed, interpreted.text, compiled.text);
+		abort();
+	}
+	outcome_free(&interpreted);
+	outcome_free(&compiled);
 	return 0;
 }
