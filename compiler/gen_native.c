@@ -145,6 +145,29 @@ static void map_read(struct ngen *g, const struct ut_uexpr *e)
 	sb_printf(g->b, "(const u8 *)ut_native_lookup(env, %u, %s); })", e->map, name);
 }
 
+/* map[keys]'s value as an integer (its first 8 bytes) or a string, 0 or
+ * "" when absent. */
+static void map_value(struct ngen *g, const struct ut_uexpr *e, bool str)
+{
+	if (e->map >= g->p->nmaps) {
+		sb_puts(g->b, str ? "no_str" : "0");
+		return;
+	}
+	unsigned v = g->names++;
+	sb_printf(g->b, "({ const u8 *v%u = ", v);
+	map_read(g, e);
+	if (str)
+		sb_printf(g->b, "; v%u ? str_in(v%u, %u) : no_str; })", v, v, g->p->maps[e->map].value_size);
+	else
+		sb_printf(g->b, "; v%u ? ld8(v%u) : 0; })", v, v);
+}
+
+/* Expression x, or NULL when there is none (its value is 0 or ""). */
+static const struct ut_uexpr *expr(const struct ngen *g, unsigned x)
+{
+	return x < g->p->nuexprs ? &g->p->uexprs[x] : NULL;
+}
+
 static const char *const binary_c[UT_UX_OP_COUNT] = {
 	[UT_UX_ADD] = "a + b", [UT_UX_SUB] = "a - b", [UT_UX_MUL] = "a * b",
 	[UT_UX_UDIV] = "b ? a / b : 0", [UT_UX_UMOD] = "b ? a % b : a",
@@ -172,52 +195,11 @@ static const unsigned header_offset[] = {
 	[UT_UH_TID] = offsetof(struct ut_rec_hdr, tid), [UT_UH_CPU] = offsetof(struct ut_rec_hdr, cpu),
 };
 
-/* Expression x as a u64 (user_side.c's eval_int and eval_operation). */
-static void int_expr(struct ngen *g, unsigned x)
+/* An operation on integers: user_side.c's eval_operation. */
+static void operation(struct ngen *g, const struct ut_uexpr *e)
 {
 	struct strbuf *b = g->b;
-	if (x >= g->p->nuexprs) {
-		sb_puts(b, "0");
-		return;
-	}
-	const struct ut_uexpr *e = &g->p->uexprs[x];
-	const struct ut_ulocal *l;
 	switch (e->op) {
-	case UT_UX_INT:
-		sb_printf(b, "%lluull", (unsigned long long)e->i);
-		return;
-	case UT_UX_CAPTURED:
-		if (e->field >= g->ev->nfields || g->ev->fields[e->field].type == UT_F_STR)
-			sb_puts(b, "0");
-		else
-			sb_printf(b, "ld8(rec + %u)", g->ev->fields[e->field].offset);
-		return;
-	case UT_UX_HEADER:
-		if (e->which == UT_UH_TS)
-			sb_printf(b, "ld8(rec + %u)", header_offset[UT_UH_TS]);
-		else if (e->which < sizeof(header_offset) / sizeof(header_offset[0]))
-			sb_printf(b, "ld4(rec + %u)", header_offset[e->which]);
-		else
-			sb_puts(b, "0");
-		return;
-	case UT_UX_LOCAL:
-		if (!(l = local(g, e->slot)))
-			sb_puts(b, "0");
-		else if (l->is_str)
-			sb_printf(b, "ld8(l%u)", e->slot);
-		else
-			sb_printf(b, "l%u", e->slot);
-		return;
-	case UT_UX_MAP:
-		if (e->map >= g->p->nmaps) {
-			sb_puts(b, "0");
-			return;
-		}
-		sb_printf(b, "({ const u8 *v%u = ", g->names);
-		unsigned v = g->names++;
-		map_read(g, e);
-		sb_printf(b, "; v%u ? ld8(v%u) : 0; })", v, v);
-		return;
 	case UT_UX_NEG: case UT_UX_NOT: case UT_UX_BITNOT: case UT_UX_BOOL:
 		sb_puts(b, e->op == UT_UX_NEG ? "(0 - " : e->op == UT_UX_NOT ? "(u64)!(" :
 			   e->op == UT_UX_BITNOT ? "~(" : "(u64)!!(");
@@ -229,15 +211,6 @@ static void int_expr(struct ngen *g, unsigned x)
 		int_expr(g, e->a);
 		sb_puts(b, e->op == UT_UX_LAND ? ") && (" : ") || (");
 		int_expr(g, e->b);
-		sb_puts(b, "))");
-		return;
-	case UT_UX_COND:
-		sb_puts(b, "((");
-		int_expr(g, e->a);
-		sb_puts(b, ") ? (");
-		int_expr(g, e->b);
-		sb_puts(b, ") : (");
-		int_expr(g, e->c);
 		sb_puts(b, "))");
 		return;
 	case UT_UX_TRUNC:
@@ -272,57 +245,87 @@ static void int_expr(struct ngen *g, unsigned x)
 	sb_printf(b, "; %s; })", binary_c[e->op]);
 }
 
-/* Expression x as a struct str (user_side.c's eval_str). */
-static void str_expr(struct ngen *g, unsigned x)
+/* Expression x as a string (struct str) or as a u64: user_side.c's
+ * eval_str, and eval_int for leaves, where a value of the other kind
+ * reads as "" or 0, a string local's first 8 bytes as an integer and an
+ * integer local's 8 bytes as a string. */
+static void value(struct ngen *g, unsigned x, bool str)
 {
 	struct strbuf *b = g->b;
-	if (x >= g->p->nuexprs) {
-		sb_puts(b, "no_str");
+	const struct ut_uexpr *e = expr(g, x);
+	const struct ut_field *f = e && e->op == UT_UX_CAPTURED && e->field < g->ev->nfields ? &g->ev->fields[e->field]
+											      : NULL;
+	const struct ut_ulocal *l = e && e->op == UT_UX_LOCAL ? local(g, e->slot) : NULL;
+	const char *none = str ? "no_str" : "0";
+	switch (e ? e->op : UT_UX_OP_COUNT) {
+	case UT_UX_INT:
+		if (str)
+			sb_puts(b, none);
+		else
+			sb_printf(b, "%lluull", (unsigned long long)e->i);
 		return;
-	}
-	const struct ut_uexpr *e = &g->p->uexprs[x];
-	const struct ut_ulocal *l;
-	switch (e->op) {
 	case UT_UX_STR:
+		if (!str) {
+			sb_puts(b, none);
+			return;
+		}
 		sb_puts(b, "((struct str){\"");
 		sb_c_string(b, e->text ? e->text : "");
 		sb_printf(b, "\", %zu})", e->text ? strlen(e->text) : 0);
 		return;
 	case UT_UX_CAPTURED:
-		if (e->field >= g->ev->nfields)
-			sb_puts(b, "no_str");
+		if (f && str)
+			sb_printf(b, "str_in(rec + %u, %u)", f->offset, f->size);
+		else if (f && f->type != UT_F_STR)
+			sb_printf(b, "ld8(rec + %u)", f->offset);
 		else
-			sb_printf(b, "str_in(rec + %u, %u)", g->ev->fields[e->field].offset,
-				  g->ev->fields[e->field].size);
+			sb_puts(b, none);
+		return;
+	case UT_UX_HEADER:
+		if (str || e->which >= sizeof(header_offset) / sizeof(header_offset[0]))
+			sb_puts(b, none);
+		else
+			sb_printf(b, "%s(rec + %u)", e->which == UT_UH_TS ? "ld8" : "ld4", header_offset[e->which]);
 		return;
 	case UT_UX_LOCAL:
-		if (!(l = local(g, e->slot)))
-			sb_puts(b, "no_str");
-		else
+		if (l && str)
 			sb_printf(b, "str_in(%sl%u, %u)", l->is_str ? "" : "&", e->slot, ut_ulocal_capacity(l));
+		else if (l)
+			sb_printf(b, l->is_str ? "ld8(l%u)" : "l%u", e->slot);
+		else
+			sb_puts(b, none);
 		return;
 	case UT_UX_MAP:
-		if (e->map >= g->p->nmaps) {
-			sb_puts(b, "no_str");
-			return;
-		}
-		sb_printf(b, "({ const u8 *v%u = ", g->names);
-		unsigned v = g->names++;
-		map_read(g, e);
-		sb_printf(b, "; v%u ? str_in(v%u, %u) : no_str; })", v, v, g->p->maps[e->map].value_size);
+		map_value(g, e, str);
 		return;
 	case UT_UX_COND:
 		sb_puts(b, "((");
 		int_expr(g, e->a);
-		sb_puts(b, ") ? ");
-		str_expr(g, e->b);
-		sb_puts(b, " : ");
-		str_expr(g, e->c);
-		sb_puts(b, ")");
+		sb_puts(b, ") ? (");
+		value(g, e->b, str);
+		sb_puts(b, ") : (");
+		value(g, e->c, str);
+		sb_puts(b, "))");
 		return;
-	default:   /* an integer, in a string's place */
-		sb_puts(b, "no_str");
+	case UT_UX_OP_COUNT:
+		sb_puts(b, none);
+		return;
+	default:
+		if (str)
+			sb_puts(b, none);   /* an integer, in a string's place */
+		else
+			operation(g, e);
 	}
+}
+
+static void int_expr(struct ngen *g, unsigned x)
+{
+	value(g, x, false);
+}
+
+static void str_expr(struct ngen *g, unsigned x)
+{
+	value(g, x, true);
 }
 
 static void stmts(struct ngen *g, unsigned first, unsigned n);
