@@ -167,8 +167,10 @@ void ut_wall_time_text(const char *fmt, uint64_t mono_ns, char *buf, size_t len)
 	struct timespec mono, real;
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	clock_gettime(CLOCK_REALTIME, &real);
-	int64_t now_mono = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec;
-	int64_t wall = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec - (now_mono - (int64_t)mono_ns);
+	uint64_t now_mono = (uint64_t)mono.tv_sec * 1000000000 + (uint64_t)mono.tv_nsec;
+	uint64_t now_real = (uint64_t)real.tv_sec * 1000000000 + (uint64_t)real.tv_nsec;
+	/* in unsigned arithmetic: a damaged or made-up time may be any value */
+	int64_t wall = (int64_t)(now_real - (now_mono - mono_ns));
 	time_t secs = (time_t)(wall / 1000000000);
 	char usecs[8], expanded[256];
 	snprintf(usecs, sizeof(usecs), "%06lld", (long long)(wall % 1000000000 / 1000));
@@ -187,8 +189,7 @@ void ut_wall_time_text(const char *fmt, uint64_t mono_ns, char *buf, size_t len)
 	}
 	expanded[at] = 0;
 	struct tm tm;
-	localtime_r(&secs, &tm);
-	if (len && !strftime(buf, len, expanded, &tm))
+	if (len && (!localtime_r(&secs, &tm) || !strftime(buf, len, expanded, &tm)))
 		buf[0] = 0;
 }
 
