@@ -164,13 +164,21 @@ static bool arg_stack(uint64_t raw, const struct ut_field *f, struct ut_arg *a)
  * bpftrace's strftime). */
 void ut_wall_time_text(const char *fmt, uint64_t mono_ns, char *buf, size_t len)
 {
-	struct timespec mono, real;
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	clock_gettime(CLOCK_REALTIME, &real);
-	uint64_t now_mono = (uint64_t)mono.tv_sec * 1000000000 + (uint64_t)mono.tv_nsec;
-	uint64_t now_real = (uint64_t)real.tv_sec * 1000000000 + (uint64_t)real.tv_nsec;
+	/* the clocks' difference, read once: every time of a run is moved by
+	 * the same amount (read at each call, it moved by a microsecond or
+	 * so from one to the next) */
+	static uint64_t real_minus_mono;
+	static bool have_difference;
+	if (!have_difference) {
+		struct timespec mono, real;
+		clock_gettime(CLOCK_MONOTONIC, &mono);
+		clock_gettime(CLOCK_REALTIME, &real);
+		real_minus_mono = ((uint64_t)real.tv_sec * 1000000000 + (uint64_t)real.tv_nsec) -
+				  ((uint64_t)mono.tv_sec * 1000000000 + (uint64_t)mono.tv_nsec);
+		have_difference = true;
+	}
 	/* in unsigned arithmetic: a damaged or made-up time may be any value */
-	int64_t wall = (int64_t)(now_real - (now_mono - mono_ns));
+	int64_t wall = (int64_t)(mono_ns + real_minus_mono);
 	time_t secs = (time_t)(wall / 1000000000);
 	char usecs[8], expanded[256];
 	snprintf(usecs, sizeof(usecs), "%06lld", (long long)(wall % 1000000000 / 1000));
