@@ -23,6 +23,7 @@
 #include "runtime/cache.h"
 #include "runtime/info.h"
 #include "runtime/list.h"
+#include "runtime/native.h"
 #include "runtime/options.h"
 #include "runtime/session.h"
 #include "runtime/usage.h"
@@ -397,7 +398,7 @@ static int render_command(int argc, char **argv)
 static int build_objects(const struct ut_program *prog, const struct options *o, struct ut_object_build builds[2],
 			 struct ut_program_objects *objs)
 {
-	char *user_c = ut_gen_native(prog);
+	char *user_c = ut_native_supported() ? ut_gen_native(prog) : NULL;
 	struct ut_object_build *bpf = &builds[0], *user = &builds[1];
 	*bpf = (struct ut_object_build){.c_src = prog->bpf_c};
 	*user = (struct ut_object_build){.c_src = user_c, .host = true};

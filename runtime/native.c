@@ -227,6 +227,15 @@ static void list_functions(struct load *l, struct ut_native *n)
 	}
 }
 
+bool ut_native_supported(void)
+{
+#if defined(__x86_64__)
+	return true;
+#else
+	return false;
+#endif
+}
+
 struct ut_native *ut_native_load(const void *obj, size_t len, const struct ut_native_symbol *calls,
 				 unsigned ncalls, char *err, size_t errlen)
 {

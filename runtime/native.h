@@ -5,6 +5,7 @@
  * what this loader does not know, run the interpreter (the caller's). */
 #ifndef UT_NATIVE_H
 #define UT_NATIVE_H
+#include <stdbool.h>
 #include <stddef.h>
 
 /* A function the object may call, by name. */
@@ -14,6 +15,10 @@ struct ut_native_symbol {
 };
 
 struct ut_native;
+
+/* Whether this host runs compiled code (x86-64); elsewhere none is built
+ * and the reader interprets. */
+bool ut_native_supported(void);
 
 /* The loaded object, its undefined symbols resolved from calls[]; NULL
  * with err when it cannot be (not x86-64, a relocation or section this

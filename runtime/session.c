@@ -28,6 +28,7 @@
 #include "runtime/consumer.h"
 #include "runtime/decode.h"
 #include "runtime/loader.h"
+#include "runtime/native.h"
 #include "runtime/recorder.h"
 #include "runtime/stacks.h"
 #include "runtime/summary.h"
@@ -681,6 +682,8 @@ static void use_compiled_user_side(struct ut_user_side *u, const struct ut_progr
 		return;   /* no user side */
 	if (interpret && strcmp(interpret, "1") == 0)
 		snprintf(err, sizeof(err), "UT_INTERPRET=1");
+	else if (!ut_native_supported())
+		snprintf(err, sizeof(err), "this host runs no compiled code: x86-64 only");
 	else if (!objs->user_len)
 		snprintf(err, sizeof(err), "no compiled code for it");
 	else if (objs->user_c_hash != ut_hash_bytes(UT_HASH_INIT, c_src, strlen(c_src) + 1))
