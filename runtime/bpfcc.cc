@@ -133,6 +133,9 @@ std::vector<std::string> host_args()
 		"-fgnuc-version=4.2.1",
 		"-ferror-limit", "20",
 		"-w",  // generated code: constant casts and folds that warnings would flag
+		// an expression the compiler takes (at most 240 brackets in BPF
+		// C) nests more here: each operation is a statement expression
+		"-fbracket-depth", "1024",
 		"-nostdsysteminc", "-nobuiltininc",
 	};
 }
