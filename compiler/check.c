@@ -162,7 +162,7 @@ static void check_with(struct check *ck, struct node *with, bool counter, struct
 }
 
 /* The values of a scheduling record (their names: ut_sched_value_names;
- * runtime/decode.c finds them through ut_event.sched_arg): thread ids and
+ * runtime/decode.c finds them through ut_event.sched_field): thread ids and
  * states are numbers, names text; `what` tells the user what one is when
  * it is missing.  A list ends at UT_SV_COUNT. */
 struct sched_value {

@@ -95,13 +95,15 @@ const char *const ut_sched_value_names[UT_SV_COUNT] = {
 
 void ut_event_index_sched(struct ut_event *ev)
 {
-	memset(ev->sched_arg, 0, sizeof(ev->sched_arg));
+	memset(ev->sched_field, 0, sizeof(ev->sched_field));
 	if (ev->op != UT_EV_SCHED_SWITCH && ev->op != UT_EV_SCHED_WAKEUP)
 		return;
 	for (unsigned v = 0; v < UT_SV_COUNT; v++)
-		for (unsigned i = 0; i < ev->nargs && i < UINT8_MAX; i++)
+		for (unsigned i = 0; i < ev->nargs; i++)
 			if (ev->args[i].name && strcmp(ev->args[i].name, ut_sched_value_names[v]) == 0) {
-				ev->sched_arg[v] = (uint8_t)(i + 1);
+				const struct ut_value *val = &ev->args[i].value;
+				if (val->kind == UT_VAL_FIELD && val->field < ev->nfields && val->field < UINT16_MAX)
+					ev->sched_field[v] = (uint16_t)(val->field + 1);
 				break;
 			}
 }

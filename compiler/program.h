@@ -316,7 +316,7 @@ static inline unsigned ut_ulocal_bytes(const struct ut_ulocal *l)
 	return ut_ulocal_capacity(l) > 8 ? (ut_ulocal_capacity(l) + 7u) & ~7u : 8;
 }
 
-/* The scheduling values, in the order of ut_event.sched_arg; their names
+/* The scheduling values, in the order of ut_event.sched_field; their names
  * as the args of scheduling events give them. */
 enum ut_sched_value {
 	UT_SV_CPU, UT_SV_PID, UT_SV_TID, UT_SV_COMM, UT_SV_PREV_PID, UT_SV_PREV_TID, UT_SV_PREV_STATE,
@@ -343,9 +343,10 @@ struct ut_event {
 	unsigned body, nbody;
 	unsigned nlocals;
 	struct ut_ulocal *locals;
-	/* scheduling events: 1 + the index in args of the arg naming each
-	 * enum ut_sched_value, 0 where none does (ut_event_index_sched) */
-	uint8_t sched_arg[UT_SV_COUNT];
+	/* scheduling events: 1 + the index in fields of the field the arg
+	 * naming each enum ut_sched_value holds, 0 where no arg names it or
+	 * its value is not a field (ut_event_index_sched) */
+	uint16_t sched_field[UT_SV_COUNT];
 };
 
 /* A lookup table declared in a script: integer -> name. */
@@ -448,9 +449,10 @@ void ut_program_free(struct ut_program *p);
 unsigned ut_program_add_uexpr(struct ut_program *p, const struct ut_uexpr *e);
 unsigned ut_program_add_ustmts(struct ut_program *p, const struct ut_ustmt *s, unsigned n);
 unsigned ut_program_add_ukeys(struct ut_program *p, const unsigned *exprs, unsigned n);
-/* Finds the arg naming each scheduling value of a scheduling event, once
- * (ut_compile and ut_program_load do it for every event): a record is
- * decoded without comparing names. */
+/* Finds the field of the arg naming each scheduling value of a
+ * scheduling event, once (ut_compile and ut_program_load do it for every
+ * event): a record is decoded without comparing names or going through
+ * its args. */
 void ut_event_index_sched(struct ut_event *ev);
 /* The operand expressions of e into ops (a map's keys are not operands):
  * their number. */

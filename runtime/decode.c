@@ -443,13 +443,10 @@ static void lost_record(struct ut_engine *e, const void *rec, size_t size)
  * absent or not in the record. */
 static const struct ut_field *sched_field(const struct ut_event *ev, size_t size, enum ut_sched_value v)
 {
-	unsigned i = ev->sched_arg[v];
-	if (!i || i > ev->nargs)
+	unsigned i = ev->sched_field[v];
+	if (!i || i > ev->nfields || !field_in_record(&ev->fields[i - 1], size))
 		return NULL;
-	const struct ut_value *val = &ev->args[i - 1].value;
-	if (val->kind != UT_VAL_FIELD || val->field >= ev->nfields || !field_in_record(&ev->fields[val->field], size))
-		return NULL;
-	return &ev->fields[val->field];
+	return &ev->fields[i - 1];
 }
 
 static uint64_t sched_u64(const struct ut_event *ev, const void *rec, size_t size, enum ut_sched_value v,
