@@ -1183,6 +1183,20 @@ static void test_damaged(void)
 	p->events[EV_PRINT].size += 4;
 	CHECK("damaged/record_size_not_8_aligned", !loads(p));
 	p->events[EV_PRINT].size -= 4;
+	/* a field whose end would wrap past 2^32, inside the record by a
+	 * 32-bit sum (the loader bounds offsets and sizes first) */
+	struct ut_field kept_field = p->events[EV_HIT].fields[0];
+	p->events[EV_HIT].fields[0].offset = UINT32_MAX - 7;
+	p->events[EV_HIT].fields[0].size = 16;
+	CHECK("damaged/field_end_wraps", !loads(p));
+	p->events[EV_HIT].fields[0] = kept_field;
+	CHECK("damaged/restored_after_wraps", loads(p));
+	struct ut_program *keyed = new_program();
+	unsigned km = add_map(keyed, &(struct map_spec){.name = "@k", .agg = UT_AGG_COUNT, .nkeys = 1, .keys = {KEY_U64}});
+	CHECK("damaged/keyed_loads", loads(keyed));
+	keyed->maps[km].keys[0].offset = UINT32_MAX - 3;
+	CHECK("damaged/key_end_wraps", !loads(keyed));
+	ut_program_free(keyed);
 	free(p->events[EV_PRINT].name.text);
 	p->events[EV_PRINT].name.text = strdup("res=%lln");
 	CHECK("damaged/format_writes", !loads(p));
