@@ -491,15 +491,12 @@ char *ut_gen_native(const struct ut_program *p)
 	struct ngen g = {.p = p, .b = &b};
 	sb_puts(&b, "/* The reader's side of a uring-trace script (compiler/gen_native.c). */\n");
 	sb_puts(&b, prelude);
-	bool any = false;
-	for (unsigned e = 0; e < p->nevents; e++)
-		if (p->events[e].op == UT_EV_HIT && p->events[e].nbody) {
-			hit_function(&g, e);
-			any = true;
-		}
-	if (!any) {
+	if (!ut_program_has_user_side(p)) {
 		sb_free(&b);
 		return NULL;
 	}
+	for (unsigned e = 0; e < p->nevents; e++)
+		if (ut_event_has_user_side(&p->events[e]))
+			hit_function(&g, e);
 	return b.s;
 }

@@ -349,6 +349,12 @@ struct ut_event {
 	uint16_t sched_field[UT_SV_COUNT];
 };
 
+/* Whether a hit of ev runs statements in the reader. */
+static inline bool ut_event_has_user_side(const struct ut_event *ev)
+{
+	return ev->op == UT_EV_HIT && ev->nbody;
+}
+
 /* A lookup table declared in a script: integer -> name. */
 struct ut_table_entry { int64_t key; char *name; };
 struct ut_table {
@@ -443,6 +449,15 @@ struct ut_program {
 };
 
 void ut_program_free(struct ut_program *p);
+
+/* Whether p runs statements in the reader (a hit event has some). */
+static inline bool ut_program_has_user_side(const struct ut_program *p)
+{
+	for (unsigned e = 0; e < p->nevents; e++)
+		if (ut_event_has_user_side(&p->events[e]))
+			return true;
+	return false;
+}
 
 /* Appends to the user side's tables (the compiler's emission of it, and
  * tests): the index of the first item added. */

@@ -12,6 +12,7 @@
 
 #include "base/hash.h"
 #include "compiler/aggregations.h"
+#include "compiler/gen_native.h"
 #include "compiler/program.h"
 #include "compiler/program_io.h"
 
@@ -612,6 +613,16 @@ static bool program_ok(const struct ut_program *p)
 	return user_side_ok(p);
 }
 
+/* Whether code built from C of hash c_hash was built from p's: its C,
+ * written again (a millisecond for the default script), has that hash. */
+static bool built_from(const struct ut_program *p, uint64_t c_hash)
+{
+	char *c_src = ut_gen_native(p);
+	bool same = c_src && ut_hash_bytes(UT_HASH_INIT, c_src, strlen(c_src) + 1) == c_hash;
+	free(c_src);
+	return same;
+}
+
 struct ut_program *ut_program_load(const void *data, size_t len, struct ut_program_objects *objs, char *err,
 				   size_t errlen)
 {
@@ -794,6 +805,10 @@ struct ut_program *ut_program_load(const void *data, size_t len, struct ut_progr
 	}
 	objs->bpf = r.p;
 	objs->bpf_len = (size_t)n;
+	if (objs->user_len && !built_from(p, objs->user_c_hash)) {   /* another program's: interpreted */
+		objs->user = NULL;
+		objs->user_len = 0;
+	}
 	for (unsigned i = 0; i < p->nevents; i++)
 		ut_event_index_sched(&p->events[i]);
 	return p;

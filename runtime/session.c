@@ -19,9 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "base/hash.h"
 #include "bpf/records.h"
-#include "compiler/gen_native.h"
 #include "engine/engine.h"
 #include "fxt/fxt.h"
 #include "probes/kind.h"
@@ -668,30 +666,27 @@ static void note_trace_size(struct session *s)
 
 /* k: the kernel the script was compiled against (its BTF already parsed),
  * or NULL to open it here. */
-/* Has the user side run the compiled code in objs, when it was built
- * from this program's C; says which the reader runs with -v, and warns
- * when the code cannot run.  UT_INTERPRET=1 keeps the interpreter (tests
- * compare the two; benchmarks measure them). */
+/* Has the user side run the compiled code in objs (built from this
+ * program: main.c built it, or the .uto loader checked it); says which the
+ * reader runs with -v, and warns when the code cannot run.  UT_INTERPRET=1
+ * keeps the interpreter (tests compare the two; benchmarks measure
+ * them). */
 static void use_compiled_user_side(struct ut_user_side *u, const struct ut_program *prog,
 				   const struct ut_program_objects *objs, const struct options *o)
 {
 	const char *interpret = getenv("UT_INTERPRET");
-	char *c_src = ut_gen_native(prog);
 	char err[512] = "";
-	if (!c_src)
-		return;   /* no user side */
+	if (!ut_program_has_user_side(prog))
+		return;
 	if (interpret && strcmp(interpret, "1") == 0)
 		snprintf(err, sizeof(err), "UT_INTERPRET=1");
 	else if (!ut_native_supported())
 		snprintf(err, sizeof(err), "this host runs no compiled code: x86-64 only");
 	else if (!objs->user_len)
-		snprintf(err, sizeof(err), "no compiled code for it");
-	else if (objs->user_c_hash != ut_hash_bytes(UT_HASH_INIT, c_src, strlen(c_src) + 1))
-		snprintf(err, sizeof(err), "the compiled code is not this program's");
+		snprintf(err, sizeof(err), "no compiled code for it, or the .uto's is damaged or another program's");
 	else if (!ut_user_side_compiled(u, objs->user, objs->user_len, err, sizeof(err)) && !o->quiet)
 		fprintf(stderr, "uring-trace: warning: the reader interprets the script's user side, more slowly: %s\n",
 			err);
-	free(c_src);
 	if (o->verbose && ut_user_side_compiled_events(u))
 		fprintf(stderr, "uring-trace: the reader runs the user side of %u probe%s as compiled code\n",
 			ut_user_side_compiled_events(u), ut_user_side_compiled_events(u) == 1 ? "" : "s");
