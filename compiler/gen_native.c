@@ -32,7 +32,7 @@ static const char prelude[] =
 	"CALL void ut_native_add(struct ut_native_env *, u32 map, const void *key, s64 v);\n"
 	"CALL void ut_native_take(struct ut_native_env *, u32 map, void *key, s64 v);\n"
 	"CALL void ut_native_delete(struct ut_native_env *, u32 map, const void *key);\n"
-	"CALL void ut_native_emit(struct ut_native_env *, u32 event, const void *record, u32 size);\n"
+	"CALL void ut_native_emit(struct ut_native_env *, const void *record, u32 size);\n"
 	"CALL void *memcpy(void *, const void *, size_t);\n"
 	"CALL void *memmove(void *, const void *, size_t);\n"
 	"CALL void *memset(void *, int, size_t);\n"
@@ -390,7 +390,7 @@ static void emit(struct ngen *g, const struct ut_ustmt *s)
 		  offsetof(struct ut_rec_hdr, event), s->event);
 	for (unsigned f = 0; f < ev->nfields && f < s->nkeys; f++)
 		store(g, s->keys + f < g->p->nukeys ? g->p->ukeys[s->keys + f] : g->p->nuexprs, &ev->fields[f], "r");
-	sb_printf(g->b, "ut_native_emit(env, %u, r, %u);\n", s->event, ev->size);
+	sb_printf(g->b, "ut_native_emit(env, r, %u);\n", ev->size);
 	if (ev->op == UT_EV_EXIT)
 		sb_puts(g->b, "return 0;\n");
 	sb_puts(g->b, "}\n");

@@ -51,16 +51,10 @@ static bool fail(struct load *l, const char *what, const char *name)
 }
 
 /* Sections placed in the image: code and constants.  Unwind tables are
- * left out (nothing unwinds through the object); a writable section is
- * refused, as the image is made read-only. */
-static bool placed(struct load *l, const GElf_Shdr *sh, const char *name, bool *ok)
+ * left out (nothing unwinds through the object). */
+static bool placed(const GElf_Shdr *sh, const char *name)
 {
-	*ok = true;
-	if (!(sh->sh_flags & SHF_ALLOC) || !sh->sh_size || strcmp(name, ".eh_frame") == 0)
-		return false;
-	if (sh->sh_flags & SHF_WRITE)
-		*ok = fail(l, "it has a writable section", name);
-	return *ok;
+	return (sh->sh_flags & SHF_ALLOC) && sh->sh_size && strcmp(name, ".eh_frame") != 0;
 }
 
 static bool lay_out(struct load *l)
@@ -76,20 +70,19 @@ static bool lay_out(struct load *l)
 		if (!scn || !gelf_getshdr(scn, &sh))
 			return fail(l, "a damaged section header", NULL);
 		const char *name = elf_strptr(l->elf, shstrndx, sh.sh_name);
-		bool ok;
 		if (sh.sh_type == SHT_SYMTAB) {
 			l->symbols = elf_getdata(scn, NULL);
 			l->symbol_names = sh.sh_link;
 			l->nsymbols = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-		} else if (placed(l, &sh, name ? name : "", &ok)) {
+		} else if (placed(&sh, name ? name : "")) {
+			if (sh.sh_flags & SHF_WRITE)   /* the image is made read-only */
+				return fail(l, "it has a writable section", name);
 			size_t align = sh.sh_addralign > 1 ? sh.sh_addralign : 1;
 			if (align > 4096 || (align & (align - 1)) || sh.sh_size > (1u << 30))
 				return fail(l, "an unexpected section", name);
 			l->size = (l->size + align - 1) & ~(align - 1);
 			l->place[i] = l->size;
 			l->size += sh.sh_size;
-		} else if (!ok) {
-			return false;
 		}
 	}
 	if (!l->symbols)

@@ -720,9 +720,8 @@ static void ut_native_delete(struct ut_native_env *env, uint32_t map, const void
 	ut_user_map_delete(&env->u->maps->maps[map], key);
 }
 
-static void ut_native_emit(struct ut_native_env *env, uint32_t event, const void *record, uint32_t size)
+static void ut_native_emit(struct ut_native_env *env, const void *record, uint32_t size)
 {
-	(void)event;
 	ut_decode_record(env->d, record, size);
 }
 
