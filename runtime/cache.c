@@ -157,12 +157,6 @@ static bool make_pch(const struct ut_bpfcc *cc, const char *header, const char *
 	return false;
 }
 
-static void set_compile_error(char *err, size_t errlen, const char *diag)
-{
-	snprintf(err, errlen, "compiling the generated BPF C failed%s%s", diag ? ":\n" : "",
-		 diag ? diag : "");
-}
-
 /* Where an object is built from and stored. */
 struct object_place {
 	char cache[PATH_MAX], root[PATH_MAX]; /* cache and bpf/ headers' directories */
@@ -171,62 +165,43 @@ struct object_place {
 	bool host;                            /* the reader's code, not BPF */
 };
 
-/* The reader's user side: C that includes nothing, for this machine. */
-static int compile_host_object(const struct ut_bpfcc *cc, const char *c_src, const struct object_place *at,
-			       void **obj, size_t *len, char *err, size_t errlen)
-{
-	struct ut_bpfcc_opts opts = {.source = c_src, .source_len = strlen(c_src),
-				     .source_name = "uring-trace.user.c", .host = 1};
-	char *diag = NULL;
-	if (make_dirs(at->obj_dir) != 0 || cc->compile(&opts, obj, len, &diag) != 0) {
-		snprintf(err, errlen, "compiling the reader's generated C failed%s%s", diag ? ":\n" : "",
-			 diag ? diag : "");
-		free(diag);
-		return -1;
-	}
-	free(diag);
-	if (ut_write_file_atomic(at->obj_path, *obj, *len) != 0)
-		snprintf(err, errlen, "cannot store %s: %s", at->obj_path, strerror(errno));
-	return 0;
-}
-
-/* Compiles c_src with clang (vmlinux.h and its PCH made first when
- * missing) and stores the object at at->obj_path. */
+/* Compiles c_src with clang and stores the object at at->obj_path; for
+ * BPF, vmlinux.h and its PCH are made first when missing.  The reader's
+ * code includes nothing. */
 static int compile_object(const char *c_src, const struct object_place *at, void **obj, size_t *len, char *err,
 			  size_t errlen)
 {
 	const struct ut_bpfcc *cc = ut_bpfcc_get(err, errlen);
 	if (!cc)
 		return -1;
-	if (at->host)
-		return compile_host_object(cc, c_src, at, obj, len, err, errlen);
-	/* a precompiled header only works with the very clang that made it */
-	const char *version = cc->version();
-	char btf_dir[PATH_MAX], header[PATH_MAX], pch[PATH_MAX], bpf_dir[PATH_MAX];
-	path_fmt(btf_dir, sizeof(btf_dir), "%s/btf-%016llx", at->cache, (unsigned long long)at->btf_hash);
-	path_fmt(header, sizeof(header), "%s/vmlinux.h", btf_dir);
-	path_fmt(pch, sizeof(pch), "%s/vmlinux-%016llx.pch", btf_dir,
-		 (unsigned long long)ut_hash_bytes(UT_HASH_INIT, version, strlen(version)));
-	path_fmt(bpf_dir, sizeof(bpf_dir), "%s/bpf", at->root);
-	if (make_dirs(btf_dir) != 0 || make_dirs(at->obj_dir) != 0) {
+	struct ut_bpfcc_opts opts = {.source = c_src, .source_len = strlen(c_src), .host = at->host,
+				     .source_name = at->host ? "uring-trace.user.c" : "uring-trace.bpf.c"};
+	char btf_dir[PATH_MAX] = "", header[PATH_MAX], pch[PATH_MAX], bpf_dir[PATH_MAX];
+	const char *includes[] = {btf_dir, at->root, bpf_dir, NULL};
+	if (!at->host) {
+		/* a precompiled header only works with the very clang that made it */
+		const char *version = cc->version();
+		path_fmt(btf_dir, sizeof(btf_dir), "%s/btf-%016llx", at->cache, (unsigned long long)at->btf_hash);
+		path_fmt(header, sizeof(header), "%s/vmlinux.h", btf_dir);
+		path_fmt(pch, sizeof(pch), "%s/vmlinux-%016llx.pch", btf_dir,
+			 (unsigned long long)ut_hash_bytes(UT_HASH_INIT, version, strlen(version)));
+		path_fmt(bpf_dir, sizeof(bpf_dir), "%s/bpf", at->root);
+	}
+	if ((btf_dir[0] && make_dirs(btf_dir) != 0) || make_dirs(at->obj_dir) != 0) {
 		snprintf(err, errlen, "cannot create directories in %s: %s", at->cache, strerror(errno));
 		return -1;
 	}
-	if (access(header, R_OK) != 0 && write_vmlinux_header(header, err, errlen) != 0)
-		return -1;
-	const char *includes[] = {btf_dir, at->root, bpf_dir, NULL};
-	bool have_pch = access(pch, R_OK) == 0 || make_pch(cc, header, includes, pch);
-
-	struct ut_bpfcc_opts opts = {
-		.source = c_src,
-		.source_len = strlen(c_src),
-		.source_name = "uring-trace.bpf.c",
-		.include_dirs = includes,
-		.pch = have_pch ? pch : NULL,
-	};
+	if (!at->host) {
+		if (access(header, R_OK) != 0 && write_vmlinux_header(header, err, errlen) != 0)
+			return -1;
+		opts.include_dirs = includes;
+		if (access(pch, R_OK) == 0 || make_pch(cc, header, includes, pch))
+			opts.pch = pch;
+	}
 	char *diag = NULL;
 	if (cc->compile(&opts, obj, len, &diag) != 0) {
-		set_compile_error(err, errlen, diag);
+		snprintf(err, errlen, "compiling the %s failed%s%s", at->host ? "reader's generated C" : "generated BPF C",
+			 diag ? ":\n" : "", diag ? diag : "");
 		free(diag);
 		return -1;
 	}
