@@ -114,8 +114,7 @@ int main(int argc, char **argv)
 	struct ut_decoder d = {.prog = prog, .engine = e, .print_out = devnull,
 			       .user_side = ut_user_side_new(prog, &maps, 10000)};
 	/* the compiled user side, as the tracer runs it, unless UT_INTERPRET=1 */
-	const char *interpret = getenv("UT_INTERPRET");
-	if (objs.user_len && !(interpret && strcmp(interpret, "1") == 0) &&
+	if (objs.user_len && !ut_user_side_interpret_asked() &&
 	    !ut_user_side_compiled(d.user_side, objs.user, objs.user_len, err, sizeof(err)))
 		fprintf(stderr, "replay_bench: interpreting: %s\n", err);
 	ut_decode_declare_names(prog, e);

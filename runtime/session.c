@@ -667,18 +667,16 @@ static void note_trace_size(struct session *s)
 /* k: the kernel the script was compiled against (its BTF already parsed),
  * or NULL to open it here. */
 /* Has the user side run the compiled code in objs (built from this
- * program: main.c built it, or the .uto loader checked it); says which the
- * reader runs with -v, and warns when the code cannot run.  UT_INTERPRET=1
- * keeps the interpreter (tests compare the two; benchmarks measure
- * them). */
+ * program: main.c built it, or the .uto loader checked it) unless
+ * UT_INTERPRET=1; says which the reader runs with -v, and warns when the
+ * code cannot run. */
 static void use_compiled_user_side(struct ut_user_side *u, const struct ut_program *prog,
 				   const struct ut_program_objects *objs, const struct options *o)
 {
-	const char *interpret = getenv("UT_INTERPRET");
 	char err[512] = "";
 	if (!ut_program_has_user_side(prog))
 		return;
-	if (interpret && strcmp(interpret, "1") == 0)
+	if (ut_user_side_interpret_asked())
 		snprintf(err, sizeof(err), "UT_INTERPRET=1");
 	else if (!ut_native_supported())
 		snprintf(err, sizeof(err), "this host runs no compiled code: x86-64 only");

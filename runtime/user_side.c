@@ -10,6 +10,7 @@
 #include "base/alloc.h"
 #include "base/hashmap.h"
 #include "compiler/gen_native.h"
+#include "runtime/cache.h"
 #include "runtime/decode.h"
 #include "runtime/native.h"
 #include "runtime/user_maps.h"
@@ -757,4 +758,25 @@ unsigned ut_user_side_compiled_events(const struct ut_user_side *u)
 	for (unsigned e = 0; u->hit && e < u->prog->nevents; e++)
 		n += u->hit[e] != NULL;
 	return n;
+}
+
+int ut_user_side_build(struct ut_user_side *u, char *err, size_t errlen)
+{
+	char *c_src = ut_gen_native(u->prog);
+	if (!c_src)
+		return 0;
+	struct ut_object_build b = {.c_src = c_src, .host = true};
+	ut_build_objects(&b, 1);
+	bool loaded = b.rc == 0 && ut_user_side_compiled(u, b.obj, b.len, b.err, sizeof(b.err));
+	if (!loaded)
+		snprintf(err, errlen, "%s", b.err);
+	free(b.obj);
+	free(c_src);
+	return loaded ? 1 : -1;
+}
+
+bool ut_user_side_interpret_asked(void)
+{
+	const char *interpret = getenv("UT_INTERPRET");
+	return interpret && strcmp(interpret, "1") == 0;
 }

@@ -31,6 +31,14 @@ void ut_user_side_free(struct ut_user_side *u);
 bool ut_user_side_compiled(struct ut_user_side *u, const void *obj, size_t len, char *err, size_t errlen);
 /* How many events' hits run compiled code. */
 unsigned ut_user_side_compiled_events(const struct ut_user_side *u);
+/* Builds the program's user side with the clang wrapper (from the cache
+ * when there) and has u run it, as ut_user_side_compiled: 1, 0 when the
+ * program has no user side, -1 with err.  For tests and fuzzing: the
+ * tracer builds it with the BPF object (runtime/main.c). */
+int ut_user_side_build(struct ut_user_side *u, char *err, size_t errlen);
+/* Whether UT_INTERPRET=1 asks the reader to interpret, compiled code or
+ * not (tests compare the two; benchmarks measure them). */
+bool ut_user_side_interpret_asked(void);
 
 /* --sample: whether the trace keeps record rec (size bytes).  The user
  * side samples every point of the flow kinds it emits points of (and

@@ -39,12 +39,10 @@
 #include "base/files.h"
 #include "bpf/records.h"
 #include "compiler/compiler.h"
-#include "compiler/gen_native.h"
 #include "compiler/program_io.h"
 #include "engine/engine.h"
 #include "fxt/fxt.h"
 #include "tools/tools.h"
-#include "runtime/cache.h"
 #include "runtime/decode.h"
 #include "runtime/reorder.h"
 #include "runtime/summary.h"
@@ -818,21 +816,16 @@ struct outcome {
 	bool compiled;   /* the run had compiled code to run */
 };
 
-/* The user side of p compiled and handed to u; false where it has none. */
-static bool compile_user_side(const struct ut_program *p, struct ut_user_side *u)
+/* u's program's user side compiled and handed to u; false where it has none. */
+static bool compile_user_side(struct ut_user_side *u)
 {
-	char *c_src = ut_gen_native(p);
-	if (!c_src)
-		return false;
-	struct ut_object_build b = {.c_src = c_src, .host = true};
-	ut_build_objects(&b, 1);
-	if (b.rc != 0 || !ut_user_side_compiled(u, b.obj, b.len, b.err, sizeof(b.err))) {
-		fprintf(stderr, "fuzz_decode: the reader's C does not build or load: %s\n", b.err);
+	char err[8192];
+	int built = ut_user_side_build(u, err, sizeof(err));
+	if (built < 0) {
+		fprintf(stderr, "fuzz_decode: the reader's C does not build or load: %s\n", err);
 		abort();
 	}
-	free(b.obj);
-	free(c_src);
-	return true;
+	return built > 0;
 }
 
 /* One run of the input; with compiled, the user side runs compiled. */
@@ -868,7 +861,7 @@ static void run_input(const uint8_t *data, size_t size, bool compiled, struct ou
 	ut_user_maps_init(&s.maps, p);
 	s.dec = (struct ut_decoder){.prog = p, .engine = e, .print_out = text, .clear_map = on_clear, .maps_ctx = &s,
 				    .user_side = ut_user_side_new(p, &s.maps, samples[opts & OPT_SAMPLE])};
-	out->compiled = compiled && compile_user_side(p, s.dec.user_side);
+	out->compiled = compiled && compile_user_side(s.dec.user_side);
 	if (e)
 		ut_decode_declare_names(p, e);
 	s.reorder = ut_reorder_new(s.ncpus, record_len, &s.dec);

@@ -263,17 +263,12 @@ static bool compiled_round;
 
 static void compile_user_side(struct session *s)
 {
-	char *c_src = ut_gen_native(s->prog);
-	if (!c_src)
-		return;
-	struct ut_object_build build = {.c_src = c_src, .host = true};
-	ut_build_objects(&build, 1);
-	bool loaded = build.rc == 0 && ut_user_side_compiled(s->user, build.obj, build.len, build.err, sizeof(build.err));
-	if (!loaded)
-		printf("%s\n", build.err);
-	CHECK("compiled/builds_and_loads", loaded && ut_user_side_compiled_events(s->user) > 0);
-	free(build.obj);
-	free(c_src);
+	char err[8192];
+	int built = ut_user_side_build(s->user, err, sizeof(err));
+	if (built < 0)
+		printf("%s\n", err);
+	if (built)
+		CHECK("compiled/builds_and_loads", built > 0 && ut_user_side_compiled_events(s->user) > 0);
 }
 
 static void session_open(struct session *s, const struct ut_program *prog, uint32_t sample_permyriad,
