@@ -229,7 +229,7 @@ static char *gen_macaddr(struct gen *g, struct node *n, struct node **args, int 
 	bool array = a->type.kind == T_STR;   /* else a pointer (check_macaddr) */
 	char *p = array ? gen_member_address(g, a) : gen_expr(g, a), *t = new_tmp(g);
 	emit(g, "char %s[18] = {};", t);
-	emit(g, "ut_macaddr(%s, (const void *)(%s), %d);", t, p, !array && a->type.user);
+	emit(g, "ut_macaddr(%s, (const void *)(%s), %d);", t, p, !array && gen_user_address(g, &a->type));
 	free(p);
 	return t;
 }

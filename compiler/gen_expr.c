@@ -457,19 +457,21 @@ static char *gen_cast(struct gen *g, struct node *n)
 		free(a);
 		return r;
 	}
-	int bits = strcmp(n->str, "bool") == 0 ? 1 : atoi(n->str + 1);
+	/* the type's bytes as the check made them (scalar_type_bytes) */
+	bool to_bool = strcmp(n->str, "bool") == 0;
+	int bits = 8 * (int)n->type.size;
 	char sgn = n->str[0] == 's' ? 's' : 'u';
-	if (n->a->type.kind == T_STR && bits > 1) {
+	if (n->a->type.kind == T_STR && !to_bool) {
 		/* its first bytes, little-endian: decodes short codes such as
 		 * the block layer's rwbs ("WS") */
 		char *t = new_tmp(g);
-		int nbytes = n->a->type.size < bits / 8 ? n->a->type.size : bits / 8;
+		int nbytes = n->a->type.size < n->type.size ? n->a->type.size : n->type.size;
 		emit(g, "__u64 %s = 0;", t);
 		emit(g, "__builtin_memcpy(&%s, %s, %d);", t, a, nbytes);
 		free(a);
 		a = t;
 	}
-	if (bits == 1)
+	if (to_bool)
 		r = xasprintf("(!!(%s))", a);
 	else if (n->a->type.kind == T_PTR && n->a->type.direct)   /* shifts, masks, xors work */
 		r = xasprintf("((__%c%d)ut_ptr_int(%s))", sgn, bits, a);
@@ -481,15 +483,15 @@ static char *gen_cast(struct gen *g, struct node *n)
 
 /* ---- indexes, maps, calls ---- */
 
-/* p[i] on a typed pointer: element i, as C reads it.  No bound is known,
- * so the script checks its index (fd < fdt.max_fds); a bad address reads
- * as 0.  *x of an integer reads a u64 there: in a uprobe or usdt probe
- * the integer is an address of the process. */
 bool gen_user_address(const struct gen *g, const struct type *t)
 {
 	return t->user || (is_int(t) && g->alt->def->user_addresses);
 }
 
+/* p[i] on a typed pointer: element i, as C reads it.  No bound is known,
+ * so the script checks its index (fd < fdt.max_fds); a bad address reads
+ * as 0.  *x of an integer reads a u64 there: in a uprobe or usdt probe
+ * the integer is an address of the process. */
 static char *gen_element(struct gen *g, struct node *n)
 {
 	bool user = gen_user_address(g, &n->a->type);
