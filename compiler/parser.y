@@ -12,6 +12,7 @@ struct parse_ctx;
 }
 
 %code {
+#include "base/alloc.h"
 #include "lexer.h"
 #define LOC(l) ((struct ut_loc){ctx->file, (l).first_line, (l).first_column})
 static void yyerror(YYLTYPE *loc, void *scanner, struct parse_ctx *ctx, const char *msg);
@@ -60,19 +61,16 @@ static struct node *local_update(struct parse_ctx *ctx, char *name, YYLTYPE l, i
 	n->a = nest(ctx, n->a);
 	return n;
 }
-/* "begin", "end", "step", "phase" are words only inside trace statements. */
 /* sizeof()'s and offsetof()'s words: "struct NAME", or a member's name */
 static struct node *type_node(struct parse_ctx *ctx, YYLTYPE l, char *struct_name, char *member)
 {
 	struct node *n = mk(N_TYPE, l, ctx);
-	n->str = struct_name ? malloc(strlen(struct_name) + 8) : member;
-	if (struct_name) {
-		sprintf(n->str, "struct %s", struct_name);
-		free(struct_name);
-	}
+	n->str = struct_name ? xasprintf("struct %s", struct_name) : member;
+	free(struct_name);
 	return n;
 }
 
+/* "begin", "end", "step", "phase" are words only inside trace statements. */
 static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allow_step, bool allow_phase)
 {
 	if (strcmp(w, "begin") == 0) return OP_BEGIN;
