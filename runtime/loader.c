@@ -411,6 +411,11 @@ static struct bpf_object *open_object(struct ut_kernel *k, const struct ut_load_
 	struct bpf_map *traced = bpf_object__find_map_by_name(obj, "ut_traced_tgids");
 	if (traced && !o->follow_forks && rc == 0)
 		rc = bpf_map__set_max_entries(traced, 1);
+	/* without --sample no flow's draw is kept: a token map (an LRU map
+	 * allocates every entry when it is created, 5 MiB for this one) */
+	struct bpf_map *sample = bpf_object__find_map_by_name(obj, "ut_flow_sample");
+	if (sample && (o->sample_permyriad == 0 || o->sample_permyriad >= 10000) && rc == 0)
+		rc = bpf_map__set_max_entries(sample, 1);
 	if (rc == 0)
 		rc = set_rodata(obj, o, l);
 	/* a script compiled by an older uring-trace has no built-in programs */

@@ -5,18 +5,6 @@
 #define UT_BATCH_BYTES 24
 #include "ut.h"
 
-struct ut_mk_0 {
-	__u64 k0;
-};
-
-struct ut_mk_1 {
-	__u64 k0;
-};
-
-struct ut_mk_2 {
-	__u64 k0;
-};
-
 struct ut_rec_1 {
 	struct ut_rec_hdr h;
 } __attribute__((aligned(8)));
@@ -26,30 +14,6 @@ struct ut_tp_record___ut0 {
 	char __pad0[8];
 	__s32 __syscall_nr;
 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_0);
-	__type(value, __s64);
-} m_0 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_1);
-	__type(value, __s64);
-} m_1 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_2);
-	__type(value, __s64);
-} m_2 SEC(".maps");
 
 /* added_reads.ut:10:1 tracepoint:syscalls:sys_enter_getpid */
 SEC("tracepoint/syscalls/sys_enter_getpid")

@@ -5,14 +5,6 @@
 #define UT_BATCH_BYTES 128
 #include "ut.h"
 
-struct __attribute__((aligned(8))) ut_mk_0 {
-	char k0[16];
-};
-
-struct ut_mk_1 {
-	__u64 unused;
-};
-
 struct ut_rec_0 {
 	struct ut_rec_hdr h;
 } __attribute__((aligned(8)));
@@ -41,22 +33,6 @@ struct ut_rec_2 {
 	struct ut_rec_hdr h;
 } __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_2) == 24, "record layout");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_0);
-	__type(value, __s64);
-} m_0 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_1);
-	__type(value, __s64);
-} m_1 SEC(".maps");
 
 /* basic.ut:1:1 BEGIN */
 SEC("raw_tp")

@@ -11,19 +11,6 @@ struct ut_mk_0 {
 };
 struct __attribute__((aligned(8))) ut_mv_0 { char s[256]; };
 
-struct __attribute__((aligned(8))) ut_mk_1 {
-	char k0[64];
-};
-
-struct ut_mk_2 {
-	__u64 k0;
-};
-
-struct ut_mk_3 {
-	char k0[256];
-	__u64 k1;
-};
-
 struct ut_rec_2 {
 	struct ut_rec_hdr h;
 	char f0[64];
@@ -62,30 +49,6 @@ struct {
 	__type(key, struct ut_mk_0);
 	__type(value, struct ut_mv_0);
 } m_0 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_1);
-	__type(value, __s64);
-} m_1 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_2);
-	__type(value, __s64);
-} m_2 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_3);
-	__type(value, __s64);
-} m_3 SEC(".maps");
 
 /* files.ut:4:1 tracepoint:syscalls:sys_enter_fsync */
 SEC("tracepoint/syscalls/sys_enter_fsync")

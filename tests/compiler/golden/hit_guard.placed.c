@@ -18,22 +18,6 @@ struct ut_mk_2 {
 	__u32 index;
 };
 
-struct ut_mk_3 {
-	__u64 bucket;
-};
-
-struct __attribute__((aligned(8))) ut_mk_4 {
-	char k0[16];
-};
-
-struct __attribute__((aligned(8))) ut_mk_5 {
-	char k0[16];
-};
-
-struct ut_mk_6 {
-	__u32 index;
-};
-
 struct ut_tp_record___ut0 {
 	char __pad0[8];
 	__s32 __syscall_nr;
@@ -104,37 +88,6 @@ struct {
 	__type(key, struct ut_mk_2);
 	__type(value, __s64);
 } m_2 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_3);
-	__type(value, __s64);
-} m_3 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_4);
-	__type(value, __s64);
-} m_4 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_5);
-	__type(value, __s64);
-} m_5 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, struct ut_mk_6);
-	__type(value, __s64);
-} m_6 SEC(".maps");
 
 /* hit_guard.ut:5:1 tracepoint:syscalls:sys_exit_openat */
 SEC("tracepoint/syscalls/sys_exit_openat")

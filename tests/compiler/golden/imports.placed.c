@@ -5,10 +5,6 @@
 #define UT_BATCH_BYTES 160
 #include "ut.h"
 
-struct __attribute__((aligned(8))) ut_mk_0 {
-	char k0[128];
-};
-
 struct ut_mk_1 {
 	__u64 k0;
 };
@@ -41,14 +37,6 @@ struct trace_event_raw_signal_generate___ut1 {
 	__s32 group;
 	__s32 result;
 } __attribute__((preserve_access_index));
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_0);
-	__type(value, __s64);
-} m_0 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);

@@ -5,19 +5,6 @@
 #define UT_BATCH_BYTES 72
 #include "ut.h"
 
-struct ut_mk_0 {
-	char k0[16];
-	__u64 k1;
-};
-
-struct ut_mk_1 {
-	__u64 unused;
-};
-
-struct ut_mk_2 {
-	__u64 bucket;
-};
-
 struct ut_rec_10 {
 	struct ut_rec_hdr h;
 	__u64 f0;
@@ -59,30 +46,6 @@ struct trace_event_raw_io_uring_complete___ut1 {
 	__u64 extra1;
 	__u64 extra2;
 } __attribute__((preserve_access_index));
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_0);
-	__type(value, __s64);
-} m_0 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_1);
-	__type(value, __s64);
-} m_1 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_2);
-	__type(value, __s64);
-} m_2 SEC(".maps");
 
 /* io_uring_flows.ut:7:16 tracepoint:io_uring:io_uring_submit_req */
 SEC("tracepoint/io_uring/io_uring_submit_req")

@@ -5,35 +5,6 @@
 #define UT_BATCH_BYTES 24
 #include "ut.h"
 
-struct ut_mk_0 {
-	__u64 unused;
-};
-
-struct ut_mk_1 {
-	__u64 k0;
-};
-
-struct ut_mk_2 {
-	__u64 k0;
-};
-
-struct ut_mk_3 {
-	__u64 unused;
-};
-
-struct ut_mk_4 {
-	__u64 bucket;
-};
-
-struct ut_mk_5 {
-	__u64 k0;
-	__u64 k1;
-};
-
-struct ut_mk_6 {
-	__u64 k0;
-};
-
 struct ut_rec_9 {
 	struct ut_rec_hdr h;
 } __attribute__((aligned(8)));
@@ -63,62 +34,6 @@ struct ut_tp_record___ut2 {
 	char __pad0[8];
 	__s32 __syscall_nr;
 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_0);
-	__type(value, __s64);
-} m_0 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_1);
-	__type(value, __s64);
-} m_1 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_2);
-	__type(value, __s64);
-} m_2 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_3);
-	__type(value, __s64);
-} m_3 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_4);
-	__type(value, __s64);
-} m_4 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_5);
-	__type(value, __s64);
-} m_5 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_6);
-	__type(value, __s64);
-} m_6 SEC(".maps");
 
 /* loop.ut:17:1 tracepoint:syscalls:sys_enter_getppid */
 SEC("tracepoint/syscalls/sys_enter_getppid")

@@ -5,22 +5,10 @@
 #define UT_BATCH_BYTES 24
 #include "ut.h"
 
-struct ut_mk_0 {
-	__u64 unused;
-};
-
 struct ut_rec_2 {
 	struct ut_rec_hdr h;
 } __attribute__((aligned(8)));
 _Static_assert(sizeof(struct ut_rec_2) == 24, "record layout");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_0);
-	__type(value, __s64);
-} m_0 SEC(".maps");
 
 /* many_arguments.ut:6:1 BEGIN */
 SEC("raw_tp")

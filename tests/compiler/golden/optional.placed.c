@@ -17,10 +17,6 @@ struct ut_mk_2 {
 	__u64 k0;
 };
 
-struct ut_mk_3 {
-	__u64 k0;
-};
-
 struct ut_mk_4 {
 	__u32 index;
 };
@@ -145,14 +141,6 @@ struct {
 	__type(key, struct ut_mk_2);
 	__type(value, __s64);
 } m_2 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_3);
-	__type(value, __s64);
-} m_3 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -17,10 +17,6 @@ struct ut_mk_2 {
 	__u64 k0;
 };
 
-struct ut_mk_3 {
-	__u64 k0;
-};
-
 struct ut_tp_record___ut0 {
 	char __pad0[8];
 	__s32 __syscall_nr;
@@ -83,14 +79,6 @@ struct {
 	__type(key, struct ut_mk_2);
 	__type(value, __s64);
 } m_2 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_3);
-	__type(value, __s64);
-} m_3 SEC(".maps");
 
 /* pred_reads.ut:6:1 tracepoint:syscalls:sys_enter_read */
 SEC("tracepoint/syscalls/sys_enter_read")

@@ -13,10 +13,6 @@ struct ut_mk_1 {
 	__u64 k0;
 };
 
-struct ut_mk_2 {
-	__u64 k0;
-};
-
 struct ut_tp_record___ut0 {
 	char __pad0[8];
 	__s32 __syscall_nr;
@@ -63,14 +59,6 @@ struct {
 	__type(key, struct ut_mk_1);
 	__type(value, __s64);
 } m_1 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_2);
-	__type(value, __s64);
-} m_2 SEC(".maps");
 
 /* sched_records.ut:8:1 tracepoint:syscalls:sys_enter_io_uring_setup */
 SEC("tracepoint/syscalls/sys_enter_io_uring_setup")

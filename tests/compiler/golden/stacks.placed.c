@@ -83,15 +83,6 @@ static __always_inline __attribute__((unused)) __u64 ut_usym(__u64 addr)
 	return ut_stack_keep(s, 1);
 }
 
-struct ut_mk_0 {
-	char k0[16];
-	__u64 k1;
-};
-
-struct ut_mk_1 {
-	__u64 k0;
-};
-
 struct ut_mk_2 {
 	__u64 k0;
 };
@@ -113,22 +104,6 @@ struct ut_tp_record___ut0 {
 	char __pad1[4];
 	__u64 fd;
 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_0);
-	__type(value, __s64);
-} m_0 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_1);
-	__type(value, __s64);
-} m_1 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);

@@ -6,33 +6,6 @@
 #define UT_BATCH_BYTES 184
 #include "ut.h"
 
-struct ut_mk_0 {
-	char k0[64];
-	__u64 k1;
-	__u64 k2;
-};
-
-struct __attribute__((aligned(8))) ut_mk_1 {
-	char k0[64];
-};
-
-struct ut_mk_2 {
-	__u64 k0;
-};
-struct __attribute__((aligned(8))) ut_mv_2 { char s[64]; };
-
-struct ut_mk_3 {
-	__u64 k0;
-};
-
-struct ut_mk_4 {
-	__u64 unused;
-};
-
-struct ut_mk_5 {
-	__u64 bucket;
-};
-
 struct ut_rec_5 {
 	struct ut_rec_hdr h;
 	char f0[32];
@@ -55,54 +28,6 @@ struct ut_tp_record___ut0 {
 	__u64 flags;
 	__u64 mode;
 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_0);
-	__type(value, __s64);
-} m_0 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_1);
-	__type(value, __s64);
-} m_1 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_2);
-	__type(value, struct ut_mv_2);
-} m_2 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_3);
-	__type(value, __s64);
-} m_3 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_4);
-	__type(value, __s64);
-} m_4 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_5);
-	__type(value, __s64);
-} m_5 SEC(".maps");
 
 /* strings.ut:5:1 tracepoint:syscalls:sys_enter_openat */
 SEC("tracepoint/syscalls/sys_enter_openat")

@@ -5,10 +5,6 @@
 #define UT_BATCH_BYTES 152
 #include "ut.h"
 
-struct ut_mk_0 {
-	__u64 k0;
-};
-
 struct ut_rec_15 {
 	struct ut_rec_hdr h;
 	__u64 f0;
@@ -134,14 +130,6 @@ struct trace_event_raw_io_uring_complete___ut4 {
 	__u64 extra1;
 	__u64 extra2;
 } __attribute__((preserve_access_index));
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_0);
-	__type(value, __s64);
-} m_0 SEC(".maps");
 
 /* trace.ut:5:1 tracepoint:syscalls:sys_enter_io_uring_enter */
 SEC("tracepoint/syscalls/sys_enter_io_uring_enter")
