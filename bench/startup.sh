@@ -12,7 +12,8 @@
 # Conditions:
 #   ut_cold   uring-trace with UT_CACHE_DIR a fresh empty directory (dumps
 #             vmlinux.h, builds the PCH, compiles the object)
-#   ut_warm   uring-trace with that directory populated (object from cache)
+#   ut_warm   uring-trace with that directory populated (the compiled program
+#             from cache: runtime/program_cache.h)
 #   bpftrace  bpftrace (no cache: every start compiles)
 # One round runs every (script, condition) once, in that order; ROUNDS rounds
 # (default 5); medians are reported.  Times are CLOCK_MONOTONIC in the
@@ -122,7 +123,8 @@ def run(script, cond):
     drain.join()
     text = "".join(lines)
     m = re.search(r"BPF object (from cache|compiled)[^(]*\((\d+) ms\)", text)
-    obj = "%s %s ms" % (m.group(1).replace("from ", ""), m.group(2)) if m else ""
+    obj = "%s %s ms" % (m.group(1).replace("from ", ""), m.group(2)) if m else \
+        "program cached" if "compiled program from the cache" in text else ""
     m = re.search(r"detached (\d+) links \((\d+) slow\) in ([\d.]+) ms", text)
     detach = m.group(3) if m else ""
     if cond == "ut_cold":

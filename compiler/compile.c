@@ -66,6 +66,28 @@ static char *read_file(const char *path, const char **why)
 
 static struct node *load_text(struct compiler *c, const char *file, char *text);
 
+/* path (a script read, a directory searched) into the caller's inputs */
+static void note_input(struct compiler *c, const char *path)
+{
+	struct ut_compile_inputs *in = c->opts->inputs;
+	char real[PATH_MAX];
+	if (!in || !realpath(path, real))
+		return;
+	for (unsigned i = 0; i < in->n; i++)
+		if (strcmp(in->paths[i], real) == 0)
+			return;
+	in->paths = xrealloc_array(in->paths, in->n + 1, sizeof(char *));
+	in->paths[in->n++] = xstrdup(real);
+}
+
+void ut_compile_inputs_free(struct ut_compile_inputs *in)
+{
+	for (unsigned i = 0; i < in->n; i++)
+		free(in->paths[i]);
+	free(in->paths);
+	*in = (struct ut_compile_inputs){0};
+}
+
 static bool already_loaded(struct compiler *c, const char *path)
 {
 	for (unsigned i = 0; i < c->nloaded; i++)
@@ -102,8 +124,10 @@ static struct node *load_import(struct compiler *c, struct node *imp)
 	for (unsigned i = 0; i < nd; i++) {
 		char path[2 * PATH_MAX + 2], real[PATH_MAX];
 		snprintf(path, sizeof(path), "%s/%s", dirs[i], rel);
+		note_input(c, dirs[i]);   /* a module put in a directory searched first would be found instead */
 		if (!realpath(path, real))
 			continue;
+		note_input(c, real);
 		char importer[PATH_MAX];
 		if (realpath(imp->loc.file, importer) && strcmp(importer, real) == 0) {
 			itself = imp->loc.file;   /* scripts/io_uring.ut imports the module io_uring, not itself */
@@ -148,6 +172,7 @@ static struct node *load_header(struct compiler *c, struct node *inc)
 		name[at - 2] = 0;
 	char path[2 * PATH_MAX + 8], real[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/%s.ut", c->opts->stdlib_dir, name);
+	note_input(c, c->opts->stdlib_dir);
 	if (!realpath(path, real))
 		return NULL;
 	free(inc->str);
@@ -390,8 +415,8 @@ static bool left_out(struct compiler *c, unsigned pi, int errors)
 		if (!c->alts[i]->pred || !cond_folds(c, c->alts[i]->pred, &v) || v)
 			return false;
 	}
-	if (c->opts->verbose)
-		fprintf(stderr, "uring-trace: %s:%d:%d: probe '%s' left out: its predicate is always false\n", p->loc.file,
+	if (c->opts->report)
+		fprintf(c->opts->report, "uring-trace: %s:%d:%d: probe '%s' left out: its predicate is always false\n", p->loc.file,
 			p->loc.line, p->loc.col, p->spec);
 	for (unsigned i = c->nalts - p->nalts; i < c->nalts; i++)
 		alt_free(c->alts[i]);
@@ -798,6 +823,7 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 		char real[PATH_MAX];
 		if (realpath(o->file, real))
 			already_loaded(c, real);
+		note_input(c, o->file);
 		items = load_text(c, intern(c, o->file), text);
 	} else {
 		items = load_text(c, intern(c, "-e"), xstrdup(o->text ? o->text : ""));
@@ -815,8 +841,8 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 		placement(c);
 		if (o->dump == UT_DUMP_PLACEMENT)
 			dump_placement(c, dump);
-		if (o->verbose)
-			placement_report(c, stderr);
+		if (o->report)
+			placement_report(c, o->report);
 		gen_user_side(c);
 		prog->bpf_c = gen_program(c);
 		for (unsigned i = 0; i < c->nalts; i++)

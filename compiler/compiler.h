@@ -43,9 +43,20 @@ struct ut_compile_opts {
 	/* the script's positional parameters, $1 ..., as given after it */
 	const char *const *positional;
 	unsigned npositional;
-	bool verbose;
+	FILE *report;              /* -v's account of the compile (placement, probes left out), or NULL */
 	bool all_in_kernel;        /* --all-in-kernel: every statement and map in the kernel */
+	/* Filled, when not NULL, with what the result depends on besides the
+	 * kernel and these options: the scripts read and the directories
+	 * imports were looked for in (runtime/program_cache.c keeps compiled
+	 * programs while they are unchanged). */
+	struct ut_compile_inputs *inputs;
 };
+
+struct ut_compile_inputs {
+	char **paths;              /* real paths */
+	unsigned n;
+};
+void ut_compile_inputs_free(struct ut_compile_inputs *in);
 
 /* Compiles a script; NULL when it has errors (reported to d). */
 struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel *k, struct diag *d);

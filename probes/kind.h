@@ -59,6 +59,11 @@ struct probe_kind_def {
 	/* Its probes run in user code: an address held as an integer (its
 	 * argN, retval) is a user one, which str() reads from user memory. */
 	bool user_addresses;
+	/* The compiler resolves its targets in files (a program's symbols and
+	 * notes), which change while the kernel does not: a script with such
+	 * a probe is compiled at each run, not kept compiled
+	 * (runtime/program_cache.c). */
+	bool target_in_files;
 	/* Its context is the registers where the probe fired (struct pt_regs,
 	 * or perf events' bpf_perf_event_data, which starts with them): reg()
 	 * reads them. */

@@ -214,6 +214,7 @@ const struct probe_kind_def probe_kind_usdt = {
 	.kind = UT_PROBE_USDT,
 	.wildcards = true,
 	.user_addresses = true,
+	.target_in_files = true,
 	.slow_detach = true,
 	.resolve = resolve_usdt,
 	.header = header_usdt,

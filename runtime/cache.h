@@ -7,6 +7,8 @@
  *                                   clang version, btf hash, bpf/ut.h)
  *   obj/<key>.host.o                the reader's compiled user side; key =
  *                                   hash(generated C, clang version, machine)
+ *   prog/<key>.utc                  whole compiled programs
+ *                                   (runtime/program_cache.h)
  * Hashes are FNV-1a 64 in hex.  Files are written to a temporary name and
  * renamed, so concurrent runs never see partial files. */
 #ifndef UT_CACHE_H

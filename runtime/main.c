@@ -21,6 +21,7 @@
 #include "tools/tools.h"
 #include "tools/render.h"
 #include "runtime/cache.h"
+#include "runtime/program_cache.h"
 #include "runtime/info.h"
 #include "runtime/list.h"
 #include "runtime/native.h"
@@ -433,6 +434,30 @@ static int build_objects(const struct ut_program *prog, const struct options *o,
 	return 0;
 }
 
+/* Runs the program kept for this compile (runtime/program_cache.h); -1
+ * when there is none to run. */
+static int run_kept(struct options *o, const struct ut_program_cache *kept)
+{
+	size_t len;
+	char *report, err[512];
+	void *image = ut_program_cache_get(kept, &len, &report);
+	if (!image)
+		return -1;
+	struct ut_program_objects objs;
+	struct ut_program *prog = ut_program_load(image, len, &objs, err, sizeof(err));
+	int rc = -1;
+	if (prog) {
+		if (o->verbose)
+			fprintf(stderr, "%suring-trace: the compiled program from the cache (%s): its scripts are unchanged\n",
+				report, kept->path);
+		rc = ut_trace(o, prog, &objs, NULL);
+		ut_program_free(prog);
+	}
+	free(report);
+	free(image);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "--info") == 0)
@@ -497,20 +522,38 @@ int main(int argc, char **argv)
 	}
 	free(image);
 
-	struct ut_kernel *k = ut_kernel_open();
-	struct diag d;
-	diag_init(&d, stderr);
 	const char *options[sizeof(long_options) / sizeof(long_options[0])];
 	for (size_t i = 0; i < sizeof(long_options) / sizeof(long_options[0]); i++)
 		options[i] = long_options[i].name;
 	struct ut_compile_opts co = {
 		.file = o.script, .text = o.program, .include_dirs = o.includes, .ninclude_dirs = o.nincludes,
-		.stdlib_dir = stdlib_dir, .dump = o.dump, .dump_to = stdout, .verbose = o.verbose,
+		.stdlib_dir = stdlib_dir, .dump = o.dump, .dump_to = stdout,
 		.flags = o.flags, .nflags = o.nflags, .defines = o.defines, .ndefines = o.ndefines, .options = options,
 		.positional = o.positional, .npositional = o.npositional,
 		.all_in_kernel = o.all_in_kernel,
 	};
+	/* A run of a script compiled before, unchanged, on this boot, runs
+	 * the program kept then; else it is compiled, and kept. */
+	struct ut_program_cache kept = {.path = ""};
+	if (!o.emit_c && !o.dump && !o.compile_only && ut_program_cache_find(&kept, &co)) {
+		int rc = run_kept(&o, &kept);
+		if (rc >= 0)
+			return rc;
+	}
+	struct ut_kernel *k = ut_kernel_open();
+	struct diag d;
+	diag_init(&d, stderr);
+	/* -v's account of the compile is kept with the program, to be told
+	 * again when it runs from the cache */
+	char *report = NULL;
+	size_t report_len = 0;
+	FILE *report_to = kept.path[0] ? open_memstream(&report, &report_len) : NULL;
+	struct ut_compile_inputs inputs = {0};
+	co.report = report_to ? report_to : o.verbose ? stderr : NULL;
+	co.inputs = &inputs;
 	struct ut_program *prog = ut_compile(&co, k, &d);
+	if (report_to && fclose(report_to) == 0 && o.verbose)
+		fputs(report, stderr);
 	int rc = 0;
 	if (!prog) {
 		fprintf(stderr, "uring-trace: %d error%s; nothing was traced\n", d.errors, d.errors == 1 ? "" : "s");
@@ -539,12 +582,20 @@ int main(int argc, char **argv)
 		if (rc == 0)
 			free(out);
 	} else {
+		void *image;
+		size_t image_len;
+		if (kept.path[0] && d.warnings == 0 && ut_program_save(prog, &objs, &image, &image_len) == 0) {
+			ut_program_cache_put(&kept, prog, &inputs, report, image, image_len);
+			free(image);
+		}
 		rc = ut_trace(&o, prog, &objs, k);
 	}
 	free(builds[0].obj);
 	free(builds[1].obj);
 done:
 	ut_program_free(prog);
+	ut_compile_inputs_free(&inputs);
+	free(report);
 	if (k)
 		ut_kernel_close(k);
 	return rc;
