@@ -44,8 +44,12 @@ struct ut_kernel {
 
 	bool btf_tried;
 	struct btf *btf;
-	int32_t *by_name;            /* open-addressing index of named types: ids, 0 = empty */
-	size_t by_name_mask;
+	/* per BTF kind, made when first asked: open-addressing index of its
+	 * named types (ids, 0 = empty) */
+	struct name_index {
+		int32_t *ids;
+		size_t mask;
+	} by_name[NR_BTF_KINDS];
 	struct enum_entry *enums;
 	size_t nenums;
 	bool enums_built;
@@ -95,7 +99,8 @@ void ut_kernel_close(struct ut_kernel *k)
 		tracepoint_free(k->tracepoints[i]);
 	free(k->tracepoints);
 	btf__free(k->btf);
-	free(k->by_name);
+	for (unsigned kind = 0; kind < NR_BTF_KINDS; kind++)
+		free(k->by_name[kind].ids);
 	free(k->enums);
 	free(k);
 }
@@ -592,39 +597,47 @@ static uint64_t name_hash(const char *s)
 
 /* libbpf's btf__find_by_name_kind() walks every type (~150k in vmlinux);
  * resolving a script's probes and their alternatives asks it hundreds of
- * times, so named types are indexed once. */
-static bool build_name_index(struct ut_kernel *k)
+ * times, so named types are indexed once, each kind when first asked: a
+ * run of a compiled program asks only for typedefs (tp_btf targets, 3k),
+ * and indexing the 56k functions too cost it ~7 ms of cache misses. */
+static struct name_index *name_index(struct ut_kernel *k, int kind)
 {
-	uint32_t n = btf__type_cnt(k->btf);
+	struct name_index *x = &k->by_name[kind];
+	if (x->ids)
+		return x;
+	uint32_t n = btf__type_cnt(k->btf), of_kind = 0;
+	for (uint32_t id = 1; id < n; id++)
+		of_kind += btf_kind(btf__type_by_id(k->btf, id)) == kind;
 	size_t cap = 1;
-	while (cap < (size_t)n * 2)
+	while (cap < (size_t)of_kind * 2)
 		cap <<= 1;
-	k->by_name = calloc(cap, sizeof(*k->by_name));
-	if (!k->by_name)
-		return false;
-	k->by_name_mask = cap - 1;
-	for (uint32_t id = 1; id < n; id++) {
-		const char *name = btf__name_by_offset(k->btf, btf__type_by_id(k->btf, id)->name_off);
-		if (!name || !*name)
+	if (!(x->ids = calloc(cap, sizeof(*x->ids))))
+		return NULL;
+	x->mask = cap - 1;
+	for (uint32_t id = 1; id < n && of_kind; id++) {
+		const struct btf_type *t = btf__type_by_id(k->btf, id);
+		const char *name = btf__name_by_offset(k->btf, t->name_off);
+		if (btf_kind(t) != kind || !name || !*name)
 			continue;
-		size_t i = name_hash(name) & k->by_name_mask;
-		while (k->by_name[i])
-			i = (i + 1) & k->by_name_mask;
-		k->by_name[i] = (int32_t)id;
+		size_t i = name_hash(name) & x->mask;
+		while (x->ids[i])
+			i = (i + 1) & x->mask;
+		x->ids[i] = (int32_t)id;
 	}
-	return true;
+	return x;
 }
 
 int32_t ut_kernel_find(struct ut_kernel *k, const char *name, int kind)
 {
-	if (!ut_kernel_btf(k))
+	if (!ut_kernel_btf(k) || kind <= 0 || kind >= NR_BTF_KINDS)
 		return -1;
-	if (!k->by_name && !build_name_index(k))
+	struct name_index *x = name_index(k, kind);
+	if (!x)
 		return btf__find_by_name_kind(k->btf, name, (uint32_t)kind);
-	for (size_t i = name_hash(name) & k->by_name_mask; k->by_name[i]; i = (i + 1) & k->by_name_mask) {
-		const struct btf_type *t = btf__type_by_id(k->btf, (uint32_t)k->by_name[i]);
-		if (btf_kind(t) == kind && strcmp(btf__name_by_offset(k->btf, t->name_off), name) == 0)
-			return k->by_name[i];
+	for (size_t i = name_hash(name) & x->mask; x->ids[i]; i = (i + 1) & x->mask) {
+		const struct btf_type *t = btf__type_by_id(k->btf, (uint32_t)x->ids[i]);
+		if (strcmp(btf__name_by_offset(k->btf, t->name_off), name) == 0)
+			return x->ids[i];
 	}
 	return -1;
 }
