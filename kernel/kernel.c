@@ -1017,8 +1017,8 @@ int32_t ut_kernel_tp_btf_typedef(struct ut_kernel *k, const char *tp_name)
  * kernel's tracepoint iterator __traceiter_NAME has the same prototype
  * (void *__data first) with names, so names come from there when it
  * matches. */
-int ut_kernel_tp_btf_params(struct ut_kernel *k, const char *tp_name,
-			    struct ut_param **out, unsigned *n)
+static int tp_btf_params(struct ut_kernel *k, const char *tp_name, struct ut_param **out, unsigned *n,
+			 bool with_names)
 {
 	*out = NULL;
 	*n = 0;
@@ -1035,6 +1035,8 @@ int ut_kernel_tp_btf_params(struct ut_kernel *k, const char *tp_name,
 	char name[256];
 	if (copy_params(k, t, 1, out, n) != 0)
 		return -1;
+	if (!with_names)
+		return 0;
 	snprintf(name, sizeof(name), "__traceiter_%s", tp_name);
 	const struct btf_type *named = func_proto(k, name);
 	if (named && btf_vlen(named) == btf_vlen(t)) {
@@ -1044,6 +1046,11 @@ int ut_kernel_tp_btf_params(struct ut_kernel *k, const char *tp_name,
 				 btf__name_by_offset(k->btf, p[i + 1].name_off));
 	}
 	return 0;
+}
+
+int ut_kernel_tp_btf_params(struct ut_kernel *k, const char *tp_name, struct ut_param **out, unsigned *n)
+{
+	return tp_btf_params(k, tp_name, out, n, true);
 }
 
 int ut_kernel_func_params(struct ut_kernel *k, const char *func, struct ut_param **out,
@@ -1066,7 +1073,9 @@ int ut_kernel_signature(struct ut_kernel *k, const char *name, bool tracepoint, 
 	struct ut_param *params;
 	unsigned n;
 	int32_t ret = -1;
-	if ((tracepoint ? ut_kernel_tp_btf_params(k, name, &params, &n)
+	/* types only: a tracepoint's parameter names would cost the index of
+	 * every function (__traceiter_NAME) to a run of a compiled program */
+	if ((tracepoint ? tp_btf_params(k, name, &params, &n, false)
 			: ut_kernel_func_params(k, name, &params, &n, &ret)) < 0)
 		return -1;
 	size_t used = 0;
