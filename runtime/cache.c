@@ -1,5 +1,6 @@
 #include "runtime/cache.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -70,6 +71,77 @@ int ut_cache_dir(char *dir, size_t len, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
+}
+
+struct cached_file {
+	char *path;
+	uint64_t bytes;
+	struct timespec used;
+};
+
+static int least_recently_used(const void *a, const void *b)
+{
+	const struct cached_file *x = a, *y = b;
+	if (x->used.tv_sec != y->used.tv_sec)
+		return x->used.tv_sec < y->used.tv_sec ? -1 : 1;
+	return (x->used.tv_nsec > y->used.tv_nsec) - (x->used.tv_nsec < y->used.tv_nsec);
+}
+
+/* The files in dir/sub, added to *v (*n of *cap); another run's file
+ * being written (a temporary name) is left alone. */
+static void list_cached(const char *dir, const char *sub, struct cached_file **v, size_t *n, size_t *cap)
+{
+	char path[PATH_MAX];
+	path_fmt(path, sizeof(path), "%s/%s", dir, sub);
+	DIR *d = opendir(path);
+	struct dirent *de;
+	while (d && (de = readdir(d)) != NULL) {
+		char file[PATH_MAX];
+		struct stat st;
+		path_fmt(file, sizeof(file), "%s/%s", path, de->d_name);
+		if (strstr(de->d_name, ".tmp.") || stat(file, &st) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (*n == *cap) {
+			size_t grown = *cap ? *cap * 2 : 256;
+			struct cached_file *g = realloc(*v, grown * sizeof(*g));
+			if (!g)
+				break;
+			*v = g;
+			*cap = grown;
+		}
+		(*v)[(*n)++] = (struct cached_file){strdup(file), (uint64_t)st.st_blocks * 512, st.st_mtim};
+	}
+	if (d)
+		closedir(d);
+}
+
+void ut_cache_trim(void)
+{
+	char dir[PATH_MAX], err[256];
+	if (ut_cache_dir(dir, sizeof(dir), err, sizeof(err)) != 0)
+		return;
+	const char *env = getenv("UT_CACHE_MAX_MB");
+	uint64_t max = (env && atoll(env) > 0 ? (uint64_t)atoll(env) : 512) << 20, total = 0;
+	struct cached_file *v = NULL;
+	size_t n = 0, cap = 0;
+	list_cached(dir, "obj", &v, &n, &cap);
+	list_cached(dir, "prog", &v, &n, &cap);
+	for (size_t i = 0; i < n; i++)
+		total += v[i].bytes;
+	if (total > max) {
+		qsort(v, n, sizeof(*v), least_recently_used);
+		for (size_t i = 0; i < n && total > max - max / 4; i++)
+			if (v[i].path && unlink(v[i].path) == 0)
+				total -= v[i].bytes;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(v[i].path);
+	free(v);
+}
+
+void ut_cache_used(const char *path)
+{
+	utimensat(AT_FDCWD, path, NULL, 0);
 }
 
 static bool has_ut_h(const char *root)
@@ -355,14 +427,20 @@ void ut_build_objects(struct ut_object_build *builds, unsigned n)
 			b->rc = -1;
 		} else if ((b->rc = place_object(b, &at[i])) == 0 && ut_read_file(at[i].obj_path, &b->obj, &b->len) == 0) {
 			b->cached = true;
+			ut_cache_used(at[i].obj_path);
 		} else if (b->rc == 0) {
 			b->rc = start_child(b->c_src, &at[i], &children[i], b->err, sizeof(b->err));
 		}
 	}
+	bool compiled = false;
 	for (unsigned i = 0; i < n; i++)
-		if (children && children[i].fd >= 0)
+		if (children && children[i].fd >= 0) {
 			builds[i].rc = finish_child(&children[i], &builds[i].obj, &builds[i].len, builds[i].err,
 						    sizeof(builds[i].err));
+			compiled = true;
+		}
+	if (compiled)
+		ut_cache_trim();
 	free(at);
 	free(children);
 }

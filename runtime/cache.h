@@ -26,6 +26,13 @@
  * ~/.cache/uring-trace.  0 or -1 with err. */
 int ut_cache_dir(char *dir, size_t len, char *err, size_t errlen);
 
+/* Keeps the compiled files (obj/, prog/) within $UT_CACHE_MAX_MB
+ * megabytes (default 512): when over, the files used least recently go
+ * (a file's modification time: ut_cache_used sets it at each use) until a
+ * quarter of that is free.  Called after a compile stored files. */
+void ut_cache_trim(void);
+/* path (a cached file) was just used. */
+void ut_cache_used(const char *path);
 /* The directory holding bpf/ut.h: $UT_BPF_ROOT, else the source tree
  * around the executable (build/ or build/tests/), else UT_DATADIR.
  * Generated code may include it as "bpf/ut.h" or "ut.h". */

@@ -196,6 +196,7 @@ void *ut_program_cache_get(const struct ut_program_cache *c, size_t *len, char *
 		goto out;
 	image = memmove(data, at, image_len);   /* the buffer's pages are touched already */
 	*len = image_len;
+	ut_cache_used(c->path);
 out:
 	if (!image) {
 		free(*report);
@@ -251,7 +252,8 @@ void ut_program_cache_put(const struct ut_program_cache *c, const struct ut_prog
 		snprintf(dir, sizeof(dir), "%s", c->path);
 		*strrchr(dir, '/') = 0;
 		mkdir(dir, 0755);
-		ut_write_file_atomic(c->path, buf, size);   /* whole or not at all */
+		if (ut_write_file_atomic(c->path, buf, size) == 0)   /* whole or not at all */
+			ut_cache_trim();
 	}
 	free(buf);
 }

@@ -86,3 +86,13 @@ before=$(kept_entries)
 "$UT" -q -d 0.2 -e 'uprobe:/usr/bin/python3:Py_Initialize { @n = count(); }' >/dev/null 2>"$TMP/uprobe.err"
 [ "$(kept_entries)" = "$before" ] && pass program_cache/uprobes_not_kept \
 	|| fail program_cache/uprobes_not_kept "$(cat "$TMP/uprobe.err")"
+
+# The cache keeps within UT_CACHE_MAX_MB: four programs' files (about
+# 1 MB each, object and program) in a 2 MB cache leave the newest.
+export UT_CACHE_DIR="$TMP/small" UT_CACHE_MAX_MB=2
+for n in 1 2 3 4; do const_run -D N=$n >"$TMP/small$n.out"; done
+bytes=$(du -sbc "$UT_CACHE_DIR/obj" "$UT_CACHE_DIR/prog" | tail -1 | cut -f1)
+newest=$(const_run -v -D N=4 | grep -c "compiled program from the cache")
+if [ "$bytes" -le $((2 << 20)) ] && [ "$newest" = 1 ] && grep -q "N=4" "$TMP/small4.out"; then
+	pass program_cache/bounded
+else fail program_cache/bounded "$bytes bytes, newest kept: $newest; $(ls -l "$UT_CACHE_DIR"/obj "$UT_CACHE_DIR"/prog)"; fi
