@@ -12,6 +12,7 @@
 
 #include "compiler/compiler.h"
 #include "compiler/gen.h"
+#include "compiler/gen_native.h"
 #include "compiler/parse.h"
 
 const char *intern(struct compiler *c, const char *s)
@@ -722,12 +723,12 @@ static void check_unbegun(struct compiler *c, const struct node *items, const st
 
 static const char *const dump_names[] = {
 	[UT_DUMP_AST] = "ast", [UT_DUMP_TYPED] = "typed", [UT_DUMP_RESOURCES] = "resources",
-	[UT_DUMP_PLACEMENT] = "placement", [UT_DUMP_C] = "c",
+	[UT_DUMP_PLACEMENT] = "placement", [UT_DUMP_C] = "c", [UT_DUMP_READER_C] = "reader-c",
 };
 
 enum ut_dump ut_dump_named(const char *name)
 {
-	for (unsigned i = UT_DUMP_AST; i <= UT_DUMP_C; i++)
+	for (unsigned i = UT_DUMP_AST; i <= UT_DUMP_READER_C; i++)
 		if (strcmp(dump_names[i], name) == 0)
 			return (enum ut_dump)i;
 	return UT_DUMP_NONE;
@@ -864,5 +865,10 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 	}
 	for (unsigned i = 0; i < prog->nevents; i++)
 		ut_event_index_sched(&prog->events[i]);
+	if (o->dump == UT_DUMP_READER_C) {
+		char *reader_c = ut_gen_native(prog);
+		fputs(reader_c ? reader_c : "/* the reader runs no statement of this script */\n", dump);
+		free(reader_c);
+	}
 	return prog;
 }

@@ -20,6 +20,7 @@ enum ut_dump {
 	UT_DUMP_RESOURCES,  /* resources: maps, records, stages */
 	UT_DUMP_PLACEMENT,  /* placement: the side of each statement and map */
 	UT_DUMP_C,          /* generate: the C (as --emit-c) */
+	UT_DUMP_READER_C,   /* generate: the reader's C (compiler/gen_native.c) */
 };
 /* The pass named name ("typed"); UT_DUMP_NONE when there is none. */
 enum ut_dump ut_dump_named(const char *name);
