@@ -72,8 +72,12 @@ static void note_input(struct compiler *c, const char *path)
 {
 	struct ut_compile_inputs *in = c->opts->inputs;
 	char real[PATH_MAX];
-	if (!in || !realpath(path, real))
+	if (!in)
 		return;
+	if (!realpath(path, real)) {
+		in->unnamed = true;
+		return;
+	}
 	for (unsigned i = 0; i < in->n; i++)
 		if (strcmp(in->paths[i], real) == 0)
 			return;

@@ -56,6 +56,7 @@ struct ut_compile_opts {
 struct ut_compile_inputs {
 	char **paths;              /* real paths */
 	unsigned n;
+	bool unnamed;              /* one has no real path (a pipe: <(...), /dev/stdin) */
 };
 void ut_compile_inputs_free(struct ut_compile_inputs *in);
 

@@ -20,10 +20,11 @@ struct file_id {
 	uint64_t dev, ino, size, mtime_s, mtime_ns, ctime_s, ctime_ns;
 };
 
+/* false for what its times do not follow (a FIFO, a device) */
 static bool file_id(const char *path, struct file_id *id)
 {
 	struct stat st;
-	if (stat(path, &st) != 0)
+	if (stat(path, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
 		return false;
 	*id = (struct file_id){(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
 			       (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec,
@@ -224,7 +225,7 @@ static void put_bytes(FILE *f, const void *data, uint64_t len)
 void ut_program_cache_put(const struct ut_program_cache *c, const struct ut_program *prog,
 			  const struct ut_compile_inputs *inputs, const char *report, const void *image, size_t len)
 {
-	if (!c->path[0] || any_probe_in_files(prog))
+	if (!c->path[0] || inputs->unnamed || any_probe_in_files(prog))
 		return;
 	char *buf = NULL;
 	size_t size = 0;

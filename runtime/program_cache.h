@@ -10,7 +10,8 @@
  * compile read and the directories it looked for imports in, by inode,
  * size and times; it is used only while they are unchanged.
  *
- * Not kept: a compile with warnings (they would not be shown again), and
+ * Not kept: a compile with warnings (they would not be shown again), a
+ * script without a file to compare (read from a pipe: <(...)), and
  * a script whose probes are resolved in programs' files (uprobes, USDT:
  * a program changes while the kernel does not). */
 #ifndef UT_RUNTIME_PROGRAM_CACHE_H

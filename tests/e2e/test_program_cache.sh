@@ -75,6 +75,12 @@ run seven
 grep -q "^@calls: 3" "$TMP/seven.out" && pass program_cache/random_entry_compiles \
 	|| fail program_cache/random_entry_compiles "$(cat "$TMP/seven.out" "$TMP/seven.err")"
 
+# A script read from a pipe (<(...)) has no file to compare: not kept
+# (its name, /dev/fd/N, is the same for another script).
+out=$(for w in one two; do "$UT" -q <(echo "BEGIN { printf(\"$w\\n\"); exit(); }"); sleep 1.2; done 2>&1)
+[ "$out" = "$(printf 'one\ntwo')" ] && pass program_cache/piped_script_not_kept \
+	|| fail program_cache/piped_script_not_kept "$out"
+
 # Not kept: a compile that warned (the warning is shown at every run),
 # and probes resolved in a program's files.
 before=$(kept_entries)
