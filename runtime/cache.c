@@ -17,6 +17,7 @@
 
 #include "base/files.h"
 #include "runtime/bpfcc_loader.h"
+#include "runtime/elf_strip.h"
 #include "base/hash.h"
 #include "kernel/vmlinux.h"
 
@@ -278,6 +279,8 @@ static int compile_object(const char *c_src, const struct object_place *at, void
 		return -1;
 	}
 	free(diag);
+	if (!at->host)
+		ut_strip_debug_sections(*obj, len);
 	if (ut_write_file_atomic(at->obj_path, *obj, *len) != 0) {
 		/* The object is good; only the next run loses time. */
 		snprintf(err, errlen, "cannot store %s: %s", at->obj_path, strerror(errno));

@@ -1,8 +1,10 @@
 /* Runtime load path on the real kernel: compile a hand-written BPF program
  * (through the object cache), choose among alternatives, attach, read
  * records and counters, detach.  Needs root. */
+#include <elf.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "check.h"
 #include "runtime/cache.h"
 #include "runtime/consumer.h"
+#include "runtime/elf_strip.h"
 #include "runtime/loader.h"
 
 static const char bpf_src[] =
@@ -104,6 +107,50 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* Sections named .debug_* in an ELF64 object. */
+static int debug_sections(const unsigned char *obj, size_t len)
+{
+	Elf64_Ehdr eh;
+	memcpy(&eh, obj, sizeof(eh));
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(obj + eh.e_shoff);
+	int n = 0;
+	for (unsigned i = 0; i < eh.e_shnum && eh.e_shoff + (i + 1) * sizeof(*sh) <= len; i++)
+		n += strncmp((const char *)obj + sh[eh.e_shstrndx].sh_offset + sh[i].sh_name, ".debug_", 7) == 0;
+	return n;
+}
+
+/* The cache stores BPF objects without DWARF (runtime/elf_strip.h); a
+ * damaged object is left alone or stripped, never read or written out of
+ * its bounds (ASan). */
+static void check_stripped(const unsigned char *obj, size_t len)
+{
+	CHECK("object without DWARF", debug_sections(obj, len) == 0);
+	unsigned char *copy = malloc(len);
+	size_t again = len;
+	memcpy(copy, obj, len);
+	ut_strip_debug_sections(copy, &again);
+	CHECK("stripping again changes nothing", again == len && memcmp(copy, obj, len) == 0);
+	bool cut_ok = true, damaged_ok = true;
+	for (size_t cut = 0; cut < len; cut += len / 97 + 1) {
+		size_t n = cut;
+		memcpy(copy, obj, cut);
+		ut_strip_debug_sections(copy, &n);
+		cut_ok &= n <= cut;
+	}
+	CHECK("cut objects stay in their bounds", cut_ok);
+	srand(7);
+	for (int i = 0; i < 2000; i++) {
+		size_t n = len;
+		memcpy(copy, obj, len);
+		size_t at = (size_t)rand() % (i % 2 ? len : sizeof(Elf64_Ehdr) + 64);
+		copy[at] ^= (unsigned char)(1 + rand() % 255);
+		ut_strip_debug_sections(copy, &n);
+		damaged_ok &= n <= len;
+	}
+	CHECK("damaged objects stay in their bounds", damaged_ok);
+	free(copy);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -125,6 +172,7 @@ int main(void)
 	}
 	void *obj = build.obj;
 	size_t obj_len = build.len;
+	check_stripped(obj, obj_len);
 
 	struct ut_load_opts o = {
 		.obj = obj, .obj_len = obj_len, .probes = probes, .nprobes = 5,
