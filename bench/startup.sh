@@ -95,8 +95,9 @@ def run(script, cond):
     if start_ms is None:
         p.wait()
         sys.exit("startup: %s %s did not attach:\n%s" % (script, cond, "".join(lines[-20:])))
-    # perf-event fds in place (bpftrace says "Attaching" before it attaches)
-    deadline = time.monotonic() + 10
+    # perf-event fds in place (bpftrace says "Attaching" before it attaches;
+    # uring-trace says "tracing" after, and its BPF links are no perf events)
+    deadline = time.monotonic() + 10 if cond == "bpftrace" else 0
     while perf_fds(p.pid) < nprobes and time.monotonic() < deadline:
         time.sleep(0.0005)
     fds_ms = (time.monotonic() - t0) * 1e3
