@@ -434,28 +434,28 @@ static int build_objects(const struct ut_program *prog, const struct options *o,
 	return 0;
 }
 
-/* Runs the program kept for this compile (runtime/program_cache.h); -1
- * when there is none to run. */
-static int run_kept(struct options *o, const struct ut_program_cache *kept)
+/* Traces with the program kept for this compile (runtime/program_cache.h),
+ * its exit status in *rc; false when none is kept. */
+static bool run_kept(struct options *o, const struct ut_program_cache *kept, int *rc)
 {
 	size_t len;
 	char *report, err[512];
 	void *image = ut_program_cache_get(kept, &len, &report);
 	if (!image)
-		return -1;
+		return false;
 	struct ut_program_objects objs;
 	struct ut_program *prog = ut_program_load(image, len, &objs, err, sizeof(err));
-	int rc = -1;
+	bool ran = prog != NULL;
 	if (prog) {
 		if (o->verbose)
 			fprintf(stderr, "%suring-trace: the compiled program from the cache (%s): its scripts are unchanged\n",
 				report, kept->path);
-		rc = ut_trace(o, prog, &objs, NULL);
+		*rc = ut_trace(o, prog, &objs, NULL);
 		ut_program_free(prog);
 	}
 	free(report);
 	free(image);
-	return rc;
+	return ran;
 }
 
 int main(int argc, char **argv)
@@ -535,11 +535,9 @@ int main(int argc, char **argv)
 	/* A run of a script compiled before, unchanged, on this boot, runs
 	 * the program kept then; else it is compiled, and kept. */
 	struct ut_program_cache kept = {.path = ""};
-	if (!o.emit_c && !o.dump && !o.compile_only && ut_program_cache_find(&kept, &co)) {
-		int rc = run_kept(&o, &kept);
-		if (rc >= 0)
-			return rc;
-	}
+	int kept_rc;
+	if (!o.emit_c && !o.dump && !o.compile_only && ut_program_cache_find(&kept, &co) && run_kept(&o, &kept, &kept_rc))
+		return kept_rc;
 	struct ut_kernel *k = ut_kernel_open();
 	struct diag d;
 	diag_init(&d, stderr);
@@ -582,11 +580,11 @@ int main(int argc, char **argv)
 		if (rc == 0)
 			free(out);
 	} else {
-		void *image;
-		size_t image_len;
-		if (kept.path[0] && d.warnings == 0 && ut_program_save(prog, &objs, &image, &image_len) == 0) {
-			ut_program_cache_put(&kept, prog, &inputs, report, image, image_len);
-			free(image);
+		void *kept_image;
+		size_t kept_len;
+		if (kept.path[0] && d.warnings == 0 && ut_program_save(prog, &objs, &kept_image, &kept_len) == 0) {
+			ut_program_cache_put(&kept, prog, &inputs, report, kept_image, kept_len);
+			free(kept_image);
 		}
 		rc = ut_trace(&o, prog, &objs, k);
 	}
