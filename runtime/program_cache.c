@@ -123,8 +123,10 @@ bool ut_program_cache_find(struct ut_program_cache *c, const struct ut_compile_o
 	return c->path[0] != 0;
 }
 
-/* ---- the entry: magic, inputs, -v's report, image (the .uto loader checks
- * the image's objects against their hashes) */
+/* ---- the entry: magic, inputs, -v's report, image.  Written whole or not
+ * at all (renamed into place), like the cached objects, and like them not
+ * hashed: the .uto loader checks the image's structure and the reader's
+ * code against its hash, libbpf the BPF object. */
 
 struct reader {
 	const unsigned char *p, *end;
