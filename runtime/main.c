@@ -458,6 +458,28 @@ static bool run_kept(struct options *o, const struct ut_program_cache *kept, int
 	return ran;
 }
 
+/* Keeps the program compiled for this run (runtime/program_cache.h); -v
+ * says why when it is not kept. */
+static void keep_program(const struct ut_program_cache *kept, const struct ut_program *prog,
+			 const struct ut_program_objects *objs, const struct ut_compile_inputs *inputs,
+			 const char *report, bool warned, bool verbose)
+{
+	char why[PATH_MAX + 128];
+	void *image;
+	size_t len;
+	bool ok = false;
+	if (warned) {
+		snprintf(why, sizeof(why), "the compile warned (its warnings are shown at each run)");
+	} else if (ut_program_save(prog, objs, &image, &len) != 0) {
+		snprintf(why, sizeof(why), "out of memory");
+	} else {
+		ok = ut_program_cache_put(kept, prog, inputs, report, image, len, why, sizeof(why));
+		free(image);
+	}
+	if (!ok && verbose)
+		fprintf(stderr, "uring-trace: the compiled program is not kept in the cache: %s\n", why);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "--info") == 0)
@@ -580,12 +602,8 @@ int main(int argc, char **argv)
 		if (rc == 0)
 			free(out);
 	} else {
-		void *kept_image;
-		size_t kept_len;
-		if (kept.path[0] && d.warnings == 0 && ut_program_save(prog, &objs, &kept_image, &kept_len) == 0) {
-			ut_program_cache_put(&kept, prog, &inputs, report, kept_image, kept_len);
-			free(kept_image);
-		}
+		if (kept.path[0])
+			keep_program(&kept, prog, &objs, &inputs, report, d.warnings > 0, o.verbose);
 		rc = ut_trace(&o, prog, &objs, k);
 	}
 	free(builds[0].obj);

@@ -1,5 +1,6 @@
 #include "runtime/program_cache.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,39 +225,58 @@ static void put_bytes(FILE *f, const void *data, uint64_t len)
 	fwrite(data, 1, len, f);
 }
 
-void ut_program_cache_put(const struct ut_program_cache *c, const struct ut_program *prog,
-			  const struct ut_compile_inputs *inputs, const char *report, const void *image, size_t len)
+bool ut_program_cache_put(const struct ut_program_cache *c, const struct ut_program *prog,
+			  const struct ut_compile_inputs *inputs, const char *report, const void *image, size_t len,
+			  char *why, size_t whylen)
 {
-	if (!c->path[0] || inputs->unnamed || any_probe_in_files(prog))
-		return;
+	const char *refused = !c->path[0]	 ? "there is no cache directory"
+			      : inputs->unnamed	 ? "a script has no file to compare (read from a pipe)"
+			      : any_probe_in_files(prog) ? "a probe's target is resolved in a program's files (uprobe, USDT)"
+						 : NULL;
+	if (refused) {
+		snprintf(why, whylen, "%s", refused);
+		return false;
+	}
 	char *buf = NULL;
 	size_t size = 0;
 	FILE *f = open_memstream(&buf, &size);
-	if (!f)
-		return;
+	if (!f) {
+		snprintf(why, whylen, "out of memory");
+		return false;
+	}
 	fwrite(ENTRY_MAGIC, 1, 8, f);
 	uint64_t n = inputs->n;
 	fwrite(&n, sizeof(n), 1, f);
-	bool keep = true;
-	for (unsigned i = 0; i < inputs->n && keep; i++) {
+	bool settled = true;
+	for (unsigned i = 0; i < inputs->n && settled; i++) {
 		struct file_id id;
 		/* a change within the same clock tick as the compile's read
 		 * could leave the times as they are: an input changed in the
 		 * second before the compile is not trusted */
-		keep = file_id(inputs->paths[i], &id) && (double)id.mtime_s + 1 < c->started &&
-		       (double)id.ctime_s + 1 < c->started;
+		settled = file_id(inputs->paths[i], &id) && (double)id.mtime_s + 1 < c->started &&
+			  (double)id.ctime_s + 1 < c->started;
+		if (!settled)
+			snprintf(why, whylen, "%s changed in the second before the compile (the next run keeps it)",
+				 inputs->paths[i]);
 		fwrite(&id, sizeof(id), 1, f);
 		put_bytes(f, inputs->paths[i], strlen(inputs->paths[i]));
 	}
 	put_bytes(f, report ? report : "", report ? strlen(report) : 0);
 	put_bytes(f, image, len);
-	if (fclose(f) == 0 && keep) {
+	bool kept = false;
+	if (fclose(f) != 0) {
+		snprintf(why, whylen, "out of memory");
+	} else if (settled) {
 		char dir[PATH_MAX];
 		snprintf(dir, sizeof(dir), "%s", c->path);
 		*strrchr(dir, '/') = 0;
 		mkdir(dir, 0755);
-		if (ut_write_file_atomic(c->path, buf, size) == 0)   /* whole or not at all */
+		kept = ut_write_file_atomic(c->path, buf, size) == 0;   /* whole or not at all */
+		if (kept)
 			ut_cache_trim();
+		else
+			snprintf(why, whylen, "cannot write %s: %s", c->path, strerror(errno));
 	}
 	free(buf);
+	return kept;
 }

@@ -36,8 +36,11 @@ void *ut_program_cache_get(const struct ut_program_cache *c, size_t *len, char *
 
 /* Keeps a compile's image with the identity of its inputs, unless the
  * program may not be kept (see above) or an input changed so recently
- * that a later change could leave its times as they are. */
-void ut_program_cache_put(const struct ut_program_cache *c, const struct ut_program *prog,
-			  const struct ut_compile_inputs *inputs, const char *report, const void *image, size_t len);
+ * that a later change could leave its times as they are; false, with why
+ * (for -v), when it is not kept.  The caller keeps no compile that
+ * warned. */
+bool ut_program_cache_put(const struct ut_program_cache *c, const struct ut_program *prog,
+			  const struct ut_compile_inputs *inputs, const char *report, const void *image, size_t len,
+			  char *why, size_t whylen);
 
 #endif

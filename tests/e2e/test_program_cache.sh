@@ -80,6 +80,9 @@ grep -q "^@calls: 3" "$TMP/seven.out" && pass program_cache/random_entry_compile
 out=$(for w in one two; do "$UT" -q <(echo "BEGIN { printf(\"$w\\n\"); exit(); }"); sleep 1.2; done 2>&1)
 [ "$out" = "$(printf 'one\ntwo')" ] && pass program_cache/piped_script_not_kept \
 	|| fail program_cache/piped_script_not_kept "$out"
+# -v says why a program is not kept
+"$UT" -v <(echo 'BEGIN { exit(); }') 2>&1 | grep -q "not kept in the cache: a script has no file to compare" \
+	&& pass program_cache/verbose_says_why_not_kept || fail program_cache/verbose_says_why_not_kept
 
 # Not kept: a compile that warned (the warning is shown at every run),
 # and probes resolved in a program's files.
