@@ -570,7 +570,7 @@ int main(int argc, char **argv)
 	FILE *report_to = kept.path[0] ? open_memstream(&report, &report_len) : NULL;
 	struct ut_compile_inputs inputs = {0};
 	co.report = report_to ? report_to : o.verbose ? stderr : NULL;
-	co.inputs = &inputs;
+	co.inputs = kept.path[0] ? &inputs : NULL;   /* what a kept program depends on */
 	struct ut_program *prog = ut_compile(&co, k, &d);
 	if (report_to && fclose(report_to) == 0 && o.verbose)
 		fputs(report, stderr);
