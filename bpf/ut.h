@@ -56,6 +56,10 @@ static __always_inline struct ut_cpu_state *ut_cpu_state(void)
 	return bpf_map_lookup_elem(&ut_cpu, &zero);
 }
 
+/* Orders a CPU's bookkeeping with the programs that can interrupt a hit on
+ * that CPU between any two instructions (ut_flush, an interrupt's probe). */
+#define ut_barrier() asm volatile("" ::: "memory")
+
 /* Set by the runtime before load (read-only data, so the verifier prunes
  * what is switched off). */
 const volatile __u32 ut_filter_tgid = 0;      /* -p / -c: 0 = any */
@@ -497,10 +501,6 @@ struct {
 	__type(value, struct ut_batch_buf);
 } ut_batches SEC(".maps");
 
-/* Orders the stage's bookkeeping with ut_flush, which can interrupt a hit
- * on its CPU between any two instructions. */
-#define ut_barrier() asm volatile("" ::: "memory")
-
 /* Bytes the outermost stage holds: always below UT_HOLD_MAX, masked so
  * the verifier knows it. */
 static __always_inline __u32 ut_held_bytes(const struct ut_cpu_state *st)
@@ -777,6 +777,112 @@ static __always_inline __s64 ut_shared_add(void *map, void *key, __s64 v)
 	__sync_fetch_and_add(p, v);
 	return *p;
 }
+
+/* map[key] of a map of integers, 0 when absent. */
+static __always_inline __u64 ut_map_read(void *map, const void *key)
+{
+	__u64 *v = bpf_map_lookup_elem(map, key);
+	return v ? *v : 0;
+}
+
+/* ---- remembered reads of the kernel's value maps ----
+ * A hash look-up costs 30-40 ns a hit under load (its bucket and element
+ * lines are cold); the maps kernel code reads are mostly filters written
+ * rarely (a ring's creation, a process's first sight).  Each CPU keeps the
+ * last values it read of such a map, UT_MEMO_WAYS of them, each under the
+ * map's generation when it was read; every write of the map, in the
+ * kernel or from user space (clear()), then sets a generation never used
+ * before, so a value read under the current generation is still the
+ * map's.  (A new one, not one more: a plain store, where an atomic add
+ * would lock the line that CPUs writing the map at every hit pass round.)
+ * A program interrupting another on the CPU may find the set half
+ * written: its sequence is odd while it is written and changes with each
+ * write, and whoever finds it odd or changed looks the map up instead. */
+#ifdef UT_MEMO_MAPS
+#define UT_MEMO_WAYS 4
+
+/* A map's remembered reads on one CPU.  Keys are compared, never hashed:
+ * a key may be a BTF pointer, which the verifier allows no arithmetic on. */
+struct ut_memo_set {
+	__u64 seq;     /* odd while written */
+	__u64 next;    /* the way the next new key takes */
+	__u64 writes;  /* of the map on this CPU: its generations are (cpu + 1) << 40 | writes */
+	struct {
+		__u64 gen, k0, k1, value;
+	} way[UT_MEMO_WAYS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UT_MEMO_MAPS);
+	__type(key, __u32);
+	__type(value, struct ut_memo_set);
+} ut_memo SEC(".maps");
+
+/* One generation per remembered map; user space sets them through a
+ * mapping (runtime/summary.c) after it deletes entries. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, UT_MEMO_MAPS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+} ut_memo_gens SEC(".maps");
+
+/* map[key] (0 when absent), key's integers k0 and k1 (0 for one key). */
+static __always_inline __u64 ut_memo_read(void *map, __u32 slot, const void *key, __u64 k0, __u64 k1)
+{
+	__u64 *genp = bpf_map_lookup_elem(&ut_memo_gens, &slot);
+	struct ut_memo_set *set = bpf_map_lookup_elem(&ut_memo, &slot);
+	if (!genp || !set)
+		return ut_map_read(map, key);
+	/* the generation before the look-up: a write after it is seen next time */
+	__u64 gen = *(volatile __u64 *)genp;
+	__u64 seq = *(volatile __u64 *)&set->seq;
+	ut_barrier();
+	if (!(seq & 1)) {
+		for (int w = 0; w < UT_MEMO_WAYS; w++) {
+			if (set->way[w].gen == gen && set->way[w].k0 == k0 && set->way[w].k1 == k1) {
+				__u64 value = set->way[w].value;
+				ut_barrier();
+				if (*(volatile __u64 *)&set->seq == seq)
+					return value;
+				break;
+			}
+		}
+	}
+	__u64 value = ut_map_read(map, key);
+	seq = *(volatile __u64 *)&set->seq;
+	if (!(seq & 1)) {   /* odd: the program this one interrupted is writing it */
+		set->seq = seq + 1;
+		ut_barrier();
+		__u32 w = set->next & (UT_MEMO_WAYS - 1);
+		set->next = w + 1;
+		set->way[w].gen = gen;
+		set->way[w].k0 = k0;
+		set->way[w].k1 = k1;
+		set->way[w].value = value;
+		ut_barrier();
+		set->seq = seq + 2;
+	}
+	return value;
+}
+
+/* After each write of a remembered map.  (A program interrupting another
+ * on this CPU may take the same count: both writes are done before either
+ * generation is stored, so no value read under it misses one.) */
+static __always_inline void ut_memo_written(__u32 slot)
+{
+	__u64 *gen = bpf_map_lookup_elem(&ut_memo_gens, &slot);
+	struct ut_memo_set *set = bpf_map_lookup_elem(&ut_memo, &slot);
+	if (!gen || !set)
+		return;
+	__u64 writes = set->writes + 1;
+	set->writes = writes;
+	ut_barrier();
+	*(volatile __u64 *)gen = (__u64)(bpf_get_smp_processor_id() + 1) << 40 | (writes & ((1ull << 40) - 1));
+}
+#endif
 
 /* ---- per-CPU string buffers: path() results, string map values ---- */
 

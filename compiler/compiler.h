@@ -166,6 +166,7 @@ struct computed_arg {
 /* A tuple type: its elements' types and where each is in its C struct
  * (struct ut_tuple_INDEX, gen.c): 8 bytes a number, strings padded to 8. */
 #define TUPLE_MAX 8
+#define MEMO_MAPS_MAX 8     /* maps whose reads the kernel remembers (placement.c) */
 struct tuple_info {
 	unsigned n;
 	struct type el[TUPLE_MAX];
@@ -207,6 +208,7 @@ struct map_info {
 	bool deleted_in_bpf;        /* delete() in a probe: a keyless map stays a hash */
 	enum map_storage storage;   /* resources.c */
 	struct placed kernel;       /* placement.c: a BPF map, or kept by the reader */
+	int memo;                   /* placement.c: its slot in bpf/ut.h's remembered reads, or -1 */
 };
 
 /* The compiler's program-wide state, shared by the passes. */
@@ -231,6 +233,7 @@ struct compiler {
 	uint32_t max_stage_bytes;   /* the largest stage: UT_BATCH_BYTES */
 	unsigned path_slots;        /* the most path() buffers of a body: UT_PATH_SLOTS */
 	bool uses_scratch;          /* path() or string map values: ut.h's per-CPU buffers */
+	unsigned memo_maps;         /* maps whose reads are remembered (placement.c) */
 	bool *flow_in_reader;       /* per flow kind (prog->flows): the reader emits some of
 				       its points, and samples them all (placement.c) */
 	char **loaded_files;        /* imports already loaded */

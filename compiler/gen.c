@@ -167,6 +167,8 @@ char *gen_program(struct compiler *c)
 		sb_printf(&out, "#define UT_PATH_SLOTS %u\n", c->path_slots);
 	if (c->max_stage_bytes)
 		sb_printf(&out, "#define UT_BATCH_BYTES %u\n", c->max_stage_bytes);
+	if (c->memo_maps)
+		sb_printf(&out, "#define UT_MEMO_MAPS %u\n", c->memo_maps);
 	sb_puts(&out, "#include \"ut.h\"\n\n");
 	if (c->uses_stacks) {
 		sb_printf(&out, "#define UT_STACK_FRAMES %d\n", STACK_FRAMES_MAX);

@@ -607,15 +607,17 @@ static char *gen_map_read(struct gen *g, struct node *n)
 		return r;
 	}
 	int pred = sig && g->in_body ? pred_read_of(g, idx, sig) : -1;
+	int memo = g->c->maps[idx].memo;
+	char *lookup = memo < 0 ? xasprintf("ut_map_read(&m_%d, &%s)", idx, k)
+		       : g->c->maps[idx].nkeys > 1 ? xasprintf("ut_memo_read(&m_%d, %d, &%s, %s.k0, %s.k1)", idx, memo, k, k, k)
+						   : xasprintf("ut_memo_read(&m_%d, %d, &%s, %s.k0, 0)", idx, memo, k, k);
 	if (pred >= 0) {
 		g->pred_reads[pred].used = true;
-		emit(g, "__u64 %s = ut_pread_%d;", t, pred);
-		emit(g, "if (!ut_pread_%d_set) { __u64 *v = bpf_map_lookup_elem(&m_%d, &%s); if (v) %s = *v; }", pred,
-		     idx, k, t);
+		emit(g, "__u64 %s = ut_pread_%d_set ? ut_pread_%d : %s;", t, pred, pred, lookup);
 	} else {
-		emit(g, "__u64 %s = 0;", t);
-		emit(g, "{ __u64 *v = bpf_map_lookup_elem(&m_%d, &%s); if (v) %s = *v; }", idx, k, t);
+		emit(g, "__u64 %s = %s;", t, lookup);
 	}
+	free(lookup);
 	if (sig && !g->in_body && same_all_hit(n->a, true)) {
 		unsigned i = g->npred_reads++;
 		g->pred_reads = xrealloc_array(g->pred_reads, g->npred_reads, sizeof(*g->pred_reads));

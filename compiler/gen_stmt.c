@@ -306,6 +306,13 @@ static void reader_work(struct gen *g)
 
 /* ---- statements ---- */
 
+/* After a write of a map whose reads the CPUs remember (bpf/ut.h). */
+static void memo_written(struct gen *g, int map)
+{
+	if (g->c->maps[map].memo >= 0)
+		emit(g, "ut_memo_written(%d);", g->c->maps[map].memo);
+}
+
 static void gen_call_stmt(struct gen *g, struct node *e)
 {
 	if (e->ref == REF_MACRO) {   /* a statement function */
@@ -317,6 +324,7 @@ static void gen_call_stmt(struct gen *g, struct node *e)
 		gen_map_written(g, e->a->sym);
 		char *k = gen_map_key(g, e->a->sym, e->a, NULL);
 		emit(g, "bpf_map_delete_elem(&m_%d, &%s);", e->a->sym, k);
+		memo_written(g, e->a->sym);
 		free(k);
 		return;
 	}
@@ -402,6 +410,7 @@ static void gen_map_assign(struct gen *g, struct node *n)
 		}
 		g->nadded++;
 	}
+	memo_written(g, idx);
 	free(sig);
 	free(k);
 	free(v);

@@ -881,6 +881,28 @@ static void tuples_in_kernel(struct compiler *c)
 				c->alts[i]->locals[l].kernel = (struct placed){why, c->alts[i]->locals[l].loc};
 }
 
+/* The kernel's value maps its code reads, of integers under one or two
+ * integer keys, have their reads remembered per CPU until the next write
+ * (bpf/ut.h, ut_memo_read): a look-up costs 30-40 ns a hit, and such
+ * maps are mostly filters, written when what is traced changes.  A map
+ * written at every hit pays an atomic add a write and misses every time. */
+static void remembered_reads(struct compiler *c)
+{
+	unsigned slots = 0;
+	for (unsigned m = 0; m < c->nmaps; m++) {
+		struct map_info *mi = &c->maps[m];
+		bool scalar_keys = mi->nkeys >= 1 && mi->nkeys <= 2;
+		for (unsigned k = 0; k < mi->nkeys; k++)
+			scalar_keys &= mi->key_types[k].kind == T_INT || mi->key_types[k].kind == T_PTR;
+		bool scalar = mi->value_type.kind == T_INT || mi->value_type.kind == T_PTR;
+		mi->memo = -1;
+		if (in_kernel(&mi->kernel) && mi->read_in_bpf && mi->kind == MAP_VALUE &&
+		    mi->storage == MAP_SHARED_HASH && scalar && scalar_keys && slots < MEMO_MAPS_MAX)
+			mi->memo = (int)slots++;
+	}
+	c->memo_maps = slots;
+}
+
 void placement(struct compiler *c)
 {
 	if (c->opts->all_in_kernel) {
@@ -921,6 +943,7 @@ void placement(struct compiler *c)
 		free(out->bpf_name);
 		out->bpf_name = NULL;
 	}
+	remembered_reads(c);
 	c->flow_in_reader = xcalloc(c->prog->nflows + 1, sizeof(bool));
 	for (unsigned i = 0; i < c->nalts; i++)
 		if (c->alts[i]->hit_event >= 0)

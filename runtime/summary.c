@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "bpf/records.h"
 #include "compiler/aggregations.h"
@@ -504,6 +505,27 @@ static const struct ut_map *map_named(const struct ut_program *prog, const char 
 	return NULL;
 }
 
+/* The kernel's remembered reads of its maps (bpf/ut.h, ut_memo_read) are
+ * of an older generation once user space has changed a map: every map
+ * takes a generation never used before (which map changed is the
+ * compiler's business; clear() and zero() are rare), its top bits all
+ * ones where the kernel's hold a CPU number. */
+static void forget_memo(struct bpf_object *obj)
+{
+	static uint64_t changes;
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "ut_memo_gens");
+	if (!m)
+		return;
+	size_t size = (size_t)bpf_map__max_entries(m) * sizeof(uint64_t);
+	uint64_t *gens = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+	if (gens == MAP_FAILED)
+		return;
+	changes++;
+	for (uint32_t i = 0; i < bpf_map__max_entries(m); i++)
+		__atomic_store_n(&gens[i], ~0ull << 40 | changes, __ATOMIC_SEQ_CST);
+	munmap(gens, size);
+}
+
 /* clear(@x), keep_keys false: the entries of the map called name go;
  * zero(@x), keep_keys true: their values become zeros.  A keyless
  * aggregation's one slot (a per-CPU array) cannot be deleted: it takes
@@ -544,6 +566,7 @@ static void empty_map(const struct ut_program *prog, struct bpf_object *obj, str
 			if (bpf_map_delete_elem(fd, key) != 0)
 				break;
 	}
+	forget_memo(obj);
 	free(zeros);
 	free(key);
 	free(next);

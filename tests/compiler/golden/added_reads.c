@@ -3,6 +3,7 @@
 #include "vmlinux.h"
 #define UT_NPROBES 1
 #define UT_BATCH_BYTES 64
+#define UT_MEMO_MAPS 2
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -85,6 +86,7 @@ int ut_p0_a0(void *ctx)
 		__builtin_memset(&t0, 0, sizeof(t0));
 		t0.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		ut_added_0 = ut_shared_add(&m_0, &t0, (__s64)(1LL));
+		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_0 t1;
@@ -100,6 +102,7 @@ int ut_p0_a0(void *ctx)
 				__builtin_memset(&t2, 0, sizeof(t2));
 				t2.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 				ut_added_1 = ut_shared_add(&m_0, &t2, (__s64)(2LL));
+				ut_memo_written(0);
 			}
 		}
 	}
@@ -107,8 +110,7 @@ int ut_p0_a0(void *ctx)
 		struct ut_mk_0 t3;
 		__builtin_memset(&t3, 0, sizeof(t3));
 		t3.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		__u64 t4 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t3); if (v) t4 = *v; }
+		__u64 t4 = ut_memo_read(&m_0, 0, &t3, t3.k0, 0);
 		l_after_if = t4;
 	}
 	{
@@ -116,13 +118,13 @@ int ut_p0_a0(void *ctx)
 		__builtin_memset(&t5, 0, sizeof(t5));
 		t5.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		ut_added_2 = ut_shared_add(&m_0, &t5, -(__s64)(1LL));
+		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_0 t6;
 		__builtin_memset(&t6, 0, sizeof(t6));
 		t6.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		__u64 t7 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t6); if (v) t7 = *v; }
+		__u64 t7 = ut_memo_read(&m_0, 0, &t6, t6.k0, 0);
 		l_other_key = t7;
 	}
 	{
@@ -130,43 +132,42 @@ int ut_p0_a0(void *ctx)
 		__builtin_memset(&t8, 0, sizeof(t8));
 		t8.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		ut_added_3 = ut_shared_add(&m_0, &t8, (__s64)(1LL));
+		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_1 t9;
 		__builtin_memset(&t9, 0, sizeof(t9));
 		t9.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		ut_added_4 = ut_shared_add(&m_1, &t9, (__s64)(1LL));
+		ut_memo_written(1);
 	}
 	{
 		struct ut_mk_0 t10;
 		__builtin_memset(&t10, 0, sizeof(t10));
 		t10.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		__u64 t11 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t10); if (v) t11 = *v; }
+		__u64 t11 = ut_memo_read(&m_0, 0, &t10, t10.k0, 0);
 		l_in_between = t11;
 	}
 	{
 		struct ut_mk_1 t13;
 		__builtin_memset(&t13, 0, sizeof(t13));
 		t13.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		__u64 t14 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_1, &t13); if (v) t14 = *v; }
+		__u64 t14 = ut_memo_read(&m_1, 1, &t13, t13.k0, 0);
 		struct ut_mk_0 t12;
 		__builtin_memset(&t12, 0, sizeof(t12));
 		t12.k0 = (__u64)(t14);
 		ut_added_5 = ut_shared_add(&m_0, &t12, (__s64)(1LL));
+		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_1 t16;
 		__builtin_memset(&t16, 0, sizeof(t16));
 		t16.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		__u64 t17 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_1, &t16); if (v) t17 = *v; }
+		__u64 t17 = ut_memo_read(&m_1, 1, &t16, t16.k0, 0);
 		struct ut_mk_0 t15;
 		__builtin_memset(&t15, 0, sizeof(t15));
 		t15.k0 = (__u64)(t17);
-		__u64 t18 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t15); if (v) t18 = *v; }
+		__u64 t18 = ut_memo_read(&m_0, 0, &t15, t15.k0, 0);
 		l_keyed_by_map = t18;
 	}
 	{
@@ -174,6 +175,7 @@ int ut_p0_a0(void *ctx)
 		__builtin_memset(&t19, 0, sizeof(t19));
 		t19.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		ut_added_6 = ut_shared_add(&m_0, &t19, (__s64)(4LL));
+		ut_memo_written(0);
 	}
 	{
 		{

@@ -3,6 +3,7 @@
 #include "vmlinux.h"
 #define UT_NPROBES 4
 #define UT_BATCH_BYTES 32
+#define UT_MEMO_MAPS 2
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -148,6 +149,7 @@ int ut_p0_a0(void *ctx)
 		__builtin_memset(&t0, 0, sizeof(t0));
 		t0.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_0, &t0, &val, BPF_ANY); }
+		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_1 t1;
@@ -155,6 +157,7 @@ int ut_p0_a0(void *ctx)
 		t1.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		t1.k1 = (__u64)(((__s64)ut_ctx(tp)->ret));
 		{ __u64 val = (__u64)(ut_now); bpf_map_update_elem(&m_1, &t1, &val, BPF_ANY); }
+		ut_memo_written(1);
 	}
 	return 0;
 }
@@ -171,16 +174,14 @@ int ut_p1_a0(void *ctx)
 		struct ut_mk_0 t2;
 		__builtin_memset(&t2, 0, sizeof(t2));
 		t2.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		__u64 t3 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t2); if (v) t3 = *v; }
+		__u64 t3 = ut_memo_read(&m_0, 0, &t2, t2.k0, 0);
 		__u64 t6 = 0;
 		if ((t3)) {
 			struct ut_mk_1 t4;
 			__builtin_memset(&t4, 0, sizeof(t4));
 			t4.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 			t4.k1 = (__u64)(((__u64)ut_ctx(tp)->fd));
-			__u64 t5 = 0;
-			{ __u64 *v = bpf_map_lookup_elem(&m_1, &t4); if (v) t5 = *v; }
+			__u64 t5 = ut_memo_read(&m_1, 1, &t4, t4.k0, t4.k1);
 			t6 = !!(t5);
 		}
 		if (!(t6))
@@ -211,8 +212,7 @@ int ut_p2_a0(void *ctx)
 		struct ut_mk_0 t8;
 		__builtin_memset(&t8, 0, sizeof(t8));
 		t8.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		__u64 t9 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t8); if (v) t9 = *v; }
+		__u64 t9 = ut_memo_read(&m_0, 0, &t8, t8.k0, 0);
 		if (t9)
 		{
 			{
@@ -220,8 +220,7 @@ int ut_p2_a0(void *ctx)
 				__builtin_memset(&t10, 0, sizeof(t10));
 				t10.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 				t10.k1 = (__u64)(((__u64)ut_ctx(tp)->fd));
-				__u64 t11 = 0;
-				{ __u64 *v = bpf_map_lookup_elem(&m_1, &t10); if (v) t11 = *v; }
+				__u64 t11 = ut_memo_read(&m_1, 1, &t10, t10.k0, t10.k1);
 				l_opened = t11;
 			}
 			{
@@ -247,6 +246,7 @@ int ut_p2_a0(void *ctx)
 						t13.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 						t13.k1 = (__u64)(((__u64)ut_ctx(tp)->fd));
 						bpf_map_delete_elem(&m_1, &t13);
+						ut_memo_written(1);
 					}
 				}
 			}
@@ -287,8 +287,7 @@ int ut_p3_a0(void *ctx)
 		struct ut_mk_0 t16;
 		__builtin_memset(&t16, 0, sizeof(t16));
 		t16.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		__u64 t17 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t16); if (v) t17 = *v; }
+		__u64 t17 = ut_memo_read(&m_0, 0, &t16, t16.k0, 0);
 		if (t17)
 		{
 			{
@@ -314,8 +313,7 @@ int ut_p3_a0(void *ctx)
 		__builtin_memset(&t20, 0, sizeof(t20));
 		t20.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		t20.k1 = (__u64)(((__u64)ut_ctx(tp)->fildes));
-		__u64 t21 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_1, &t20); if (v) t21 = *v; }
+		__u64 t21 = ut_memo_read(&m_1, 1, &t20, t20.k0, t20.k1);
 		if (t21)
 		{
 			{

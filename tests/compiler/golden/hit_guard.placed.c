@@ -3,6 +3,7 @@
 #include "vmlinux.h"
 #define UT_NPROBES 4
 #define UT_BATCH_BYTES 64
+#define UT_MEMO_MAPS 2
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -107,6 +108,7 @@ int ut_p0_a0(void *ctx)
 		__builtin_memset(&t0, 0, sizeof(t0));
 		t0.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_0, &t0, &val, BPF_ANY); }
+		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_1 t1;
@@ -114,6 +116,7 @@ int ut_p0_a0(void *ctx)
 		t1.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		t1.k1 = (__u64)(((__s64)ut_ctx(tp)->ret));
 		{ __u64 val = (__u64)(ut_now); bpf_map_update_elem(&m_1, &t1, &val, BPF_ANY); }
+		ut_memo_written(1);
 	}
 	return 0;
 }
@@ -130,16 +133,14 @@ int ut_p1_a0(void *ctx)
 		struct ut_mk_0 t2;
 		__builtin_memset(&t2, 0, sizeof(t2));
 		t2.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		__u64 t3 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t2); if (v) t3 = *v; }
+		__u64 t3 = ut_memo_read(&m_0, 0, &t2, t2.k0, 0);
 		__u64 t6 = 0;
 		if ((t3)) {
 			struct ut_mk_1 t4;
 			__builtin_memset(&t4, 0, sizeof(t4));
 			t4.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 			t4.k1 = (__u64)(((__u64)ut_ctx(tp)->fd));
-			__u64 t5 = 0;
-			{ __u64 *v = bpf_map_lookup_elem(&m_1, &t4); if (v) t5 = *v; }
+			__u64 t5 = ut_memo_read(&m_1, 1, &t4, t4.k0, t4.k1);
 			t6 = !!(t5);
 		}
 		if (!(t6))
@@ -169,8 +170,7 @@ int ut_p2_a0(void *ctx)
 		struct ut_mk_0 t8;
 		__builtin_memset(&t8, 0, sizeof(t8));
 		t8.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		__u64 t9 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t8); if (v) t9 = *v; }
+		__u64 t9 = ut_memo_read(&m_0, 0, &t8, t8.k0, 0);
 		__u64 t10 = (__u64)(t9);
 		if (t10)
 		{
@@ -179,8 +179,7 @@ int ut_p2_a0(void *ctx)
 				__builtin_memset(&t11, 0, sizeof(t11));
 				t11.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 				t11.k1 = (__u64)(((__u64)ut_ctx(tp)->fd));
-				__u64 t12 = 0;
-				{ __u64 *v = bpf_map_lookup_elem(&m_1, &t11); if (v) t12 = *v; }
+				__u64 t12 = ut_memo_read(&m_1, 1, &t11, t11.k0, t11.k1);
 				l_opened = t12;
 			}
 			{
@@ -204,6 +203,7 @@ int ut_p2_a0(void *ctx)
 						t14.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 						t14.k1 = (__u64)(((__u64)ut_ctx(tp)->fd));
 						bpf_map_delete_elem(&m_1, &t14);
+						ut_memo_written(1);
 					}
 				}
 			}
@@ -265,8 +265,7 @@ int ut_p3_a0(void *ctx)
 		struct ut_mk_0 t16;
 		__builtin_memset(&t16, 0, sizeof(t16));
 		t16.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		__u64 t17 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t16); if (v) t17 = *v; }
+		__u64 t17 = ut_memo_read(&m_0, 0, &t16, t16.k0, 0);
 		__u64 t18 = (__u64)(t17);
 		if (ut_hit) {
 			ut_hit->f2 = (__u64)(t18);
@@ -290,8 +289,7 @@ int ut_p3_a0(void *ctx)
 		__builtin_memset(&t20, 0, sizeof(t20));
 		t20.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		t20.k1 = (__u64)(((__u64)ut_ctx(tp)->fildes));
-		__u64 t21 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_1, &t20); if (v) t21 = *v; }
+		__u64 t21 = ut_memo_read(&m_1, 1, &t20, t20.k0, t20.k1);
 		__u64 t22 = (__u64)(t21);
 		if (ut_hit) {
 			ut_hit->f3 = (__u64)(t22);

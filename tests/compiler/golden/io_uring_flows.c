@@ -220,8 +220,7 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_1 t6;
 		__builtin_memset(&t6, 0, sizeof(t6));
-		__u64 t7 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_1, &t6); if (v) t7 = *v; }
+		__u64 t7 = ut_map_read(&m_1, &t6);
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
 			struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 4, ut_now);

@@ -3,6 +3,7 @@
 #include "vmlinux.h"
 #define UT_NPROBES 3
 #define UT_BATCH_BYTES 4144
+#define UT_MEMO_MAPS 2
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -179,8 +180,7 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
-		__u64 t1 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t0); if (v) t1 = *v; }
+		__u64 t1 = ut_map_read(&m_0, &t0);
 		l_n = t1;
 	}
 	{
@@ -188,6 +188,7 @@ int ut_p0_a0(void *ctx)
 		__builtin_memset(&t2, 0, sizeof(t2));
 		t2.k0 = (__u64)(l_n);
 		{ __u64 val = (__u64)(ut_now); bpf_map_update_elem(&m_1, &t2, &val, BPF_ANY); }
+		ut_memo_written(0);
 	}
 	{
 		__u64 t3 = (__u64)(l_n);
@@ -246,15 +247,13 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_3 t6;
 		__builtin_memset(&t6, 0, sizeof(t6));
-		__u64 t7 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_3, &t6); if (v) t7 = *v; }
+		__u64 t7 = ut_map_read(&m_3, &t6);
 		l_pos = t7;
 	}
 	{
 		struct ut_mk_0 t8;
 		__builtin_memset(&t8, 0, sizeof(t8));
-		__u64 t9 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t8); if (v) t9 = *v; }
+		__u64 t9 = ut_map_read(&m_0, &t8);
 		l_end = t9;
 	}
 	for (l_i = 0LL; l_i < 64LL; l_i++) {
@@ -276,8 +275,7 @@ int ut_p1_a0(void *ctx)
 			struct ut_mk_1 t10;
 			__builtin_memset(&t10, 0, sizeof(t10));
 			t10.k0 = (__u64)(l_pos);
-			__u64 t11 = 0;
-			{ __u64 *v = bpf_map_lookup_elem(&m_1, &t10); if (v) t11 = *v; }
+			__u64 t11 = ut_memo_read(&m_1, 0, &t10, t10.k0, 0);
 			l_t = t11;
 		}
 		{
@@ -313,6 +311,7 @@ int ut_p1_a0(void *ctx)
 			__builtin_memset(&t13, 0, sizeof(t13));
 			t13.k0 = (__u64)(l_pos);
 			bpf_map_delete_elem(&m_1, &t13);
+			ut_memo_written(0);
 		}
 		{
 			struct ut_mk_4 t14;
@@ -416,8 +415,7 @@ int ut_p2_a0(void *ctx)
 					struct ut_mk_6 t17;
 					__builtin_memset(&t17, 0, sizeof(t17));
 					t17.k0 = (__u64)(l_i);
-					__u64 t18 = 0;
-					{ __u64 *v = bpf_map_lookup_elem(&m_6, &t17); if (v) t18 = *v; }
+					__u64 t18 = ut_memo_read(&m_6, 1, &t17, t17.k0, 0);
 					if (t18)
 					{
 						goto ut_done;
@@ -458,6 +456,7 @@ int ut_p2_a0(void *ctx)
 		__builtin_memset(&t21, 0, sizeof(t21));
 		t21.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_6, &t21, &val, BPF_ANY); }
+		ut_memo_written(1);
 	}
 ut_done: __attribute__((unused));
 	ut_batch_end(ut_batch, ut_off, 2);

@@ -3,6 +3,7 @@
 #include "vmlinux.h"
 #define UT_NPROBES 8
 #define UT_BATCH_BYTES 40
+#define UT_MEMO_MAPS 1
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -321,8 +322,7 @@ int ut_p6_a0(void *ctx)
 		struct ut_mk_6 t7;
 		__builtin_memset(&t7, 0, sizeof(t7));
 		t7.k0 = (__u64)(((void *)ut_ctx(tp)->req));
-		__u64 t8 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_6, &t7); if (v) t8 = *v; }
+		__u64 t8 = ut_memo_read(&m_6, 0, &t7, t7.k0, 0);
 		t9 = (void *)(((void *)(t8)));
 	}
 	void *a_ctx = (void *)(t9);
@@ -348,6 +348,7 @@ int ut_p7_a0(void *ctx)
 		__builtin_memset(&t10, 0, sizeof(t10));
 		t10.k0 = (__u64)(((void *)ut_ctx(tp)->req));
 		{ __u64 val = (__u64)(((__u64)(__u64)(((void *)ut_ctx(tp)->ctx)))); bpf_map_update_elem(&m_6, &t10, &val, BPF_ANY); }
+		ut_memo_written(0);
 	}
 	return 0;
 }

@@ -3,6 +3,7 @@
 #include "vmlinux.h"
 #define UT_NPROBES 8
 #define UT_BATCH_BYTES 24
+#define UT_MEMO_MAPS 1
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -287,8 +288,7 @@ int ut_p6_a0(void *ctx)
 		struct ut_mk_6 t5;
 		__builtin_memset(&t5, 0, sizeof(t5));
 		t5.k0 = (__u64)(((void *)ut_ctx(tp)->req));
-		__u64 t6 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_6, &t5); if (v) t6 = *v; }
+		__u64 t6 = ut_memo_read(&m_6, 0, &t5, t5.k0, 0);
 		t7 = (void *)(((void *)(t6)));
 	}
 	void *a_ctx = (void *)(t7);
@@ -314,6 +314,7 @@ int ut_p7_a0(void *ctx)
 		__builtin_memset(&t8, 0, sizeof(t8));
 		t8.k0 = (__u64)(((void *)ut_ctx(tp)->req));
 		{ __u64 val = (__u64)(((__u64)(__u64)(((void *)ut_ctx(tp)->ctx)))); bpf_map_update_elem(&m_6, &t8, &val, BPF_ANY); }
+		ut_memo_written(0);
 	}
 	return 0;
 }

@@ -3,6 +3,7 @@
 #include "vmlinux.h"
 #define UT_NPROBES 3
 #define UT_BATCH_BYTES 64
+#define UT_MEMO_MAPS 3
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -106,18 +107,21 @@ int ut_p0_a0(void *ctx)
 		__builtin_memset(&t0, 0, sizeof(t0));
 		t0.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
 		{ __u64 val = (__u64)(ut_now); bpf_map_update_elem(&m_0, &t0, &val, BPF_ANY); }
+		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_1 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
 		t1.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_1, &t1, &val, BPF_ANY); }
+		ut_memo_written(1);
 	}
 	{
 		struct ut_mk_2 t2;
 		__builtin_memset(&t2, 0, sizeof(t2));
 		t2.k0 = (__u64)(ut_now);
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_2, &t2, &val, BPF_ANY); }
+		ut_memo_written(2);
 	}
 	return 0;
 }
@@ -143,16 +147,14 @@ int ut_p1_a0(void *ctx)
 		struct ut_mk_0 t3;
 		__builtin_memset(&t3, 0, sizeof(t3));
 		t3.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		__u64 t4 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t3); if (v) t4 = *v; }
+		__u64 t4 = ut_memo_read(&m_0, 0, &t3, t3.k0, 0);
 		ut_pread_0 = t4; ut_pread_0_set = 1;
 		__u64 t7 = 1;
 		if (!(t4)) {
 			struct ut_mk_1 t5;
 			__builtin_memset(&t5, 0, sizeof(t5));
 			t5.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-			__u64 t6 = 0;
-			{ __u64 *v = bpf_map_lookup_elem(&m_1, &t5); if (v) t6 = *v; }
+			__u64 t6 = ut_memo_read(&m_1, 1, &t5, t5.k0, 0);
 			ut_pread_1 = t6; ut_pread_1_set = 1;
 			t7 = !!(t6);
 		}
@@ -167,16 +169,14 @@ int ut_p1_a0(void *ctx)
 		struct ut_mk_0 t8;
 		__builtin_memset(&t8, 0, sizeof(t8));
 		t8.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		__u64 t9 = ut_pread_0;
-		if (!ut_pread_0_set) { __u64 *v = bpf_map_lookup_elem(&m_0, &t8); if (v) t9 = *v; }
+		__u64 t9 = ut_pread_0_set ? ut_pread_0 : ut_memo_read(&m_0, 0, &t8, t8.k0, 0);
 		l_took = ((__u64)(ut_now) - (__u64)(t9));
 	}
 	{
 		struct ut_mk_1 t10;
 		__builtin_memset(&t10, 0, sizeof(t10));
 		t10.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		__u64 t11 = ut_pread_1;
-		if (!ut_pread_1_set) { __u64 *v = bpf_map_lookup_elem(&m_1, &t10); if (v) t11 = *v; }
+		__u64 t11 = ut_pread_1_set ? ut_pread_1 : ut_memo_read(&m_1, 1, &t10, t10.k0, 0);
 		l_other = t11;
 	}
 	{
@@ -189,8 +189,7 @@ int ut_p1_a0(void *ctx)
 		struct ut_mk_0 t13;
 		__builtin_memset(&t13, 0, sizeof(t13));
 		t13.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		__u64 t14 = ut_pread_0;
-		if (!ut_pread_0_set) { __u64 *v = bpf_map_lookup_elem(&m_0, &t13); if (v) t14 = *v; }
+		__u64 t14 = ut_pread_0_set ? ut_pread_0 : ut_memo_read(&m_0, 0, &t13, t13.k0, 0);
 		l_again = t14;
 	}
 	{
@@ -198,13 +197,13 @@ int ut_p1_a0(void *ctx)
 		__builtin_memset(&t15, 0, sizeof(t15));
 		t15.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_0, &t15, &val, BPF_ANY); }
+		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_0 t16;
 		__builtin_memset(&t16, 0, sizeof(t16));
 		t16.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		__u64 t17 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t16); if (v) t17 = *v; }
+		__u64 t17 = ut_memo_read(&m_0, 0, &t16, t16.k0, 0);
 		l_after_write = t17;
 	}
 	{
@@ -212,13 +211,13 @@ int ut_p1_a0(void *ctx)
 		__builtin_memset(&t18, 0, sizeof(t18));
 		t18.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		bpf_map_delete_elem(&m_1, &t18);
+		ut_memo_written(1);
 	}
 	{
 		struct ut_mk_1 t19;
 		__builtin_memset(&t19, 0, sizeof(t19));
 		t19.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		__u64 t20 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_1, &t19); if (v) t20 = *v; }
+		__u64 t20 = ut_memo_read(&m_1, 1, &t19, t19.k0, 0);
 		l_after_delete = t20;
 	}
 	{
@@ -253,15 +252,13 @@ int ut_p2_a0(void *ctx)
 		struct ut_mk_0 t21;
 		__builtin_memset(&t21, 0, sizeof(t21));
 		t21.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		__u64 t22 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t21); if (v) t22 = *v; }
+		__u64 t22 = ut_memo_read(&m_0, 0, &t21, t21.k0, 0);
 		__u64 t25 = 0;
 		if ((t22)) {
 			struct ut_mk_2 t23;
 			__builtin_memset(&t23, 0, sizeof(t23));
 			t23.k0 = (__u64)(bpf_ktime_get_ns());
-			__u64 t24 = 0;
-			{ __u64 *v = bpf_map_lookup_elem(&m_2, &t23); if (v) t24 = *v; }
+			__u64 t24 = ut_memo_read(&m_2, 2, &t23, t23.k0, 0);
 			t25 = !!(t24);
 		}
 		if (!(t25))
@@ -275,8 +272,7 @@ int ut_p2_a0(void *ctx)
 		struct ut_mk_2 t26;
 		__builtin_memset(&t26, 0, sizeof(t26));
 		t26.k0 = (__u64)(ut_now);
-		__u64 t27 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_2, &t26); if (v) t27 = *v; }
+		__u64 t27 = ut_memo_read(&m_2, 2, &t26, t26.k0, 0);
 		l_by_clock = t27;
 	}
 	for (l_i = 0LL; l_i < 2LL; l_i++) {
@@ -284,8 +280,7 @@ int ut_p2_a0(void *ctx)
 			struct ut_mk_0 t28;
 			__builtin_memset(&t28, 0, sizeof(t28));
 			t28.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-			__u64 t29 = 0;
-			{ __u64 *v = bpf_map_lookup_elem(&m_0, &t28); if (v) t29 = *v; }
+			__u64 t29 = ut_memo_read(&m_0, 0, &t28, t28.k0, 0);
 			l_in_loop = t29;
 		}
 		{
@@ -293,6 +288,7 @@ int ut_p2_a0(void *ctx)
 			__builtin_memset(&t30, 0, sizeof(t30));
 			t30.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
 			{ __u64 val = (__u64)(((__u64)(l_in_loop) + (__u64)(1LL))); bpf_map_update_elem(&m_0, &t30, &val, BPF_ANY); }
+			ut_memo_written(0);
 		}
 	}
 	{

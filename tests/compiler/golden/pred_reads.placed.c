@@ -3,6 +3,7 @@
 #include "vmlinux.h"
 #define UT_NPROBES 3
 #define UT_BATCH_BYTES 64
+#define UT_MEMO_MAPS 3
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -94,18 +95,21 @@ int ut_p0_a0(void *ctx)
 		__builtin_memset(&t0, 0, sizeof(t0));
 		t0.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
 		{ __u64 val = (__u64)(ut_now); bpf_map_update_elem(&m_0, &t0, &val, BPF_ANY); }
+		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_1 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
 		t1.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_1, &t1, &val, BPF_ANY); }
+		ut_memo_written(1);
 	}
 	{
 		struct ut_mk_2 t2;
 		__builtin_memset(&t2, 0, sizeof(t2));
 		t2.k0 = (__u64)(ut_now);
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_2, &t2, &val, BPF_ANY); }
+		ut_memo_written(2);
 	}
 	return 0;
 }
@@ -126,16 +130,14 @@ int ut_p1_a0(void *ctx)
 		struct ut_mk_0 t3;
 		__builtin_memset(&t3, 0, sizeof(t3));
 		t3.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		__u64 t4 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t3); if (v) t4 = *v; }
+		__u64 t4 = ut_memo_read(&m_0, 0, &t3, t3.k0, 0);
 		ut_pread_0 = t4; ut_pread_0_set = 1;
 		__u64 t7 = 1;
 		if (!(t4)) {
 			struct ut_mk_1 t5;
 			__builtin_memset(&t5, 0, sizeof(t5));
 			t5.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-			__u64 t6 = 0;
-			{ __u64 *v = bpf_map_lookup_elem(&m_1, &t5); if (v) t6 = *v; }
+			__u64 t6 = ut_memo_read(&m_1, 1, &t5, t5.k0, 0);
 			ut_pread_1 = t6; ut_pread_1_set = 1;
 			t7 = !!(t6);
 		}
@@ -161,8 +163,7 @@ int ut_p1_a0(void *ctx)
 		struct ut_mk_0 t8;
 		__builtin_memset(&t8, 0, sizeof(t8));
 		t8.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		__u64 t9 = ut_pread_0;
-		if (!ut_pread_0_set) { __u64 *v = bpf_map_lookup_elem(&m_0, &t8); if (v) t9 = *v; }
+		__u64 t9 = ut_pread_0_set ? ut_pread_0 : ut_memo_read(&m_0, 0, &t8, t8.k0, 0);
 		if (ut_hit) {
 			ut_hit->f0 = (__u64)(((__u64)(ut_now) - (__u64)(t9)));
 		}
@@ -171,8 +172,7 @@ int ut_p1_a0(void *ctx)
 		struct ut_mk_1 t10;
 		__builtin_memset(&t10, 0, sizeof(t10));
 		t10.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		__u64 t11 = ut_pread_1;
-		if (!ut_pread_1_set) { __u64 *v = bpf_map_lookup_elem(&m_1, &t10); if (v) t11 = *v; }
+		__u64 t11 = ut_pread_1_set ? ut_pread_1 : ut_memo_read(&m_1, 1, &t10, t10.k0, 0);
 		if (ut_hit) {
 			ut_hit->f1 = (__u64)(t11);
 		}
@@ -181,8 +181,7 @@ int ut_p1_a0(void *ctx)
 		struct ut_mk_0 t12;
 		__builtin_memset(&t12, 0, sizeof(t12));
 		t12.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		__u64 t13 = ut_pread_0;
-		if (!ut_pread_0_set) { __u64 *v = bpf_map_lookup_elem(&m_0, &t12); if (v) t13 = *v; }
+		__u64 t13 = ut_pread_0_set ? ut_pread_0 : ut_memo_read(&m_0, 0, &t12, t12.k0, 0);
 		if (ut_hit) {
 			ut_hit->f2 = (__u64)(t13);
 		}
@@ -192,13 +191,13 @@ int ut_p1_a0(void *ctx)
 		__builtin_memset(&t14, 0, sizeof(t14));
 		t14.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_0, &t14, &val, BPF_ANY); }
+		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_0 t15;
 		__builtin_memset(&t15, 0, sizeof(t15));
 		t15.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		__u64 t16 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t15); if (v) t16 = *v; }
+		__u64 t16 = ut_memo_read(&m_0, 0, &t15, t15.k0, 0);
 		if (ut_hit) {
 			ut_hit->f3 = (__u64)(t16);
 		}
@@ -208,13 +207,13 @@ int ut_p1_a0(void *ctx)
 		__builtin_memset(&t17, 0, sizeof(t17));
 		t17.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		bpf_map_delete_elem(&m_1, &t17);
+		ut_memo_written(1);
 	}
 	{
 		struct ut_mk_1 t18;
 		__builtin_memset(&t18, 0, sizeof(t18));
 		t18.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		__u64 t19 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_1, &t18); if (v) t19 = *v; }
+		__u64 t19 = ut_memo_read(&m_1, 1, &t18, t18.k0, 0);
 		if (ut_hit) {
 			ut_hit->f4 = (__u64)(t19);
 		}
@@ -239,15 +238,13 @@ int ut_p2_a0(void *ctx)
 		struct ut_mk_0 t20;
 		__builtin_memset(&t20, 0, sizeof(t20));
 		t20.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		__u64 t21 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t20); if (v) t21 = *v; }
+		__u64 t21 = ut_memo_read(&m_0, 0, &t20, t20.k0, 0);
 		__u64 t24 = 0;
 		if ((t21)) {
 			struct ut_mk_2 t22;
 			__builtin_memset(&t22, 0, sizeof(t22));
 			t22.k0 = (__u64)(bpf_ktime_get_ns());
-			__u64 t23 = 0;
-			{ __u64 *v = bpf_map_lookup_elem(&m_2, &t22); if (v) t23 = *v; }
+			__u64 t23 = ut_memo_read(&m_2, 2, &t22, t22.k0, 0);
 			t24 = !!(t23);
 		}
 		if (!(t24))
@@ -261,8 +258,7 @@ int ut_p2_a0(void *ctx)
 		struct ut_mk_2 t25;
 		__builtin_memset(&t25, 0, sizeof(t25));
 		t25.k0 = (__u64)(ut_now);
-		__u64 t26 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_2, &t25); if (v) t26 = *v; }
+		__u64 t26 = ut_memo_read(&m_2, 2, &t25, t25.k0, 0);
 		l_by_clock = t26;
 	}
 	for (l_i = 0LL; l_i < 2LL; l_i++) {
@@ -270,8 +266,7 @@ int ut_p2_a0(void *ctx)
 			struct ut_mk_0 t27;
 			__builtin_memset(&t27, 0, sizeof(t27));
 			t27.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-			__u64 t28 = 0;
-			{ __u64 *v = bpf_map_lookup_elem(&m_0, &t27); if (v) t28 = *v; }
+			__u64 t28 = ut_memo_read(&m_0, 0, &t27, t27.k0, 0);
 			l_in_loop = t28;
 		}
 		{
@@ -279,6 +274,7 @@ int ut_p2_a0(void *ctx)
 			__builtin_memset(&t29, 0, sizeof(t29));
 			t29.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
 			{ __u64 val = (__u64)(((__u64)(l_in_loop) + (__u64)(1LL))); bpf_map_update_elem(&m_0, &t29, &val, BPF_ANY); }
+			ut_memo_written(0);
 		}
 	}
 	{

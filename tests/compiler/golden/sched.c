@@ -3,6 +3,7 @@
 #include "vmlinux.h"
 #define UT_NPROBES 4
 #define UT_BATCH_BYTES 64
+#define UT_MEMO_MAPS 1
 #include "ut.h"
 
 struct __attribute__((aligned(8))) ut_mk_0 {
@@ -219,6 +220,7 @@ int ut_p0_a0(void *ctx)
 		__builtin_memset(&t7, 0, sizeof(t7));
 		t7.k0 = (__u64)(bpf_get_smp_processor_id());
 		{ __u64 val = (__u64)(ut_now); bpf_map_update_elem(&m_6, &t7, &val, BPF_ANY); }
+		ut_memo_written(0);
 	}
 	{
 		l_kind = ((((__s64)(((__s64)ut_ctx(tp)->next_pid)) == (__s64)(0LL))) ? (__s64)(1LL) : (__s64)(2LL));
@@ -284,8 +286,7 @@ int ut_p1_a0(void *ctx)
 		struct ut_mk_6 t19;
 		__builtin_memset(&t19, 0, sizeof(t19));
 		t19.k0 = (__u64)(bpf_get_smp_processor_id());
-		__u64 t20 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_6, &t19); if (v) t20 = *v; }
+		__u64 t20 = ut_memo_read(&m_6, 0, &t19, t19.k0, 0);
 		l_since = ((__u64)(ut_now) - (__u64)(t20));
 	}
 	{
@@ -311,6 +312,7 @@ int ut_p1_a0(void *ctx)
 		__builtin_memset(&t22, 0, sizeof(t22));
 		t22.k0 = (__u64)(bpf_get_smp_processor_id());
 		bpf_map_delete_elem(&m_6, &t22);
+		ut_memo_written(0);
 	}
 ut_done: __attribute__((unused));
 	ut_batch_end(ut_batch, ut_off, 1);

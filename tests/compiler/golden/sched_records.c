@@ -3,6 +3,7 @@
 #include "vmlinux.h"
 #define UT_NPROBES 3
 #define UT_BATCH_BYTES 112
+#define UT_MEMO_MAPS 1
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -85,6 +86,7 @@ int ut_p0_a0(void *ctx)
 		__builtin_memset(&t0, 0, sizeof(t0));
 		t0.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_0, &t0, &val, BPF_ANY); }
+		ut_memo_written(0);
 	}
 	return 0;
 }
@@ -99,15 +101,13 @@ int ut_p1_a0(__u64 *ctx)
 			struct ut_mk_0 t1;
 			__builtin_memset(&t1, 0, sizeof(t1));
 			t1.k0 = (__u64)(((__s64)((struct task_struct *)(((void *)ctx[1])))->tgid));
-			__u64 t2 = 0;
-			{ __u64 *v = bpf_map_lookup_elem(&m_0, &t1); if (v) t2 = *v; }
+			__u64 t2 = ut_memo_read(&m_0, 0, &t1, t1.k0, 0);
 			__u64 t5 = 1;
 			if (!(t2)) {
 				struct ut_mk_0 t3;
 				__builtin_memset(&t3, 0, sizeof(t3));
 				t3.k0 = (__u64)(((__s64)((struct task_struct *)(((void *)ctx[2])))->tgid));
-				__u64 t4 = 0;
-				{ __u64 *v = bpf_map_lookup_elem(&m_0, &t3); if (v) t4 = *v; }
+				__u64 t4 = ut_memo_read(&m_0, 0, &t3, t3.k0, 0);
 				t5 = !!(t4);
 			}
 			t6 = !!(t5);
@@ -152,8 +152,7 @@ int ut_p2_a0(__u64 *ctx)
 		struct ut_mk_0 t9;
 		__builtin_memset(&t9, 0, sizeof(t9));
 		t9.k0 = (__u64)(((__s64)((struct task_struct *)(((void *)ctx[0])))->tgid));
-		__u64 t10 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t9); if (v) t10 = *v; }
+		__u64 t10 = ut_memo_read(&m_0, 0, &t9, t9.k0, 0);
 		if (!(t10))
 			return 0;
 	}

@@ -288,8 +288,7 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_4 t14;
 		__builtin_memset(&t14, 0, sizeof(t14));
-		__u64 t15 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_4, &t14); if (v) t15 = *v; }
+		__u64 t15 = ut_map_read(&m_4, &t14);
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
 			struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 4, ut_now);

@@ -3,6 +3,7 @@
 #include "vmlinux.h"
 #define UT_NPROBES 5
 #define UT_BATCH_BYTES 232
+#define UT_MEMO_MAPS 1
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -205,6 +206,7 @@ int ut_p0_a0(void *ctx)
 		__builtin_memset(&t0, 0, sizeof(t0));
 		t0.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		ut_added_0 = ut_shared_add(&m_0, &t0, (__s64)(((__u64)ut_ctx(tp)->to_submit)));
+		ut_memo_written(0);
 	}
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
@@ -245,6 +247,7 @@ int ut_p1_a0(void *ctx)
 		__builtin_memset(&t1, 0, sizeof(t1));
 		t1.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
 		ut_added_0 = ut_shared_add(&m_0, &t1, -(__s64)(1LL));
+		ut_memo_written(0);
 	}
 ut_done: __attribute__((unused));
 	ut_batch_end(ut_batch, ut_off, 1);
@@ -310,8 +313,7 @@ int ut_p2_a0(void *ctx)
 		struct ut_mk_0 t5;
 		__builtin_memset(&t5, 0, sizeof(t5));
 		t5.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		__u64 t6 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t5); if (v) t6 = *v; }
+		__u64 t6 = ut_memo_read(&m_0, 0, &t5, t5.k0, 0);
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
 			struct ut_rec_7 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 7, ut_now);

@@ -2,6 +2,7 @@
 #define __TARGET_ARCH_x86 1
 #include "vmlinux.h"
 #define UT_NPROBES 2
+#define UT_MEMO_MAPS 1
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -59,6 +60,7 @@ int ut_p0_a0(void *ctx)
 		__builtin_memset(&t0, 0, sizeof(t0));
 		t0.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_0, &t0, &val, BPF_ANY); }
+		ut_memo_written(0);
 	}
 	return 0;
 }
@@ -73,8 +75,7 @@ int ut_p1_a0(void *ctx)
 		struct ut_mk_0 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
 		t1.k0 = (__u64)(((__s64)ut_ctx(tp)->pid));
-		__u64 t2 = 0;
-		{ __u64 *v = bpf_map_lookup_elem(&m_0, &t1); if (v) t2 = *v; }
+		__u64 t2 = ut_memo_read(&m_0, 0, &t1, t1.k0, 0);
 		if (!(t2))
 			return 0;
 	}
@@ -91,6 +92,7 @@ int ut_p1_a0(void *ctx)
 		__builtin_memset(&t5, 0, sizeof(t5));
 		t5.k0 = (__u64)(((__s64)ut_ctx(tp)->pid));
 		bpf_map_delete_elem(&m_0, &t5);
+		ut_memo_written(0);
 	}
 	return 0;
 }
