@@ -230,6 +230,8 @@ void dump_placement(struct compiler *c, FILE *f)
 	for (unsigned i = 0; i < c->nmaps; i++) {
 		fprintf(f, "map %u %s: ", i, c->maps[i].name);
 		placed_dump(&c->maps[i].kernel, f);
+		if (c->maps[i].memo >= 0)
+			fprintf(f, "  its reads remembered per CPU until it is written (slot %d)\n", c->maps[i].memo);
 	}
 	for (unsigned i = 0; i < p->nflows; i++)
 		if (c->flow_in_reader[i])
