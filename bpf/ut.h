@@ -214,6 +214,26 @@ static __always_inline int ut_name_thread(void)
 	return 1;
 }
 
+/* A thread other than the one this CPU's last hit ran on: named unless
+ * seen before.  A global function, out of line: the hits of a request
+ * pass through half a dozen programs, and a program's instructions that
+ * run rarely (this, sending the stage) were interleaved with the ones
+ * that run at every hit, more instruction cache lines each. */
+__noinline int ut_thread_seen(__u32 tid)
+{
+	__u8 one = 1;
+	if (bpf_map_lookup_elem(&ut_seen_threads, &tid))
+		return 0;
+	bpf_map_update_elem(&ut_seen_threads, &tid, &one, BPF_ANY);
+	if (!ut_name_thread()) {   /* named at its next record instead */
+		bpf_map_delete_elem(&ut_seen_threads, &tid);
+		struct ut_cpu_state *st = ut_cpu_state();
+		if (st)
+			st->last_tid = 0;
+	}
+	return 0;
+}
+
 /* First sight of a thread: emit its name and its process's name. */
 static __always_inline void ut_note_thread(void)
 {
@@ -223,15 +243,7 @@ static __always_inline void ut_note_thread(void)
 		return;
 	if (st)
 		st->last_tid = tid;
-	__u8 one = 1;
-	if (bpf_map_lookup_elem(&ut_seen_threads, &tid))
-		return;
-	bpf_map_update_elem(&ut_seen_threads, &tid, &one, BPF_ANY);
-	if (!ut_name_thread()) {   /* named at its next record instead */
-		bpf_map_delete_elem(&ut_seen_threads, &tid);
-		if (st)
-			st->last_tid = 0;
-	}
+	ut_thread_seen(tid);
 }
 
 /* snapshot() and exit() in the kernel: the time of the first call since
@@ -575,20 +587,27 @@ static __always_inline char *ut_batch_begin(__u32 probe, __u64 now)
 	return b->data + ut_held_bytes(st);
 }
 
-/* Writes the outermost stage: its held records and this hit's, `bytes`
- * in all from its start, and counts its hits as emitted or lost (against
- * `probe`, the one that sends them: the ring was full). */
-static __always_inline void ut_stage_send(struct ut_cpu_state *st, __u32 bytes, __u32 hits, __u32 probe)
+/* Writes the first `bytes` of the stage at depth `slot` and counts its
+ * hits as emitted or lost (against `probe`, the one that sends them: the
+ * ring was full); the outermost one's are its held records and this
+ * hit's, and it holds none after.  A global function, out of line (see
+ * ut_thread_seen): it runs once in 2 KB of records. */
+__noinline int ut_stage_send(__u32 slot, __u64 bytes, __u32 hits, __u32 probe)
 {
-	__u32 zero = 0;
-	struct ut_batch_buf *b = bpf_map_lookup_elem(&ut_batches, &zero);
-	if (!b)
-		return;
+	struct ut_cpu_state *st = ut_cpu_state();
+	struct ut_batch_buf *b = slot < UT_BATCH_DEPTH ? bpf_map_lookup_elem(&ut_batches, &slot) : 0;
+	if (!st || !b)
+		return 0;
+	/* callers send at most that (a 64-bit argument: the verifier's bound
+	 * is on the register the compare reads, which a 32-bit one copies) */
 	if (bytes > sizeof(b->data))
-		bytes = sizeof(b->data);
+		return 0;
 	ut_send(b->data, bytes, hits, probe);
-	st->held = 0;
-	st->held_hits = 0;
+	if (!slot) {
+		st->held = 0;
+		st->held_hits = 0;
+	}
+	return 0;
 }
 
 static __always_inline void ut_batch_end(char *b, __u32 used, __u32 probe)
@@ -601,8 +620,8 @@ static __always_inline void ut_batch_end(char *b, __u32 used, __u32 probe)
 	if (used > UT_BATCH_BYTES)
 		used = UT_BATCH_BYTES;
 	if (st->batch_depth > 1) {
-		if (used)
-			ut_send(b, used, 1, probe);
+		if (used)   /* a nested hit's stage: its slot's start */
+			ut_stage_send(st->batch_depth - 1, used, 1, probe);
 	} else if (used) {
 		__u32 held = ut_held_bytes(st) + used;
 		if (held < ut_hold_bytes) {
@@ -612,7 +631,7 @@ static __always_inline void ut_batch_end(char *b, __u32 used, __u32 probe)
 			st->held = held;
 			st->held_hits += 1;
 		} else {
-			ut_stage_send(st, held, st->held_hits + 1, probe);
+			ut_stage_send(0, held, st->held_hits + 1, probe);
 		}
 	}
 	ut_barrier();   /* the stage is consistent before ut_flush may touch it */
@@ -632,7 +651,7 @@ int ut_flush(void *ctx)
 	if (st->batch_depth)
 		return 0;
 	if (st->held)
-		ut_stage_send(st, ut_held_bytes(st), st->held_hits, UT_NPROBES);
+		ut_stage_send(0, ut_held_bytes(st), st->held_hits, UT_NPROBES);
 	return 1;
 }
 #endif
