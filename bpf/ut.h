@@ -839,7 +839,16 @@ struct {
 } ut_memo SEC(".maps");
 
 /* One generation per remembered map; user space sets them through a
- * mapping (runtime/summary.c) after it deletes entries. */
+ * mapping (runtime/summary.c) after it deletes entries.  UT_MEMO_OFF in
+ * one: the map is written too often for its reads to be remembered (a
+ * start time written at every syscall, read at its exit): reads look it
+ * up and writes store no generation.  A CPU's UT_MEMO_WRITES_OFF-th write
+ * of the map sets it (a filter is written when what is traced changes:
+ * a ring's creation, a process's first sight); a writer that did not see
+ * it yet may clear it with its generation, a new one, which is as
+ * correct. */
+#define UT_MEMO_OFF (1ull << 63)
+#define UT_MEMO_WRITES_OFF 4096
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, UT_MEMO_MAPS);
@@ -857,6 +866,8 @@ static __always_inline __u64 ut_memo_read(void *map, __u32 slot, const void *key
 		return ut_map_read(map, key);
 	/* the generation before the look-up: a write after it is seen next time */
 	__u64 gen = *(volatile __u64 *)genp;
+	if (gen & UT_MEMO_OFF)
+		return ut_map_read(map, key);
 	__u64 seq = *(volatile __u64 *)&set->seq;
 	ut_barrier();
 	if (!(seq & 1)) {
@@ -896,10 +907,14 @@ static __always_inline void ut_memo_written(__u32 slot)
 	struct ut_memo_set *set = bpf_map_lookup_elem(&ut_memo, &slot);
 	if (!gen || !set)
 		return;
+	__u64 now = *(volatile __u64 *)gen;
+	if (now & UT_MEMO_OFF)
+		return;
 	__u64 writes = set->writes + 1;
 	set->writes = writes;
 	ut_barrier();
-	*(volatile __u64 *)gen = (__u64)(bpf_get_smp_processor_id() + 1) << 40 | (writes & ((1ull << 40) - 1));
+	*(volatile __u64 *)gen = writes >= UT_MEMO_WRITES_OFF ? now | UT_MEMO_OFF
+				 : (__u64)(bpf_get_smp_processor_id() + 1) << 40 | writes;
 }
 #endif
 

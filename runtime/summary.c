@@ -508,8 +508,9 @@ static const struct ut_map *map_named(const struct ut_program *prog, const char 
 /* The kernel's remembered reads of its maps (bpf/ut.h, ut_memo_read) are
  * of an older generation once user space has changed a map: every map
  * takes a generation never used before (which map changed is the
- * compiler's business; clear() and zero() are rare), its top bits all
- * ones where the kernel's hold a CPU number. */
+ * compiler's business; clear() and zero() are rare), bits 40-62 all ones
+ * where the kernel's hold a CPU number (bit 63 would turn the memo off),
+ * and remembered again. */
 static void forget_memo(struct bpf_object *obj)
 {
 	static uint64_t changes;
@@ -522,7 +523,7 @@ static void forget_memo(struct bpf_object *obj)
 		return;
 	changes++;
 	for (uint32_t i = 0; i < bpf_map__max_entries(m); i++)
-		__atomic_store_n(&gens[i], ~0ull << 40 | changes, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&gens[i], 0x7fffffull << 40 | changes, __ATOMIC_SEQ_CST);
 	munmap(gens, size);
 }
 

@@ -57,3 +57,24 @@ for mode in placed --all-in-kernel; do
 	else fail "memo/filter_changes_seen ($mode)" "counted $got, want $want; $(cat "$TMP/memo.err")"; fi
 done
 
+
+# A map written at every hit (a start time at getppid's entry, read and
+# deleted at its exit) turns its remembering off after a few hundred
+# stale reads (bpf/ut.h, UT_MEMO_OFF): every exit still finds its entry.
+cat >"$TMP/start.ut" <<'UT'
+tracepoint:syscalls:sys_enter_getppid { @s[tid] = nsecs; }
+tracepoint:syscalls:sys_exit_getppid { @exits = count(); }
+tracepoint:syscalls:sys_exit_getppid /@s[tid]/ { @found = count(); delete(@s[tid]); }
+UT
+for mode in placed --all-in-kernel; do
+	flag=; [ "$mode" = placed ] || flag=$mode
+	"$UT" -q --summary-only --json "$TMP/start.json" $flag -c "python3 -c 'import os
+for _ in range(3000): os.getppid()'" "$TMP/start.ut" >"$TMP/start.out" 2>"$TMP/start.err"
+	if python3 - "$TMP/start.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["maps"]
+found = m["@found"][0]["value"] if m.get("@found") else 0
+assert found >= 3000 and found == m["@exits"][0]["value"], m
+PY
+	then pass "memo/written_every_hit ($mode)"; else fail "memo/written_every_hit ($mode)" "$(cat "$TMP/start.json" "$TMP/start.err")"; fi
+done
