@@ -598,10 +598,10 @@ __noinline int ut_stage_send(__u32 slot, __u64 bytes, __u32 hits, __u32 probe)
 	struct ut_batch_buf *b = slot < UT_BATCH_DEPTH ? bpf_map_lookup_elem(&ut_batches, &slot) : 0;
 	if (!st || !b)
 		return 0;
-	/* callers send at most that (a 64-bit argument: the verifier's bound
-	 * is on the register the compare reads, which a 32-bit one copies) */
+	/* (a 64-bit argument: the verifier's bound is on the register the
+	 * compare reads, which a 32-bit one copies to widen it) */
 	if (bytes > sizeof(b->data))
-		return 0;
+		bytes = sizeof(b->data);
 	ut_send(b->data, bytes, hits, probe);
 	if (!slot) {
 		st->held = 0;
