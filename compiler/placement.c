@@ -885,7 +885,7 @@ static void tuples_in_kernel(struct compiler *c)
  * integer keys, have their reads remembered per CPU until the next write
  * (bpf/ut.h, ut_memo_read): a look-up costs 30-40 ns a hit, and such
  * maps are mostly filters, written when what is traced changes.  A map
- * written at every hit pays an atomic add a write and misses every time. */
+ * written at every hit turns its remembering off (bpf/ut.h, UT_MEMO_OFF). */
 static void remembered_reads(struct compiler *c)
 {
 	unsigned slots = 0;
