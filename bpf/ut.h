@@ -671,6 +671,20 @@ static __always_inline __u64 ut_ptr_int(const void *p)
 	return v;
 }
 
+/* A field read through a kernel pointer held as a number (a map's value,
+ * a void * argument, a tracepoint record's field): where the kernel has
+ * bpf_rdonly_cast (6.2+; the runtime tries it and sets the flag), the
+ * number becomes an untrusted BTF pointer (the call compiles to a move)
+ * and the read a load the kernel guards against faults, where
+ * bpf_probe_read_kernel is a helper call of 20-30 ns.  Either way a bad
+ * address reads as 0.  The path not taken is dead code the verifier
+ * drops, the unresolved kfunc with it. */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+const volatile __u32 ut_untrusted_loads = 0;
+#define ut_untrusted(type, p) ((type *)bpf_rdonly_cast((const void *)(p), bpf_core_type_id_kernel(type)))
+#define ut_kread(type, p, field) \
+	(ut_untrusted_loads ? ut_untrusted(type, p)->field : BPF_CORE_READ((type *)(p), field))
+
 /* The zero bytes of w, each as its top bit (exact for the lowest one:
  * the borrow only marks bytes above it). */
 static __always_inline __u64 ut_zero_bytes(__u64 w)

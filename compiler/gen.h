@@ -33,6 +33,7 @@ struct gen {
 	bool hit_pending;           /* here the record is still to reserve */
 	bool now_at_top;            /* ut_now is read before any reservation: the body's first line */
 	bool computing;             /* writing a computed argument, at the top of the body */
+	bool member_base;           /* the expression is the base of a field read around it (gen_member) */
 	bool in_reader;             /* inside a statement of the reader's (its captures) */
 	bool noted;                 /* the reader's work is noted on every path to here (ut_off) */
 	unsigned sunk;              /* ifs and blocks entered with the record still to reserve */

@@ -97,8 +97,22 @@ static bool has_c_name(struct gen *g, int32_t btf)
 	return btf > 0 && ut_kernel_type_c(g->c->k, btf, buf, sizeof(buf))[0];
 }
 
+/* The struct or union that a kernel pointer held as a number points to,
+ * spelled in buf, when its fields can be loaded through bpf_rdonly_cast
+ * (bpf/ut.h, ut_kread): a named one, in kernel memory. */
+static bool untrusted_loads(struct gen *g, const struct type *base, char *buf, size_t len)
+{
+	struct ut_ktype kt;
+	return !base->direct && !base->user && base->btf > 0 && ut_kernel_type(g->c->k, base->btf, &kt) == 0 &&
+	       (kt.kind == UT_KT_STRUCT || kt.kind == UT_KT_UNION) && ut_kernel_type_c(g->c->k, kt.id, buf, len)[0];
+}
+
 static char *gen_member(struct gen *g, struct node *n)
 {
+	/* this field is the base of the field read around it: a pointer read
+	 * through bpf_rdonly_cast may stay a BTF pointer, never a value */
+	bool as_base = g->member_base;
+	g->member_base = false;
 	/* a member of an anonymous struct or union (in6_addr's in6_u) has no
 	 * type to cast to: it is reached from the named one around it, by the
 	 * path of members (in6_u.u6_addr8) */
@@ -111,20 +125,23 @@ static char *gen_member(struct gen *g, struct node *n)
 		base_node = base_node->a;
 	}
 	const struct type *base = &base_node->type, *ft = &n->type;
+	char untrusted[160];
+	bool loads = untrusted_loads(g, base, untrusted, sizeof(untrusted));
+	g->member_base = base_node->kind == N_FIELD && base_node->ref == REF_MEMBER;
 	char *bexpr = gen_expr(g, base_node);
+	g->member_base = false;
 	/* clang refuses a CO-RE read nested inside another: a base that reads a
 	 * field itself (fd_file(fd), a ?: whose condition reads the table's
 	 * size) goes through a temporary; so does a user pointer, read from a
 	 * syscall's record, which has no struct in the kernel's BTF to relocate
-	 * the record's field against */
-	if (strstr(bexpr, "BPF_CORE_READ") || base->user) {
+	 * the record's field against; and a base that ut_kread spells twice */
+	if (strstr(bexpr, "BPF_CORE_READ") || loads || base->user) {
 		char *base_tmp = new_tmp(g);
 		emit(g, "void *%s = (void *)(%s);", base_tmp, bexpr);
 		free(bexpr);
 		bexpr = base_tmp;
 	}
 	char *p = typed_ptr(g, base->btf, bexpr);
-	free(bexpr);
 	/* fields of a user-space struct are read from user memory */
 	const char *read = base->user ? "BPF_CORE_READ_USER" : "BPF_CORE_READ";
 	char *r;
@@ -137,6 +154,8 @@ static char *gen_member(struct gen *g, struct node *n)
 		r = new_tmp(g);
 		if (base->direct)   /* a load the verifier guards, not a helper call */
 			emit(g, "void *%s = (void *)%s->%s;", r, p, field);
+		else if (loads && as_base)
+			emit(g, "void *%s = (void *)ut_kread(%s, %s, %s);", r, untrusted, bexpr, field);
 		else
 			emit(g, "void *%s = (void *)%s(%s, %s);", r, read, p, field);
 	} else if (ft->kind == T_STR) {
@@ -144,15 +163,21 @@ static char *gen_member(struct gen *g, struct node *n)
 		emit(g, "char %s[%d] = {};", r, ft->size);
 		if (base->direct && ft->size == 16)   /* two loads the verifier guards (bpf/ut.h) */
 			emit(g, "ut_copy_name16(%s, %s->%s);", r, p, field);
+		else if (loads && ft->size == 16)
+			emit(g, "if (ut_untrusted_loads) ut_copy_name16(%s, ut_untrusted(%s, %s)->%s); "
+				"else BPF_CORE_READ_STR_INTO(&%s, %s, %s);", r, untrusted, bexpr, field, r, p, field);
 		else
 			emit(g, "%s_STR_INTO(&%s, %s, %s);", read, r, p, field);
 	} else if (n->ref == REF_BITFIELD) {
 		r = xasprintf("((__u64)BPF_CORE_READ_BITFIELD_PROBED(%s, %s))", p, field);
 	} else if (base->direct) {
 		r = xasprintf("((%s)%s->%s)", ft->is_signed ? "__s64" : "__u64", p, field);
+	} else if (loads) {
+		r = xasprintf("((%s)ut_kread(%s, %s, %s))", ft->is_signed ? "__s64" : "__u64", untrusted, bexpr, field);
 	} else {
 		r = xasprintf("((%s)%s(%s, %s))", ft->is_signed ? "__s64" : "__u64", read, p, field);
 	}
+	free(bexpr);
 	free(p);
 	free(field);
 	return r;

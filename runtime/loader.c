@@ -56,6 +56,7 @@ struct ut_loaded {
 	struct ut_links *links;   /* per probe: what its attach made; none when not attached */
 	uint32_t *disk_devs;      /* the script's diskdev() disks, looked up */
 	bool can_flush;           /* ut_flush can run on a chosen CPU (hold_records) */
+	bool untrusted_loads;     /* bpf_rdonly_cast works: fields through numbers are loads (bpf/ut.h) */
 	bool detached;
 };
 
@@ -309,6 +310,8 @@ static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, cons
 			set_rodata_var(data, size, v, &start_ns, sizeof(start_ns));
 		else if (strcmp(name, "ut_hold_bytes") == 0 && !l->can_flush)
 			set_rodata_var(data, size, v, &(uint32_t){0}, sizeof(uint32_t));
+		else if (strcmp(name, "ut_untrusted_loads") == 0)
+			set_rodata_var(data, size, v, &(uint32_t){l->untrusted_loads}, sizeof(uint32_t));
 		else if (sscanf(name, "ut_disk_%u", &disk) == 1 && disk < o->ndisks) {
 			uint64_t dev = l->disk_devs[disk];
 			set_rodata_var(data, size, v, &dev, sizeof(dev));
@@ -479,6 +482,30 @@ static bool can_run_on_cpu(void)
 	return ok;
 }
 
+/* Whether this kernel lets tracing programs turn a number into a BTF
+ * pointer they read by loads (the bpf_rdonly_cast kfunc, 6.2+): tried
+ * with a tracepoint program that casts 0 to a task_struct. */
+static bool can_cast_untrusted(struct ut_kernel *k)
+{
+	int32_t cast = ut_kernel_find(k, "bpf_rdonly_cast", BTF_KIND_FUNC);
+	int32_t task = ut_kernel_struct(k, "task_struct");
+	if (cast <= 0 || task <= 0)
+		return false;
+	const struct bpf_insn insns[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 0},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = task},
+		{.code = BPF_JMP | BPF_CALL, .src_reg = BPF_PSEUDO_KFUNC_CALL, .imm = cast},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_TRACEPOINT, "ut_try_cast", "GPL", insns,
+			       sizeof(insns) / sizeof(insns[0]), NULL);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 bool ut_run_on_cpu(int prog_fd, unsigned cpu)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
@@ -616,6 +643,12 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 	l->links = calloc(l->nprobes + 1, sizeof(*l->links));
 	l->disk_devs = calloc(o->ndisks + 1, sizeof(*l->disk_devs));
 	l->can_flush = can_run_on_cpu();
+	l->untrusted_loads = can_cast_untrusted(k);
+	if (o->verbose)
+		fprintf(log_of(o), "uring-trace: %s\n",
+			l->untrusted_loads ? "fields read through pointers held as numbers are loads (bpf_rdonly_cast)"
+					   : "this kernel has no bpf_rdonly_cast (6.2+): fields read through pointers held "
+					     "as numbers are bpf_probe_read_kernel calls (slower)");
 	if (o->verbose)
 		fprintf(log_of(o), "uring-trace: %s\n",
 			l->can_flush ? "each CPU holds its records up to 2 KiB; the reader sends what an idle CPU holds"

@@ -2,7 +2,8 @@
 # bpftrace's values end to end: literals (1e6, 1_000_000), positional
 # parameters, string ?:, strncmp(), strcontains(), stats(), kstack(N),
 # ksym(), usym(), func, join() and reads through user pointers (*p, p[i],
-# a user struct's fields), and #ifndef BPFTRACE_HAVE_BTF blocks.
+# a user struct's fields), fields through a pointer held as a number, and
+# #ifndef BPFTRACE_HAVE_BTF blocks.
 source "$(dirname "$0")/../lib.sh"
 need_root_bpf values || exit 0
 W=$UT_WORKLOADS/usdt_probes
@@ -35,6 +36,20 @@ then pass values/literals_positional_strings_stats; else fail values/literals_po
 if grep -qx '/bin/echo one two three' "$TMP/join.out" && grep -qx '/bin/echo,one,two three' "$TMP/join.out" \
 	&& grep -qx '/bin/echo|two three' "$TMP/join.out"
 then pass values/join_and_user_arrays; else fail values/join_and_user_arrays "$(cat "$TMP/join.out" "$TMP/join.err")"; fi
+
+# fields read through a pointer held as a number (curtask): loads through
+# bpf_rdonly_cast where the kernel has it (-v says so), a string and a
+# pointer on the way to a field among them; each matches the value read
+# another way
+"$UT" -v -q --summary-only --json "$TMP/cast.json" -c "/bin/dd if=/dev/zero of=/dev/null count=3" -e '
+tracepoint:syscalls:sys_enter_read {
+	$t = (struct task_struct *)curtask;
+	@same[$t->comm == comm, $t->pid == tid, $t->group_leader->pid == pid] = count();
+}' >/dev/null 2>"$TMP/cast.err"
+if grep -qw bpf_rdonly_cast /proc/kallsyms; then how="are loads (bpf_rdonly_cast)"; else how="are bpf_probe_read_kernel calls"; fi
+if grep -q '"@same":\[{"key":\[1,1,1\],"value":[1-9][0-9]*}\]' "$TMP/cast.json" \
+	&& grep -q "held as numbers $how" "$TMP/cast.err"
+then pass values/fields_through_numbers; else fail values/fields_through_numbers "$(cat "$TMP/cast.json" "$TMP/cast.err")"; fi
 
 # a user struct's fields: nanosleep's struct __kernel_timespec (naptime.bt)
 "$UT" -q --summary-only -c "/usr/bin/python3 -c 'import ctypes; ctypes.CDLL(None).syscall(35, (ctypes.c_long * 2)(0, 20000000), None)'" \

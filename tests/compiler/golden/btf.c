@@ -216,16 +216,17 @@ int ut_p0_a0(__u64 *ctx)
 		l_ring = (void *)(((void *)ctx[0]));
 	}
 	{
-		struct ut_mk_1 t1;
-		__builtin_memset(&t1, 0, sizeof(t1));
-		t1.k0 = (__u64)(l_ring);
-		ut_agg_max(&m_1, &t1, (__s64)(((__u64)BPF_CORE_READ(((struct io_ring_ctx *)(l_ring)), sq_entries))));
+		void *t1 = (void *)(l_ring);
+		struct ut_mk_1 t2;
+		__builtin_memset(&t2, 0, sizeof(t2));
+		t2.k0 = (__u64)(l_ring);
+		ut_agg_max(&m_1, &t2, (__s64)(((__u64)ut_kread(struct io_ring_ctx, t1, sq_entries))));
 	}
 	{
-		struct ut_mk_2 t2;
-		__builtin_memset(&t2, 0, sizeof(t2));
-		t2.k0 = (__u64)(((__u64)((struct io_uring_cqe *)(((void *)ctx[2])))->user_data));
-		ut_agg_add(&m_2, &t2, (__s64)(1));
+		struct ut_mk_2 t3;
+		__builtin_memset(&t3, 0, sizeof(t3));
+		t3.k0 = (__u64)(((__u64)((struct io_uring_cqe *)(((void *)ctx[2])))->user_data));
+		ut_agg_add(&m_2, &t3, (__s64)(1));
 	}
 	return 0;
 }
@@ -237,25 +238,25 @@ int ut_p1_a0(__u64 *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		struct ut_mk_3 t3;
-		__builtin_memset(&t3, 0, sizeof(t3));
-		t3.k0 = (__u64)(((__u64)((struct io_kiocb *)(((void *)ctx[0])))->opcode));
-		t3.k1 = (__u64)(((__u64)((struct io_kiocb *)(((void *)ctx[0])))->flags));
-		ut_agg_add(&m_3, &t3, (__s64)(1));
-	}
-	{
-		void *t5 = (void *)((struct io_kiocb *)(((void *)ctx[0])))->tctx;
-		struct ut_mk_4 t4;
+		struct ut_mk_3 t4;
 		__builtin_memset(&t4, 0, sizeof(t4));
-		t4.k0 = (__u64)(t5);
-		ut_agg_add(&m_4, &t4, (__s64)(1));
+		t4.k0 = (__u64)(((__u64)((struct io_kiocb *)(((void *)ctx[0])))->opcode));
+		t4.k1 = (__u64)(((__u64)((struct io_kiocb *)(((void *)ctx[0])))->flags));
+		ut_agg_add(&m_3, &t4, (__s64)(1));
 	}
 	{
-		void *t7 = (void *)((struct io_kiocb *)(((void *)ctx[0])))->ctx;
-		struct ut_mk_5 t6;
-		__builtin_memset(&t6, 0, sizeof(t6));
-		t6.k0 = (__u64)(((__u64)(((__u64)(((__u64)ut_ptr_int(t7))) << (__u64)(16LL))) | (__u64)(((__u64)(((__u32)(__u64)(((__u64)((struct io_kiocb *)(((void *)ctx[0])))->opcode)))) & (__u64)(255LL)))));
-		ut_agg_add(&m_5, &t6, (__s64)(1));
+		void *t6 = (void *)((struct io_kiocb *)(((void *)ctx[0])))->tctx;
+		struct ut_mk_4 t5;
+		__builtin_memset(&t5, 0, sizeof(t5));
+		t5.k0 = (__u64)(t6);
+		ut_agg_add(&m_4, &t5, (__s64)(1));
+	}
+	{
+		void *t8 = (void *)((struct io_kiocb *)(((void *)ctx[0])))->ctx;
+		struct ut_mk_5 t7;
+		__builtin_memset(&t7, 0, sizeof(t7));
+		t7.k0 = (__u64)(((__u64)(((__u64)(((__u64)ut_ptr_int(t8))) << (__u64)(16LL))) | (__u64)(((__u64)(((__u32)(__u64)(((__u64)((struct io_kiocb *)(((void *)ctx[0])))->opcode)))) & (__u64)(255LL)))));
+		ut_agg_add(&m_5, &t7, (__s64)(1));
 	}
 	return 0;
 }
@@ -273,18 +274,22 @@ int ut_p2_a0(void *ctx)
 		l_req = (void *)(((void *)(((void *)ut_ctx(tp)->req))));
 	}
 	{
-		void *t9 = (void *)BPF_CORE_READ(((struct io_kiocb *)(l_req)), ctx);
-		struct ut_mk_6 t8;
-		__builtin_memset(&t8, 0, sizeof(t8));
-		t8.k0 = (__u64)(((__u64)BPF_CORE_READ(((struct io_ring_ctx *)(t9)), flags)));
-		ut_agg_add(&m_6, &t8, (__s64)(1));
+		void *t10 = (void *)(l_req);
+		void *t11 = (void *)ut_kread(struct io_kiocb, t10, ctx);
+		void *t12 = (void *)(t11);
+		struct ut_mk_6 t9;
+		__builtin_memset(&t9, 0, sizeof(t9));
+		t9.k0 = (__u64)(((__u64)ut_kread(struct io_ring_ctx, t12, flags)));
+		ut_agg_add(&m_6, &t9, (__s64)(1));
 	}
 	{
-		void *t11 = (void *)&((struct io_kiocb *)(l_req))->cqe;
-		struct ut_mk_7 t10;
-		__builtin_memset(&t10, 0, sizeof(t10));
-		t10.k0 = (__u64)(((__u64)BPF_CORE_READ(((struct io_cqe *)(t11)), user_data)));
-		ut_agg_add(&m_7, &t10, (__s64)(1));
+		void *t14 = (void *)(l_req);
+		void *t15 = (void *)&((struct io_kiocb *)(t14))->cqe;
+		void *t16 = (void *)(t15);
+		struct ut_mk_7 t13;
+		__builtin_memset(&t13, 0, sizeof(t13));
+		t13.k0 = (__u64)(((__u64)ut_kread(struct io_cqe, t16, user_data)));
+		ut_agg_add(&m_7, &t13, (__s64)(1));
 	}
 	return 0;
 }
@@ -296,10 +301,10 @@ int ut_p3_a0(__u64 *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		struct ut_mk_8 t12;
-		__builtin_memset(&t12, 0, sizeof(t12));
-		t12.k0 = (__u64)(((__u64)((struct io_kiocb *)(((void *)ctx[0])))->opcode));
-		ut_agg_add(&m_8, &t12, (__s64)(1));
+		struct ut_mk_8 t17;
+		__builtin_memset(&t17, 0, sizeof(t17));
+		t17.k0 = (__u64)(((__u64)((struct io_kiocb *)(((void *)ctx[0])))->opcode));
+		ut_agg_add(&m_8, &t17, (__s64)(1));
 	}
 	return 0;
 }
@@ -315,10 +320,10 @@ int ut_p4_a0(struct pt_regs *ctx)
 			return 0;
 	}
 	{
-		struct ut_mk_9 t13;
-		__builtin_memset(&t13, 0, sizeof(t13));
-		t13.k0 = (__u64)(((__s64)PT_REGS_RC(ctx)));
-		ut_agg_add(&m_9, &t13, (__s64)(1));
+		struct ut_mk_9 t18;
+		__builtin_memset(&t18, 0, sizeof(t18));
+		t18.k0 = (__u64)(((__s64)PT_REGS_RC(ctx)));
+		ut_agg_add(&m_9, &t18, (__s64)(1));
 	}
 	return 0;
 }
@@ -330,19 +335,21 @@ int ut_p5_a0(struct pt_regs *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		struct ut_mk_10 t14;
-		__builtin_memset(&t14, 0, sizeof(t14));
-		t14.k0 = (__u64)(bpf_get_smp_processor_id());
-		t14.k1 = (__u64)(((__s64)BPF_CORE_READ(((struct task_struct *)(((void *)bpf_get_current_task()))), pid)));
-		ut_agg_add(&m_10, &t14, (__s64)(1));
+		void *t20 = (void *)(((void *)bpf_get_current_task()));
+		struct ut_mk_10 t19;
+		__builtin_memset(&t19, 0, sizeof(t19));
+		t19.k0 = (__u64)(bpf_get_smp_processor_id());
+		t19.k1 = (__u64)(((__s64)ut_kread(struct task_struct, t20, pid)));
+		ut_agg_add(&m_10, &t19, (__s64)(1));
 	}
 	{
-		char t16[16] = {};
-		BPF_CORE_READ_STR_INTO(&t16, ((struct task_struct *)(((void *)bpf_get_current_task()))), comm);
-		struct ut_mk_11 t15;
-		__builtin_memset(&t15, 0, sizeof(t15));
-		__builtin_memcpy(t15.k0, t16, sizeof(t15.k0) < sizeof(t16) ? sizeof(t15.k0) : sizeof(t16));
-		ut_agg_add(&m_11, &t15, (__s64)(1));
+		void *t22 = (void *)(((void *)bpf_get_current_task()));
+		char t23[16] = {};
+		if (ut_untrusted_loads) ut_copy_name16(t23, ut_untrusted(struct task_struct, t22)->comm); else BPF_CORE_READ_STR_INTO(&t23, ((struct task_struct *)(t22)), comm);
+		struct ut_mk_11 t21;
+		__builtin_memset(&t21, 0, sizeof(t21));
+		__builtin_memcpy(t21.k0, t23, sizeof(t21.k0) < sizeof(t23) ? sizeof(t21.k0) : sizeof(t23));
+		ut_agg_add(&m_11, &t21, (__s64)(1));
 	}
 	return 0;
 }
@@ -354,10 +361,11 @@ int ut_p6_a0(__u64 *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		struct ut_mk_12 t17;
-		__builtin_memset(&t17, 0, sizeof(t17));
-		t17.k0 = (__u64)(((__u64)BPF_CORE_READ(((struct io_kiocb *)(((void *)ctx[0]))), opcode)));
-		ut_agg_add(&m_12, &t17, (__s64)(1));
+		void *t25 = (void *)(((void *)ctx[0]));
+		struct ut_mk_12 t24;
+		__builtin_memset(&t24, 0, sizeof(t24));
+		t24.k0 = (__u64)(((__u64)ut_kread(struct io_kiocb, t25, opcode)));
+		ut_agg_add(&m_12, &t24, (__s64)(1));
 	}
 	return 0;
 }
@@ -369,10 +377,11 @@ int ut_p7_a0(__u64 *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		struct ut_mk_13 t18;
-		__builtin_memset(&t18, 0, sizeof(t18));
-		t18.k0 = (__u64)(((__u64)BPF_CORE_READ(((struct io_ring_ctx *)(((void *)(((void *)ctx[0]))))), flags)));
-		ut_agg_add(&m_13, &t18, (__s64)(1));
+		void *t27 = (void *)(((void *)(((void *)ctx[0]))));
+		struct ut_mk_13 t26;
+		__builtin_memset(&t26, 0, sizeof(t26));
+		t26.k0 = (__u64)(((__u64)ut_kread(struct io_ring_ctx, t27, flags)));
+		ut_agg_add(&m_13, &t26, (__s64)(1));
 	}
 	return 0;
 }
@@ -384,10 +393,10 @@ int ut_p8_a0(__u64 *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		struct ut_mk_14 t19;
-		__builtin_memset(&t19, 0, sizeof(t19));
-		t19.k0 = (__u64)(((__u64)((struct io_kiocb *)(((void *)(((void *)ctx[0])))))->opcode));
-		ut_agg_add(&m_14, &t19, (__s64)(1));
+		struct ut_mk_14 t28;
+		__builtin_memset(&t28, 0, sizeof(t28));
+		t28.k0 = (__u64)(((__u64)((struct io_kiocb *)(((void *)(((void *)ctx[0])))))->opcode));
+		ut_agg_add(&m_14, &t28, (__s64)(1));
 	}
 	return 0;
 }

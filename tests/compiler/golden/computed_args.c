@@ -100,11 +100,13 @@ int ut_p0_a1(void *ctx)
 		if (((__u64)(a_rings) && (__u64)(((__u64)(((__u64)ut_ctx(tp)->user_data)) > (__u64)(1LL)))))
 		{
 			{
-				void *t5 = (void *)&((struct io_rings *)(a_rings))->cq;
-				struct ut_mk_1 t6;
-				__builtin_memset(&t6, 0, sizeof(t6));
-				t6.k0 = (__u64)(((void *)ut_ctx(tp)->ctx));
-				{ __u64 val = (__u64)(((__u64)BPF_CORE_READ(((struct io_uring *)(t5)), head))); bpf_map_update_elem(&m_1, &t6, &val, BPF_ANY); }
+				void *t5 = (void *)(a_rings);
+				void *t6 = (void *)&((struct io_rings *)(t5))->cq;
+				void *t7 = (void *)(t6);
+				struct ut_mk_1 t8;
+				__builtin_memset(&t8, 0, sizeof(t8));
+				t8.k0 = (__u64)(((void *)ut_ctx(tp)->ctx));
+				{ __u64 val = (__u64)(((__u64)ut_kread(struct io_uring, t7, head))); bpf_map_update_elem(&m_1, &t8, &val, BPF_ANY); }
 			}
 		}
 	}

@@ -33,25 +33,31 @@ int ut_p0_a0(void *ctx)
 		return 0;
 	struct fdtable *l_fdt = 0;
 	{
-		void *t0 = (void *)BPF_CORE_READ(((struct task_struct *)(((void *)bpf_get_current_task()))), files);
-		void *t1 = (void *)BPF_CORE_READ(((struct files_struct *)(t0)), fdt);
-		l_fdt = (void *)(t1);
+		void *t0 = (void *)(((void *)bpf_get_current_task()));
+		void *t1 = (void *)ut_kread(struct task_struct, t0, files);
+		void *t2 = (void *)(t1);
+		void *t3 = (void *)BPF_CORE_READ(((struct files_struct *)(t2)), fdt);
+		l_fdt = (void *)(t3);
 	}
 	{
-		void *t5 = 0;
-		if (((__u64)(((__u64)(__u64)(((__u64)ut_ctx(tp)->fd)))) < (__u64)(((__u64)BPF_CORE_READ(((struct fdtable *)(l_fdt)), max_fds))))) {
-			void *t3 = (void *)BPF_CORE_READ(((struct fdtable *)(l_fdt)), fd);
-			void *t4 = 0;
-			bpf_probe_read_kernel(&t4, sizeof(t4), (const char *)(t3) + (__u64)(((__u64)ut_ctx(tp)->fd)) * sizeof(t4));
-			t5 = (void *)(t4);
+		void *t5 = (void *)(l_fdt);
+		void *t9 = 0;
+		if (((__u64)(((__u64)(__u64)(((__u64)ut_ctx(tp)->fd)))) < (__u64)(((__u64)ut_kread(struct fdtable, t5, max_fds))))) {
+			void *t6 = (void *)(l_fdt);
+			void *t7 = (void *)BPF_CORE_READ(((struct fdtable *)(t6)), fd);
+			void *t8 = 0;
+			bpf_probe_read_kernel(&t8, sizeof(t8), (const char *)(t7) + (__u64)(((__u64)ut_ctx(tp)->fd)) * sizeof(t8));
+			t9 = (void *)(t8);
 		} else {
-			t5 = (void *)(0LL);
+			t9 = (void *)(0LL);
 		}
-		void *t6 = (void *)BPF_CORE_READ(((struct file *)(t5)), f_inode);
-		struct ut_mk_0 t2;
-		__builtin_memset(&t2, 0, sizeof(t2));
-		t2.k0 = (__u64)(((__u64)BPF_CORE_READ(((struct inode *)(t6)), i_mode)));
-		ut_agg_add(&m_0, &t2, (__s64)(1));
+		void *t10 = (void *)(t9);
+		void *t11 = (void *)ut_kread(struct file, t10, f_inode);
+		void *t12 = (void *)(t11);
+		struct ut_mk_0 t4;
+		__builtin_memset(&t4, 0, sizeof(t4));
+		t4.k0 = (__u64)(((__u64)ut_kread(struct inode, t12, i_mode)));
+		ut_agg_add(&m_0, &t4, (__s64)(1));
 	}
 	return 0;
 }

@@ -98,60 +98,71 @@ int ut_p0_a0(void *ctx)
 	char *ut_batch = ut_batch_begin(0, ut_now);
 	__u32 ut_off = 0;
 	{
-		void *t0 = (void *)BPF_CORE_READ(((struct task_struct *)(((void *)bpf_get_current_task()))), files);
-		void *t1 = (void *)BPF_CORE_READ(((struct files_struct *)(t0)), fdt);
-		l_fdt = (void *)(t1);
+		void *t0 = (void *)(((void *)bpf_get_current_task()));
+		void *t1 = (void *)ut_kread(struct task_struct, t0, files);
+		void *t2 = (void *)(t1);
+		void *t3 = (void *)BPF_CORE_READ(((struct files_struct *)(t2)), fdt);
+		l_fdt = (void *)(t3);
 	}
 	{
-		void *t4 = 0;
-		if (((__u64)(((__u64)ut_ctx(tp)->fd)) < (__u64)(((__u64)BPF_CORE_READ(((struct fdtable *)(l_fdt)), max_fds))))) {
-			void *t2 = (void *)BPF_CORE_READ(((struct fdtable *)(l_fdt)), fd);
-			void *t3 = 0;
-			bpf_probe_read_kernel(&t3, sizeof(t3), (const char *)(t2) + (__u64)(((__u64)ut_ctx(tp)->fd)) * sizeof(t3));
-			t4 = (void *)(t3);
+		void *t4 = (void *)(l_fdt);
+		void *t8 = 0;
+		if (((__u64)(((__u64)ut_ctx(tp)->fd)) < (__u64)(((__u64)ut_kread(struct fdtable, t4, max_fds))))) {
+			void *t5 = (void *)(l_fdt);
+			void *t6 = (void *)BPF_CORE_READ(((struct fdtable *)(t5)), fd);
+			void *t7 = 0;
+			bpf_probe_read_kernel(&t7, sizeof(t7), (const char *)(t6) + (__u64)(((__u64)ut_ctx(tp)->fd)) * sizeof(t7));
+			t8 = (void *)(t7);
 		} else {
-			t4 = (void *)(0LL);
+			t8 = (void *)(0LL);
 		}
-		l_f = (void *)(t4);
+		l_f = (void *)(t8);
 	}
 	{
-		struct ut_path_buf *t5 = ut_path(0, (void *)&((struct file *)(l_f))->f_path);
-		struct ut_mk_0 t6;
-		__builtin_memset(&t6, 0, sizeof(t6));
-		t6.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		bpf_map_update_elem(&m_0, &t6, (t5->s), BPF_ANY);
+		struct ut_path_buf *t9 = ut_path(0, (void *)&((struct file *)(l_f))->f_path);
+		struct ut_mk_0 t10;
+		__builtin_memset(&t10, 0, sizeof(t10));
+		t10.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		bpf_map_update_elem(&m_0, &t10, (t9->s), BPF_ANY);
 	}
 	{
-		void *t8 = (void *)&((struct file *)(l_f))->f_path;
-		void *t9 = (void *)BPF_CORE_READ(((struct path *)(t8)), dentry);
-		void *t10 = (void *)&((struct dentry *)(t9))->d_name;
-		void *t11 = (void *)BPF_CORE_READ(((struct qstr *)(t10)), name);
-		char t12[64] = {};
-		bpf_probe_read_kernel_str(t12, sizeof(t12), (const void *)(t11));
-		struct ut_mk_1 t7;
-		__builtin_memset(&t7, 0, sizeof(t7));
-		__builtin_memcpy(t7.k0, t12, sizeof(t7.k0) < sizeof(t12) ? sizeof(t7.k0) : sizeof(t12));
-		ut_agg_add(&m_1, &t7, (__s64)(1));
+		void *t12 = (void *)(l_f);
+		void *t13 = (void *)&((struct file *)(t12))->f_path;
+		void *t14 = (void *)(t13);
+		void *t15 = (void *)ut_kread(struct path, t14, dentry);
+		void *t16 = (void *)(t15);
+		void *t17 = (void *)&((struct dentry *)(t16))->d_name;
+		void *t18 = (void *)(t17);
+		void *t19 = (void *)BPF_CORE_READ(((struct qstr *)(t18)), name);
+		char t20[64] = {};
+		bpf_probe_read_kernel_str(t20, sizeof(t20), (const void *)(t19));
+		struct ut_mk_1 t11;
+		__builtin_memset(&t11, 0, sizeof(t11));
+		__builtin_memcpy(t11.k0, t20, sizeof(t11.k0) < sizeof(t20) ? sizeof(t11.k0) : sizeof(t20));
+		ut_agg_add(&m_1, &t11, (__s64)(1));
 	}
 	{
-		void *t14 = (void *)BPF_CORE_READ(((struct fdtable *)(l_fdt)), open_fds);
-		__u64 t15 = 0;
-		bpf_probe_read_kernel(&t15, sizeof(t15), (const char *)(t14) + (__u64)(0LL) * sizeof(t15));
-		struct ut_mk_2 t13;
-		__builtin_memset(&t13, 0, sizeof(t13));
-		t13.k0 = (__u64)(t15);
-		ut_agg_add(&m_2, &t13, (__s64)(1));
+		void *t22 = (void *)(l_fdt);
+		void *t23 = (void *)BPF_CORE_READ(((struct fdtable *)(t22)), open_fds);
+		__u64 t24 = 0;
+		bpf_probe_read_kernel(&t24, sizeof(t24), (const char *)(t23) + (__u64)(0LL) * sizeof(t24));
+		struct ut_mk_2 t21;
+		__builtin_memset(&t21, 0, sizeof(t21));
+		t21.k0 = (__u64)(t24);
+		ut_agg_add(&m_2, &t21, (__s64)(1));
 	}
 	{
-		struct ut_path_buf *t16 = ut_path(1, (void *)&((struct file *)(l_f))->f_path);
-		void *t17 = (void *)BPF_CORE_READ(((struct task_struct *)(((void *)bpf_get_current_task()))), fs);
-		void *t18 = (void *)&((struct fs_struct *)(t17))->pwd;
-		struct ut_path_buf *t19 = ut_path(2, (void *)(t18));
+		struct ut_path_buf *t25 = ut_path(1, (void *)&((struct file *)(l_f))->f_path);
+		void *t26 = (void *)(((void *)bpf_get_current_task()));
+		void *t27 = (void *)ut_kread(struct task_struct, t26, fs);
+		void *t28 = (void *)(t27);
+		void *t29 = (void *)&((struct fs_struct *)(t28))->pwd;
+		struct ut_path_buf *t30 = ut_path(2, (void *)(t29));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 0, ut_now);
-			__builtin_memcpy(r->f0, (t16->s), sizeof((t16->s)) < 256 ? sizeof((t16->s)) : 256);
-			__builtin_memcpy(r->f1, (t19->s), sizeof((t19->s)) < 256 ? sizeof((t19->s)) : 256);
+			__builtin_memcpy(r->f0, (t25->s), sizeof((t25->s)) < 256 ? sizeof((t25->s)) : 256);
+			__builtin_memcpy(r->f1, (t30->s), sizeof((t30->s)) < 256 ? sizeof((t30->s)) : 256);
 			ut_off += sizeof(*r);
 		}
 	}
@@ -169,13 +180,13 @@ int ut_p1_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		struct ut_mk_0 t20;
-		__builtin_memset(&t20, 0, sizeof(t20));
-		t20.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		struct ut_mv_0 *t21 = (void *)ut_empty_str;
-		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t20); if (v) t21 = v; }
-		char t22[1] = "";
-		if (!((!ut_streq((t21->s), t22, 1))))
+		struct ut_mk_0 t31;
+		__builtin_memset(&t31, 0, sizeof(t31));
+		t31.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		struct ut_mv_0 *t32 = (void *)ut_empty_str;
+		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t31); if (v) t32 = v; }
+		char t33[1] = "";
+		if (!((!ut_streq((t32->s), t33, 1))))
 			return 0;
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
@@ -183,35 +194,35 @@ int ut_p1_a0(void *ctx)
 	char *ut_batch = ut_batch_begin(1, ut_now);
 	__u32 ut_off = 0;
 	{
-		struct ut_mk_0 t24;
-		__builtin_memset(&t24, 0, sizeof(t24));
-		t24.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		struct ut_mv_0 *t25 = (void *)ut_empty_str;
-		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t24); if (v) t25 = v; }
-		struct ut_mk_3 t23;
-		__builtin_memset(&t23, 0, sizeof(t23));
-		__builtin_memcpy(t23.k0, (t25->s), sizeof(t23.k0) < sizeof((t25->s)) ? sizeof(t23.k0) : sizeof((t25->s)));
-		t23.k1 = (__u64)(((__s64)ut_ctx(tp)->ret));
-		ut_agg_add(&m_3, &t23, (__s64)(1));
+		struct ut_mk_0 t35;
+		__builtin_memset(&t35, 0, sizeof(t35));
+		t35.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		struct ut_mv_0 *t36 = (void *)ut_empty_str;
+		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t35); if (v) t36 = v; }
+		struct ut_mk_3 t34;
+		__builtin_memset(&t34, 0, sizeof(t34));
+		__builtin_memcpy(t34.k0, (t36->s), sizeof(t34.k0) < sizeof((t36->s)) ? sizeof(t34.k0) : sizeof((t36->s)));
+		t34.k1 = (__u64)(((__s64)ut_ctx(tp)->ret));
+		ut_agg_add(&m_3, &t34, (__s64)(1));
 	}
 	{
-		struct ut_mk_0 t26;
-		__builtin_memset(&t26, 0, sizeof(t26));
-		t26.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		struct ut_mv_0 *t27 = (void *)ut_empty_str;
-		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t26); if (v) t27 = v; }
+		struct ut_mk_0 t37;
+		__builtin_memset(&t37, 0, sizeof(t37));
+		t37.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		struct ut_mv_0 *t38 = (void *)ut_empty_str;
+		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t37); if (v) t38 = v; }
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 1, ut_now);
-			__builtin_memcpy(r->f0, (t27->s), sizeof((t27->s)) < 256 ? sizeof((t27->s)) : 256);
+			__builtin_memcpy(r->f0, (t38->s), sizeof((t38->s)) < 256 ? sizeof((t38->s)) : 256);
 			ut_off += sizeof(*r);
 		}
 	}
 	{
-		struct ut_mk_0 t28;
-		__builtin_memset(&t28, 0, sizeof(t28));
-		t28.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		bpf_map_delete_elem(&m_0, &t28);
+		struct ut_mk_0 t39;
+		__builtin_memset(&t39, 0, sizeof(t39));
+		t39.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		bpf_map_delete_elem(&m_0, &t39);
 	}
 ut_done: __attribute__((unused));
 	ut_batch_end(ut_batch, ut_off, 1);

@@ -65,28 +65,32 @@ int ut_p0_a0(void *ctx)
 	struct ut_rec_2 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	{
-		void *t0 = (void *)BPF_CORE_READ(((struct task_struct *)(((void *)bpf_get_current_task()))), files);
-		void *t1 = (void *)BPF_CORE_READ(((struct files_struct *)(t0)), fdt);
-		l_fdt = (void *)(t1);
+		void *t0 = (void *)(((void *)bpf_get_current_task()));
+		void *t1 = (void *)ut_kread(struct task_struct, t0, files);
+		void *t2 = (void *)(t1);
+		void *t3 = (void *)BPF_CORE_READ(((struct files_struct *)(t2)), fdt);
+		l_fdt = (void *)(t3);
 	}
 	{
-		void *t4 = 0;
-		if (((__u64)(((__u64)ut_ctx(tp)->fd)) < (__u64)(((__u64)BPF_CORE_READ(((struct fdtable *)(l_fdt)), max_fds))))) {
-			void *t2 = (void *)BPF_CORE_READ(((struct fdtable *)(l_fdt)), fd);
-			void *t3 = 0;
-			bpf_probe_read_kernel(&t3, sizeof(t3), (const char *)(t2) + (__u64)(((__u64)ut_ctx(tp)->fd)) * sizeof(t3));
-			t4 = (void *)(t3);
+		void *t4 = (void *)(l_fdt);
+		void *t8 = 0;
+		if (((__u64)(((__u64)ut_ctx(tp)->fd)) < (__u64)(((__u64)ut_kread(struct fdtable, t4, max_fds))))) {
+			void *t5 = (void *)(l_fdt);
+			void *t6 = (void *)BPF_CORE_READ(((struct fdtable *)(t5)), fd);
+			void *t7 = 0;
+			bpf_probe_read_kernel(&t7, sizeof(t7), (const char *)(t6) + (__u64)(((__u64)ut_ctx(tp)->fd)) * sizeof(t7));
+			t8 = (void *)(t7);
 		} else {
-			t4 = (void *)(0LL);
+			t8 = (void *)(0LL);
 		}
-		l_f = (void *)(t4);
+		l_f = (void *)(t8);
 	}
 	{
-		struct ut_path_buf *t5 = ut_path(0, (void *)&((struct file *)(l_f))->f_path);
-		struct ut_mk_0 t6;
-		__builtin_memset(&t6, 0, sizeof(t6));
-		t6.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		bpf_map_update_elem(&m_0, &t6, (t5->s), BPF_ANY);
+		struct ut_path_buf *t9 = ut_path(0, (void *)&((struct file *)(l_f))->f_path);
+		struct ut_mk_0 t10;
+		__builtin_memset(&t10, 0, sizeof(t10));
+		t10.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		bpf_map_update_elem(&m_0, &t10, (t9->s), BPF_ANY);
 	}
 	ut_batch = ut_batch_begin(0, ut_now);
 	ut_hit = (void *)ut_batch;
@@ -99,34 +103,41 @@ int ut_p0_a0(void *ctx)
 	}
 	ut_off = sizeof(*ut_hit);
 	{
-		void *t7 = (void *)&((struct file *)(l_f))->f_path;
-		void *t8 = (void *)BPF_CORE_READ(((struct path *)(t7)), dentry);
-		void *t9 = (void *)&((struct dentry *)(t8))->d_name;
-		void *t10 = (void *)BPF_CORE_READ(((struct qstr *)(t9)), name);
-		char t11[64] = {};
-		bpf_probe_read_kernel_str(t11, sizeof(t11), (const void *)(t10));
+		void *t11 = (void *)(l_f);
+		void *t12 = (void *)&((struct file *)(t11))->f_path;
+		void *t13 = (void *)(t12);
+		void *t14 = (void *)ut_kread(struct path, t13, dentry);
+		void *t15 = (void *)(t14);
+		void *t16 = (void *)&((struct dentry *)(t15))->d_name;
+		void *t17 = (void *)(t16);
+		void *t18 = (void *)BPF_CORE_READ(((struct qstr *)(t17)), name);
+		char t19[64] = {};
+		bpf_probe_read_kernel_str(t19, sizeof(t19), (const void *)(t18));
 		if (ut_hit) {
-			__builtin_memcpy(ut_hit->f0, t11, sizeof(t11) < 64 ? sizeof(t11) : 64);
+			__builtin_memcpy(ut_hit->f0, t19, sizeof(t19) < 64 ? sizeof(t19) : 64);
 		}
 	}
 	{
-		void *t12 = (void *)BPF_CORE_READ(((struct fdtable *)(l_fdt)), open_fds);
-		__u64 t13 = 0;
-		bpf_probe_read_kernel(&t13, sizeof(t13), (const char *)(t12) + (__u64)(0LL) * sizeof(t13));
+		void *t20 = (void *)(l_fdt);
+		void *t21 = (void *)BPF_CORE_READ(((struct fdtable *)(t20)), open_fds);
+		__u64 t22 = 0;
+		bpf_probe_read_kernel(&t22, sizeof(t22), (const char *)(t21) + (__u64)(0LL) * sizeof(t22));
 		if (ut_hit) {
-			ut_hit->f1 = (__u64)(t13);
+			ut_hit->f1 = (__u64)(t22);
 		}
 	}
 	{
-		struct ut_path_buf *t14 = ut_path(1, (void *)&((struct file *)(l_f))->f_path);
+		struct ut_path_buf *t23 = ut_path(1, (void *)&((struct file *)(l_f))->f_path);
 		if (ut_hit) {
-			__builtin_memcpy(ut_hit->f2, (t14->s), sizeof((t14->s)) < 256 ? sizeof((t14->s)) : 256);
+			__builtin_memcpy(ut_hit->f2, (t23->s), sizeof((t23->s)) < 256 ? sizeof((t23->s)) : 256);
 		}
-		void *t15 = (void *)BPF_CORE_READ(((struct task_struct *)(((void *)bpf_get_current_task()))), fs);
-		void *t16 = (void *)&((struct fs_struct *)(t15))->pwd;
-		struct ut_path_buf *t17 = ut_path(2, (void *)(t16));
+		void *t24 = (void *)(((void *)bpf_get_current_task()));
+		void *t25 = (void *)ut_kread(struct task_struct, t24, fs);
+		void *t26 = (void *)(t25);
+		void *t27 = (void *)&((struct fs_struct *)(t26))->pwd;
+		struct ut_path_buf *t28 = ut_path(2, (void *)(t27));
 		if (ut_hit) {
-			__builtin_memcpy(ut_hit->f3, (t17->s), sizeof((t17->s)) < 256 ? sizeof((t17->s)) : 256);
+			__builtin_memcpy(ut_hit->f3, (t28->s), sizeof((t28->s)) < 256 ? sizeof((t28->s)) : 256);
 		}
 	}
 ut_done: __attribute__((unused));
@@ -143,13 +154,13 @@ int ut_p1_a0(void *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		struct ut_mk_0 t18;
-		__builtin_memset(&t18, 0, sizeof(t18));
-		t18.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		struct ut_mv_0 *t19 = (void *)ut_empty_str;
-		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t18); if (v) t19 = v; }
-		char t20[1] = "";
-		if (!((!ut_streq((t19->s), t20, 1))))
+		struct ut_mk_0 t29;
+		__builtin_memset(&t29, 0, sizeof(t29));
+		t29.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		struct ut_mv_0 *t30 = (void *)ut_empty_str;
+		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t29); if (v) t30 = v; }
+		char t31[1] = "";
+		if (!((!ut_streq((t30->s), t31, 1))))
 			return 0;
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
@@ -166,30 +177,30 @@ int ut_p1_a0(void *ctx)
 	}
 	ut_off = sizeof(*ut_hit);
 	{
-		struct ut_mk_0 t21;
-		__builtin_memset(&t21, 0, sizeof(t21));
-		t21.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		struct ut_mv_0 *t22 = (void *)ut_empty_str;
-		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t21); if (v) t22 = v; }
+		struct ut_mk_0 t32;
+		__builtin_memset(&t32, 0, sizeof(t32));
+		t32.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		struct ut_mv_0 *t33 = (void *)ut_empty_str;
+		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t32); if (v) t33 = v; }
 		if (ut_hit) {
-			__builtin_memcpy(ut_hit->f0, (t22->s), sizeof((t22->s)) < 256 ? sizeof((t22->s)) : 256);
+			__builtin_memcpy(ut_hit->f0, (t33->s), sizeof((t33->s)) < 256 ? sizeof((t33->s)) : 256);
 		}
 	}
 	{
-		struct ut_mk_0 t23;
-		__builtin_memset(&t23, 0, sizeof(t23));
-		t23.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		struct ut_mv_0 *t24 = (void *)ut_empty_str;
-		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t23); if (v) t24 = v; }
+		struct ut_mk_0 t34;
+		__builtin_memset(&t34, 0, sizeof(t34));
+		t34.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		struct ut_mv_0 *t35 = (void *)ut_empty_str;
+		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t34); if (v) t35 = v; }
 		if (ut_hit) {
-			__builtin_memcpy(ut_hit->f2, (t24->s), sizeof((t24->s)) < 256 ? sizeof((t24->s)) : 256);
+			__builtin_memcpy(ut_hit->f2, (t35->s), sizeof((t35->s)) < 256 ? sizeof((t35->s)) : 256);
 		}
 	}
 	{
-		struct ut_mk_0 t25;
-		__builtin_memset(&t25, 0, sizeof(t25));
-		t25.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
-		bpf_map_delete_elem(&m_0, &t25);
+		struct ut_mk_0 t36;
+		__builtin_memset(&t36, 0, sizeof(t36));
+		t36.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		bpf_map_delete_elem(&m_0, &t36);
 	}
 ut_done: __attribute__((unused));
 	ut_batch_end(ut_batch, ut_off, 1);

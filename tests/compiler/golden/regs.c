@@ -118,9 +118,10 @@ int ut_p1_a0(struct pt_regs *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
+		void *t3 = (void *)(((void *)(((__u64)PT_REGS_PARM1(ctx)))));
 		struct ut_mk_2 t2;
 		__builtin_memset(&t2, 0, sizeof(t2));
-		t2.k0 = (__u64)(((__u64)BPF_CORE_READ(((struct file *)(((void *)(((__u64)PT_REGS_PARM1(ctx)))))), f_flags)));
+		t2.k0 = (__u64)(((__u64)ut_kread(struct file, t3, f_flags)));
 		ut_agg_add(&m_2, &t2, (__s64)(1));
 	}
 	return 0;
@@ -137,10 +138,10 @@ int ut_p2_a0(struct pt_regs *ctx)
 			return 0;
 	}
 	{
-		struct ut_mk_3 t3;
-		__builtin_memset(&t3, 0, sizeof(t3));
-		t3.k0 = (__u64)(((__s64)PT_REGS_RC(ctx)));
-		ut_agg_add(&m_3, &t3, (__s64)(1));
+		struct ut_mk_3 t4;
+		__builtin_memset(&t4, 0, sizeof(t4));
+		t4.k0 = (__u64)(((__s64)PT_REGS_RC(ctx)));
+		ut_agg_add(&m_3, &t4, (__s64)(1));
 	}
 	return 0;
 }
@@ -152,11 +153,11 @@ int ut_p3_a0(struct pt_regs *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		struct ut_mk_4 t4;
-		__builtin_memset(&t4, 0, sizeof(t4));
-		t4.k0 = (__u64)(((__u64)PT_REGS_PARM1(ctx)));
-		t4.k1 = (__u64)(((__u64)PT_REGS_PARM6(ctx)));
-		ut_agg_add(&m_4, &t4, (__s64)(1));
+		struct ut_mk_4 t5;
+		__builtin_memset(&t5, 0, sizeof(t5));
+		t5.k0 = (__u64)(((__u64)PT_REGS_PARM1(ctx)));
+		t5.k1 = (__u64)(((__u64)PT_REGS_PARM6(ctx)));
+		ut_agg_add(&m_4, &t5, (__s64)(1));
 	}
 	return 0;
 }
@@ -168,12 +169,12 @@ int ut_p4_a0(struct pt_regs *ctx)
 	if (!ut_pass_filter())
 		return 0;
 	{
-		char t6[32] = {};
-		bpf_probe_read_user_str(t6, sizeof(t6), (const void *)(((__s64)PT_REGS_RC(ctx))));
-		struct ut_mk_5 t5;
-		__builtin_memset(&t5, 0, sizeof(t5));
-		__builtin_memcpy(t5.k0, t6, sizeof(t5.k0) < sizeof(t6) ? sizeof(t5.k0) : sizeof(t6));
-		ut_agg_add(&m_5, &t5, (__s64)(1));
+		char t7[32] = {};
+		bpf_probe_read_user_str(t7, sizeof(t7), (const void *)(((__s64)PT_REGS_RC(ctx))));
+		struct ut_mk_5 t6;
+		__builtin_memset(&t6, 0, sizeof(t6));
+		__builtin_memcpy(t6.k0, t7, sizeof(t6.k0) < sizeof(t7) ? sizeof(t6.k0) : sizeof(t7));
+		ut_agg_add(&m_5, &t6, (__s64)(1));
 	}
 	return 0;
 }

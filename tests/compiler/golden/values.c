@@ -420,10 +420,11 @@ int ut_p1_a0(void *ctx)
 		ut_agg_add(&m_4, &t23, (__s64)(1));
 	}
 	{
-		void *t26 = (void *)BPF_CORE_READ(((struct task_struct *)(((void *)bpf_get_current_task()))), sched_class);
+		void *t26 = (void *)(((void *)bpf_get_current_task()));
+		void *t27 = (void *)BPF_CORE_READ(((struct task_struct *)(t26)), sched_class);
 		struct ut_mk_5 t25;
 		__builtin_memset(&t25, 0, sizeof(t25));
-		t25.k0 = (__u64)(t26);
+		t25.k0 = (__u64)(t27);
 		ut_agg_add(&m_5, &t25, (__s64)(1));
 	}
 	return 0;
