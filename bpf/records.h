@@ -43,9 +43,10 @@ struct ut_lost_rec {
  * ut_requests, each holding the time of the first call. */
 enum ut_request_kind { UT_REQUEST_SNAPSHOT, UT_REQUEST_EXIT, UT_REQUESTS };
 
-/* What each CPU keeps between hits: the thread it named last (while that
- * thread keeps running its records skip the look-up in ut_seen_threads, an
- * LRU hash and the costliest part of a record at nop rates), whether the
+/* What each CPU keeps between hits: the threads its last hits ran on (a
+ * thread among them skips the look-up in ut_seen_threads, an LRU hash and
+ * the costliest part of a record at nop rates; a request's hits on one CPU
+ * alternate between the application, idle and a kernel worker), whether the
  * process it filtered last is one that -c traces (the same for
  * ut_traced_tgids), the nesting depth of staged batches, the bytes it
  * wrote to the ring buffer (for the wake-up rule, without reading the
@@ -54,13 +55,15 @@ enum ut_request_kind { UT_REQUEST_SNAPSHOT, UT_REQUEST_EXIT, UT_REQUESTS };
  * may still send (runtime/consumer.c): the times come first, so that a
  * copy taken while the CPU writes it sees them no newer than the depth
  * and sizes after them. */
+#define UT_RECENT_TIDS 4
 struct ut_cpu_state {
 	__u64 hit_ts;      /* start of the outermost hit running, or of the last */
 	__u64 held_since;  /* time of the oldest record held; meaningful while held */
 	__u32 batch_depth;
 	__u32 held;        /* bytes held */
 	__u32 held_hits;
-	__u32 last_tid;
+	__u32 recent_next;                   /* the entry of recent_tids the next thread takes */
+	__u32 recent_tids[UT_RECENT_TIDS];   /* each tid + 1 (0: none), all named */
 	__u64 written;
 	__u64 traced_verdict;  /* tgid << 32 | low 31 bits of ut_traced_changes << 1 | traced */
 	/* hits lost since the CPU last told the reader (ut_lost_rec) */

@@ -228,21 +228,28 @@ __noinline int ut_thread_seen(__u32 tid)
 	if (!ut_name_thread()) {   /* named at its next record instead */
 		bpf_map_delete_elem(&ut_seen_threads, &tid);
 		struct ut_cpu_state *st = ut_cpu_state();
-		if (st)
-			st->last_tid = 0;
+		for (int i = 0; st && i < UT_RECENT_TIDS; i++)
+			if (st->recent_tids[i] == tid + 1)
+				st->recent_tids[i] = 0;
 	}
 	return 0;
 }
 
-/* First sight of a thread: emit its name and its process's name. */
+/* First sight of a thread: emit its name and its process's name.  (A
+ * program interrupting this one may take the same entry of recent_tids:
+ * a thread it drops is looked up again, no more.) */
 static __always_inline void ut_note_thread(void)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct ut_cpu_state *st = ut_cpu_state();
-	if (st && st->last_tid == tid && tid)
-		return;
-	if (st)
-		st->last_tid = tid;
+	if (st) {
+		for (int i = 0; i < UT_RECENT_TIDS; i++)
+			if (st->recent_tids[i] == tid + 1)
+				return;
+		__u32 next = st->recent_next;
+		st->recent_tids[next & (UT_RECENT_TIDS - 1)] = tid + 1;
+		st->recent_next = next + 1;
+	}
 	ut_thread_seen(tid);
 }
 
