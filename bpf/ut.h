@@ -989,13 +989,14 @@ __noinline int ut_path_build(__u32 slot, __u64 path_ptr)
 	struct ut_path_buf *out = &s->out[slot];
 	__builtin_memset(out->s, 0, sizeof(out->s));
 	const struct path *p = (const struct path *)path_ptr;
-	struct dentry *d = BPF_CORE_READ(p, dentry);
-	struct vfsmount *vmnt = BPF_CORE_READ(p, mnt);
+	struct dentry *d = ut_kread(struct path, p, dentry);
+	struct vfsmount *vmnt = ut_kread(struct path, p, mnt);
 	if (!d || !vmnt)
 		return 0;
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct dentry *root_dentry = BPF_CORE_READ(task, fs, root.dentry);
-	struct vfsmount *root_mnt = BPF_CORE_READ(task, fs, root.mnt);
+	struct fs_struct *fs = ut_kread(struct task_struct, task, fs);
+	struct dentry *root_dentry = ut_kread(struct fs_struct, fs, root.dentry);
+	struct vfsmount *root_mnt = ut_kread(struct fs_struct, fs, root.mnt);
 	struct mount *m = (struct mount *)((char *)vmnt - bpf_core_field_offset(struct mount, mnt));
 	int pos = UT_PATH_MAX - 1;   /* work[pos..] is the path so far */
 	int ended = 0, outside = 0;
@@ -1008,26 +1009,26 @@ __noinline int ut_path_build(__u32 slot, __u64 path_ptr)
 			ended = 1;
 			break;
 		}
-		struct dentry *parent = BPF_CORE_READ(d, d_parent);
-		if (d == BPF_CORE_READ(vmnt, mnt_root) || d == parent) {
-			struct mount *up = BPF_CORE_READ(m, mnt_parent);
+		struct dentry *parent = ut_kread(struct dentry, d, d_parent);
+		if (d == ut_kread(struct vfsmount, vmnt, mnt_root) || d == parent) {
+			struct mount *up = ut_kread(struct mount, m, mnt_parent);
 			if (up == m || !up) {
 				/* the top of a mount tree the task's root is not in */
 				ended = outside = 1;
 				break;
 			}
-			d = BPF_CORE_READ(m, mnt_mountpoint);
+			d = ut_kread(struct mount, m, mnt_mountpoint);
 			m = up;
 			vmnt = (struct vfsmount *)((char *)up + bpf_core_field_offset(struct mount, mnt));
 			continue;
 		}
-		__u32 len = BPF_CORE_READ(d, d_name.len);
+		__u32 len = ut_kread(struct dentry, d, d_name.len);
 		/* room for '/', the name, and "..." in front if a later one does not fit */
 		if (len + 4 > (__u32)pos)
 			break;
 		pos -= len;
 		bpf_probe_read_kernel(&s->work[pos & (UT_PATH_MAX - 1)], len & (UT_PATH_MAX - 1),
-				      BPF_CORE_READ(d, d_name.name));
+				      ut_kread(struct dentry, d, d_name.name));
 		pos -= 1;
 		s->work[pos & (UT_PATH_MAX - 1)] = '/';
 		d = parent;
