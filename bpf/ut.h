@@ -157,9 +157,9 @@ static __always_inline void ut_count(__u32 probe, int lost)
 	ut_count_hits(probe, lost, 1);
 }
 
-static __always_inline void ut_header(struct ut_rec_hdr *h, __u32 event, __u64 ts)
+/* id: bpf_get_current_pid_tgid() (a hit takes it once, in ut_batch_begin) */
+static __always_inline void ut_header(struct ut_rec_hdr *h, __u32 event, __u64 ts, __u64 id)
 {
-	__u64 id = bpf_get_current_pid_tgid();
 	h->ts = ts;
 	h->event = event;
 	h->pid = id >> 32;
@@ -174,7 +174,7 @@ static __always_inline void *ut_reserve(__u32 size, __u32 event, __u32 probe)
 		ut_count(probe, 1);
 		return 0;
 	}
-	ut_header(h, event, bpf_ktime_get_ns());
+	ut_header(h, event, bpf_ktime_get_ns(), bpf_get_current_pid_tgid());
 	return h;
 }
 
@@ -238,9 +238,8 @@ __noinline int ut_thread_seen(__u32 tid)
 /* First sight of a thread: emit its name and its process's name.  (A
  * program interrupting this one may take the same entry of recent_tids:
  * a thread it drops is looked up again, no more.) */
-static __always_inline void ut_note_thread(void)
+static __always_inline void ut_note_thread(__u32 tid)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct ut_cpu_state *st = ut_cpu_state();
 	if (st) {
 		for (int i = 0; i < UT_RECENT_TIDS; i++)
@@ -546,7 +545,7 @@ static __always_inline int ut_tell_loss(struct ut_cpu_state *st)
 	if (!hits)
 		return 1;
 	struct ut_lost_rec r;
-	ut_header(&r.h, UT_EVENT_LOST, st->lost_until);
+	ut_header(&r.h, UT_EVENT_LOST, st->lost_until, bpf_get_current_pid_tgid());
 	r.since = st->lost_since;
 	r.count = hits;
 	r.reason = UT_LOST_IN_KERNEL;
@@ -570,10 +569,12 @@ static __always_inline void ut_send(void *data, __u32 bytes, __u32 hits, __u32 p
 	ut_count_hits(probe, lost, hits);
 }
 
-/* NULL when nested too deep: the hit's records are then lost (counted). */
-static __always_inline char *ut_batch_begin(__u32 probe, __u64 now)
+/* NULL when nested too deep: the hit's records are then lost (counted).
+ * The hit's bpf_get_current_pid_tgid() in *id, for its records' headers. */
+static __always_inline char *ut_batch_begin(__u32 probe, __u64 now, __u64 *id)
 {
-	ut_note_thread();
+	*id = bpf_get_current_pid_tgid();
+	ut_note_thread((__u32)*id);
 	struct ut_cpu_state *st = ut_cpu_state();
 	if (!st)
 		return 0;

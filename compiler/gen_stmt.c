@@ -144,7 +144,7 @@ static void gen_record(struct gen *g, struct node *n)
 	     n->event);
 	g->indent++;
 	emit(g, "struct ut_rec_%d *r = (void *)(ut_batch + ut_off);", n->event);
-	emit(g, "ut_header(&r->h, %d, ut_now);", n->event);
+	emit(g, "ut_header(&r->h, %d, ut_now, ut_id);", n->event);
 	for (unsigned i = 0; i < r.nvalues; i++) {
 		store_field(g, "r", &r.ev->fields[i], i, r.values[i]);
 		free(r.values[i]);
@@ -268,11 +268,11 @@ static void open_hit(struct gen *g)
 		emit(g, "const __u64 ut_now = bpf_ktime_get_ns();");
 	else
 		g->now_at_top = true;
-	emit(g, "ut_batch = ut_batch_begin(%u, ut_now);", a->probe_index);
+	emit(g, "ut_batch = ut_batch_begin(%u, ut_now, &ut_id);", a->probe_index);
 	emit(g, "ut_hit = (void *)ut_batch;");
 	emit(g, "if (ut_hit) {");
 	g->indent++;
-	emit(g, "ut_header(&ut_hit->h, %d, ut_now);", a->hit_event);
+	emit(g, "ut_header(&ut_hit->h, %d, ut_now, ut_id);", a->hit_event);
 	for (unsigned i = 0; i < a->ncaptures; i++) {
 		const char *pending = pending_value(g, (int)i);
 		char *value = NULL;
@@ -693,10 +693,12 @@ static void gen_body(struct gen *g, struct strbuf *fn)
 		 * The stage of a hit record is begun by open_hit. */
 		if (a->hit_event < 0)   /* a hit record alone fits */
 			sb_printf(&head, "\tconst __u32 ut_batch_cap __attribute__((unused)) = %u;\n"
-				  "\tchar *ut_batch = ut_batch_begin(%u, ut_now);\n",
+				  "\t__u64 ut_id;\n"
+				  "\tchar *ut_batch = ut_batch_begin(%u, ut_now, &ut_id);\n",
 				  a->stage.bytes, a->probe_index);
 		else
 			sb_printf(&head, "\tchar *ut_batch = 0;\n"
+				  "\t__u64 ut_id = 0;\n"
 				  "\tstruct ut_rec_%d *ut_hit __attribute__((unused)) = 0;\n", a->hit_event);
 		sb_printf(&head, "\t__u%d ut_off = 0;\n", a->stage.reloads ? 64 : 32);
 		if (a->stage.reloads)

@@ -79,7 +79,8 @@ int ut_p0_a0(void *ctx)
 	__s64 ut_added_6 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 64;
-	char *ut_batch = ut_batch_begin(0, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_0 t0;
@@ -193,7 +194,7 @@ int ut_p0_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 0, ut_now);
+			ut_header(&r->h, 0, ut_now, ut_id);
 			r->f0 = (__u64)(l_same);
 			r->f1 = (__u64)(l_after_if);
 			r->f2 = (__u64)(l_other_key);

@@ -62,12 +62,13 @@ int ut_p0_a0(void *ctx)
 {
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 24;
-	char *ut_batch = ut_batch_begin(0, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 0, ut_now);
+			ut_header(&r->h, 0, ut_now, ut_id);
 			ut_off += sizeof(*r);
 		}
 	}
@@ -90,7 +91,8 @@ int ut_p1_a0(void *ctx)
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 104;
-	char *ut_batch = ut_batch_begin(1, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		char t1[16];
@@ -112,7 +114,7 @@ int ut_p1_a0(void *ctx)
 		bpf_probe_read_user_str(t4, sizeof(t4), (const void *)(((void *)ut_ctx(tp)->filename)));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 1, ut_now);
+			ut_header(&r->h, 1, ut_now, ut_id);
 			__builtin_memcpy(r->f0, t3, sizeof(t3) < 16 ? sizeof(t3) : 16);
 			__builtin_memcpy(r->f1, t4, sizeof(t4) < 64 ? sizeof(t4) : 64);
 			ut_off += sizeof(*r);
@@ -129,12 +131,13 @@ int ut_p2_a0(void *ctx)
 {
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 24;
-	char *ut_batch = ut_batch_begin(2, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 2, ut_now);
+			ut_header(&r->h, 2, ut_now, ut_id);
 			ut_off += sizeof(*r);
 		}
 	}

@@ -95,7 +95,8 @@ int ut_p0_a0(void *ctx)
 	struct file *l_f = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 536;
-	char *ut_batch = ut_batch_begin(0, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		void *t0 = (void *)(((void *)bpf_get_current_task()));
@@ -160,7 +161,7 @@ int ut_p0_a0(void *ctx)
 		struct ut_path_buf *t30 = ut_path(2, (void *)(t29));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 0, ut_now);
+			ut_header(&r->h, 0, ut_now, ut_id);
 			__builtin_memcpy(r->f0, (t25->s), sizeof((t25->s)) < 256 ? sizeof((t25->s)) : 256);
 			__builtin_memcpy(r->f1, (t30->s), sizeof((t30->s)) < 256 ? sizeof((t30->s)) : 256);
 			ut_off += sizeof(*r);
@@ -191,7 +192,8 @@ int ut_p1_a0(void *ctx)
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 280;
-	char *ut_batch = ut_batch_begin(1, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_0 t35;
@@ -213,7 +215,7 @@ int ut_p1_a0(void *ctx)
 		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t37); if (v) t38 = v; }
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 1, ut_now);
+			ut_header(&r->h, 1, ut_now, ut_id);
 			__builtin_memcpy(r->f0, (t38->s), sizeof((t38->s)) < 256 ? sizeof((t38->s)) : 256);
 			ut_off += sizeof(*r);
 		}

@@ -62,6 +62,7 @@ int ut_p0_a0(void *ctx)
 	struct file *l_f = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
+	__u64 ut_id = 0;
 	struct ut_rec_2 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	{
@@ -92,10 +93,10 @@ int ut_p0_a0(void *ctx)
 		t10.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
 		bpf_map_update_elem(&m_0, &t10, (t9->s), BPF_ANY);
 	}
-	ut_batch = ut_batch_begin(0, ut_now);
+	ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
-		ut_header(&ut_hit->h, 2, ut_now);
+		ut_header(&ut_hit->h, 2, ut_now, ut_id);
 		__builtin_memset(&ut_hit->f0, 0, sizeof(ut_hit->f0));
 		__builtin_memset(&ut_hit->f1, 0, sizeof(ut_hit->f1));
 		__builtin_memset(&ut_hit->f2, 0, sizeof(ut_hit->f2));
@@ -165,12 +166,13 @@ int ut_p1_a0(void *ctx)
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
+	__u64 ut_id = 0;
 	struct ut_rec_3 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	ut_batch = ut_batch_begin(1, ut_now);
+	ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
-		ut_header(&ut_hit->h, 3, ut_now);
+		ut_header(&ut_hit->h, 3, ut_now, ut_id);
 		__builtin_memset(&ut_hit->f0, 0, sizeof(ut_hit->f0));
 		ut_hit->f1 = (__s64)(((__s64)ut_ctx(tp)->ret));
 		__builtin_memset(&ut_hit->f2, 0, sizeof(ut_hit->f2));

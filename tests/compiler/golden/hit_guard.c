@@ -206,7 +206,8 @@ int ut_p2_a0(void *ctx)
 	__u64 l_opened = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 32;
-	char *ut_batch = ut_batch_begin(2, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_0 t8;
@@ -235,7 +236,7 @@ int ut_p2_a0(void *ctx)
 					{
 						if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 							struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-							ut_header(&r->h, 0, ut_now);
+							ut_header(&r->h, 0, ut_now, ut_id);
 							r->f0 = (__u64)(((__u64)ut_ctx(tp)->fd));
 							ut_off += sizeof(*r);
 						}
@@ -281,7 +282,8 @@ int ut_p3_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 32;
-	char *ut_batch = ut_batch_begin(3, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(3, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_0 t16;
@@ -301,7 +303,7 @@ int ut_p3_a0(void *ctx)
 			{
 				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 					struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-					ut_header(&r->h, 1, ut_now);
+					ut_header(&r->h, 1, ut_now, ut_id);
 					r->f0 = (__u64)(((__u64)ut_ctx(tp)->fildes));
 					ut_off += sizeof(*r);
 				}

@@ -164,6 +164,7 @@ int ut_p2_a0(void *ctx)
 		return 0;
 	__u64 l_opened = 0;
 	char *ut_batch = 0;
+	__u64 ut_id = 0;
 	struct ut_rec_2 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	{
@@ -187,10 +188,10 @@ int ut_p2_a0(void *ctx)
 				if (t13)
 				{
 					const __u64 ut_now = bpf_ktime_get_ns();
-					ut_batch = ut_batch_begin(2, ut_now);
+					ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 					ut_hit = (void *)ut_batch;
 					if (ut_hit) {
-						ut_header(&ut_hit->h, 2, ut_now);
+						ut_header(&ut_hit->h, 2, ut_now, ut_id);
 						ut_hit->f0 = (__u64)(t13);
 						ut_hit->f1 = (__u64)(((__u64)ut_ctx(tp)->fd));
 						__builtin_memset(&ut_hit->f2, 0, sizeof(ut_hit->f2));
@@ -213,10 +214,10 @@ int ut_p2_a0(void *ctx)
 			if (((__u64)(((__u64)ut_ctx(tp)->fd)) == (__u64)(0LL)))
 			{
 				const __u64 ut_now = bpf_ktime_get_ns();
-				ut_batch = ut_batch_begin(2, ut_now);
+				ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 				ut_hit = (void *)ut_batch;
 				if (ut_hit) {
-					ut_header(&ut_hit->h, 2, ut_now);
+					ut_header(&ut_hit->h, 2, ut_now, ut_id);
 					ut_hit->f0 = (__u64)(l_opened);
 					ut_hit->f1 = (__u64)(((__u64)ut_ctx(tp)->fd));
 					__builtin_memset(&ut_hit->f2, 0, sizeof(ut_hit->f2));
@@ -250,12 +251,13 @@ int ut_p3_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
+	__u64 ut_id = 0;
 	struct ut_rec_3 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	ut_batch = ut_batch_begin(3, ut_now);
+	ut_batch = ut_batch_begin(3, ut_now, &ut_id);
 	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
-		ut_header(&ut_hit->h, 3, ut_now);
+		ut_header(&ut_hit->h, 3, ut_now, ut_id);
 		__builtin_memset(&ut_hit->f0, 0, sizeof(ut_hit->f0));
 		ut_hit->f1 = (__u64)(((__u64)ut_ctx(tp)->fildes));
 		__builtin_memset(&ut_hit->f2, 0, sizeof(ut_hit->f2));

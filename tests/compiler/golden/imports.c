@@ -75,7 +75,8 @@ int ut_p0_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 32;
-	char *ut_batch = ut_batch_begin(0, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		char t1[128] = {};
@@ -90,7 +91,7 @@ int ut_p0_a0(void *ctx)
 			{
 				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 					struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-					ut_header(&r->h, 0, ut_now);
+					ut_header(&r->h, 0, ut_now, ut_id);
 					r->f0 = (__s64)(((__s64)ut_ctx(tp)->pid));
 					ut_off += sizeof(*r);
 				}

@@ -64,12 +64,13 @@ int ut_p0_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
+	__u64 ut_id = 0;
 	struct ut_rec_1 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	ut_batch = ut_batch_begin(0, ut_now);
+	ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
-		ut_header(&ut_hit->h, 1, ut_now);
+		ut_header(&ut_hit->h, 1, ut_now, ut_id);
 		__builtin_memset(&ut_hit->f0, 0, sizeof(ut_hit->f0));
 		ut_hit->f1 = (__s64)(((__s64)ut_ctx(tp)->pid));
 	}

@@ -147,7 +147,8 @@ int ut_p0_a0(void *ctx)
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 264;
-	char *ut_batch = ut_batch_begin(0, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		l_x = (void *)(((void *)ut_ctx(tp)->req));
@@ -178,7 +179,7 @@ int ut_p0_a0(void *ctx)
 			{
 				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 					struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-					ut_header(&r->h, 0, ut_now);
+					ut_header(&r->h, 0, ut_now, ut_id);
 					r->f0 = (__u64)(((__u64)(1LL) * (__u64)(2LL)));
 					ut_off += sizeof(*r);
 				}
@@ -199,7 +200,7 @@ int ut_p0_a0(void *ctx)
 		__u64 t4 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t4, 1)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 2, ut_now);
+			ut_header(&r->h, 2, ut_now, ut_id);
 			r->f0 = (__u64)(t4);
 			r->f1 = (__u64)(((__u64)ut_ctx(tp)->opcode));
 			ut_off += sizeof(*r);
@@ -209,7 +210,7 @@ int ut_p0_a0(void *ctx)
 		__u64 t5 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t5, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_3)) {
 			struct ut_rec_3 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 3, ut_now);
+			ut_header(&r->h, 3, ut_now, ut_id);
 			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(t5);
 			r->f2 = (__u64)(((__u64)ut_ctx(tp)->opcode));
@@ -223,7 +224,7 @@ int ut_p0_a0(void *ctx)
 		__u64 t7 = ut_map_read(&m_1, &t6);
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
 			struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 4, ut_now);
+			ut_header(&r->h, 4, ut_now, ut_id);
 			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(t7);
 			ut_off += sizeof(*r);
@@ -232,7 +233,7 @@ int ut_p0_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_5)) {
 			struct ut_rec_5 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 5, ut_now);
+			ut_header(&r->h, 5, ut_now, ut_id);
 			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			ut_off += sizeof(*r);
@@ -243,7 +244,7 @@ int ut_p0_a0(void *ctx)
 			{
 				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_6)) {
 					struct ut_rec_6 *r = (void *)(ut_batch + ut_off);
-					ut_header(&r->h, 6, ut_now);
+					ut_header(&r->h, 6, ut_now, ut_id);
 					r->f0 = (__u64)(3LL);
 					ut_off += sizeof(*r);
 				}
@@ -268,7 +269,8 @@ int ut_p1_a0(void *ctx)
 	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 120;
-	char *ut_batch = ut_batch_begin(1, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_1 t8;
@@ -279,7 +281,7 @@ int ut_p1_a0(void *ctx)
 		__u64 t9 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t9, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
 			struct ut_rec_7 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 7, ut_now);
+			ut_header(&r->h, 7, ut_now, ut_id);
 			r->f0 = (__u64)(t9);
 			r->f1 = (__s64)(((__s64)ut_ctx(tp)->res));
 			r->f2 = (__s64)(((__s64)ut_ctx(tp)->res));
@@ -290,7 +292,7 @@ int ut_p1_a0(void *ctx)
 		__u64 t10 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t10, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_8)) {
 			struct ut_rec_8 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 8, ut_now);
+			ut_header(&r->h, 8, ut_now, ut_id);
 			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(t10);
 			ut_off += sizeof(*r);
@@ -299,7 +301,7 @@ int ut_p1_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_9)) {
 			struct ut_rec_9 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 9, ut_now);
+			ut_header(&r->h, 9, ut_now, ut_id);
 			r->f0 = (__s64)(((__s64)ut_ctx(tp)->res));
 			ut_off += sizeof(*r);
 		}

@@ -175,7 +175,8 @@ int ut_p0_a0(void *ctx)
 	__s64 l_k = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 32;
-	char *ut_batch = ut_batch_begin(0, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_0 t0;
@@ -194,7 +195,7 @@ int ut_p0_a0(void *ctx)
 		__u64 t3 = (__u64)(l_n);
 		if (ut_flow_sampled(0, t3, 1)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 0, ut_now);
+			ut_header(&r->h, 0, ut_now, ut_id);
 			r->f0 = (__s64)(t3);
 			ut_off += sizeof(*r);
 		}
@@ -241,7 +242,8 @@ int ut_p1_a0(void *ctx)
 	__u64 l_t = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 2080;
-	char *ut_batch = ut_batch_begin(1, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u64 ut_off = 0;
 	const __u64 ut_off_mask = 0xfff;
 	{
@@ -291,7 +293,7 @@ int ut_p1_a0(void *ctx)
 			__u64 t12 = (__u64)(l_pos);
 			if (ut_flow_sampled(0, t12, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 				struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-				ut_header(&r->h, 1, ut_now);
+				ut_header(&r->h, 1, ut_now, ut_id);
 				r->f0 = (__s64)(t12);
 				r->f1 = (__u64)(((__u64)(ut_now) - (__u64)(l_t)));
 				r->f2 = (__s64)(l_i);
@@ -301,7 +303,7 @@ int ut_p1_a0(void *ctx)
 		{
 			if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 				struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
-				ut_header(&r->h, 2, ut_now);
+				ut_header(&r->h, 2, ut_now, ut_id);
 				r->f0 = (__s64)(l_pos);
 				ut_off += sizeof(*r);
 			}
@@ -335,7 +337,7 @@ int ut_p1_a0(void *ctx)
 		}
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_3)) {
 			struct ut_rec_3 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 3, ut_now);
+			ut_header(&r->h, 3, ut_now, ut_id);
 			r->f0 = (__s64)(l_pos);
 			ut_off += sizeof(*r);
 		}
@@ -358,7 +360,8 @@ int ut_p2_a0(void *ctx)
 	__s64 l_i = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 1304;
-	char *ut_batch = ut_batch_begin(2, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	__u64 ut_off = 0;
 	const __u64 ut_off_mask = 0x7ff;
 	{
@@ -387,7 +390,7 @@ int ut_p2_a0(void *ctx)
 							{
 								if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
 									struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
-									ut_header(&r->h, 4, ut_now);
+									ut_header(&r->h, 4, ut_now, ut_id);
 									r->f0 = (__s64)(l_row);
 									ut_off += sizeof(*r);
 								}
@@ -395,7 +398,7 @@ int ut_p2_a0(void *ctx)
 							{
 								if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_5)) {
 									struct ut_rec_5 *r = (void *)(ut_batch + ut_off);
-									ut_header(&r->h, 5, ut_now);
+									ut_header(&r->h, 5, ut_now, ut_id);
 									ut_off += sizeof(*r);
 								}
 							}
@@ -425,7 +428,7 @@ int ut_p2_a0(void *ctx)
 					__u64 t19 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
 					if (ut_flow_sampled(1, t19, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_6)) {
 						struct ut_rec_6 *r = (void *)(ut_batch + ut_off);
-						ut_header(&r->h, 6, ut_now);
+						ut_header(&r->h, 6, ut_now, ut_id);
 						r->f0 = (__s64)(l_i);
 						r->f1 = (__u64)(t19);
 						ut_off += sizeof(*r);
@@ -435,7 +438,7 @@ int ut_p2_a0(void *ctx)
 					__u64 t20 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
 					if (ut_flow_sampled(1, t20, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
 						struct ut_rec_7 *r = (void *)(ut_batch + ut_off);
-						ut_header(&r->h, 7, ut_now);
+						ut_header(&r->h, 7, ut_now, ut_id);
 						r->f0 = (__s64)(l_i);
 						r->f1 = (__u64)(t20);
 						ut_off += sizeof(*r);
@@ -447,7 +450,7 @@ int ut_p2_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_8)) {
 			struct ut_rec_8 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 8, ut_now);
+			ut_header(&r->h, 8, ut_now, ut_id);
 			ut_off += sizeof(*r);
 		}
 	}

@@ -45,12 +45,13 @@ int ut_p0_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
+	__u64 ut_id = 0;
 	struct ut_rec_9 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	ut_batch = ut_batch_begin(0, ut_now);
+	ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
-		ut_header(&ut_hit->h, 9, ut_now);
+		ut_header(&ut_hit->h, 9, ut_now, ut_id);
 	}
 	ut_off = sizeof(*ut_hit);
 ut_done: __attribute__((unused));
@@ -68,12 +69,13 @@ int ut_p1_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
+	__u64 ut_id = 0;
 	struct ut_rec_10 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	ut_batch = ut_batch_begin(1, ut_now);
+	ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
-		ut_header(&ut_hit->h, 10, ut_now);
+		ut_header(&ut_hit->h, 10, ut_now, ut_id);
 	}
 	ut_off = sizeof(*ut_hit);
 ut_done: __attribute__((unused));
@@ -91,12 +93,13 @@ int ut_p2_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
+	__u64 ut_id = 0;
 	struct ut_rec_11 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	ut_batch = ut_batch_begin(2, ut_now);
+	ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
-		ut_header(&ut_hit->h, 11, ut_now);
+		ut_header(&ut_hit->h, 11, ut_now, ut_id);
 	}
 	{
 		if (((__u64)((bpf_get_current_pid_tgid() >> 32)) & (__u64)(1LL)))

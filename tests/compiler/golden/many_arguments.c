@@ -44,7 +44,8 @@ int ut_p0_a0(void *ctx)
 {
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 176;
-	char *ut_batch = ut_batch_begin(0, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_0 t0;
@@ -54,7 +55,7 @@ int ut_p0_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 0, ut_now);
+			ut_header(&r->h, 0, ut_now, ut_id);
 			r->f0 = (__u64)(1LL);
 			r->f1 = (__u64)(2LL);
 			r->f2 = (__u64)(3LL);

@@ -237,7 +237,8 @@ int ut_p3_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 40;
-	char *ut_batch = ut_batch_begin(3, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(3, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_3 t3;
@@ -248,7 +249,7 @@ int ut_p3_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 0, ut_now);
+			ut_header(&r->h, 0, ut_now, ut_id);
 			r->f0 = (__u64)(3U);
 			r->f1 = (__u64)(bpf_get_smp_processor_id());
 			ut_off += sizeof(*r);
@@ -269,7 +270,8 @@ int ut_p4_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 40;
-	char *ut_batch = ut_batch_begin(4, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(4, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_3 t4;
@@ -280,7 +282,7 @@ int ut_p4_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 1, ut_now);
+			ut_header(&r->h, 1, ut_now, ut_id);
 			r->f0 = (__u64)(4U);
 			r->f1 = (__u64)(bpf_get_smp_processor_id());
 			ut_off += sizeof(*r);

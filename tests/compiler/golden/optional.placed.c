@@ -221,12 +221,13 @@ int ut_p3_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
+	__u64 ut_id = 0;
 	struct ut_rec_2 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	ut_batch = ut_batch_begin(3, ut_now);
+	ut_batch = ut_batch_begin(3, ut_now, &ut_id);
 	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
-		ut_header(&ut_hit->h, 2, ut_now);
+		ut_header(&ut_hit->h, 2, ut_now, ut_id);
 	}
 	ut_off = sizeof(*ut_hit);
 ut_done: __attribute__((unused));
@@ -244,12 +245,13 @@ int ut_p4_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
+	__u64 ut_id = 0;
 	struct ut_rec_3 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	ut_batch = ut_batch_begin(4, ut_now);
+	ut_batch = ut_batch_begin(4, ut_now, &ut_id);
 	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
-		ut_header(&ut_hit->h, 3, ut_now);
+		ut_header(&ut_hit->h, 3, ut_now, ut_id);
 	}
 	ut_off = sizeof(*ut_hit);
 ut_done: __attribute__((unused));

@@ -163,7 +163,8 @@ int ut_p1_a0(void *ctx)
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 64;
-	char *ut_batch = ut_batch_begin(1, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_0 t8;
@@ -223,7 +224,7 @@ int ut_p1_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 0, ut_now);
+			ut_header(&r->h, 0, ut_now, ut_id);
 			r->f0 = (__u64)(l_took);
 			r->f1 = (__u64)(l_other);
 			r->f2 = (__u64)(l_again);
@@ -266,7 +267,8 @@ int ut_p2_a0(void *ctx)
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 32;
-	char *ut_batch = ut_batch_begin(2, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_2 t26;
@@ -294,7 +296,7 @@ int ut_p2_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 1, ut_now);
+			ut_header(&r->h, 1, ut_now, ut_id);
 			r->f0 = (__u64)(l_by_clock);
 			ut_off += sizeof(*r);
 		}

@@ -150,26 +150,27 @@ int ut_p1_a0(void *ctx)
 {
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 304;
-	char *ut_batch = ut_batch_begin(1, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 0, ut_now);
+			ut_header(&r->h, 0, ut_now, ut_id);
 			ut_off += sizeof(*r);
 		}
 	}
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 1, ut_now);
+			ut_header(&r->h, 1, ut_now, ut_id);
 			ut_off += sizeof(*r);
 		}
 	}
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 2, ut_now);
+			ut_header(&r->h, 2, ut_now, ut_id);
 			r->f0 = (__u64)(0LL);
 			r->f1 = (__u64)(1LL);
 			ut_off += sizeof(*r);
@@ -178,7 +179,7 @@ int ut_p1_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_3)) {
 			struct ut_rec_3 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 3, ut_now);
+			ut_header(&r->h, 3, ut_now, ut_id);
 			r->f0 = (__u64)(10LL);
 			r->f1 = (__u64)(1LL);
 			ut_off += sizeof(*r);
@@ -187,7 +188,7 @@ int ut_p1_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
 			struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 4, ut_now);
+			ut_header(&r->h, 4, ut_now, ut_id);
 			r->f0 = (__u64)(5LL);
 			r->f1 = (__u64)(1024LL);
 			ut_off += sizeof(*r);
@@ -196,7 +197,7 @@ int ut_p1_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_5)) {
 			struct ut_rec_5 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 5, ut_now);
+			ut_header(&r->h, 5, ut_now, ut_id);
 			r->f0 = (__u64)(((__u64)((ut_now - ut_start_ns)) / (__u64)(1000000LL)));
 			ut_off += sizeof(*r);
 		}
@@ -204,14 +205,14 @@ int ut_p1_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_6)) {
 			struct ut_rec_6 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 6, ut_now);
+			ut_header(&r->h, 6, ut_now, ut_id);
 			ut_off += sizeof(*r);
 		}
 	}
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
 			struct ut_rec_7 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 7, ut_now);
+			ut_header(&r->h, 7, ut_now, ut_id);
 			r->f0 = (__u64)(ut_now);
 			ut_off += sizeof(*r);
 		}
@@ -219,14 +220,14 @@ int ut_p1_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_8)) {
 			struct ut_rec_8 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 8, ut_now);
+			ut_header(&r->h, 8, ut_now, ut_id);
 			ut_off += sizeof(*r);
 		}
 	}
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_9)) {
 			struct ut_rec_9 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 9, ut_now);
+			ut_header(&r->h, 9, ut_now, ut_id);
 			ut_off += sizeof(*r);
 		}
 	}

@@ -280,7 +280,8 @@ int ut_p1_a0(void *ctx)
 	__u64 l_since = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 64;
-	char *ut_batch = ut_batch_begin(1, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_6 t19;
@@ -297,7 +298,7 @@ int ut_p1_a0(void *ctx)
 				bpf_probe_read_kernel_str(t21, sizeof(t21), tp->comm);
 				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 					struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-					ut_header(&r->h, 0, ut_now);
+					ut_header(&r->h, 0, ut_now, ut_id);
 					__builtin_memcpy(r->f0, t21, sizeof(t21) < 16 ? sizeof(t21) : 16);
 					r->f1 = (__s64)(((__s64)ut_ctx(tp)->pid));
 					r->f2 = (__u64)(bpf_get_smp_processor_id());
@@ -325,12 +326,13 @@ int ut_p2_a0(void *ctx)
 {
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 24;
-	char *ut_batch = ut_batch_begin(2, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 1, ut_now);
+			ut_header(&r->h, 1, ut_now, ut_id);
 			ut_off += sizeof(*r);
 		}
 	}
@@ -345,12 +347,13 @@ int ut_p3_a0(void *ctx)
 {
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 24;
-	char *ut_batch = ut_batch_begin(3, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(3, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 2, ut_now);
+			ut_header(&r->h, 2, ut_now, ut_id);
 			ut_off += sizeof(*r);
 		}
 	}

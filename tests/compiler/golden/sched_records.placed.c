@@ -105,7 +105,8 @@ int ut_p1_a0(__u64 *ctx)
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 112;
-	char *ut_batch = ut_batch_begin(1, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		char t7[16] = {};
@@ -114,7 +115,7 @@ int ut_p1_a0(__u64 *ctx)
 		ut_copy_name16(t8, ((struct task_struct *)(((void *)ctx[2])))->comm);
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 0, ut_now);
+			ut_header(&r->h, 0, ut_now, ut_id);
 			r->f0 = (__s64)(((__s64)((struct task_struct *)(((void *)ctx[1])))->tgid));
 			r->f1 = (__s64)(((__s64)((struct task_struct *)(((void *)ctx[1])))->pid));
 			r->f2 = (__u64)(((__u64)(__u32)ctx[3]));
@@ -146,12 +147,13 @@ int ut_p2_a0(__u64 *ctx)
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
+	__u64 ut_id = 0;
 	struct ut_rec_2 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	ut_batch = ut_batch_begin(2, ut_now);
+	ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
-		ut_header(&ut_hit->h, 2, ut_now);
+		ut_header(&ut_hit->h, 2, ut_now, ut_id);
 		__builtin_memset(&ut_hit->f0, 0, sizeof(ut_hit->f0));
 		__builtin_memset(&ut_hit->f1, 0, sizeof(ut_hit->f1));
 		__builtin_memset(&ut_hit->f2, 0, sizeof(ut_hit->f2));

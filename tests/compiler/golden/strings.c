@@ -158,7 +158,8 @@ int ut_p0_a0(void *ctx)
 	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 464;
-	char *ut_batch = ut_batch_begin(0, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		char t0[64] = {};
@@ -224,7 +225,7 @@ int ut_p0_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 0, ut_now);
+			ut_header(&r->h, 0, ut_now, ut_id);
 			r->f0 = (__u64)(1LL);
 			r->f1 = (__u64)(2LL);
 			r->f2 = (__u64)(3LL);
@@ -252,7 +253,7 @@ int ut_p0_a0(void *ctx)
 			{
 				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 					struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-					ut_header(&r->h, 1, ut_now);
+					ut_header(&r->h, 1, ut_now, ut_id);
 					r->f0 = (__u64)(((__u64)ut_ctx(tp)->flags));
 					r->f1 = (__u64)(l_twice);
 					ut_off += sizeof(*r);
@@ -265,7 +266,7 @@ int ut_p0_a0(void *ctx)
 		bpf_get_current_comm(t12, sizeof(t12));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 2, ut_now);
+			ut_header(&r->h, 2, ut_now, ut_id);
 			__builtin_memcpy(r->f0, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
 			__builtin_memcpy(r->f1, t12, sizeof(t12) < 16 ? sizeof(t12) : 16);
 			r->f2 = (__u64)(((__u64)ut_ctx(tp)->flags));
@@ -278,7 +279,7 @@ int ut_p0_a0(void *ctx)
 		bpf_get_current_comm(t13, sizeof(t13));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_3)) {
 			struct ut_rec_3 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 3, ut_now);
+			ut_header(&r->h, 3, ut_now, ut_id);
 			r->f0 = (__u64)(((__u64)ut_ctx(tp)->dfd));
 			r->f1 = (__u64)(((__u64)ut_ctx(tp)->dfd));
 			__builtin_memcpy(r->f2, t13, sizeof(t13) < 16 ? sizeof(t13) : 16);
@@ -291,7 +292,7 @@ int ut_p0_a0(void *ctx)
 		__u64 t15 = ut_map_read(&m_4, &t14);
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
 			struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 4, ut_now);
+			ut_header(&r->h, 4, ut_now, ut_id);
 			r->f0 = (__u64)(((__u64)ut_ctx(tp)->dfd));
 			r->f1 = (__s64)(t15);
 			ut_off += sizeof(*r);

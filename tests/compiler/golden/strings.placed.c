@@ -40,6 +40,7 @@ int ut_p0_a0(void *ctx)
 	char l_f[64] = {};
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
+	__u64 ut_id = 0;
 	struct ut_rec_5 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	{
@@ -47,10 +48,10 @@ int ut_p0_a0(void *ctx)
 		bpf_probe_read_user_str(t0, sizeof(t0), (const void *)(((void *)ut_ctx(tp)->filename)));
 		__builtin_memcpy(l_f, t0, sizeof(t0) < sizeof(l_f) ? sizeof(t0) : sizeof(l_f));
 	}
-	ut_batch = ut_batch_begin(0, ut_now);
+	ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
-		ut_header(&ut_hit->h, 5, ut_now);
+		ut_header(&ut_hit->h, 5, ut_now, ut_id);
 		__builtin_memset(&ut_hit->f0, 0, sizeof(ut_hit->f0));
 		__builtin_memcpy(ut_hit->f1, l_f, sizeof(l_f) < 64 ? sizeof(l_f) : 64);
 		ut_hit->f2 = (__u64)(((void *)ut_ctx(tp)->filename));

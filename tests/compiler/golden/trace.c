@@ -189,12 +189,13 @@ int ut_p0_a0(void *ctx)
 	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 80;
-	char *ut_batch = ut_batch_begin(0, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 0, ut_now);
+			ut_header(&r->h, 0, ut_now, ut_id);
 			r->f0 = (__u64)(((__u64)ut_ctx(tp)->fd));
 			r->f1 = (__u64)(((__u64)ut_ctx(tp)->to_submit));
 			r->f2 = (__u64)(((__u64)ut_ctx(tp)->min_complete));
@@ -211,7 +212,7 @@ int ut_p0_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 1, ut_now);
+			ut_header(&r->h, 1, ut_now, ut_id);
 			r->f0 = (__u64)(((__u64)ut_ctx(tp)->to_submit));
 			ut_off += sizeof(*r);
 		}
@@ -232,12 +233,13 @@ int ut_p1_a0(void *ctx)
 	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 32;
-	char *ut_batch = ut_batch_begin(1, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 2, ut_now);
+			ut_header(&r->h, 2, ut_now, ut_id);
 			r->f0 = (__s64)(((__s64)ut_ctx(tp)->ret));
 			ut_off += sizeof(*r);
 		}
@@ -264,14 +266,15 @@ int ut_p2_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 232;
-	char *ut_batch = ut_batch_begin(2, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		char t2[16];
 		bpf_get_current_comm(t2, sizeof(t2));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_3)) {
 			struct ut_rec_3 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 3, ut_now);
+			ut_header(&r->h, 3, ut_now, ut_id);
 			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			__builtin_memcpy(r->f2, t2, sizeof(t2) < 16 ? sizeof(t2) : 16);
@@ -282,7 +285,7 @@ int ut_p2_a0(void *ctx)
 		__u64 t3 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t3, 1)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
 			struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 4, ut_now);
+			ut_header(&r->h, 4, ut_now, ut_id);
 			r->f0 = (__u64)(t3);
 			r->f1 = (__u64)(((__u64)ut_ctx(tp)->opcode));
 			r->f2 = (__u64)(((__u64)ut_ctx(tp)->user_data));
@@ -293,7 +296,7 @@ int ut_p2_a0(void *ctx)
 		__u64 t4 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t4, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_5)) {
 			struct ut_rec_5 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 5, ut_now);
+			ut_header(&r->h, 5, ut_now, ut_id);
 			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(t4);
 			r->f2 = (__u64)(((__u64)ut_ctx(tp)->opcode));
@@ -303,7 +306,7 @@ int ut_p2_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_6)) {
 			struct ut_rec_6 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 6, ut_now);
+			ut_header(&r->h, 6, ut_now, ut_id);
 			r->f0 = (__u64)(((__u64)ut_ctx(tp)->opcode));
 			r->f1 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			ut_off += sizeof(*r);
@@ -316,7 +319,7 @@ int ut_p2_a0(void *ctx)
 		__u64 t6 = ut_memo_read(&m_0, 0, &t5, t5.k0, 0);
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
 			struct ut_rec_7 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 7, ut_now);
+			ut_header(&r->h, 7, ut_now, ut_id);
 			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(t6);
 			ut_off += sizeof(*r);
@@ -337,13 +340,14 @@ int ut_p3_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 104;
-	char *ut_batch = ut_batch_begin(3, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(3, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		__u64 t7 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t7, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_8)) {
 			struct ut_rec_8 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 8, ut_now);
+			ut_header(&r->h, 8, ut_now, ut_id);
 			r->f0 = (__u64)(t7);
 			ut_off += sizeof(*r);
 		}
@@ -352,7 +356,7 @@ int ut_p3_a0(void *ctx)
 		__u64 t8 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t8, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_9)) {
 			struct ut_rec_9 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 9, ut_now);
+			ut_header(&r->h, 9, ut_now, ut_id);
 			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(t8);
 			ut_off += sizeof(*r);
@@ -361,7 +365,7 @@ int ut_p3_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_10)) {
 			struct ut_rec_10 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 10, ut_now);
+			ut_header(&r->h, 10, ut_now, ut_id);
 			r->f0 = (__s64)(((__s64)ut_ctx(tp)->rw));
 			ut_off += sizeof(*r);
 		}
@@ -381,13 +385,14 @@ int ut_p4_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 152;
-	char *ut_batch = ut_batch_begin(4, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(4, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		__u64 t9 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t9, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_11)) {
 			struct ut_rec_11 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 11, ut_now);
+			ut_header(&r->h, 11, ut_now, ut_id);
 			r->f0 = (__u64)(t9);
 			r->f1 = (__s64)(((__s64)ut_ctx(tp)->res));
 			ut_off += sizeof(*r);
@@ -397,7 +402,7 @@ int ut_p4_a0(void *ctx)
 		__u64 t10 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_flow_sampled(0, t10, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_12)) {
 			struct ut_rec_12 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 12, ut_now);
+			ut_header(&r->h, 12, ut_now, ut_id);
 			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(t10);
 			ut_off += sizeof(*r);
@@ -406,7 +411,7 @@ int ut_p4_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_13)) {
 			struct ut_rec_13 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 13, ut_now);
+			ut_header(&r->h, 13, ut_now, ut_id);
 			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			ut_off += sizeof(*r);
 		}
@@ -414,7 +419,7 @@ int ut_p4_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_14)) {
 			struct ut_rec_14 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 14, ut_now);
+			ut_header(&r->h, 14, ut_now, ut_id);
 			r->f0 = (__s64)(((__s64)ut_ctx(tp)->res));
 			r->f1 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			ut_off += sizeof(*r);

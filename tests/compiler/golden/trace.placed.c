@@ -141,12 +141,13 @@ int ut_p0_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
+	__u64 ut_id = 0;
 	struct ut_rec_15 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	ut_batch = ut_batch_begin(0, ut_now);
+	ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
-		ut_header(&ut_hit->h, 15, ut_now);
+		ut_header(&ut_hit->h, 15, ut_now, ut_id);
 		ut_hit->f0 = (__u64)(((__u64)ut_ctx(tp)->fd));
 		ut_hit->f1 = (__u64)(((__u64)ut_ctx(tp)->to_submit));
 		ut_hit->f2 = (__u64)(((__u64)ut_ctx(tp)->min_complete));
@@ -167,12 +168,13 @@ int ut_p1_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
+	__u64 ut_id = 0;
 	struct ut_rec_16 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	ut_batch = ut_batch_begin(1, ut_now);
+	ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
-		ut_header(&ut_hit->h, 16, ut_now);
+		ut_header(&ut_hit->h, 16, ut_now, ut_id);
 		ut_hit->f0 = (__s64)(((__s64)ut_ctx(tp)->ret));
 	}
 	ut_off = sizeof(*ut_hit);
@@ -191,12 +193,13 @@ int ut_p2_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
+	__u64 ut_id = 0;
 	struct ut_rec_17 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
-	ut_batch = ut_batch_begin(2, ut_now);
+	ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
-		ut_header(&ut_hit->h, 17, ut_now);
+		ut_header(&ut_hit->h, 17, ut_now, ut_id);
 		ut_hit->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 		__builtin_memset(&ut_hit->f1, 0, sizeof(ut_hit->f1));
 		ut_hit->f2 = (__u64)(((void *)ut_ctx(tp)->req));
@@ -226,13 +229,14 @@ int ut_p3_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 104;
-	char *ut_batch = ut_batch_begin(3, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(3, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		__u64 t1 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_8)) {
 			struct ut_rec_8 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 8, ut_now);
+			ut_header(&r->h, 8, ut_now, ut_id);
 			r->f0 = (__u64)(t1);
 			ut_off += sizeof(*r);
 		}
@@ -241,7 +245,7 @@ int ut_p3_a0(void *ctx)
 		__u64 t2 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_9)) {
 			struct ut_rec_9 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 9, ut_now);
+			ut_header(&r->h, 9, ut_now, ut_id);
 			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(t2);
 			ut_off += sizeof(*r);
@@ -250,7 +254,7 @@ int ut_p3_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_10)) {
 			struct ut_rec_10 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 10, ut_now);
+			ut_header(&r->h, 10, ut_now, ut_id);
 			r->f0 = (__s64)(((__s64)ut_ctx(tp)->rw));
 			ut_off += sizeof(*r);
 		}
@@ -270,13 +274,14 @@ int ut_p4_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 152;
-	char *ut_batch = ut_batch_begin(4, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(4, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		__u64 t3 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_11)) {
 			struct ut_rec_11 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 11, ut_now);
+			ut_header(&r->h, 11, ut_now, ut_id);
 			r->f0 = (__u64)(t3);
 			r->f1 = (__s64)(((__s64)ut_ctx(tp)->res));
 			ut_off += sizeof(*r);
@@ -286,7 +291,7 @@ int ut_p4_a0(void *ctx)
 		__u64 t4 = (__u64)(((void *)ut_ctx(tp)->req));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_12)) {
 			struct ut_rec_12 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 12, ut_now);
+			ut_header(&r->h, 12, ut_now, ut_id);
 			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			r->f1 = (__u64)(t4);
 			ut_off += sizeof(*r);
@@ -295,7 +300,7 @@ int ut_p4_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_13)) {
 			struct ut_rec_13 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 13, ut_now);
+			ut_header(&r->h, 13, ut_now, ut_id);
 			r->f0 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			ut_off += sizeof(*r);
 		}
@@ -303,7 +308,7 @@ int ut_p4_a0(void *ctx)
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_14)) {
 			struct ut_rec_14 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 14, ut_now);
+			ut_header(&r->h, 14, ut_now, ut_id);
 			r->f0 = (__s64)(((__s64)ut_ctx(tp)->res));
 			r->f1 = (__u64)(((void *)ut_ctx(tp)->ctx));
 			ut_off += sizeof(*r);

@@ -236,13 +236,14 @@ int ut_p0_a0(void *ctx)
 		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 2160;
-	char *ut_batch = ut_batch_begin(0, ut_now);
+	__u64 ut_id;
+	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		char t0[1] = "";
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 0, ut_now);
+			ut_header(&r->h, 0, ut_now, ut_id);
 			r->f0 = (__u64)(((__u64)((ut_now - ut_start_ns)) / (__u64)(1000000LL)));
 			r->f1 = (__u64)(((__u64)(((__u64)(1000000LL) + (__u64)(0LL))) + (__u64)(0LL)));
 			__builtin_memcpy(r->f2, t0, sizeof(t0) < 8 ? sizeof(t0) : 8);
@@ -253,7 +254,7 @@ int ut_p0_a0(void *ctx)
 		const char *const *t1 = (const char *const *)(((void *)ut_ctx(tp)->argv));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 			struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 1, ut_now);
+			ut_header(&r->h, 1, ut_now, ut_id);
 			r->f0 = 0;
 			{ const char *a = 0; bpf_probe_read_user(&a, sizeof(a), &t1[0]);
 			if (a) { bpf_probe_read_user_str(r->f1, sizeof(r->f1), a); r->f0 = 1;
@@ -295,7 +296,7 @@ int ut_p0_a0(void *ctx)
 		const char *const *t2 = (const char *const *)(((void *)ut_ctx(tp)->argv));
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
-			ut_header(&r->h, 2, ut_now);
+			ut_header(&r->h, 2, ut_now, ut_id);
 			r->f0 = 0;
 			{ const char *a = 0; bpf_probe_read_user(&a, sizeof(a), &t2[0]);
 			if (a) { bpf_probe_read_user_str(r->f1, sizeof(r->f1), a); r->f0 = 1;
