@@ -157,7 +157,17 @@ static __always_inline void ut_count(__u32 probe, int lost)
 	ut_count_hits(probe, lost, 1);
 }
 
-/* id: bpf_get_current_pid_tgid() (a hit takes it once, in ut_batch_begin) */
+/* bpf_get_current_pid_tgid(), read at the hit's first need of it into
+ * *id, the program's ut_id (a helper call costs 8-10 ns a hit).  The idle
+ * task's ids are 0: read again at each need. */
+static __always_inline __u64 ut_pid_tgid(__u64 *id)
+{
+	if (!*id)
+		*id = bpf_get_current_pid_tgid();
+	return *id;
+}
+
+/* id: bpf_get_current_pid_tgid() (a hit reads it once: ut_pid_tgid) */
 static __always_inline void ut_header(struct ut_rec_hdr *h, __u32 event, __u64 ts, __u64 id)
 {
 	h->ts = ts;
@@ -570,11 +580,10 @@ static __always_inline void ut_send(void *data, __u32 bytes, __u32 hits, __u32 p
 }
 
 /* NULL when nested too deep: the hit's records are then lost (counted).
- * The hit's bpf_get_current_pid_tgid() in *id, for its records' headers. */
+ * Their headers take the hit's ids from *id (ut_pid_tgid). */
 static __always_inline char *ut_batch_begin(__u32 probe, __u64 now, __u64 *id)
 {
-	*id = bpf_get_current_pid_tgid();
-	ut_note_thread((__u32)*id);
+	ut_note_thread((__u32)ut_pid_tgid(id));
 	struct ut_cpu_state *st = ut_cpu_state();
 	if (!st)
 		return 0;

@@ -9,8 +9,9 @@
 #include "kernel/kernel.h"
 
 const struct builtin builtins[] = {
-	{"pid", {.kind = T_INT, .size = 4}, "(bpf_get_current_pid_tgid() >> 32)", UT_SHOW_KOID, false},
-	{"tid", {.kind = T_INT, .size = 4}, "((__u32)bpf_get_current_pid_tgid())", UT_SHOW_KOID, false},
+	/* the hit's one read of the ids (bpf/ut.h, ut_pid_tgid) */
+	{"pid", {.kind = T_INT, .size = 4}, "(ut_pid_tgid(&ut_id) >> 32)", UT_SHOW_KOID, false},
+	{"tid", {.kind = T_INT, .size = 4}, "((__u32)ut_pid_tgid(&ut_id))", UT_SHOW_KOID, false},
 	{"uid", {.kind = T_INT, .size = 4}, "((__u32)bpf_get_current_uid_gid())", 0, false},
 	{"gid", {.kind = T_INT, .size = 4}, "(bpf_get_current_uid_gid() >> 32)", 0, false},
 	{"cpu", {.kind = T_INT, .size = 4}, "bpf_get_smp_processor_id()", 0, false},

@@ -693,12 +693,10 @@ static void gen_body(struct gen *g, struct strbuf *fn)
 		 * The stage of a hit record is begun by open_hit. */
 		if (a->hit_event < 0)   /* a hit record alone fits */
 			sb_printf(&head, "\tconst __u32 ut_batch_cap __attribute__((unused)) = %u;\n"
-				  "\t__u64 ut_id;\n"
 				  "\tchar *ut_batch = ut_batch_begin(%u, ut_now, &ut_id);\n",
 				  a->stage.bytes, a->probe_index);
 		else
 			sb_printf(&head, "\tchar *ut_batch = 0;\n"
-				  "\t__u64 ut_id = 0;\n"
 				  "\tstruct ut_rec_%d *ut_hit __attribute__((unused)) = 0;\n", a->hit_event);
 		sb_printf(&head, "\t__u%d ut_off = 0;\n", a->stage.reloads ? 64 : 32);
 		if (a->stage.reloads)
@@ -708,6 +706,8 @@ static void gen_body(struct gen *g, struct strbuf *fn)
 		sb_puts(&body, "ut_done: __attribute__((unused));\n");
 	if (a->stage.bytes)
 		sb_printf(&body, "\tut_batch_end(ut_batch, ut_off, %u);\n", a->probe_index);
+	/* pid, tid and the records' headers read the task's ids once (bpf/ut.h, ut_pid_tgid) */
+	sb_puts(fn, "\t__u64 ut_id __attribute__((unused)) = 0;\n");
 	for (unsigned i = 0; i < a->nlocals; i++) {
 		if (!a->locals[i].kernel.why)   /* the reader's */
 			continue;

@@ -34,7 +34,7 @@ static const char bpf_src[] =
 	"}\n"
 	"SEC(\"tracepoint/nosuch/event\") int p0_a(void *ctx) { return emit(0, 1); }\n"
 	"SEC(\"tracepoint/syscalls/sys_enter_getpid\") int p0_b(void *ctx)\n"
-	"{ if (!ut_pass_filter()) return 0; ut_note_thread(); return emit(0, 42); }\n"
+	"{ if (!ut_pass_filter()) return 0; ut_note_thread((__u32)bpf_get_current_pid_tgid()); return emit(0, 42); }\n"
 	"SEC(\"fentry/vfs_read\") int BPF_PROG(p1_a) { return emit(1, 1); }\n"
 	"SEC(\"tp_btf/sched_switch\") int BPF_PROG(p1_b, bool preempt, struct task_struct *prev)\n"
 	"{ if (!ut_pass_filter()) return 0; return emit(1, prev->pid); }\n"

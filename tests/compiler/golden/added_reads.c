@@ -65,6 +65,7 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	__u64 l_same = 0;
 	__u64 l_after_if = 0;
 	__u64 l_other_key = 0;
@@ -79,20 +80,19 @@ int ut_p0_a0(void *ctx)
 	__s64 ut_added_6 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 64;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
-		t0.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t0.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		ut_added_0 = ut_shared_add(&m_0, &t0, (__s64)(1LL));
 		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_0 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
-		t1.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t1.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		l_same = ((__u64)ut_added_0);
 	}
 	{
@@ -101,7 +101,7 @@ int ut_p0_a0(void *ctx)
 			{
 				struct ut_mk_0 t2;
 				__builtin_memset(&t2, 0, sizeof(t2));
-				t2.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+				t2.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 				ut_added_1 = ut_shared_add(&m_0, &t2, (__s64)(2LL));
 				ut_memo_written(0);
 			}
@@ -110,49 +110,49 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_0 t3;
 		__builtin_memset(&t3, 0, sizeof(t3));
-		t3.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t3.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		__u64 t4 = ut_memo_read(&m_0, 0, &t3, t3.k0, 0);
 		l_after_if = t4;
 	}
 	{
 		struct ut_mk_0 t5;
 		__builtin_memset(&t5, 0, sizeof(t5));
-		t5.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t5.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		ut_added_2 = ut_shared_add(&m_0, &t5, -(__s64)(1LL));
 		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_0 t6;
 		__builtin_memset(&t6, 0, sizeof(t6));
-		t6.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t6.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		__u64 t7 = ut_memo_read(&m_0, 0, &t6, t6.k0, 0);
 		l_other_key = t7;
 	}
 	{
 		struct ut_mk_0 t8;
 		__builtin_memset(&t8, 0, sizeof(t8));
-		t8.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t8.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		ut_added_3 = ut_shared_add(&m_0, &t8, (__s64)(1LL));
 		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_1 t9;
 		__builtin_memset(&t9, 0, sizeof(t9));
-		t9.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t9.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		ut_added_4 = ut_shared_add(&m_1, &t9, (__s64)(1LL));
 		ut_memo_written(1);
 	}
 	{
 		struct ut_mk_0 t10;
 		__builtin_memset(&t10, 0, sizeof(t10));
-		t10.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t10.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		__u64 t11 = ut_memo_read(&m_0, 0, &t10, t10.k0, 0);
 		l_in_between = t11;
 	}
 	{
 		struct ut_mk_1 t13;
 		__builtin_memset(&t13, 0, sizeof(t13));
-		t13.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t13.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		__u64 t14 = ut_memo_read(&m_1, 1, &t13, t13.k0, 0);
 		struct ut_mk_0 t12;
 		__builtin_memset(&t12, 0, sizeof(t12));
@@ -163,7 +163,7 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_1 t16;
 		__builtin_memset(&t16, 0, sizeof(t16));
-		t16.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t16.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		__u64 t17 = ut_memo_read(&m_1, 1, &t16, t16.k0, 0);
 		struct ut_mk_0 t15;
 		__builtin_memset(&t15, 0, sizeof(t15));
@@ -174,7 +174,7 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_0 t19;
 		__builtin_memset(&t19, 0, sizeof(t19));
-		t19.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t19.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		ut_added_6 = ut_shared_add(&m_0, &t19, (__s64)(4LL));
 		ut_memo_written(0);
 	}
@@ -183,10 +183,10 @@ int ut_p0_a0(void *ctx)
 			{
 				struct ut_mk_0 t20;
 				__builtin_memset(&t20, 0, sizeof(t20));
-				t20.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+				t20.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 				struct ut_mk_2 t21;
 				__builtin_memset(&t21, 0, sizeof(t21));
-				t21.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+				t21.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 				{ __u64 val = (__u64)(((__u64)ut_added_6)); bpf_map_update_elem(&m_2, &t21, &val, BPF_ANY); }
 			}
 		}

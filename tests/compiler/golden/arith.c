@@ -107,6 +107,7 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	__s64 l_d = 0;
 	__u64 l_u = 0;
 	{

@@ -38,9 +38,9 @@ _Static_assert(sizeof(struct ut_rec_2) == 24, "record layout");
 SEC("raw_tp")
 int ut_p0_a0(void *ctx)
 {
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 24;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -63,13 +63,13 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
-		if (!(((__u64)((bpf_get_current_pid_tgid() >> 32)) != (__u64)(0LL))))
+		if (!(((__u64)((ut_pid_tgid(&ut_id) >> 32)) != (__u64)(0LL))))
 			return 0;
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
-	__u64 ut_id = 0;
 	struct ut_rec_3 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	ut_batch = ut_batch_begin(1, ut_now, &ut_id);
@@ -110,9 +110,9 @@ ut_done: __attribute__((unused));
 SEC("raw_tp")
 int ut_p2_a0(void *ctx)
 {
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 24;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{

@@ -205,6 +205,7 @@ int ut_p0_a0(__u64 *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	struct io_ring_ctx *l_ring = 0;
 	{
 		struct ut_mk_0 t0;
@@ -237,6 +238,7 @@ int ut_p1_a0(__u64 *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_3 t4;
 		__builtin_memset(&t4, 0, sizeof(t4));
@@ -269,6 +271,7 @@ int ut_p2_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	struct io_kiocb *l_req = 0;
 	{
 		l_req = (void *)(((void *)(((void *)ut_ctx(tp)->req))));
@@ -300,6 +303,7 @@ int ut_p3_a0(__u64 *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_8 t17;
 		__builtin_memset(&t17, 0, sizeof(t17));
@@ -315,6 +319,7 @@ int ut_p4_a0(struct pt_regs *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		if (!(((__s64)(((__s64)PT_REGS_RC(ctx))) < (__s64)(0LL))))
 			return 0;
@@ -334,6 +339,7 @@ int ut_p5_a0(struct pt_regs *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		void *t20 = (void *)(((void *)bpf_get_current_task()));
 		struct ut_mk_10 t19;
@@ -360,6 +366,7 @@ int ut_p6_a0(__u64 *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		void *t25 = (void *)(((void *)ctx[0]));
 		struct ut_mk_12 t24;
@@ -376,6 +383,7 @@ int ut_p7_a0(__u64 *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		void *t27 = (void *)(((void *)(((void *)ctx[0]))));
 		struct ut_mk_13 t26;
@@ -392,6 +400,7 @@ int ut_p8_a0(__u64 *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_14 t28;
 		__builtin_memset(&t28, 0, sizeof(t28));

@@ -43,6 +43,7 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		if (!(((__u64)(1LL) > (__u64)(0LL))))
 			return 0;

@@ -46,6 +46,7 @@ int ut_p0_a0(__u64 *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	__s64 a_res = (__s64)(((__s64)((struct io_uring_cqe *)(((void *)ctx[2])))->res));
 	{
 		if (!(((__s64)(a_res) < (__s64)(0LL))))
@@ -84,6 +85,7 @@ int ut_p0_a1(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		if (!(((__s64)(((__s64)ut_ctx(tp)->res)) < (__s64)(0LL))))
 			return 0;

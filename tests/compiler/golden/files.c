@@ -91,11 +91,11 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	struct fdtable *l_fdt = 0;
 	struct file *l_f = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 536;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -123,7 +123,7 @@ int ut_p0_a0(void *ctx)
 		struct ut_path_buf *t9 = ut_path(0, (void *)&((struct file *)(l_f))->f_path);
 		struct ut_mk_0 t10;
 		__builtin_memset(&t10, 0, sizeof(t10));
-		t10.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t10.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		bpf_map_update_elem(&m_0, &t10, (t9->s), BPF_ANY);
 	}
 	{
@@ -180,10 +180,11 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_0 t31;
 		__builtin_memset(&t31, 0, sizeof(t31));
-		t31.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t31.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		struct ut_mv_0 *t32 = (void *)ut_empty_str;
 		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t31); if (v) t32 = v; }
 		char t33[1] = "";
@@ -192,13 +193,12 @@ int ut_p1_a0(void *ctx)
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 280;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_0 t35;
 		__builtin_memset(&t35, 0, sizeof(t35));
-		t35.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t35.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		struct ut_mv_0 *t36 = (void *)ut_empty_str;
 		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t35); if (v) t36 = v; }
 		struct ut_mk_3 t34;
@@ -210,7 +210,7 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_0 t37;
 		__builtin_memset(&t37, 0, sizeof(t37));
-		t37.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t37.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		struct ut_mv_0 *t38 = (void *)ut_empty_str;
 		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t37); if (v) t38 = v; }
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
@@ -223,7 +223,7 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_0 t39;
 		__builtin_memset(&t39, 0, sizeof(t39));
-		t39.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t39.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		bpf_map_delete_elem(&m_0, &t39);
 	}
 ut_done: __attribute__((unused));

@@ -58,11 +58,11 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	struct fdtable *l_fdt = 0;
 	struct file *l_f = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
-	__u64 ut_id = 0;
 	struct ut_rec_2 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	{
@@ -90,7 +90,7 @@ int ut_p0_a0(void *ctx)
 		struct ut_path_buf *t9 = ut_path(0, (void *)&((struct file *)(l_f))->f_path);
 		struct ut_mk_0 t10;
 		__builtin_memset(&t10, 0, sizeof(t10));
-		t10.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t10.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		bpf_map_update_elem(&m_0, &t10, (t9->s), BPF_ANY);
 	}
 	ut_batch = ut_batch_begin(0, ut_now, &ut_id);
@@ -154,10 +154,11 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_0 t29;
 		__builtin_memset(&t29, 0, sizeof(t29));
-		t29.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t29.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		struct ut_mv_0 *t30 = (void *)ut_empty_str;
 		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t29); if (v) t30 = v; }
 		char t31[1] = "";
@@ -166,7 +167,6 @@ int ut_p1_a0(void *ctx)
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
-	__u64 ut_id = 0;
 	struct ut_rec_3 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	ut_batch = ut_batch_begin(1, ut_now, &ut_id);
@@ -181,7 +181,7 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_0 t32;
 		__builtin_memset(&t32, 0, sizeof(t32));
-		t32.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t32.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		struct ut_mv_0 *t33 = (void *)ut_empty_str;
 		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t32); if (v) t33 = v; }
 		if (ut_hit) {
@@ -191,7 +191,7 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_0 t34;
 		__builtin_memset(&t34, 0, sizeof(t34));
-		t34.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t34.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		struct ut_mv_0 *t35 = (void *)ut_empty_str;
 		{ struct ut_mv_0 *v = bpf_map_lookup_elem(&m_0, &t34); if (v) t35 = v; }
 		if (ut_hit) {
@@ -201,7 +201,7 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_0 t36;
 		__builtin_memset(&t36, 0, sizeof(t36));
-		t36.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t36.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		bpf_map_delete_elem(&m_0, &t36);
 	}
 ut_done: __attribute__((unused));

@@ -139,6 +139,7 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		if (!(((__s64)(((__s64)ut_ctx(tp)->ret)) >= (__s64)(0LL))))
 			return 0;
@@ -147,14 +148,14 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
-		t0.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t0.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_0, &t0, &val, BPF_ANY); }
 		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_1 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
-		t1.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t1.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		t1.k1 = (__u64)(((__s64)ut_ctx(tp)->ret));
 		{ __u64 val = (__u64)(ut_now); bpf_map_update_elem(&m_1, &t1, &val, BPF_ANY); }
 		ut_memo_written(1);
@@ -170,16 +171,17 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_0 t2;
 		__builtin_memset(&t2, 0, sizeof(t2));
-		t2.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t2.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		__u64 t3 = ut_memo_read(&m_0, 0, &t2, t2.k0, 0);
 		__u64 t6 = 0;
 		if ((t3)) {
 			struct ut_mk_1 t4;
 			__builtin_memset(&t4, 0, sizeof(t4));
-			t4.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+			t4.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 			t4.k1 = (__u64)(((__u64)ut_ctx(tp)->fd));
 			__u64 t5 = ut_memo_read(&m_1, 1, &t4, t4.k0, t4.k1);
 			t6 = !!(t5);
@@ -203,23 +205,23 @@ int ut_p2_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	__u64 l_opened = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 32;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_0 t8;
 		__builtin_memset(&t8, 0, sizeof(t8));
-		t8.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t8.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		__u64 t9 = ut_memo_read(&m_0, 0, &t8, t8.k0, 0);
 		if (t9)
 		{
 			{
 				struct ut_mk_1 t10;
 				__builtin_memset(&t10, 0, sizeof(t10));
-				t10.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+				t10.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 				t10.k1 = (__u64)(((__u64)ut_ctx(tp)->fd));
 				__u64 t11 = ut_memo_read(&m_1, 1, &t10, t10.k0, t10.k1);
 				l_opened = t11;
@@ -244,7 +246,7 @@ int ut_p2_a0(void *ctx)
 					{
 						struct ut_mk_1 t13;
 						__builtin_memset(&t13, 0, sizeof(t13));
-						t13.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+						t13.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 						t13.k1 = (__u64)(((__u64)ut_ctx(tp)->fd));
 						bpf_map_delete_elem(&m_1, &t13);
 						ut_memo_written(1);
@@ -280,15 +282,15 @@ int ut_p3_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 32;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(3, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_0 t16;
 		__builtin_memset(&t16, 0, sizeof(t16));
-		t16.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t16.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		__u64 t17 = ut_memo_read(&m_0, 0, &t16, t16.k0, 0);
 		if (t17)
 		{
@@ -313,7 +315,7 @@ int ut_p3_a0(void *ctx)
 	{
 		struct ut_mk_1 t20;
 		__builtin_memset(&t20, 0, sizeof(t20));
-		t20.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t20.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		t20.k1 = (__u64)(((__u64)ut_ctx(tp)->fildes));
 		__u64 t21 = ut_memo_read(&m_1, 1, &t20, t20.k0, t20.k1);
 		if (t21)

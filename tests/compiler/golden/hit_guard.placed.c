@@ -98,6 +98,7 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		if (!(((__s64)(((__s64)ut_ctx(tp)->ret)) >= (__s64)(0LL))))
 			return 0;
@@ -106,14 +107,14 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
-		t0.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t0.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_0, &t0, &val, BPF_ANY); }
 		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_1 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
-		t1.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t1.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		t1.k1 = (__u64)(((__s64)ut_ctx(tp)->ret));
 		{ __u64 val = (__u64)(ut_now); bpf_map_update_elem(&m_1, &t1, &val, BPF_ANY); }
 		ut_memo_written(1);
@@ -129,16 +130,17 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_0 t2;
 		__builtin_memset(&t2, 0, sizeof(t2));
-		t2.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t2.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		__u64 t3 = ut_memo_read(&m_0, 0, &t2, t2.k0, 0);
 		__u64 t6 = 0;
 		if ((t3)) {
 			struct ut_mk_1 t4;
 			__builtin_memset(&t4, 0, sizeof(t4));
-			t4.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+			t4.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 			t4.k1 = (__u64)(((__u64)ut_ctx(tp)->fd));
 			__u64 t5 = ut_memo_read(&m_1, 1, &t4, t4.k0, t4.k1);
 			t6 = !!(t5);
@@ -162,15 +164,15 @@ int ut_p2_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	__u64 l_opened = 0;
 	char *ut_batch = 0;
-	__u64 ut_id = 0;
 	struct ut_rec_2 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_0 t8;
 		__builtin_memset(&t8, 0, sizeof(t8));
-		t8.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t8.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		__u64 t9 = ut_memo_read(&m_0, 0, &t8, t8.k0, 0);
 		__u64 t10 = (__u64)(t9);
 		if (t10)
@@ -178,7 +180,7 @@ int ut_p2_a0(void *ctx)
 			{
 				struct ut_mk_1 t11;
 				__builtin_memset(&t11, 0, sizeof(t11));
-				t11.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+				t11.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 				t11.k1 = (__u64)(((__u64)ut_ctx(tp)->fd));
 				__u64 t12 = ut_memo_read(&m_1, 1, &t11, t11.k0, t11.k1);
 				l_opened = t12;
@@ -201,7 +203,7 @@ int ut_p2_a0(void *ctx)
 					{
 						struct ut_mk_1 t14;
 						__builtin_memset(&t14, 0, sizeof(t14));
-						t14.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+						t14.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 						t14.k1 = (__u64)(((__u64)ut_ctx(tp)->fd));
 						bpf_map_delete_elem(&m_1, &t14);
 						ut_memo_written(1);
@@ -249,9 +251,9 @@ int ut_p3_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
-	__u64 ut_id = 0;
 	struct ut_rec_3 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	ut_batch = ut_batch_begin(3, ut_now, &ut_id);
@@ -266,7 +268,7 @@ int ut_p3_a0(void *ctx)
 	{
 		struct ut_mk_0 t16;
 		__builtin_memset(&t16, 0, sizeof(t16));
-		t16.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t16.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		__u64 t17 = ut_memo_read(&m_0, 0, &t16, t16.k0, 0);
 		__u64 t18 = (__u64)(t17);
 		if (ut_hit) {
@@ -289,7 +291,7 @@ int ut_p3_a0(void *ctx)
 	{
 		struct ut_mk_1 t20;
 		__builtin_memset(&t20, 0, sizeof(t20));
-		t20.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t20.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		t20.k1 = (__u64)(((__u64)ut_ctx(tp)->fildes));
 		__u64 t21 = ut_memo_read(&m_1, 1, &t20, t20.k0, t20.k1);
 		__u64 t22 = (__u64)(t21);

@@ -139,15 +139,15 @@ int ut_p0_a0(void *ctx)
 		return 0;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	void *l_x = 0;
 	__s64 ut_added_0 __attribute__((unused)) = 0;
 	{
-		if (!(((__u64)((bpf_get_current_pid_tgid() >> 32)) < (__u64)(4194304LL))))
+		if (!(((__u64)((ut_pid_tgid(&ut_id) >> 32)) < (__u64)(4194304LL))))
 			return 0;
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 264;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -187,7 +187,7 @@ int ut_p0_a0(void *ctx)
 		}
 		else
 		{
-			if (((__u64)((bpf_get_current_pid_tgid() >> 32)) > (__u64)(1LL)))
+			if (((__u64)((ut_pid_tgid(&ut_id) >> 32)) > (__u64)(1LL)))
 			{
 				{
 					ut_request(UT_REQUEST_EXIT);
@@ -266,10 +266,10 @@ int ut_p1_a0(void *ctx)
 		return 0;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 120;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{

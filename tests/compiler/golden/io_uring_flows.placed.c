@@ -57,13 +57,13 @@ int ut_p0_a0(void *ctx)
 		return 0;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
-		if (!(((__u64)((bpf_get_current_pid_tgid() >> 32)) < (__u64)(4194304LL))))
+		if (!(((__u64)((ut_pid_tgid(&ut_id) >> 32)) < (__u64)(4194304LL))))
 			return 0;
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
-	__u64 ut_id = 0;
 	struct ut_rec_10 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	ut_batch = ut_batch_begin(0, ut_now, &ut_id);
@@ -99,9 +99,9 @@ int ut_p1_a0(void *ctx)
 		return 0;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
-	__u64 ut_id = 0;
 	struct ut_rec_11 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	ut_batch = ut_batch_begin(1, ut_now, &ut_id);

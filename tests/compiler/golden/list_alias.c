@@ -124,6 +124,7 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		if (!(((__u64)(((__u64)ut_ctx(tp)->count)) >= (__u64)(4096LL))))
 			return 0;
@@ -145,6 +146,7 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		if (!(((__u64)(((__u64)ut_ctx(tp)->count)) >= (__u64)(4096LL))))
 			return 0;
@@ -166,6 +168,7 @@ int ut_p2_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		if (!(((__u64)(((__u64)ut_ctx(tp)->count)) >= (__u64)(4096LL))))
 			return 0;
@@ -187,6 +190,7 @@ int ut_p4_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		if (!(((__u64)(((__u64)ut_ctx(tp)->fd)) == (__u64)(0LL))))
 			return 0;
@@ -208,6 +212,7 @@ int ut_p5_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		if (!(((__u64)(((__u64)ut_ctx(tp)->fd)) == (__u64)(0LL))))
 			return 0;
@@ -229,6 +234,7 @@ int ut_p6_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		if (!(((__u64)(((__u64)ut_ctx(tp)->fd)) == (__u64)(0LL))))
 			return 0;
@@ -250,6 +256,7 @@ int ut_p7_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		if (!(((__u64)(((__u64)ut_ctx(tp)->fd)) == (__u64)(0LL))))
 			return 0;
@@ -271,6 +278,7 @@ int ut_p9_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		if (!(((__s64)(((__s64)ut_ctx(tp)->ret)) < (__s64)(0LL))))
 			return 0;
@@ -291,6 +299,7 @@ int ut_p9_a1(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		if (!(((__s64)(((__s64)ut_ctx(tp)->ret)) < (__s64)(0LL))))
 			return 0;

@@ -170,12 +170,12 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	__s64 l_n = 0;
 	__u64 l_sum = 0;
 	__s64 l_k = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 32;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -236,13 +236,13 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	__s64 l_pos = 0;
 	__s64 l_end = 0;
 	__s64 l_i = 0;
 	__u64 l_t = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 2080;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u64 ut_off = 0;
 	const __u64 ut_off_mask = 0xfff;
@@ -355,17 +355,17 @@ int ut_p2_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	__s64 l_row = 0;
 	__s64 l_col = 0;
 	__s64 l_i = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 1304;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	__u64 ut_off = 0;
 	const __u64 ut_off_mask = 0x7ff;
 	{
-		if (((__u64)((bpf_get_current_pid_tgid() >> 32)) & (__u64)(1LL)))
+		if (((__u64)((ut_pid_tgid(&ut_id) >> 32)) & (__u64)(1LL)))
 		{
 			for (l_row = 0LL; l_row < 4LL; l_row++) {
 				if (ut_batch) {
@@ -425,7 +425,7 @@ int ut_p2_a0(void *ctx)
 					}
 				}
 				{
-					__u64 t19 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+					__u64 t19 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 					if (ut_flow_sampled(1, t19, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_6)) {
 						struct ut_rec_6 *r = (void *)(ut_batch + ut_off);
 						ut_header(&r->h, 6, ut_now, ut_id);
@@ -435,7 +435,7 @@ int ut_p2_a0(void *ctx)
 					}
 				}
 				{
-					__u64 t20 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+					__u64 t20 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 					if (ut_flow_sampled(1, t20, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
 						struct ut_rec_7 *r = (void *)(ut_batch + ut_off);
 						ut_header(&r->h, 7, ut_now, ut_id);
@@ -457,7 +457,7 @@ int ut_p2_a0(void *ctx)
 	{
 		struct ut_mk_6 t21;
 		__builtin_memset(&t21, 0, sizeof(t21));
-		t21.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t21.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_6, &t21, &val, BPF_ANY); }
 		ut_memo_written(1);
 	}

@@ -43,9 +43,9 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
-	__u64 ut_id = 0;
 	struct ut_rec_9 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	ut_batch = ut_batch_begin(0, ut_now, &ut_id);
@@ -67,9 +67,9 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
-	__u64 ut_id = 0;
 	struct ut_rec_10 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	ut_batch = ut_batch_begin(1, ut_now, &ut_id);
@@ -91,9 +91,9 @@ int ut_p2_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
-	__u64 ut_id = 0;
 	struct ut_rec_11 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	ut_batch = ut_batch_begin(2, ut_now, &ut_id);
@@ -102,7 +102,7 @@ int ut_p2_a0(void *ctx)
 		ut_header(&ut_hit->h, 11, ut_now, ut_id);
 	}
 	{
-		if (((__u64)((bpf_get_current_pid_tgid() >> 32)) & (__u64)(1LL)))
+		if (((__u64)((ut_pid_tgid(&ut_id) >> 32)) & (__u64)(1LL)))
 		{
 			ut_off = sizeof(*ut_hit);
 		}

@@ -190,6 +190,7 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
@@ -207,6 +208,7 @@ int ut_p2_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_1 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
@@ -235,9 +237,9 @@ int ut_p3_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 40;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(3, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -268,9 +270,9 @@ int ut_p4_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 40;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(4, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -301,6 +303,7 @@ int ut_p5_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_4 t5;
 		__builtin_memset(&t5, 0, sizeof(t5));
@@ -317,6 +320,7 @@ int ut_p6_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	void *t9 = 0;
 	if (bpf_core_field_exists(tp->ctx)) {
 		t9 = (void *)(((void *)ut_ctx(tp)->ctx));
@@ -345,6 +349,7 @@ int ut_p7_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_6 t10;
 		__builtin_memset(&t10, 0, sizeof(t10));

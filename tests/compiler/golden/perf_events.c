@@ -158,8 +158,9 @@ int ut_p0_a0(void *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
-		if (!((bpf_get_current_pid_tgid() >> 32)))
+		if (!((ut_pid_tgid(&ut_id) >> 32)))
 			return 0;
 	}
 	{
@@ -177,6 +178,7 @@ int ut_p1_a0(void *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_1 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
@@ -192,6 +194,7 @@ int ut_p2_a0(void *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		char t3[16];
 		bpf_get_current_comm(t3, sizeof(t3));
@@ -209,6 +212,7 @@ int ut_p3_a0(void *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_3 t4;
 		__builtin_memset(&t4, 0, sizeof(t4));
@@ -223,6 +227,7 @@ int ut_p4_a0(void *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		char t6[16];
 		bpf_get_current_comm(t6, sizeof(t6));
@@ -238,6 +243,7 @@ int ut_p4_a0(void *ctx)
 SEC("perf_event")
 int ut_p5_a0(void *ctx)
 {
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_5 t7;
 		__builtin_memset(&t7, 0, sizeof(t7));

@@ -101,18 +101,19 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
-		t0.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t0.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		{ __u64 val = (__u64)(ut_now); bpf_map_update_elem(&m_0, &t0, &val, BPF_ANY); }
 		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_1 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
-		t1.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t1.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_1, &t1, &val, BPF_ANY); }
 		ut_memo_written(1);
 	}
@@ -134,6 +135,7 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	__u64 l_took = 0;
 	__u64 l_other = 0;
 	__u64 l_again = 0;
@@ -146,14 +148,14 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_0 t3;
 		__builtin_memset(&t3, 0, sizeof(t3));
-		t3.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t3.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		__u64 t4 = ut_memo_read(&m_0, 0, &t3, t3.k0, 0);
 		ut_pread_0 = t4; ut_pread_0_set = 1;
 		__u64 t7 = 1;
 		if (!(t4)) {
 			struct ut_mk_1 t5;
 			__builtin_memset(&t5, 0, sizeof(t5));
-			t5.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+			t5.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 			__u64 t6 = ut_memo_read(&m_1, 1, &t5, t5.k0, 0);
 			ut_pread_1 = t6; ut_pread_1_set = 1;
 			t7 = !!(t6);
@@ -163,61 +165,60 @@ int ut_p1_a0(void *ctx)
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 64;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
 		struct ut_mk_0 t8;
 		__builtin_memset(&t8, 0, sizeof(t8));
-		t8.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t8.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		__u64 t9 = ut_pread_0_set ? ut_pread_0 : ut_memo_read(&m_0, 0, &t8, t8.k0, 0);
 		l_took = ((__u64)(ut_now) - (__u64)(t9));
 	}
 	{
 		struct ut_mk_1 t10;
 		__builtin_memset(&t10, 0, sizeof(t10));
-		t10.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t10.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		__u64 t11 = ut_pread_1_set ? ut_pread_1 : ut_memo_read(&m_1, 1, &t10, t10.k0, 0);
 		l_other = t11;
 	}
 	{
 		struct ut_mk_3 t12;
 		__builtin_memset(&t12, 0, sizeof(t12));
-		t12.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t12.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		{ __u64 val = (__u64)(l_took); bpf_map_update_elem(&m_3, &t12, &val, BPF_ANY); }
 	}
 	{
 		struct ut_mk_0 t13;
 		__builtin_memset(&t13, 0, sizeof(t13));
-		t13.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t13.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		__u64 t14 = ut_pread_0_set ? ut_pread_0 : ut_memo_read(&m_0, 0, &t13, t13.k0, 0);
 		l_again = t14;
 	}
 	{
 		struct ut_mk_0 t15;
 		__builtin_memset(&t15, 0, sizeof(t15));
-		t15.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t15.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_0, &t15, &val, BPF_ANY); }
 		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_0 t16;
 		__builtin_memset(&t16, 0, sizeof(t16));
-		t16.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t16.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		__u64 t17 = ut_memo_read(&m_0, 0, &t16, t16.k0, 0);
 		l_after_write = t17;
 	}
 	{
 		struct ut_mk_1 t18;
 		__builtin_memset(&t18, 0, sizeof(t18));
-		t18.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t18.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		bpf_map_delete_elem(&m_1, &t18);
 		ut_memo_written(1);
 	}
 	{
 		struct ut_mk_1 t19;
 		__builtin_memset(&t19, 0, sizeof(t19));
-		t19.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t19.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		__u64 t20 = ut_memo_read(&m_1, 1, &t19, t19.k0, 0);
 		l_after_delete = t20;
 	}
@@ -246,13 +247,14 @@ int ut_p2_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	__u64 l_by_clock = 0;
 	__s64 l_i = 0;
 	__u64 l_in_loop = 0;
 	{
 		struct ut_mk_0 t21;
 		__builtin_memset(&t21, 0, sizeof(t21));
-		t21.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t21.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		__u64 t22 = ut_memo_read(&m_0, 0, &t21, t21.k0, 0);
 		__u64 t25 = 0;
 		if ((t22)) {
@@ -267,7 +269,6 @@ int ut_p2_a0(void *ctx)
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 32;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -281,14 +282,14 @@ int ut_p2_a0(void *ctx)
 		{
 			struct ut_mk_0 t28;
 			__builtin_memset(&t28, 0, sizeof(t28));
-			t28.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+			t28.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 			__u64 t29 = ut_memo_read(&m_0, 0, &t28, t28.k0, 0);
 			l_in_loop = t29;
 		}
 		{
 			struct ut_mk_0 t30;
 			__builtin_memset(&t30, 0, sizeof(t30));
-			t30.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+			t30.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 			{ __u64 val = (__u64)(((__u64)(l_in_loop) + (__u64)(1LL))); bpf_map_update_elem(&m_0, &t30, &val, BPF_ANY); }
 			ut_memo_written(0);
 		}

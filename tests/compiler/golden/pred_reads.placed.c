@@ -89,18 +89,19 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
-		t0.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t0.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		{ __u64 val = (__u64)(ut_now); bpf_map_update_elem(&m_0, &t0, &val, BPF_ANY); }
 		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_1 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
-		t1.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t1.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_1, &t1, &val, BPF_ANY); }
 		ut_memo_written(1);
 	}
@@ -122,6 +123,7 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	__u64 ut_pread_0 = 0;
 	__u8 ut_pread_0_set = 0;
 	__u64 ut_pread_1 = 0;
@@ -129,14 +131,14 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_0 t3;
 		__builtin_memset(&t3, 0, sizeof(t3));
-		t3.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t3.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		__u64 t4 = ut_memo_read(&m_0, 0, &t3, t3.k0, 0);
 		ut_pread_0 = t4; ut_pread_0_set = 1;
 		__u64 t7 = 1;
 		if (!(t4)) {
 			struct ut_mk_1 t5;
 			__builtin_memset(&t5, 0, sizeof(t5));
-			t5.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+			t5.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 			__u64 t6 = ut_memo_read(&m_1, 1, &t5, t5.k0, 0);
 			ut_pread_1 = t6; ut_pread_1_set = 1;
 			t7 = !!(t6);
@@ -146,7 +148,6 @@ int ut_p1_a0(void *ctx)
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
-	__u64 ut_id = 0;
 	struct ut_rec_2 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	ut_batch = ut_batch_begin(1, ut_now, &ut_id);
@@ -163,7 +164,7 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_0 t8;
 		__builtin_memset(&t8, 0, sizeof(t8));
-		t8.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t8.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		__u64 t9 = ut_pread_0_set ? ut_pread_0 : ut_memo_read(&m_0, 0, &t8, t8.k0, 0);
 		if (ut_hit) {
 			ut_hit->f0 = (__u64)(((__u64)(ut_now) - (__u64)(t9)));
@@ -172,7 +173,7 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_1 t10;
 		__builtin_memset(&t10, 0, sizeof(t10));
-		t10.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t10.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		__u64 t11 = ut_pread_1_set ? ut_pread_1 : ut_memo_read(&m_1, 1, &t10, t10.k0, 0);
 		if (ut_hit) {
 			ut_hit->f1 = (__u64)(t11);
@@ -181,7 +182,7 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_0 t12;
 		__builtin_memset(&t12, 0, sizeof(t12));
-		t12.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t12.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		__u64 t13 = ut_pread_0_set ? ut_pread_0 : ut_memo_read(&m_0, 0, &t12, t12.k0, 0);
 		if (ut_hit) {
 			ut_hit->f2 = (__u64)(t13);
@@ -190,14 +191,14 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_0 t14;
 		__builtin_memset(&t14, 0, sizeof(t14));
-		t14.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t14.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_0, &t14, &val, BPF_ANY); }
 		ut_memo_written(0);
 	}
 	{
 		struct ut_mk_0 t15;
 		__builtin_memset(&t15, 0, sizeof(t15));
-		t15.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t15.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		__u64 t16 = ut_memo_read(&m_0, 0, &t15, t15.k0, 0);
 		if (ut_hit) {
 			ut_hit->f3 = (__u64)(t16);
@@ -206,14 +207,14 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_1 t17;
 		__builtin_memset(&t17, 0, sizeof(t17));
-		t17.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t17.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		bpf_map_delete_elem(&m_1, &t17);
 		ut_memo_written(1);
 	}
 	{
 		struct ut_mk_1 t18;
 		__builtin_memset(&t18, 0, sizeof(t18));
-		t18.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t18.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		__u64 t19 = ut_memo_read(&m_1, 1, &t18, t18.k0, 0);
 		if (ut_hit) {
 			ut_hit->f4 = (__u64)(t19);
@@ -232,13 +233,14 @@ int ut_p2_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	__u64 l_by_clock = 0;
 	__s64 l_i = 0;
 	__u64 l_in_loop = 0;
 	{
 		struct ut_mk_0 t20;
 		__builtin_memset(&t20, 0, sizeof(t20));
-		t20.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t20.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		__u64 t21 = ut_memo_read(&m_0, 0, &t20, t20.k0, 0);
 		__u64 t24 = 0;
 		if ((t21)) {
@@ -253,7 +255,6 @@ int ut_p2_a0(void *ctx)
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 32;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -267,14 +268,14 @@ int ut_p2_a0(void *ctx)
 		{
 			struct ut_mk_0 t27;
 			__builtin_memset(&t27, 0, sizeof(t27));
-			t27.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+			t27.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 			__u64 t28 = ut_memo_read(&m_0, 0, &t27, t27.k0, 0);
 			l_in_loop = t28;
 		}
 		{
 			struct ut_mk_0 t29;
 			__builtin_memset(&t29, 0, sizeof(t29));
-			t29.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+			t29.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 			{ __u64 val = (__u64)(((__u64)(l_in_loop) + (__u64)(1LL))); bpf_map_update_elem(&m_0, &t29, &val, BPF_ANY); }
 			ut_memo_written(0);
 		}

@@ -112,6 +112,7 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		char t1[16];
@@ -132,13 +133,13 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_2 t4;
 		__builtin_memset(&t4, 0, sizeof(t4));
-		t4.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t4.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		{ __u64 val = (__u64)(ut_now); bpf_map_update_elem(&m_2, &t4, &val, BPF_ANY); }
 	}
 	{
 		struct ut_mk_2 t5;
 		__builtin_memset(&t5, 0, sizeof(t5));
-		t5.k0 = (__u64)(((__u64)((bpf_get_current_pid_tgid() >> 32)) - (__u64)(1LL)));
+		t5.k0 = (__u64)(((__u64)((ut_pid_tgid(&ut_id) >> 32)) - (__u64)(1LL)));
 		bpf_map_delete_elem(&m_2, &t5);
 	}
 	return 0;
@@ -148,9 +149,9 @@ int ut_p0_a0(void *ctx)
 SEC("perf_event")
 int ut_p1_a0(void *ctx)
 {
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 304;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{

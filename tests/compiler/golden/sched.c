@@ -171,6 +171,7 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	__u64 l_kind = 0;
 	__s64 l_x = 0;
 	{
@@ -277,10 +278,10 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	__u64 l_since = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 64;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -324,9 +325,9 @@ ut_done: __attribute__((unused));
 SEC("perf_event")
 int ut_p2_a0(void *ctx)
 {
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 24;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -345,9 +346,9 @@ ut_done: __attribute__((unused));
 SEC("raw_tp")
 int ut_p3_a0(void *ctx)
 {
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 24;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(3, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{

@@ -81,10 +81,11 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
-		t0.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t0.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_0, &t0, &val, BPF_ANY); }
 		ut_memo_written(0);
 	}
@@ -95,6 +96,7 @@ int ut_p0_a0(void *ctx)
 SEC("tp_btf/sched_switch")
 int ut_p1_a0(__u64 *ctx)
 {
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		__u64 t6 = 0;
 		if ((1LL)) {
@@ -117,7 +119,6 @@ int ut_p1_a0(__u64 *ctx)
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 112;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -149,6 +150,7 @@ ut_done: __attribute__((unused));
 SEC("tp_btf/sched_wakeup")
 int ut_p2_a0(__u64 *ctx)
 {
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_0 t9;
 		__builtin_memset(&t9, 0, sizeof(t9));
@@ -159,7 +161,6 @@ int ut_p2_a0(__u64 *ctx)
 	}
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 64;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{

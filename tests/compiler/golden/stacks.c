@@ -143,9 +143,9 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 48;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -184,6 +184,7 @@ int ut_p1_a0(__u64 *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		if (!(((__s64)(((__s64)((struct task_struct *)(((void *)ctx[1])))->pid)) != (__s64)(0LL))))
 			return 0;

@@ -121,9 +121,9 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
-	__u64 ut_id = 0;
 	struct ut_rec_1 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	ut_batch = ut_batch_begin(0, ut_now, &ut_id);
@@ -172,6 +172,7 @@ int ut_p1_a0(__u64 *ctx)
 {
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		if (!(((__s64)(((__s64)((struct task_struct *)(((void *)ctx[1])))->pid)) != (__s64)(0LL))))
 			return 0;

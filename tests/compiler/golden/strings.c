@@ -151,6 +151,7 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	char l_f[64] = {};
 	char l_u[64] = {};
 	__u64 l_twice = 0;
@@ -158,7 +159,6 @@ int ut_p0_a0(void *ctx)
 	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 464;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -175,8 +175,8 @@ int ut_p0_a0(void *ctx)
 		struct ut_mk_0 t2;
 		__builtin_memset(&t2, 0, sizeof(t2));
 		__builtin_memcpy(t2.k0, l_f, sizeof(t2.k0) < sizeof(l_f) ? sizeof(t2.k0) : sizeof(l_f));
-		t2.k1 = (__u64)((bpf_get_current_pid_tgid() >> 32));
-		t2.k2 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t2.k1 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
+		t2.k2 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		ut_agg_add(&m_0, &t2, (__s64)(1));
 	}
 	{
@@ -188,7 +188,7 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_2 t4;
 		__builtin_memset(&t4, 0, sizeof(t4));
-		t4.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t4.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		{ struct ut_path_buf *val = ut_value_buf();
 		  if (val) { __builtin_memcpy(val->s, l_f, sizeof(val->s) < sizeof(l_f) ? sizeof(val->s) : sizeof(l_f));
 		    bpf_map_update_elem(&m_2, &t4, val, BPF_ANY); } }
@@ -196,7 +196,7 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_3 t5;
 		__builtin_memset(&t5, 0, sizeof(t5));
-		t5.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t5.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		{ __u64 val = (__u64)(((void *)ut_ctx(tp)->filename)); bpf_map_update_elem(&m_3, &t5, &val, BPF_ANY); }
 	}
 	{

@@ -37,10 +37,10 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	char l_f[64] = {};
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
-	__u64 ut_id = 0;
 	struct ut_rec_5 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	{

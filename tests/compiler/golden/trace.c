@@ -186,10 +186,10 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 80;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -205,7 +205,7 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
-		t0.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t0.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		ut_added_0 = ut_shared_add(&m_0, &t0, (__s64)(((__u64)ut_ctx(tp)->to_submit)));
 		ut_memo_written(0);
 	}
@@ -230,10 +230,10 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 32;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -247,7 +247,7 @@ int ut_p1_a0(void *ctx)
 	{
 		struct ut_mk_0 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
-		t1.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t1.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		ut_added_0 = ut_shared_add(&m_0, &t1, -(__s64)(1LL));
 		ut_memo_written(0);
 	}
@@ -264,9 +264,9 @@ int ut_p2_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 232;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -315,7 +315,7 @@ int ut_p2_a0(void *ctx)
 	{
 		struct ut_mk_0 t5;
 		__builtin_memset(&t5, 0, sizeof(t5));
-		t5.k0 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t5.k0 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		__u64 t6 = ut_memo_read(&m_0, 0, &t5, t5.k0, 0);
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
 			struct ut_rec_7 *r = (void *)(ut_batch + ut_off);
@@ -338,9 +338,9 @@ int ut_p3_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 104;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(3, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -383,9 +383,9 @@ int ut_p4_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 152;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(4, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{

@@ -139,9 +139,9 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
-	__u64 ut_id = 0;
 	struct ut_rec_15 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	ut_batch = ut_batch_begin(0, ut_now, &ut_id);
@@ -166,9 +166,9 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
-	__u64 ut_id = 0;
 	struct ut_rec_16 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	ut_batch = ut_batch_begin(1, ut_now, &ut_id);
@@ -191,9 +191,9 @@ int ut_p2_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
-	__u64 ut_id = 0;
 	struct ut_rec_17 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
 	ut_batch = ut_batch_begin(2, ut_now, &ut_id);
@@ -227,9 +227,9 @@ int ut_p3_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 104;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(3, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -272,9 +272,9 @@ int ut_p4_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 152;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(4, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{

@@ -99,13 +99,14 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	struct ut_tuple_1 l_t = {};
 	{
 		struct ut_tuple_0 t0 = {};
 		char t1[16];
 		bpf_get_current_comm(t1, sizeof(t1));
 		__builtin_memcpy(t0.e0, t1, sizeof(t0.e0) < sizeof(t1) ? sizeof(t0.e0) : sizeof(t1));
-		t0.e1 = (__u64)((bpf_get_current_pid_tgid() >> 32));
+		t0.e1 = (__u64)((ut_pid_tgid(&ut_id) >> 32));
 		t0.e2 = (__u64)(((__u64)ut_ctx(tp)->flags));
 		__builtin_memset(l_t.e0, 0, sizeof(l_t.e0));
 		__builtin_memcpy(l_t.e0, t0.e0, sizeof(l_t.e0) < sizeof(t0.e0) ? sizeof(l_t.e0) : sizeof(t0.e0));
@@ -122,7 +123,7 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_mk_1 t3;
 		__builtin_memset(&t3, 0, sizeof(t3));
-		t3.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t3.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		struct ut_tuple_1 val = {};
 		val = l_t;
 		bpf_map_update_elem(&m_1, &t3, &val, BPF_ANY);

@@ -55,10 +55,11 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
-		t0.k0 = (__u64)(((__u32)bpf_get_current_pid_tgid()));
+		t0.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
 		{ __u64 val = (__u64)(1LL); bpf_map_update_elem(&m_0, &t0, &val, BPF_ANY); }
 		ut_memo_written(0);
 	}
@@ -71,6 +72,7 @@ int ut_p1_a0(void *ctx)
 {
 	struct trace_event_raw_sched_wakeup_template___ut1 *tp = ctx;
 	(void)tp;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		struct ut_mk_0 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));

@@ -234,9 +234,9 @@ int ut_p0_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 2160;
-	__u64 ut_id;
 	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
 	{
@@ -364,7 +364,7 @@ int ut_p0_a0(void *ctx)
 		struct ut_mk_1 t8;
 		__builtin_memset(&t8, 0, sizeof(t8));
 		__builtin_memcpy(t8.k0, t13, sizeof(t8.k0) < sizeof(t13) ? sizeof(t8.k0) : sizeof(t13));
-		ut_agg_avg(&m_1, &t8, (__s64)((bpf_get_current_pid_tgid() >> 32)));
+		ut_agg_avg(&m_1, &t8, (__s64)((ut_pid_tgid(&ut_id) >> 32)));
 	}
 	{
 		struct ut_mk_2 t14;
@@ -406,6 +406,7 @@ int ut_p1_a0(void *ctx)
 	(void)tp;
 	if (!ut_pass_filter())
 		return 0;
+	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		void *t21 = (void *)(((void *)ut_ctx(tp)->rqtp));
 		void *t22 = (void *)(((void *)ut_ctx(tp)->rqtp));
