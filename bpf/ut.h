@@ -109,6 +109,16 @@ struct {
  * after one.) */
 __u64 ut_traced_changes = 0;
 
+/* bpf_get_current_pid_tgid(), read at the hit's first need of it into
+ * *id, the program's ut_id (a helper call costs 8-10 ns a hit).  The idle
+ * task's ids are 0: read again at each need. */
+static __always_inline __u64 ut_pid_tgid(__u64 *id)
+{
+	if (!*id)
+		*id = bpf_get_current_pid_tgid();
+	return *id;
+}
+
 /* The command's own process costs one compare; the processes it started
  * a look-up in ut_traced_tgids, unless the CPU's last verdict was on the
  * same process, with no change since (a hash look-up costs about 25 ns a
@@ -133,9 +143,9 @@ static __always_inline int ut_tgid_traced(__u32 tgid)
 /* Whole-script filter: the process (all its threads, including io-wq
  * workers, which share its tgid) and with -c the processes it started,
  * and/or the command name. */
-static __always_inline int ut_pass_filter(void)
+static __always_inline int ut_pass_filter(__u64 *id)
 {
-	if (ut_filter_tgid && !ut_tgid_traced(bpf_get_current_pid_tgid() >> 32))
+	if (ut_filter_tgid && !ut_tgid_traced(ut_pid_tgid(id) >> 32))
 		return 0;
 	return ut_comm_matches();
 }
@@ -155,16 +165,6 @@ static __always_inline void ut_count_hits(__u32 probe, int lost, __u32 hits)
 static __always_inline void ut_count(__u32 probe, int lost)
 {
 	ut_count_hits(probe, lost, 1);
-}
-
-/* bpf_get_current_pid_tgid(), read at the hit's first need of it into
- * *id, the program's ut_id (a helper call costs 8-10 ns a hit).  The idle
- * task's ids are 0: read again at each need. */
-static __always_inline __u64 ut_pid_tgid(__u64 *id)
-{
-	if (!*id)
-		*id = bpf_get_current_pid_tgid();
-	return *id;
 }
 
 /* id: bpf_get_current_pid_tgid() (a hit reads it once: ut_pid_tgid) */

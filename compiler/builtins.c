@@ -22,7 +22,7 @@ const struct builtin builtins[] = {
 	/* read into a temporary (gen_expr.c) */
 	{"comm", {.kind = T_STR, .size = 16}, NULL, 0, false},
 	/* 1 when the current task passes -p/-c/--comm (always without them) */
-	{"traced", {.kind = T_INT, .size = 1}, "ut_pass_filter()", 0, false},
+	{"traced", {.kind = T_INT, .size = 1}, "ut_pass_filter(&ut_id)", 0, false},
 	/* the stack's id in ut_stacks (gen.c's ut_stack); user space shows its frames */
 	{"kstack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, 0, UT_STACK_FRAMES)", UT_SHOW_KSTACK, true},
 	{"ustack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, BPF_F_USER_STACK, UT_STACK_FRAMES)", UT_SHOW_USTACK, true},

@@ -706,8 +706,6 @@ static void gen_body(struct gen *g, struct strbuf *fn)
 		sb_puts(&body, "ut_done: __attribute__((unused));\n");
 	if (a->stage.bytes)
 		sb_printf(&body, "\tut_batch_end(ut_batch, ut_off, %u);\n", a->probe_index);
-	/* pid, tid and the records' headers read the task's ids once (bpf/ut.h, ut_pid_tgid) */
-	sb_puts(fn, "\t__u64 ut_id __attribute__((unused)) = 0;\n");
 	for (unsigned i = 0; i < a->nlocals; i++) {
 		if (!a->locals[i].kernel.why)   /* the reader's */
 			continue;
@@ -768,10 +766,13 @@ void gen_alternative(struct gen_parts *parts, struct compiler *c, struct alt_ctx
 		record_struct(&g, a->hit_event);
 	/* after exit() the probes stop, as if detached: kernel maps stay as
 	 * they were then (END runs after it) */
+	/* the filters, pid, tid and the records' headers read the task's ids
+	 * once (bpf/ut.h, ut_pid_tgid) */
+	sb_puts(&fn, "\t__u64 ut_id __attribute__((unused)) = 0;\n");
 	if (a->def->runs == PROBE_ATTACHED && script_exits(c))
 		sb_puts(&fn, "\tif (ut_exited())\n\t\treturn 0;\n");
 	if (filters_tasks(a))
-		sb_puts(&fn, "\tif (!ut_pass_filter())\n\t\treturn 0;\n");
+		sb_puts(&fn, "\tif (!ut_pass_filter(&ut_id))\n\t\treturn 0;\n");
 	gen_body(&g, &fn);
 	sb_puts(&fn, "\treturn 0;\n}\n\n");
 	sb_puts(&parts->types, a->prelude.s ? a->prelude.s : "");

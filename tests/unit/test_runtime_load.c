@@ -34,15 +34,15 @@ static const char bpf_src[] =
 	"}\n"
 	"SEC(\"tracepoint/nosuch/event\") int p0_a(void *ctx) { return emit(0, 1); }\n"
 	"SEC(\"tracepoint/syscalls/sys_enter_getpid\") int p0_b(void *ctx)\n"
-	"{ if (!ut_pass_filter()) return 0; ut_note_thread((__u32)bpf_get_current_pid_tgid()); return emit(0, 42); }\n"
+	"{ __u64 id = 0; if (!ut_pass_filter(&id)) return 0; ut_note_thread((__u32)ut_pid_tgid(&id)); return emit(0, 42); }\n"
 	"SEC(\"fentry/vfs_read\") int BPF_PROG(p1_a) { return emit(1, 1); }\n"
 	"SEC(\"tp_btf/sched_switch\") int BPF_PROG(p1_b, bool preempt, struct task_struct *prev)\n"
-	"{ if (!ut_pass_filter()) return 0; return emit(1, prev->pid); }\n"
+	"{ __u64 id = 0; if (!ut_pass_filter(&id)) return 0; return emit(1, prev->pid); }\n"
 	"SEC(\"tracepoint/nosuch/other\") int p2_a(void *ctx) { return emit(2, 1); }\n"
 	"SEC(\"tracepoint/syscalls/sys_enter_getppid\") int p3_a(void *ctx)\n"
 	"{ return emit(3, *(volatile __u64 *)((char *)ctx + 100000)); }\n"
 	"SEC(\"raw_tp/sys_enter\") int p3_b(void *ctx)\n"
-	"{ if (!ut_pass_filter()) return 0; return emit(3, 3); }\n"
+	"{ __u64 id = 0; if (!ut_pass_filter(&id)) return 0; return emit(3, 3); }\n"
 	"SEC(\"perf_event\") int p4(void *ctx) { return emit(4, 4); }\n";
 
 #define ALT(k, t, p) {.kind = (k), .target = (t), .prog_name = (p)}

@@ -21,9 +21,9 @@ int ut_p0_a0(void *ctx)
 {
 	struct ut_tp_record___ut0 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
 	struct ut_rec_1 *ut_hit __attribute__((unused)) = 0;

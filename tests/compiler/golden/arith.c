@@ -105,9 +105,9 @@ int ut_p0_a0(void *ctx)
 {
 	struct trace_event_raw_sched_switch___ut0 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	__s64 l_d = 0;
 	__u64 l_u = 0;
 	{

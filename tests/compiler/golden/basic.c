@@ -83,9 +83,9 @@ int ut_p1_a0(void *ctx)
 {
 	struct ut_tp_record___ut1 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__u64)((ut_pid_tgid(&ut_id) >> 32)) != (__u64)(0LL))))
 			return 0;

@@ -203,9 +203,9 @@ struct {
 SEC("tp_btf/io_uring_complete")
 int ut_p0_a0(__u64 *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	struct io_ring_ctx *l_ring = 0;
 	{
 		struct ut_mk_0 t0;
@@ -236,9 +236,9 @@ int ut_p0_a0(__u64 *ctx)
 SEC("tp_btf/io_uring_submit_req")
 int ut_p1_a0(__u64 *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		struct ut_mk_3 t4;
 		__builtin_memset(&t4, 0, sizeof(t4));
@@ -269,9 +269,9 @@ int ut_p2_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_submit_req___ut2 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	struct io_kiocb *l_req = 0;
 	{
 		l_req = (void *)(((void *)(((void *)ut_ctx(tp)->req))));
@@ -301,9 +301,9 @@ int ut_p2_a0(void *ctx)
 SEC("fentry/io_issue_sqe")
 int ut_p3_a0(__u64 *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		struct ut_mk_8 t17;
 		__builtin_memset(&t17, 0, sizeof(t17));
@@ -317,9 +317,9 @@ int ut_p3_a0(__u64 *ctx)
 SEC("kretprobe/io_issue_sqe")
 int ut_p4_a0(struct pt_regs *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__s64)(((__s64)PT_REGS_RC(ctx))) < (__s64)(0LL))))
 			return 0;
@@ -337,9 +337,9 @@ int ut_p4_a0(struct pt_regs *ctx)
 SEC("kprobe/io_issue_sqe")
 int ut_p5_a0(struct pt_regs *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		void *t20 = (void *)(((void *)bpf_get_current_task()));
 		struct ut_mk_10 t19;
@@ -364,9 +364,9 @@ int ut_p5_a0(struct pt_regs *ctx)
 SEC("raw_tp/io_uring_submit_req")
 int ut_p6_a0(__u64 *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		void *t25 = (void *)(((void *)ctx[0]));
 		struct ut_mk_12 t24;
@@ -381,9 +381,9 @@ int ut_p6_a0(__u64 *ctx)
 SEC("tp_btf/io_uring_cqring_wait")
 int ut_p7_a0(__u64 *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		void *t27 = (void *)(((void *)(((void *)ctx[0]))));
 		struct ut_mk_13 t26;
@@ -398,9 +398,9 @@ int ut_p7_a0(__u64 *ctx)
 SEC("tp_btf/io_uring_queue_async_work")
 int ut_p8_a0(__u64 *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		struct ut_mk_14 t28;
 		__builtin_memset(&t28, 0, sizeof(t28));

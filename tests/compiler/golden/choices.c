@@ -41,9 +41,9 @@ int ut_p0_a0(void *ctx)
 {
 	struct ut_tp_record___ut0 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__u64)(1LL) > (__u64)(0LL))))
 			return 0;

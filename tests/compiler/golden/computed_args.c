@@ -44,9 +44,9 @@ struct {
 SEC("tp_btf/io_uring_complete")
 int ut_p0_a0(__u64 *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	__s64 a_res = (__s64)(((__s64)((struct io_uring_cqe *)(((void *)ctx[2])))->res));
 	{
 		if (!(((__s64)(a_res) < (__s64)(0LL))))
@@ -83,9 +83,9 @@ int ut_p0_a1(void *ctx)
 {
 	struct trace_event_raw_io_uring_complete___ut0_a1 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__s64)(((__s64)ut_ctx(tp)->res)) < (__s64)(0LL))))
 			return 0;

@@ -50,9 +50,9 @@ int ut_p0_a0(void *ctx)
 {
 	struct trace_event_raw_block_rq___ut0 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__u64)(((__u64)(((__u64)ut_ctx(tp)->dev)) == (__u64)(((__u32)ut_disk_0)))) || (__u64)(((__u64)(0U) == (__u64)(0LL))))))
 			return 0;

@@ -137,9 +137,9 @@ int ut_p0_a0(void *ctx)
 {
 	struct ut_tp_record___ut0 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__s64)(((__s64)ut_ctx(tp)->ret)) >= (__s64)(0LL))))
 			return 0;
@@ -169,9 +169,9 @@ int ut_p1_a0(void *ctx)
 {
 	struct ut_tp_record___ut1 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		struct ut_mk_0 t2;
 		__builtin_memset(&t2, 0, sizeof(t2));
@@ -203,9 +203,9 @@ int ut_p2_a0(void *ctx)
 {
 	struct ut_tp_record___ut2 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	__u64 l_opened = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 32;
@@ -280,9 +280,9 @@ int ut_p3_a0(void *ctx)
 {
 	struct ut_tp_record___ut3 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 32;
 	char *ut_batch = ut_batch_begin(3, ut_now, &ut_id);

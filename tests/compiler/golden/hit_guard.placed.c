@@ -96,9 +96,9 @@ int ut_p0_a0(void *ctx)
 {
 	struct ut_tp_record___ut0 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__s64)(((__s64)ut_ctx(tp)->ret)) >= (__s64)(0LL))))
 			return 0;
@@ -128,9 +128,9 @@ int ut_p1_a0(void *ctx)
 {
 	struct ut_tp_record___ut1 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		struct ut_mk_0 t2;
 		__builtin_memset(&t2, 0, sizeof(t2));
@@ -162,9 +162,9 @@ int ut_p2_a0(void *ctx)
 {
 	struct ut_tp_record___ut2 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	__u64 l_opened = 0;
 	char *ut_batch = 0;
 	struct ut_rec_2 *ut_hit __attribute__((unused)) = 0;
@@ -249,9 +249,9 @@ int ut_p3_a0(void *ctx)
 {
 	struct ut_tp_record___ut3 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
 	struct ut_rec_3 *ut_hit __attribute__((unused)) = 0;

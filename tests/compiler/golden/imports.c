@@ -71,9 +71,9 @@ int ut_p0_a0(void *ctx)
 {
 	struct trace_event_raw_sched_process_exec___ut0 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 32;
 	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
@@ -109,9 +109,9 @@ int ut_p1_a0(void *ctx)
 {
 	struct trace_event_raw_signal_generate___ut1 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		struct ut_mk_1 t2;

@@ -60,9 +60,9 @@ int ut_p0_a0(void *ctx)
 {
 	struct trace_event_raw_sched_process_exec___ut0 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
 	struct ut_rec_1 *ut_hit __attribute__((unused)) = 0;
@@ -93,9 +93,9 @@ int ut_p1_a0(void *ctx)
 {
 	struct trace_event_raw_signal_generate___ut1 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		struct ut_mk_1 t1;

@@ -135,11 +135,11 @@ int ut_p0_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_submit_req___ut0 *tp = ctx;
 	(void)tp;
+	__u64 ut_id __attribute__((unused)) = 0;
 	if (ut_exited())
 		return 0;
-	if (!ut_pass_filter())
+	if (!ut_pass_filter(&ut_id))
 		return 0;
-	__u64 ut_id __attribute__((unused)) = 0;
 	void *l_x = 0;
 	__s64 ut_added_0 __attribute__((unused)) = 0;
 	{
@@ -262,11 +262,11 @@ int ut_p1_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_complete___ut1 *tp = ctx;
 	(void)tp;
+	__u64 ut_id __attribute__((unused)) = 0;
 	if (ut_exited())
 		return 0;
-	if (!ut_pass_filter())
+	if (!ut_pass_filter(&ut_id))
 		return 0;
-	__u64 ut_id __attribute__((unused)) = 0;
 	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 120;

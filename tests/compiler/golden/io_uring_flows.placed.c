@@ -53,11 +53,11 @@ int ut_p0_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_submit_req___ut0 *tp = ctx;
 	(void)tp;
+	__u64 ut_id __attribute__((unused)) = 0;
 	if (ut_exited())
 		return 0;
-	if (!ut_pass_filter())
+	if (!ut_pass_filter(&ut_id))
 		return 0;
-	__u64 ut_id __attribute__((unused)) = 0;
 	{
 		if (!(((__u64)((ut_pid_tgid(&ut_id) >> 32)) < (__u64)(4194304LL))))
 			return 0;
@@ -95,11 +95,11 @@ int ut_p1_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_complete___ut1 *tp = ctx;
 	(void)tp;
+	__u64 ut_id __attribute__((unused)) = 0;
 	if (ut_exited())
 		return 0;
-	if (!ut_pass_filter())
+	if (!ut_pass_filter(&ut_id))
 		return 0;
-	__u64 ut_id __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
 	struct ut_rec_11 *ut_hit __attribute__((unused)) = 0;

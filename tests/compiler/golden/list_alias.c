@@ -122,9 +122,9 @@ int ut_p0_a0(void *ctx)
 {
 	struct ut_tp_record___ut0 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__u64)(((__u64)ut_ctx(tp)->count)) >= (__u64)(4096LL))))
 			return 0;
@@ -144,9 +144,9 @@ int ut_p1_a0(void *ctx)
 {
 	struct ut_tp_record___ut1 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__u64)(((__u64)ut_ctx(tp)->count)) >= (__u64)(4096LL))))
 			return 0;
@@ -166,9 +166,9 @@ int ut_p2_a0(void *ctx)
 {
 	struct ut_tp_record___ut2 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__u64)(((__u64)ut_ctx(tp)->count)) >= (__u64)(4096LL))))
 			return 0;
@@ -188,9 +188,9 @@ int ut_p4_a0(void *ctx)
 {
 	struct ut_tp_record___ut4 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__u64)(((__u64)ut_ctx(tp)->fd)) == (__u64)(0LL))))
 			return 0;
@@ -210,9 +210,9 @@ int ut_p5_a0(void *ctx)
 {
 	struct ut_tp_record___ut5 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__u64)(((__u64)ut_ctx(tp)->fd)) == (__u64)(0LL))))
 			return 0;
@@ -232,9 +232,9 @@ int ut_p6_a0(void *ctx)
 {
 	struct ut_tp_record___ut6 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__u64)(((__u64)ut_ctx(tp)->fd)) == (__u64)(0LL))))
 			return 0;
@@ -254,9 +254,9 @@ int ut_p7_a0(void *ctx)
 {
 	struct ut_tp_record___ut7 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__u64)(((__u64)ut_ctx(tp)->fd)) == (__u64)(0LL))))
 			return 0;
@@ -276,9 +276,9 @@ int ut_p9_a0(void *ctx)
 {
 	struct ut_tp_record___ut9 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__s64)(((__s64)ut_ctx(tp)->ret)) < (__s64)(0LL))))
 			return 0;
@@ -297,9 +297,9 @@ int ut_p9_a1(void *ctx)
 {
 	struct ut_tp_record___ut9_a1 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__s64)(((__s64)ut_ctx(tp)->ret)) < (__s64)(0LL))))
 			return 0;

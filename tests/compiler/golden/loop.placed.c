@@ -41,9 +41,9 @@ int ut_p0_a0(void *ctx)
 {
 	struct ut_tp_record___ut0 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
 	struct ut_rec_9 *ut_hit __attribute__((unused)) = 0;
@@ -65,9 +65,9 @@ int ut_p1_a0(void *ctx)
 {
 	struct ut_tp_record___ut1 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
 	struct ut_rec_10 *ut_hit __attribute__((unused)) = 0;
@@ -89,9 +89,9 @@ int ut_p2_a0(void *ctx)
 {
 	struct ut_tp_record___ut2 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
 	struct ut_rec_11 *ut_hit __attribute__((unused)) = 0;

@@ -188,9 +188,9 @@ int ut_p0_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_submit_req___ut0 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
@@ -206,9 +206,9 @@ int ut_p2_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_complete___ut2 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		struct ut_mk_1 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
@@ -235,9 +235,9 @@ int ut_p3_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_cqe_overflow___ut3 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 40;
 	char *ut_batch = ut_batch_begin(3, ut_now, &ut_id);
@@ -268,9 +268,9 @@ int ut_p4_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_task_work_run___ut4 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 40;
 	char *ut_batch = ut_batch_begin(4, ut_now, &ut_id);
@@ -301,9 +301,9 @@ int ut_p5_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_req_failed___ut5 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		struct ut_mk_4 t5;
 		__builtin_memset(&t5, 0, sizeof(t5));
@@ -318,9 +318,9 @@ int ut_p6_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_fail_link___ut6 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	void *t9 = 0;
 	if (bpf_core_field_exists(tp->ctx)) {
 		t9 = (void *)(((void *)ut_ctx(tp)->ctx));
@@ -347,9 +347,9 @@ int ut_p7_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_link___ut7 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		struct ut_mk_6 t10;
 		__builtin_memset(&t10, 0, sizeof(t10));

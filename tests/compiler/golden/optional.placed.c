@@ -172,9 +172,9 @@ int ut_p0_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_submit_req___ut0 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
@@ -190,9 +190,9 @@ int ut_p2_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_complete___ut2 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		struct ut_mk_1 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
@@ -219,9 +219,9 @@ int ut_p3_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_cqe_overflow___ut3 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
 	struct ut_rec_2 *ut_hit __attribute__((unused)) = 0;
@@ -243,9 +243,9 @@ int ut_p4_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_task_work_run___ut4 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
 	struct ut_rec_3 *ut_hit __attribute__((unused)) = 0;
@@ -267,9 +267,9 @@ int ut_p5_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_req_failed___ut5 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		struct ut_mk_4 t3;
 		__builtin_memset(&t3, 0, sizeof(t3));
@@ -284,9 +284,9 @@ int ut_p6_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_fail_link___ut6 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	void *t7 = 0;
 	if (bpf_core_field_exists(tp->ctx)) {
 		t7 = (void *)(((void *)ut_ctx(tp)->ctx));
@@ -313,9 +313,9 @@ int ut_p7_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_link___ut7 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		struct ut_mk_6 t8;
 		__builtin_memset(&t8, 0, sizeof(t8));

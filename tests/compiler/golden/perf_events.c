@@ -156,9 +156,9 @@ struct {
 SEC("perf_event")
 int ut_p0_a0(void *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!((ut_pid_tgid(&ut_id) >> 32)))
 			return 0;
@@ -176,9 +176,9 @@ int ut_p0_a0(void *ctx)
 SEC("perf_event")
 int ut_p1_a0(void *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		struct ut_mk_1 t1;
 		__builtin_memset(&t1, 0, sizeof(t1));
@@ -192,9 +192,9 @@ int ut_p1_a0(void *ctx)
 SEC("perf_event")
 int ut_p2_a0(void *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		char t3[16];
 		bpf_get_current_comm(t3, sizeof(t3));
@@ -210,9 +210,9 @@ int ut_p2_a0(void *ctx)
 SEC("perf_event")
 int ut_p3_a0(void *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		struct ut_mk_3 t4;
 		__builtin_memset(&t4, 0, sizeof(t4));
@@ -225,9 +225,9 @@ int ut_p3_a0(void *ctx)
 SEC("perf_event")
 int ut_p4_a0(void *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		char t6[16];
 		bpf_get_current_comm(t6, sizeof(t6));

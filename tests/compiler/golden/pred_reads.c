@@ -99,9 +99,9 @@ int ut_p0_a0(void *ctx)
 {
 	struct ut_tp_record___ut0 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	{
 		struct ut_mk_0 t0;
@@ -133,9 +133,9 @@ int ut_p1_a0(void *ctx)
 {
 	struct ut_tp_record___ut1 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	__u64 l_took = 0;
 	__u64 l_other = 0;
 	__u64 l_again = 0;
@@ -245,9 +245,9 @@ int ut_p2_a0(void *ctx)
 {
 	struct ut_tp_record___ut2 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	__u64 l_by_clock = 0;
 	__s64 l_i = 0;
 	__u64 l_in_loop = 0;

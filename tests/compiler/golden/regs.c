@@ -94,9 +94,9 @@ struct {
 SEC("kprobe/vfs_read")
 int ut_p0_a0(struct pt_regs *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
@@ -116,9 +116,9 @@ int ut_p0_a0(struct pt_regs *ctx)
 SEC("kprobe/vfs_read")
 int ut_p1_a0(struct pt_regs *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		void *t3 = (void *)(((void *)(((__u64)PT_REGS_PARM1(ctx)))));
 		struct ut_mk_2 t2;
@@ -133,9 +133,9 @@ int ut_p1_a0(struct pt_regs *ctx)
 SEC("kretprobe/vfs_read")
 int ut_p2_a0(struct pt_regs *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__s64)(((__s64)PT_REGS_RC(ctx))) < (__s64)(0LL))))
 			return 0;
@@ -153,9 +153,9 @@ int ut_p2_a0(struct pt_regs *ctx)
 SEC("uprobe")
 int ut_p3_a0(struct pt_regs *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		struct ut_mk_4 t5;
 		__builtin_memset(&t5, 0, sizeof(t5));
@@ -170,9 +170,9 @@ int ut_p3_a0(struct pt_regs *ctx)
 SEC("uretprobe")
 int ut_p4_a0(struct pt_regs *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		char t7[32] = {};
 		bpf_probe_read_user_str(t7, sizeof(t7), (const void *)(((__s64)PT_REGS_RC(ctx))));

@@ -169,9 +169,9 @@ int ut_p0_a0(void *ctx)
 {
 	struct trace_event_raw_sched_switch___ut0 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	__u64 l_kind = 0;
 	__s64 l_x = 0;
 	{
@@ -276,9 +276,9 @@ int ut_p1_a0(void *ctx)
 {
 	struct trace_event_raw_sched_wakeup_template___ut1 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	__u64 l_since = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 64;

@@ -141,9 +141,9 @@ int ut_p0_a0(void *ctx)
 {
 	struct ut_tp_record___ut0 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 48;
 	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
@@ -182,9 +182,9 @@ ut_done: __attribute__((unused));
 SEC("tp_btf/sched_switch")
 int ut_p1_a0(__u64 *ctx)
 {
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	{
 		if (!(((__s64)(((__s64)((struct task_struct *)(((void *)ctx[1])))->pid)) != (__s64)(0LL))))
 			return 0;

@@ -35,9 +35,9 @@ int ut_p0_a0(void *ctx)
 {
 	struct ut_tp_record___ut0 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	char l_f[64] = {};
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;

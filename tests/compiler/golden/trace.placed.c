@@ -137,9 +137,9 @@ int ut_p0_a0(void *ctx)
 {
 	struct ut_tp_record___ut0 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
 	struct ut_rec_15 *ut_hit __attribute__((unused)) = 0;
@@ -164,9 +164,9 @@ int ut_p1_a0(void *ctx)
 {
 	struct ut_tp_record___ut1 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
 	struct ut_rec_16 *ut_hit __attribute__((unused)) = 0;
@@ -189,9 +189,9 @@ int ut_p2_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_submit_req___ut2 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	char *ut_batch = 0;
 	struct ut_rec_17 *ut_hit __attribute__((unused)) = 0;
@@ -225,9 +225,9 @@ int ut_p3_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_queue_async_work___ut3 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 104;
 	char *ut_batch = ut_batch_begin(3, ut_now, &ut_id);
@@ -270,9 +270,9 @@ int ut_p4_a0(void *ctx)
 {
 	struct trace_event_raw_io_uring_complete___ut4 *tp = ctx;
 	(void)tp;
-	if (!ut_pass_filter())
-		return 0;
 	__u64 ut_id __attribute__((unused)) = 0;
+	if (!ut_pass_filter(&ut_id))
+		return 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 152;
 	char *ut_batch = ut_batch_begin(4, ut_now, &ut_id);
