@@ -127,7 +127,11 @@ static char *gen_member(struct gen *g, struct node *n)
 	const struct type *base = &base_node->type, *ft = &n->type;
 	char untrusted[160];
 	bool loads = untrusted_loads(g, base, untrusted, sizeof(untrusted));
-	g->member_base = base_node->kind == N_FIELD && base_node->ref == REF_MEMBER;
+	/* (an embedded struct's address, a number plus an offset, stays a
+	 * number where it is a value: it may take arithmetic a pointer may not) */
+	g->member_base = base_node->kind == N_FIELD &&
+			 (base_node->ref == REF_MEMBER || base_node->ref == REF_MEMBER_ADDR) &&
+			 (n->ref != REF_MEMBER_ADDR || as_base);
 	char *bexpr = gen_expr(g, base_node);
 	g->member_base = false;
 	/* clang refuses a CO-RE read nested inside another: a base that reads a

@@ -155,7 +155,7 @@ int ut_p0_a0(void *ctx)
 	{
 		struct ut_path_buf *t25 = ut_path(1, (void *)&((struct file *)(l_f))->f_path);
 		void *t26 = (void *)(((void *)bpf_get_current_task()));
-		void *t27 = (void *)ut_kread(struct task_struct, t26, fs);
+		void *t27 = (void *)BPF_CORE_READ(((struct task_struct *)(t26)), fs);
 		void *t28 = (void *)(t27);
 		void *t29 = (void *)&((struct fs_struct *)(t28))->pwd;
 		struct ut_path_buf *t30 = ut_path(2, (void *)(t29));

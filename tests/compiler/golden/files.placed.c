@@ -133,7 +133,7 @@ int ut_p0_a0(void *ctx)
 			__builtin_memcpy(ut_hit->f2, (t23->s), sizeof((t23->s)) < 256 ? sizeof((t23->s)) : 256);
 		}
 		void *t24 = (void *)(((void *)bpf_get_current_task()));
-		void *t25 = (void *)ut_kread(struct task_struct, t24, fs);
+		void *t25 = (void *)BPF_CORE_READ(((struct task_struct *)(t24)), fs);
 		void *t26 = (void *)(t25);
 		void *t27 = (void *)&((struct fs_struct *)(t26))->pwd;
 		struct ut_path_buf *t28 = ut_path(2, (void *)(t27));
