@@ -224,8 +224,8 @@ static __always_inline int ut_name_thread(void)
 	return 1;
 }
 
-/* A thread other than the one this CPU's last hit ran on: named unless
- * seen before.  A global function, out of line: the hits of a request
+/* A thread none of this CPU's recent hits ran on: named unless seen
+ * before.  A global function, out of line: the hits of a request
  * pass through half a dozen programs, and a program's instructions that
  * run rarely (this, sending the stage) were interleaved with the ones
  * that run at every hit, more instruction cache lines each. */
@@ -701,6 +701,14 @@ const volatile __u32 ut_untrusted_loads = 0;
 #define ut_untrusted(type, p) ((type *)bpf_rdonly_cast((const void *)(p), bpf_core_type_id_kernel(type)))
 #define ut_kread(type, p, field) \
 	(ut_untrusted_loads ? ut_untrusted(type, p)->field : BPF_CORE_READ((type *)(p), field))
+/* The same for a 16-byte name (a task's comm), into dst: two loads (ut_copy_name16) */
+#define ut_kread_name16(dst, type, p, field)                             \
+	do {                                                             \
+		if (ut_untrusted_loads)                                  \
+			ut_copy_name16(dst, ut_untrusted(type, p)->field); \
+		else                                                     \
+			BPF_CORE_READ_STR_INTO(&(dst), (type *)(p), field); \
+	} while (0)
 
 /* The zero bytes of w, each as its top bit (exact for the lowest one:
  * the borrow only marks bytes above it). */

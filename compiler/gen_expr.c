@@ -168,8 +168,7 @@ static char *gen_member(struct gen *g, struct node *n)
 		if (base->direct && ft->size == 16)   /* two loads the verifier guards (bpf/ut.h) */
 			emit(g, "ut_copy_name16(%s, %s->%s);", r, p, field);
 		else if (loads && ft->size == 16)
-			emit(g, "if (ut_untrusted_loads) ut_copy_name16(%s, ut_untrusted(%s, %s)->%s); "
-				"else BPF_CORE_READ_STR_INTO(&%s, %s, %s);", r, untrusted, bexpr, field, r, p, field);
+			emit(g, "ut_kread_name16(%s, %s, %s, %s);", r, untrusted, bexpr, field);
 		else
 			emit(g, "%s_STR_INTO(&%s, %s, %s);", read, r, p, field);
 	} else if (n->ref == REF_BITFIELD) {

@@ -764,11 +764,11 @@ void gen_alternative(struct gen_parts *parts, struct compiler *c, struct alt_ctx
 	a->def->header(c, a, &fn);
 	if (a->hit_event >= 0)
 		record_struct(&g, a->hit_event);
-	/* after exit() the probes stop, as if detached: kernel maps stay as
-	 * they were then (END runs after it) */
 	/* the filters, pid, tid and the records' headers read the task's ids
 	 * once (bpf/ut.h, ut_pid_tgid) */
 	sb_puts(&fn, "\t__u64 ut_id __attribute__((unused)) = 0;\n");
+	/* after exit() the probes stop, as if detached: kernel maps stay as
+	 * they were then (END runs after it) */
 	if (a->def->runs == PROBE_ATTACHED && script_exits(c))
 		sb_puts(&fn, "\tif (ut_exited())\n\t\treturn 0;\n");
 	if (filters_tasks(a))

@@ -351,7 +351,7 @@ int ut_p5_a0(struct pt_regs *ctx)
 	{
 		void *t22 = (void *)(((void *)bpf_get_current_task()));
 		char t23[16] = {};
-		if (ut_untrusted_loads) ut_copy_name16(t23, ut_untrusted(struct task_struct, t22)->comm); else BPF_CORE_READ_STR_INTO(&t23, ((struct task_struct *)(t22)), comm);
+		ut_kread_name16(t23, struct task_struct, t22, comm);
 		struct ut_mk_11 t21;
 		__builtin_memset(&t21, 0, sizeof(t21));
 		__builtin_memcpy(t21.k0, t23, sizeof(t21.k0) < sizeof(t23) ? sizeof(t21.k0) : sizeof(t23));
