@@ -667,8 +667,15 @@ int ut_flush(void *ctx)
 		return 1;
 	if (st->batch_depth)
 		return 0;
+	/* The runtime's own CPU runs this with interrupts on: a hit in one
+	 * would append to the stage being sent, and its records would go with
+	 * the emptied stage.  Counted as a hit running, it stages its own. */
+	st->batch_depth = 1;
+	ut_barrier();
 	if (st->held)
 		ut_stage_send(0, ut_held_bytes(st), st->held_hits, UT_NPROBES);
+	ut_barrier();
+	st->batch_depth = 0;
 	return 1;
 }
 #endif
