@@ -126,14 +126,32 @@ PY
 	[ $? -eq 0 ] || fail "$name/checks" "the checker failed (files in $out)"
 }
 
+# check, and once more when it fails.  On the root disk of the VMs this
+# project runs on, about one completion in 200 (under the noise above) runs
+# in a softirq on top of the VM agent's thread (tokio-rt-worker, another
+# pid namespace) where the kernel fires block_rq_complete (ftrace, clock
+# mono, sees it) but runs no BPF program on it and counts no miss: a
+# four-line script that only deletes each request's entry at completion
+# misses the same ones.  One run in 50-100 of this check lost 1-45 of its
+# completions so (2026-11-27, 6.18); a second failure is not that.
+check_again_if_failed() {
+	local out
+	out=$(check "$@")
+	if grep -q '^FAIL' <<<"$out"; then
+		grep '^FAIL' <<<"$out" | sed 's/^FAIL /first attempt failed, running it again: /'
+		out=$(check "$@")
+	fi
+	echo "$out"
+}
+
 root_dir=$(mktemp -d /var/tmp/ut-block.XXXXXX)
 trap 'rm -rf "$root_dir"; loopdev_remove; rm -rf "$TMP"' EXIT
 root_disk=$(disk_of "$root_dir")
 if [ -z "$root_disk" ]; then
 	skip block/root_disk "/var/tmp is not on a whole disk"
 else
-	check root_sync "$root_dir" "$root_disk" sync
-	check root_uring "$root_dir" "$root_disk" uring
+	check_again_if_failed root_sync "$root_dir" "$root_disk" sync
+	check_again_if_failed root_uring "$root_dir" "$root_disk" uring
 fi
 
 if loopdev_create 64; then
