@@ -37,6 +37,8 @@
  * preempted for long then costs order, not memory.  UT_READER_QUEUE sets
  * another bound (at least 64), for tests. */
 #define MAX_QUEUED (64 * 1024)
+/* How long the last drain waits for a hit that began before the detach. */
+#define DETACHED_WAIT_NS (1000 * 1000000ull)
 
 struct ut_consumer {
 	struct ring_buffer *rb;
@@ -54,6 +56,7 @@ struct ut_consumer {
 	size_t max_queued;          /* MAX_QUEUED, or UT_READER_QUEUE */
 	bool queues_full;           /* the last read stopped at max_queued */
 	uint64_t full_reads;        /* reads that did */
+	uint64_t unsent_hits;       /* held by a CPU when the last drain gave up */
 	struct ut_reader_time time;
 };
 
@@ -239,6 +242,39 @@ int ut_consumer_drain(struct ut_consumer *c)
 		n = sync_and_release(c, 0);
 	while (n >= 0 && c->queues_full);
 	return n;
+}
+
+/* Hits the CPUs still hold or run, from a fresh look at their states. */
+static uint64_t hits_pending(struct ut_consumer *c)
+{
+	if (c->cpu_state_fd < 0 || bpf_map_lookup_elem(c->cpu_state_fd, &(__u32){0}, c->cpu_states) != 0)
+		return 0;
+	uint64_t hits = 0;
+	for (unsigned cpu = 0; cpu < c->ncpus; cpu++)
+		hits += c->cpu_states[cpu].held_hits + (c->cpu_states[cpu].batch_depth ? 1 : 0);
+	return hits;
+}
+
+int ut_consumer_drain_detached(struct ut_consumer *c)
+{
+	uint64_t give_up = monotonic_ns() + DETACHED_WAIT_NS;
+	for (;;) {
+		int n = ut_consumer_drain(c);
+		uint64_t pending = n < 0 ? 0 : hits_pending(c);
+		if (!pending)
+			return n;
+		if (monotonic_ns() > give_up) {
+			c->unsent_hits = pending;
+			return n;
+		}
+		struct timespec pause = {0, 1000000};
+		nanosleep(&pause, NULL);
+	}
+}
+
+uint64_t ut_consumer_unsent_hits(const struct ut_consumer *c)
+{
+	return c->unsent_hits;
 }
 
 int ut_consumer_counters(struct ut_consumer *c, uint32_t probe, struct ut_probe_totals *out)

@@ -30,6 +30,8 @@ int ut_consumer_poll(struct ut_consumer *c, int timeout_ms);
  * (the reader fell behind the CPUs): each was handed on at once, the
  * oldest first, some ahead of records another CPU still held. */
 uint64_t ut_consumer_full_reads(const struct ut_consumer *c);
+/* Hits ut_consumer_drain_detached gave up waiting for. */
+uint64_t ut_consumer_unsent_hits(const struct ut_consumer *c);
 
 /* Where the reader's time went, wall clock: asleep waiting for records,
  * reading the ring buffer into the reorder queues (and asking idle CPUs
@@ -41,9 +43,14 @@ struct ut_reader_time {
 const struct ut_reader_time *ut_consumer_time(const struct ut_consumer *c);
 
 /* Sends what the CPUs hold and hands on every record that can go now,
- * including those of a BEGIN or END probe just run; after detach (no hit
- * running) that is all of them.  Records handed on, or a negative errno. */
+ * including those of a BEGIN or END probe just run.  Records handed on,
+ * or a negative errno. */
 int ut_consumer_drain(struct ut_consumer *c);
+
+/* After detach: drains until no CPU holds a record or runs a hit (one
+ * that began before the detach may still run; its CPU's records wait for
+ * it), for up to a second.  Hits still held then are counted lost. */
+int ut_consumer_drain_detached(struct ut_consumer *c);
 
 /* Records emitted and lost (ring buffer full) by one probe, summed over
  * CPUs.  probe == nprobes is the thread-name records and the records

@@ -838,7 +838,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const struct ut_program
 		fputc('\n', stderr);
 	struct ut_detach_stats ds;
 	ut_detach(s.loaded, &ds);
-	ut_consumer_drain(s.consumer);
+	ut_consumer_drain_detached(s.consumer);
 	ut_decode_read_end(&s.dec);
 	bool *kernel_full = xcalloc(prog->nmaps + 1, sizeof(bool));
 	for (unsigned i = 0; i < prog->nmaps; i++)
@@ -847,6 +847,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const struct ut_program
 	ut_stacks_poll();
 	uint64_t emitted, lost;
 	totals(&s, &emitted, &lost);
+	lost += ut_consumer_unsent_hits(s.consumer);
 	struct ut_loaded_runs runs;
 	ut_loaded_runs(s.loaded, &runs);
 	uint64_t missed = runs.missed;
