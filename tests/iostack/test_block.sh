@@ -133,11 +133,14 @@ PY
 # mono, sees it) but runs no BPF program on it and counts no miss: a
 # four-line script that only deletes each request's entry at completion
 # misses the same ones.  One run in 50-100 of this check lost 1-45 of its
-# completions so (2026-11-27, 6.18); a second failure is not that.
+# completions so (2026-11-27, 6.18); a second failure is not that.  Only
+# failures a lost completion explains are run again: a count, a byte
+# total, a histogram, an unfinished flow.
 check_again_if_failed() {
 	local out
 	out=$(check "$@")
-	if grep -q '^FAIL' <<<"$out"; then
+	if grep -q '^FAIL' <<<"$out" &&
+		! grep '^FAIL' <<<"$out" | grep -qvE '/(summary_(requests|bytes|write_bytes|size_histogram|queue_histogram|service_histogram)|trace_flows_complete):'; then
 		grep '^FAIL' <<<"$out" | sed 's/^FAIL /first attempt failed, running it again: /'
 		out=$(check "$@")
 	fi
