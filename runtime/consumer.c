@@ -181,6 +181,13 @@ static uint64_t oldest_to_come(const struct ut_cpu_state *st)
 	return oldest;
 }
 
+/* A fresh copy of every CPU's state into c->cpu_states: false when the
+ * object has none or the look-up failed. */
+static bool read_cpu_states(struct ut_consumer *c)
+{
+	return c->cpu_state_fd >= 0 && bpf_map_lookup_elem(c->cpu_state_fd, &(__u32){0}, c->cpu_states) == 0;
+}
+
 /* Which records can go: looks at each CPU's state, flushes the idle CPUs
  * that hold records, reads the ring, and releases what no CPU can still
  * send an older record than.  A hit running (or preempted) holds the
@@ -191,7 +198,7 @@ static int sync_and_release(struct ut_consumer *c, uint64_t skew)
 	uint64_t quiet = now - skew;
 	uint64_t t0 = now;
 	c->last_sync = now;
-	bool states = c->cpu_state_fd >= 0 && bpf_map_lookup_elem(c->cpu_state_fd, &(__u32){0}, c->cpu_states) == 0;
+	bool states = read_cpu_states(c);
 	for (unsigned cpu = 0; cpu < c->ncpus; cpu++) {
 		const struct ut_cpu_state *st = &c->cpu_states[cpu];
 		uint64_t until = quiet;
@@ -247,7 +254,7 @@ int ut_consumer_drain(struct ut_consumer *c)
 /* Hits the CPUs still hold or run, from a fresh look at their states. */
 static uint64_t hits_pending(struct ut_consumer *c)
 {
-	if (c->cpu_state_fd < 0 || bpf_map_lookup_elem(c->cpu_state_fd, &(__u32){0}, c->cpu_states) != 0)
+	if (!read_cpu_states(c))
 		return 0;
 	uint64_t hits = 0;
 	for (unsigned cpu = 0; cpu < c->ncpus; cpu++)
