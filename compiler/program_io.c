@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bytes.h"
 #include "base/hash.h"
 #include "compiler/aggregations.h"
 #include "compiler/gen_native.h"
@@ -241,46 +242,32 @@ int ut_program_save(const struct ut_program *p, const struct ut_program_objects 
 /* ---- reading ---- */
 
 struct reader {
-	const unsigned char *p;
-	size_t left;
-	bool bad;
+	struct byte_reader in;
 	const char *const *strings;   /* the file's interned strings, for locations */
 	unsigned nstrings;
 };
 
 static bool r_bytes(struct reader *r, void *out, size_t n)
 {
-	if (r->bad || n > r->left) {
-		r->bad = true;
-		memset(out, 0, n);
-		return false;
-	}
-	memcpy(out, r->p, n);
-	r->p += n;
-	r->left -= n;
-	return true;
+	return byte_read(&r->in, out, n);
 }
 
 static uint32_t r_u32(struct reader *r)
 {
-	uint32_t v;
-	r_bytes(r, &v, 4);
-	return v;
+	return byte_u32(&r->in);
 }
 
 static uint64_t r_u64(struct reader *r)
 {
-	uint64_t v;
-	r_bytes(r, &v, 8);
-	return v;
+	return byte_u64(&r->in);
 }
 
 /* A count of items of at least min_size bytes each that must fit in what is left. */
 static unsigned r_count(struct reader *r, size_t min_size)
 {
 	uint32_t n = r_u32(r);
-	if (r->bad || (min_size && n > r->left / min_size)) {
-		r->bad = true;
+	if (r->in.bad || (min_size && n > r->in.left / min_size)) {
+		r->in.bad = true;
 		return 0;
 	}
 	return n;
@@ -289,15 +276,15 @@ static unsigned r_count(struct reader *r, size_t min_size)
 static char *r_str(struct reader *r)
 {
 	uint32_t n = r_u32(r);
-	if (n == NO_STRING || r->bad)
+	if (n == NO_STRING || r->in.bad)
 		return NULL;
-	if (n > r->left) {
-		r->bad = true;
+	if (n > r->in.left) {
+		r->in.bad = true;
 		return NULL;
 	}
 	char *s = malloc((size_t)n + 1);
 	if (!s) {
-		r->bad = true;
+		r->in.bad = true;
 		return NULL;
 	}
 	r_bytes(r, s, n);
@@ -322,7 +309,7 @@ static void *r_array(struct reader *r, unsigned n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size);
 	if (!p)
-		r->bad = true;
+		r->in.bad = true;
 	return p;
 }
 
@@ -335,13 +322,13 @@ static void r_value(struct reader *r, struct ut_value *v, int depth)
 	v->text = r_str(r);
 	v->nfmt = r_count(r, 24);
 	if (depth > 4 || v->kind > UT_VAL_TEXT || v->display >= UT_SHOW_COUNT)
-		r->bad = true;
-	if (r->bad) {
+		r->in.bad = true;
+	if (r->in.bad) {
 		v->nfmt = 0;
 		return;
 	}
 	v->fmt = r_array(r, v->nfmt, sizeof(*v->fmt));
-	for (unsigned i = 0; i < v->nfmt && !r->bad; i++)
+	for (unsigned i = 0; i < v->nfmt && !r->in.bad; i++)
 		r_value(r, &v->fmt[i], depth + 1);
 }
 
@@ -349,14 +336,14 @@ static struct ut_field *r_fields(struct reader *r, unsigned *n)
 {
 	*n = r_count(r, 12);
 	struct ut_field *f = r_array(r, *n, sizeof(*f));
-	for (unsigned i = 0; f && i < *n && !r->bad; i++) {
+	for (unsigned i = 0; f && i < *n && !r->in.bad; i++) {
 		f[i].type = (enum ut_field_type)r_u32(r);
 		f[i].offset = r_u32(r);
 		f[i].size = r_u32(r);
 		/* numbers are 8 bytes: the decoder reads them so */
 		if (f[i].type > UT_F_STR || f[i].size > 4096 || f[i].offset > 65536 ||
 		    (f[i].type != UT_F_STR && f[i].size != 8))
-			r->bad = true;
+			r->in.bad = true;
 	}
 	return f;
 }
@@ -365,7 +352,7 @@ static char **r_strv(struct reader *r, unsigned *n)
 {
 	*n = r_count(r, 4);
 	char **v = r_array(r, *n, sizeof(char *));
-	for (unsigned i = 0; v && i < *n && !r->bad; i++)
+	for (unsigned i = 0; v && i < *n && !r->in.bad; i++)
 		v[i] = r_str(r);
 	for (unsigned i = 0; v && i < *n; i++)
 		if (!v[i])
@@ -635,7 +622,7 @@ struct ut_program *ut_program_load(const void *data, size_t len, struct ut_progr
 			 (const char *)data, UT_PROGRAM_MAGIC);
 		return NULL;
 	}
-	struct reader r = {.p = (const unsigned char *)data + 4, .left = len - 4};
+	struct reader r = {.in = {.p = (const unsigned char *)data + 4, .left = len - 4}};
 	struct ut_program *p = calloc(1, sizeof(*p));
 	if (!p) {
 		snprintf(err, errlen, "out of memory");
@@ -646,14 +633,14 @@ struct ut_program *ut_program_load(const void *data, size_t len, struct ut_progr
 	r.nstrings = p->nstrings;
 	p->nprobes = r_count(&r, 16);
 	p->probes = r_array(&r, p->nprobes, sizeof(*p->probes));
-	for (unsigned i = 0; i < p->nprobes && !r.bad; i++) {
+	for (unsigned i = 0; i < p->nprobes && !r.in.bad; i++) {
 		struct ut_probe *pr = &p->probes[i];
 		pr->spec = r_str(&r);
 		pr->loc = r_loc(&r);
 		pr->optional = r_u32(&r) != 0;
 		pr->nalts = r_count(&r, 12);
 		pr->alts = r_array(&r, pr->nalts, sizeof(*pr->alts));
-		for (unsigned a = 0; a < pr->nalts && !r.bad; a++) {
+		for (unsigned a = 0; a < pr->nalts && !r.in.bad; a++) {
 			pr->alts[a].kind = (enum ut_probe_kind)r_u32(&r);
 			pr->alts[a].target = r_str(&r);
 			pr->alts[a].prog_name = r_str(&r);
@@ -662,7 +649,7 @@ struct ut_program *ut_program_load(const void *data, size_t len, struct ut_progr
 	}
 	p->nevents = r_count(&r, 32);
 	p->events = r_array(&r, p->nevents, sizeof(*p->events));
-	for (unsigned i = 0; i < p->nevents && !r.bad; i++) {
+	for (unsigned i = 0; i < p->nevents && !r.in.bad; i++) {
 		struct ut_event *e = &p->events[i];
 		e->op = (enum ut_event_op)r_u32(&r);
 		e->loc = r_loc(&r);
@@ -676,7 +663,7 @@ struct ut_program *ut_program_load(const void *data, size_t len, struct ut_progr
 		r_value(&r, &e->key, 0);
 		e->nargs = r_count(&r, 8);
 		e->args = r_array(&r, e->nargs, sizeof(*e->args));
-		for (unsigned a = 0; a < e->nargs && !r.bad; a++) {
+		for (unsigned a = 0; a < e->nargs && !r.in.bad; a++) {
 			e->args[a].name = r_str(&r);
 			r_value(&r, &e->args[a].value, 0);
 		}
@@ -684,25 +671,25 @@ struct ut_program *ut_program_load(const void *data, size_t len, struct ut_progr
 		e->nbody = r_u32(&r);
 		e->nlocals = r_count(&r, 8);
 		e->locals = r_array(&r, e->nlocals, sizeof(*e->locals));
-		for (unsigned l = 0; l < e->nlocals && !r.bad; l++) {
+		for (unsigned l = 0; l < e->nlocals && !r.in.bad; l++) {
 			e->locals[l].is_str = r_u32(&r) != 0;
 			uint32_t size = r_u32(&r);
 			if (size > UT_ULOCAL_MAX_BYTES)
-				r.bad = true;
+				r.in.bad = true;
 			e->locals[l].size = (uint16_t)size;
 		}
 		if (e->nlocals > UT_ULOCALS_MAX)
-			r.bad = true;
+			r.in.bad = true;
 	}
 	p->groups = r_strv(&r, &p->ngroups);
 	p->flows = r_strv(&r, &p->nflows);
 	p->ntables = r_count(&r, 8);
 	p->tables = r_array(&r, p->ntables, sizeof(*p->tables));
-	for (unsigned i = 0; i < p->ntables && !r.bad; i++) {
+	for (unsigned i = 0; i < p->ntables && !r.in.bad; i++) {
 		p->tables[i].name = r_str(&r);
 		p->tables[i].nentries = r_count(&r, 12);
 		p->tables[i].entries = r_array(&r, p->tables[i].nentries, sizeof(*p->tables[i].entries));
-		for (unsigned e = 0; e < p->tables[i].nentries && !r.bad; e++) {
+		for (unsigned e = 0; e < p->tables[i].nentries && !r.in.bad; e++) {
 			p->tables[i].entries[e].key = (int64_t)r_u64(&r);
 			p->tables[i].entries[e].name = r_str(&r);
 			if (!p->tables[i].entries[e].name)
@@ -711,7 +698,7 @@ struct ut_program *ut_program_load(const void *data, size_t len, struct ut_progr
 	}
 	p->nmaps = r_count(&r, 40);
 	p->maps = r_array(&r, p->nmaps, sizeof(*p->maps));
-	for (unsigned i = 0; i < p->nmaps && !r.bad; i++) {
+	for (unsigned i = 0; i < p->nmaps && !r.in.bad; i++) {
 		struct ut_map *m = &p->maps[i];
 		m->name = r_str(&r);
 		m->bpf_name = r_str(&r);
@@ -721,30 +708,30 @@ struct ut_program *ut_program_load(const void *data, size_t len, struct ut_progr
 		m->lhist_step = (int64_t)r_u64(&r);
 		m->keys = r_fields(&r, &m->nkeys);
 		m->key_show = r_array(&r, m->nkeys, sizeof(*m->key_show));
-		for (unsigned k = 0; k < m->nkeys && !r.bad; k++)
+		for (unsigned k = 0; k < m->nkeys && !r.in.bad; k++)
 			r_value(&r, &m->key_show[k], 0);
 		m->key_size = r_u32(&r);
 		m->value_size = r_u32(&r);
 		r_value(&r, &m->value_show, 0);
 		m->tuple_fields = r_fields(&r, &m->ntuple);
 		m->tuple_show = r_array(&r, m->ntuple, sizeof(*m->tuple_show));
-		for (unsigned k = 0; m->tuple_show && k < m->ntuple && !r.bad; k++)
+		for (unsigned k = 0; m->tuple_show && k < m->ntuple && !r.in.bad; k++)
 			r_value(&r, &m->tuple_show[k], 0);
 		m->user_side = r_u32(&r) != 0;
 		if (m->agg < UT_AGG_KINDS && ut_aggs[m->agg].nargs > 1 && m->lhist_step <= 0)   /* lhist's buckets */
-			r.bad = true;
+			r.in.bad = true;
 	}
 	p->ndisks = r_count(&r, 16);
 	p->disks = r_array(&r, p->ndisks, sizeof(*p->disks));
-	for (unsigned i = 0; i < p->ndisks && !r.bad; i++) {
+	for (unsigned i = 0; i < p->ndisks && !r.in.bad; i++) {
 		p->disks[i].name = r_str(&r);
 		p->disks[i].loc = r_loc(&r);
 		if (!p->disks[i].name)
-			r.bad = true;
+			r.in.bad = true;
 	}
 	p->nuexprs = r_count(&r, 64);
 	p->uexprs = r_array(&r, p->nuexprs, sizeof(*p->uexprs));
-	for (unsigned i = 0; i < p->nuexprs && !r.bad; i++) {
+	for (unsigned i = 0; i < p->nuexprs && !r.in.bad; i++) {
 		struct ut_uexpr *e = &p->uexprs[i];
 		e->op = (enum ut_uexpr_op)r_u32(&r);
 		e->is_str = r_u32(&r) != 0;
@@ -764,7 +751,7 @@ struct ut_program *ut_program_load(const void *data, size_t len, struct ut_progr
 	}
 	p->nustmts = r_count(&r, 60);
 	p->ustmts = r_array(&r, p->nustmts, sizeof(*p->ustmts));
-	for (unsigned i = 0; i < p->nustmts && !r.bad; i++) {
+	for (unsigned i = 0; i < p->nustmts && !r.in.bad; i++) {
 		struct ut_ustmt *st = &p->ustmts[i];
 		st->op = (enum ut_ustmt_op)r_u32(&r);
 		st->loc = r_loc(&r);
@@ -782,28 +769,28 @@ struct ut_program *ut_program_load(const void *data, size_t len, struct ut_progr
 	}
 	p->nukeys = r_count(&r, 4);
 	p->ukeys = r_array(&r, p->nukeys, sizeof(*p->ukeys));
-	for (unsigned i = 0; i < p->nukeys && !r.bad; i++)
+	for (unsigned i = 0; i < p->nukeys && !r.in.bad; i++)
 		p->ukeys[i] = r_u32(&r);
 	*objs = (struct ut_program_objects){.user_c_hash = r_u64(&r)};
 	uint64_t user_hash = r_u64(&r), n = r_u64(&r);
-	if (!r.bad && n <= r.left) {
+	if (!r.in.bad && n <= r.in.left) {
 		/* damaged code is not run: the reader interprets instead */
-		if (n && ut_hash_bytes(UT_HASH_INIT, r.p, (size_t)n) == user_hash) {
-			objs->user = r.p;
+		if (n && ut_hash_bytes(UT_HASH_INIT, r.in.p, (size_t)n) == user_hash) {
+			objs->user = r.in.p;
 			objs->user_len = (size_t)n;
 		}
-		r.p += n;
-		r.left -= n;
+		r.in.p += n;
+		r.in.left -= n;
 	} else {
-		r.bad = true;
+		r.in.bad = true;
 	}
 	n = r_u64(&r);
-	if (r.bad || n != r.left || !program_ok(p)) {
+	if (r.in.bad || n != r.in.left || !program_ok(p)) {
 		snprintf(err, errlen, "the compiled script is damaged or from another version of uring-trace");
 		ut_program_free(p);
 		return NULL;
 	}
-	objs->bpf = r.p;
+	objs->bpf = r.in.p;
 	objs->bpf_len = (size_t)n;
 	if (objs->user_len && !built_from(p, objs->user_c_hash)) {   /* another program's: interpreted */
 		objs->user = NULL;

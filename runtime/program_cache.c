@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "base/bytes.h"
 #include "base/hash.h"
 #include "compiler/program_io.h"
 #include "runtime/cache.h"
@@ -129,36 +130,11 @@ bool ut_program_cache_find(struct ut_program_cache *c, const struct ut_compile_o
  * hashed: the .uto loader checks the image's structure and the reader's
  * code against its hash, libbpf the BPF object. */
 
-struct reader {
-	const unsigned char *p, *end;
-	bool bad;
-};
-
-static const void *take(struct reader *r, size_t n)
-{
-	if (r->bad || (size_t)(r->end - r->p) < n) {
-		r->bad = true;
-		return NULL;
-	}
-	const void *at = r->p;
-	r->p += n;
-	return at;
-}
-
-static uint64_t take_u64(struct reader *r)
-{
-	uint64_t v = 0;
-	const void *at = take(r, sizeof(v));
-	if (at)
-		memcpy(&v, at, sizeof(v));
-	return v;
-}
-
 /* Bytes preceded by their length, as a NUL-ended string (malloc'ed). */
-static char *take_string(struct reader *r)
+static char *take_string(struct byte_reader *r)
 {
-	uint64_t len = take_u64(r);
-	const char *at = take(r, len);
+	uint64_t len = byte_u64(r);
+	const char *at = byte_take(r, len);
 	if (!at)
 		return NULL;
 	char *s = malloc(len + 1);
@@ -177,14 +153,14 @@ void *ut_program_cache_get(const struct ut_program_cache *c, size_t *len, char *
 	if (!c->path[0] || ut_read_file(c->path, &data, &size) != 0)
 		return NULL;
 	void *image = NULL;
-	struct reader r = {data, (const unsigned char *)data + size, false};
-	const void *magic = take(&r, 8);
+	struct byte_reader r = {data, size, false};
+	const void *magic = byte_take(&r, 8);
 	if (!magic || memcmp(magic, ENTRY_MAGIC, 8) != 0)
 		goto out;
-	uint64_t ninputs = take_u64(&r);
+	uint64_t ninputs = byte_u64(&r);
 	for (uint64_t i = 0; i < ninputs && !r.bad; i++) {
 		struct file_id kept, now;
-		const void *at = take(&r, sizeof(kept));
+		const void *at = byte_take(&r, sizeof(kept));
 		char *path = take_string(&r);
 		if (at)
 			memcpy(&kept, at, sizeof(kept));
@@ -194,9 +170,9 @@ void *ut_program_cache_get(const struct ut_program_cache *c, size_t *len, char *
 			goto out;
 	}
 	*report = take_string(&r);
-	uint64_t image_len = take_u64(&r);
-	const void *at = take(&r, image_len);
-	if (!at || !*report || r.p != r.end)
+	uint64_t image_len = byte_u64(&r);
+	const void *at = byte_take(&r, image_len);
+	if (!at || !*report || r.left != 0)
 		goto out;
 	image = memmove(data, at, image_len);   /* the buffer's pages are touched already */
 	*len = image_len;
