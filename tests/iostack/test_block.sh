@@ -132,10 +132,11 @@ PY
 # pid namespace) where the kernel fires block_rq_complete (ftrace, clock
 # mono, sees it) but runs no BPF program on it and counts no miss: a
 # four-line script that only deletes each request's entry at completion
-# misses the same ones.  One run in 50-100 of this check lost 1-45 of its
-# completions so (2026-11-27, 6.18); a second failure is not that.  Only
-# failures a lost completion explains are run again: a count, a byte
-# total, a histogram, an unfinished flow.
+# misses the same ones; nor does any program run at a switch away from the
+# agent's threads (switches to them are seen).  One run in 50-100 of this
+# check lost 1-45 of its completions so (2026-11-27, 6.18); a second
+# failure is not that.  Only failures a lost completion explains are run
+# again: a count, a byte total, a histogram, an unfinished flow.
 check_again_if_failed() {
 	local out
 	out=$(check "$@")
