@@ -99,6 +99,44 @@ ok = f["incomplete"] == 0 and 0 < f["complete"] < full
 print(("PASS " if ok else "FAIL ") + "io_uring/sample_keeps_whole_flows" + ("" if ok else f": {f}"))
 PY
 
+# The least overhead (--syscalls=0 --file-get=0 --work-runs=0 --sched=0):
+# the probes that run at every request or system call are not attached,
+# and every request is still a complete flow, counted by path as with
+# everything on (the first run's summary).
+"$UT" -v -q --json "$TMP/lean.json" --syscalls=0 --file-get=0 --work-runs=0 --sched=0 -o "$TMP/lean.fxt" \
+	-c "$UT_WORKLOADS/uring_paths --dir $TMP > $TMP/lean-workload.json" >/dev/null 2>"$TMP/lean.err" \
+	|| fail io_uring/lean_runs "$(grep -v ': attached ' "$TMP/lean.err" | head -3)"
+"$UT" stats --json "$TMP/lean.fxt" >"$TMP/lean-stats.json" || fail io_uring/lean_stats "stats failed"
+"$UT" dump "$TMP/lean.fxt" >"$TMP/lean-dump.txt" || fail io_uring/lean_dump "dump failed"
+python3 - "$TMP" <<'PY'
+import json, re, sys
+d = sys.argv[1]
+err = open(f"{d}/lean.err").read()
+attached = set(re.findall(r": attached \w+:(\w+)", err))
+left_out = {"sys_enter", "sys_exit", "io_uring_file_get", "io_uring_local_work_run", "io_uring_task_work_run",
+            "sched_switch", "sched_waking", "sched_process_exit"}
+ok = "io_uring_submit_req" in attached and not attached & left_out
+print(("PASS " if ok else "FAIL ") + "io_uring/lean_probes_left_out" + ("" if ok else f": attached {sorted(attached)}"))
+w = json.load(open(f"{d}/lean-workload.json"))
+s = json.load(open(f"{d}/lean-stats.json"))
+rings = w["rings"]
+def total(path):
+    return sum(r["paths"][path]["submitted"] for r in rings)
+requests = sum(total(p) for p in rings[0]["paths"])
+links = 2 * total("link") // 3 + total("faillink") // 2
+ok = w["ok"] and s["errors"] == 0 and s["flows"]["complete"] == requests + links and s["flows"]["incomplete"] == 0
+print(("PASS " if ok else "FAIL ") + "io_uring/lean_complete_flows" +
+      ("" if ok else f": flows {s['flows']}, errors {s['error_messages'][:3]}, requests {requests}, links {links}"))
+def by_path(f):
+    return {tuple(e["key"]): e["value"] for e in json.load(open(f))["maps"]["@requests"]}
+lean, full = by_path(f"{d}/lean.json"), by_path(f"{d}/summary.json")
+print(("PASS " if lean == full else "FAIL ") + "io_uring/lean_same_requests" + ("" if lean == full else f": {lean} vs {full}"))
+dump = open(f"{d}/lean-dump.txt").read()
+gone = [n for n in ("io_uring_enter", "file_get", "local_work_run", "task_work_run", "CQE", "reaped")
+        if f'name="{n}"' in dump]
+print(("PASS " if not gone else "FAIL ") + "io_uring/lean_content_left_out" + ("" if not gone else f": {gone} in the trace"))
+PY
+
 # A reader that falls behind: its queue of records stops at its bound (set
 # low here, UT_READER_QUEUE) and is handed on at once, again and again; the
 # trace stays valid and every request's flow whole (100000 nops on one CPU
