@@ -273,7 +273,8 @@ while read -r -u 3 series release _ image; do
     # on 6.1, in 60-iostack or an extra run of 30-uring-trace, since every
     # script attaches the scheduler's tracepoints (the same text patching
     # of hot paths under TCG as the int3 Oops above).  Booted once more,
-    # and said; a second stop is a failure.
+    # and said; a second stop is a failure.  (Both came from qemu's thread
+    # per vCPU, which run-in-vm.sh no longer uses: the retries are a guard.)
     hung=$(unfinished_guest_test "$OUT/$label.txt")
     if [ "$attempt" = 1 ] && [ -n "$hung" ] && ! grep -q 'Kernel panic' "$OUT/$label.console"; then
       echo "== $label: the guest stopped in $hung (its time-box never fired); booting it again"
