@@ -773,16 +773,11 @@ struct ut_program *ut_program_load(const void *data, size_t len, struct ut_progr
 		p->ukeys[i] = r_u32(&r);
 	*objs = (struct ut_program_objects){.user_c_hash = r_u64(&r)};
 	uint64_t user_hash = r_u64(&r), n = r_u64(&r);
-	if (!r.in.bad && n <= r.in.left) {
-		/* damaged code is not run: the reader interprets instead */
-		if (n && ut_hash_bytes(UT_HASH_INIT, r.in.p, (size_t)n) == user_hash) {
-			objs->user = r.in.p;
-			objs->user_len = (size_t)n;
-		}
-		r.in.p += n;
-		r.in.left -= n;
-	} else {
-		r.in.bad = true;
+	const void *user = byte_take(&r.in, (size_t)n);
+	/* damaged code is not run: the reader interprets instead */
+	if (user && n && ut_hash_bytes(UT_HASH_INIT, user, (size_t)n) == user_hash) {
+		objs->user = user;
+		objs->user_len = (size_t)n;
 	}
 	n = r_u64(&r);
 	if (r.in.bad || n != r.in.left || !program_ok(p)) {
