@@ -5,8 +5,9 @@ _uring_trace()
 	local cur prev
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
-	local opts="-e -o -p -c -d -l -I -D -v -q -h --comm --sample --buffer --emit-c --dump --all-in-kernel
-		--summary-only --json --verbose --quiet --version --help --all-rings"
+	local opts="-e -o -p -c -d -l -I -D -v -q -h --comm --run-as --sample --buffer --ring --after
+		--max-snapshots --max-size --emit-c --dump --all-in-kernel --compile --summary-only --json --verbose
+		--quiet --info --version --help --all-rings"
 	if [ "$COMP_CWORD" -eq 1 ] && [[ $cur != -* ]]; then
 		COMPREPLY=($(compgen -W "dump stats render" -- "$cur") $(compgen -f -X '!*.ut' -- "$cur") \
 			   $(compgen -d -- "$cur"))
@@ -32,12 +33,14 @@ _uring_trace()
 		COMPREPLY=($(compgen -d -- "$cur")); return ;;
 	-p)
 		COMPREPLY=($(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur")); return ;;
+	--run-as)
+		COMPREPLY=($(compgen -u -- "$cur")); return ;;
 	--dump)
 		COMPREPLY=($(compgen -W "ast typed resources placement c reader-c" -- "$cur")); return ;;
 	-l)
 		COMPREPLY=($(compgen -W "tracepoint:io_uring:* tracepoint:block:* tracepoint:syscalls:*" -- "$cur"))
 		return ;;
-	-e|-c|-d|-D|--comm|--sample|--buffer)
+	-e|-c|-d|-D|--comm|--sample|--buffer|--ring|--after|--max-snapshots|--max-size)
 		return ;;
 	esac
 	if [[ $cur == -* ]]; then

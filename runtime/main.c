@@ -101,7 +101,8 @@ static void die_usage(const char *msg, const char *arg)
 }
 
 enum { OPT_EMIT_C = 256, OPT_DUMP, OPT_COMPILE, OPT_SAMPLE, OPT_BUFFER, OPT_SUMMARY_ONLY, OPT_JSON,
-       OPT_VERSION, OPT_COMM, OPT_RING, OPT_AFTER, OPT_MAX_SNAPSHOTS, OPT_MAX_SIZE, OPT_ALL_IN_KERNEL };
+       OPT_VERSION, OPT_COMM, OPT_RING, OPT_AFTER, OPT_MAX_SNAPSHOTS, OPT_MAX_SIZE, OPT_ALL_IN_KERNEL,
+       OPT_RUN_AS };
 
 /* uring-trace's long options; others are script flags (parse_options). */
 static const struct option long_options[] = {
@@ -112,6 +113,7 @@ static const struct option long_options[] = {
 	{"command", required_argument, NULL, 'c'},
 	{"duration", required_argument, NULL, 'd'},
 	{"comm", required_argument, NULL, OPT_COMM},
+	{"run-as", required_argument, NULL, OPT_RUN_AS},
 	{"sample", required_argument, NULL, OPT_SAMPLE},
 	{"buffer", required_argument, NULL, OPT_BUFFER},
 	{"ring", required_argument, NULL, OPT_RING},
@@ -190,6 +192,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 			break;
 		}
 		case 'c': o->command = optarg; break;
+		case OPT_RUN_AS: o->run_as = optarg; break;
 		case 'd':
 			if (parse_duration(optarg, &o->duration) < 0)
 				die_usage("-d takes a duration like 10, 10s, 500ms or 2m", optarg);
@@ -286,6 +289,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		die_usage("give -p or -c, not both", NULL);
 	if (o->command && !o->command[strspn(o->command, " \t")])
 		die_usage("-c takes a command to run", NULL);
+	if (o->run_as && !o->command)
+		die_usage("--run-as says who runs -c's command: give -c too", NULL);
 	if (o->ring_s && o->summary_only)
 		die_usage("--ring keeps the trace's last seconds to write them; --summary-only writes no trace", NULL);
 }
@@ -480,6 +485,126 @@ static void keep_program(const struct ut_program_cache *kept, const struct ut_pr
 		fprintf(stderr, "uring-trace: the compiled program is not kept in the cache: %s\n", why);
 }
 
+/* Compiles (or takes from the cache, or loads as .uto) the script o names
+ * and traces with it, or does what --emit-c, --dump or --compile ask. */
+static int run_script(struct options *o)
+{
+	char stdlib[PATH_MAX], scripts[PATH_MAX], deflt[PATH_MAX + 16];
+	const char *stdlib_dir = data_dir("stdlib", stdlib, sizeof(stdlib));
+	if (!o->script && !o->program) {
+		if (!data_dir("scripts", scripts, sizeof(scripts))) {
+			fprintf(stderr, "uring-trace: no script given and the default scripts/io_uring.ut is not installed\n");
+			return 2;
+		}
+		snprintf(deflt, sizeof(deflt), "%s/io_uring.ut", scripts);
+		o->script = deflt;
+	}
+	signal(SIGINT, ut_on_signal);
+	signal(SIGTERM, ut_on_signal);
+	signal(SIGUSR1, ut_on_snapshot_signal);
+	signal(SIGPIPE, SIG_IGN);
+
+	/* A compiled script (.uto) runs as it is: no compiler, no clang. */
+	void *image = NULL;
+	size_t image_len = 0;
+	char err[8192];
+	if (o->script && ut_read_file(o->script, &image, &image_len) == 0 && image_len >= 4 &&
+	    memcmp(image, UT_PROGRAM_MAGIC, 3) == 0) {
+		if (o->nflags || o->ndefines)
+			no_constants_to_set(o, "a compiled script's constants are set when it is compiled (--compile)");
+		if (o->npositional)
+			die_usage("a compiled script's positional parameters are given when it is compiled (--compile)",
+				  o->positional[0]);
+		struct ut_program_objects objs;
+		struct ut_program *prog = ut_program_load(image, image_len, &objs, err, sizeof(err));
+		if (!prog) {
+			fprintf(stderr, "uring-trace: %s: %s\n", o->script, err);
+			free(image);
+			return 1;
+		}
+		int rc = o->emit_c || o->dump || o->compile_only ? 2 : ut_trace(o, prog, &objs, NULL);
+		if (rc == 2)
+			fprintf(stderr, "uring-trace: %s is already compiled: --emit-c, --dump and --compile need the .ut source\n",
+				o->script);
+		ut_program_free(prog);
+		free(image);
+		return rc;
+	}
+	free(image);
+
+	const char *options[sizeof(long_options) / sizeof(long_options[0])];
+	for (size_t i = 0; i < sizeof(long_options) / sizeof(long_options[0]); i++)
+		options[i] = long_options[i].name;
+	struct ut_compile_opts co = {
+		.file = o->script, .text = o->program, .include_dirs = o->includes, .ninclude_dirs = o->nincludes,
+		.stdlib_dir = stdlib_dir, .dump = o->dump, .dump_to = stdout,
+		.flags = o->flags, .nflags = o->nflags, .defines = o->defines, .ndefines = o->ndefines, .options = options,
+		.positional = o->positional, .npositional = o->npositional,
+		.all_in_kernel = o->all_in_kernel,
+	};
+	/* A run of a script compiled before, unchanged, on this boot, runs
+	 * the program kept then; else it is compiled, and kept. */
+	struct ut_program_cache kept = {.path = ""};
+	int kept_rc;
+	if (!o->emit_c && !o->dump && !o->compile_only && ut_program_cache_find(&kept, &co) && run_kept(o, &kept, &kept_rc))
+		return kept_rc;
+	struct ut_kernel *k = ut_kernel_open();
+	struct diag d;
+	diag_init(&d, stderr);
+	/* -v's account of the compile is kept with the program, to be told
+	 * again when it runs from the cache */
+	char *report = NULL;
+	size_t report_len = 0;
+	FILE *report_to = kept.path[0] ? open_memstream(&report, &report_len) : NULL;
+	struct ut_compile_inputs inputs = {0};
+	co.report = report_to ? report_to : o->verbose ? stderr : NULL;
+	co.inputs = kept.path[0] ? &inputs : NULL;   /* what a kept program depends on */
+	struct ut_program *prog = ut_compile(&co, k, &d);
+	if (report_to && fclose(report_to) == 0 && o->verbose)
+		fputs(report, stderr);
+	int rc = 0;
+	if (!prog) {
+		fprintf(stderr, "uring-trace: %d error%s; nothing was traced\n", d.errors, d.errors == 1 ? "" : "s");
+		rc = 1;
+		goto done;
+	}
+	if (o->emit_c || o->dump) {
+		if (o->emit_c)
+			fputs(prog->bpf_c, stdout);
+		goto done;
+	}
+	struct ut_object_build builds[2];
+	struct ut_program_objects objs;
+	if ((rc = build_objects(prog, o, builds, &objs)) != 0)
+		goto done;
+	if (o->compile_only) {
+		void *out;
+		size_t out_len;
+		if (ut_program_save(prog, &objs, &out, &out_len) != 0 || ut_write_file_atomic(o->output, out, out_len) != 0) {
+			fprintf(stderr, "uring-trace: cannot write %s: %s\n", o->output, strerror(errno));
+			rc = 1;
+		} else if (!o->quiet) {
+			fprintf(stderr, "uring-trace: wrote %s (%zu bytes); run it with: uring-trace %s\n", o->output, out_len,
+				o->output);
+		}
+		if (rc == 0)
+			free(out);
+	} else {
+		if (kept.path[0])
+			keep_program(&kept, prog, &objs, &inputs, report, d.warnings > 0, o->verbose);
+		rc = ut_trace(o, prog, &objs, k);
+	}
+	free(builds[0].obj);
+	free(builds[1].obj);
+done:
+	ut_program_free(prog);
+	ut_compile_inputs_free(&inputs);
+	free(report);
+	if (k)
+		ut_kernel_close(k);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && strcmp(argv[1], "--info") == 0)
@@ -501,118 +626,12 @@ int main(int argc, char **argv)
 		no_constants_to_set(&o, "-l runs no script whose constant it could set");
 	if (o.list_given)
 		return ut_list_probes(o.list, o.verbose);
-	char stdlib[PATH_MAX], scripts[PATH_MAX], deflt[PATH_MAX + 16];
-	const char *stdlib_dir = data_dir("stdlib", stdlib, sizeof(stdlib));
-	if (!o.script && !o.program) {
-		if (!data_dir("scripts", scripts, sizeof(scripts))) {
-			fprintf(stderr, "uring-trace: no script given and the default scripts/io_uring.ut is not installed\n");
-			return 2;
-		}
-		snprintf(deflt, sizeof(deflt), "%s/io_uring.ut", scripts);
-		o.script = deflt;
+	char why[512];
+	if (o.command && ut_identity_resolve(o.run_as, &o.command_as, why, sizeof(why)) != 0) {
+		fprintf(stderr, "uring-trace: %s\n", why);
+		return 2;
 	}
-	signal(SIGINT, ut_on_signal);
-	signal(SIGTERM, ut_on_signal);
-	signal(SIGUSR1, ut_on_snapshot_signal);
-	signal(SIGPIPE, SIG_IGN);
-
-	/* A compiled script (.uto) runs as it is: no compiler, no clang. */
-	void *image = NULL;
-	size_t image_len = 0;
-	char err[8192];
-	if (o.script && ut_read_file(o.script, &image, &image_len) == 0 && image_len >= 4 &&
-	    memcmp(image, UT_PROGRAM_MAGIC, 3) == 0) {
-		if (o.nflags || o.ndefines)
-			no_constants_to_set(&o, "a compiled script's constants are set when it is compiled (--compile)");
-		if (o.npositional)
-			die_usage("a compiled script's positional parameters are given when it is compiled (--compile)",
-				  o.positional[0]);
-		struct ut_program_objects objs;
-		struct ut_program *prog = ut_program_load(image, image_len, &objs, err, sizeof(err));
-		if (!prog) {
-			fprintf(stderr, "uring-trace: %s: %s\n", o.script, err);
-			free(image);
-			return 1;
-		}
-		int rc = o.emit_c || o.dump || o.compile_only ? 2 : ut_trace(&o, prog, &objs, NULL);
-		if (rc == 2)
-			fprintf(stderr, "uring-trace: %s is already compiled: --emit-c, --dump and --compile need the .ut source\n",
-				o.script);
-		ut_program_free(prog);
-		free(image);
-		return rc;
-	}
-	free(image);
-
-	const char *options[sizeof(long_options) / sizeof(long_options[0])];
-	for (size_t i = 0; i < sizeof(long_options) / sizeof(long_options[0]); i++)
-		options[i] = long_options[i].name;
-	struct ut_compile_opts co = {
-		.file = o.script, .text = o.program, .include_dirs = o.includes, .ninclude_dirs = o.nincludes,
-		.stdlib_dir = stdlib_dir, .dump = o.dump, .dump_to = stdout,
-		.flags = o.flags, .nflags = o.nflags, .defines = o.defines, .ndefines = o.ndefines, .options = options,
-		.positional = o.positional, .npositional = o.npositional,
-		.all_in_kernel = o.all_in_kernel,
-	};
-	/* A run of a script compiled before, unchanged, on this boot, runs
-	 * the program kept then; else it is compiled, and kept. */
-	struct ut_program_cache kept = {.path = ""};
-	int kept_rc;
-	if (!o.emit_c && !o.dump && !o.compile_only && ut_program_cache_find(&kept, &co) && run_kept(&o, &kept, &kept_rc))
-		return kept_rc;
-	struct ut_kernel *k = ut_kernel_open();
-	struct diag d;
-	diag_init(&d, stderr);
-	/* -v's account of the compile is kept with the program, to be told
-	 * again when it runs from the cache */
-	char *report = NULL;
-	size_t report_len = 0;
-	FILE *report_to = kept.path[0] ? open_memstream(&report, &report_len) : NULL;
-	struct ut_compile_inputs inputs = {0};
-	co.report = report_to ? report_to : o.verbose ? stderr : NULL;
-	co.inputs = kept.path[0] ? &inputs : NULL;   /* what a kept program depends on */
-	struct ut_program *prog = ut_compile(&co, k, &d);
-	if (report_to && fclose(report_to) == 0 && o.verbose)
-		fputs(report, stderr);
-	int rc = 0;
-	if (!prog) {
-		fprintf(stderr, "uring-trace: %d error%s; nothing was traced\n", d.errors, d.errors == 1 ? "" : "s");
-		rc = 1;
-		goto done;
-	}
-	if (o.emit_c || o.dump) {
-		if (o.emit_c)
-			fputs(prog->bpf_c, stdout);
-		goto done;
-	}
-	struct ut_object_build builds[2];
-	struct ut_program_objects objs;
-	if ((rc = build_objects(prog, &o, builds, &objs)) != 0)
-		goto done;
-	if (o.compile_only) {
-		void *out;
-		size_t out_len;
-		if (ut_program_save(prog, &objs, &out, &out_len) != 0 || ut_write_file_atomic(o.output, out, out_len) != 0) {
-			fprintf(stderr, "uring-trace: cannot write %s: %s\n", o.output, strerror(errno));
-			rc = 1;
-		} else if (!o.quiet) {
-			fprintf(stderr, "uring-trace: wrote %s (%zu bytes); run it with: uring-trace %s\n", o.output, out_len,
-				o.output);
-		}
-		if (rc == 0)
-			free(out);
-	} else {
-		if (kept.path[0])
-			keep_program(&kept, prog, &objs, &inputs, report, d.warnings > 0, o.verbose);
-		rc = ut_trace(&o, prog, &objs, k);
-	}
-	free(builds[0].obj);
-	free(builds[1].obj);
-done:
-	ut_program_free(prog);
-	ut_compile_inputs_free(&inputs);
-	free(report);
-	if (k)
-		ut_kernel_close(k);
+	int rc = run_script(&o);
+	ut_identity_free(&o.command_as);
 	return rc;
 }

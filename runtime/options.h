@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "compiler/compiler.h"
+#include "runtime/identity.h"
 
 struct options {
 	const char *script;
@@ -15,6 +16,8 @@ struct options {
 	const char *output;         /* -o */
 	pid_t pid;                  /* -p */
 	const char *command;        /* -c */
+	const char *run_as;         /* --run-as */
+	struct ut_identity command_as;   /* who -c's command runs as (runtime/identity.h) */
 	const char *comm;           /* --comm */
 	double duration;            /* -d, seconds; 0 = until stopped */
 	double sample_pct;          /* --sample */

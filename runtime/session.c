@@ -68,12 +68,13 @@ _Noreturn static void command_failed(int report_fd, int status, const char *fmt,
 }
 
 /* -c: the child waits on a pipe until the probes are attached, so nothing
- * it does is missed; under sudo it runs as the invoking user.  Until it
+ * it does is missed; it runs as `as` (under sudo, the invoking user).  Until it
  * execs the command it is a copy of uring-trace, and named so.
  * *report_fd reads why the command could not run, or nothing.
  * stdout_to_stderr: the command's standard output goes to our standard
  * error (--json - keeps standard output for the JSON). */
-static pid_t start_command(const char *cmd, bool stdout_to_stderr, int *release_fd, int *report_fd)
+static pid_t start_command(const char *cmd, const struct ut_identity *as, bool stdout_to_stderr, int *release_fd,
+			   int *report_fd)
 {
 	int release[2], report[2];
 	if (pipe2(release, O_CLOEXEC) < 0)
@@ -93,9 +94,8 @@ static pid_t start_command(const char *cmd, bool stdout_to_stderr, int *release_
 		if (stdout_to_stderr && dup2(2, 1) < 0)
 			command_failed(report[1], 126, "cannot run '%s' with its output on standard error: %s", cmd,
 				       strerror(errno));
-		const char *su = getenv("SUDO_UID"), *sg = getenv("SUDO_GID");
-		if (getuid() == 0 && su && sg && (setgid((gid_t)atoi(sg)) != 0 || setuid((uid_t)atoi(su)) != 0))
-			command_failed(report[1], 126, "cannot run '%s' as user %s: %s", cmd, su, strerror(errno));
+		if (ut_identity_become(as) != 0)
+			command_failed(report[1], 126, "cannot run '%s' as user %s: %s", cmd, as->name, strerror(errno));
 		/* A plain command runs directly; one with shell syntax runs
 		 * through sh, which execs it: either way the command keeps the
 		 * pid the probes filter on (the processes it starts are
@@ -718,7 +718,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const struct ut_program
 	int release_fd = -1, report_fd = -1, child_status = 0;
 	pid_t child = 0;
 	if (o->command) {
-		child = start_command(o->command, json_stdout, &release_fd, &report_fd);
+		child = start_command(o->command, &o->command_as, json_stdout, &release_fd, &report_fd);
 		if (child < 0) {
 			fprintf(stderr, "uring-trace: cannot start '%s': %s\n", o->command, strerror(errno));
 			rc = 1;
