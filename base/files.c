@@ -41,11 +41,8 @@ int ut_write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
-int ut_read_file(const char *path, void **data, size_t *len)
+int ut_read_open_file(int fd, void **data, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
 	struct stat st;
 	int failed = fstat(fd, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
 	if (failed) {
@@ -71,6 +68,12 @@ int ut_read_file(const char *path, void **data, size_t *len)
 	return 0;
 }
 
+int ut_read_file(const char *path, void **data, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -1 : ut_read_open_file(fd, data, len);
+}
+
 void ut_temp_path(char *tmp, size_t len, const char *path)
 {
 	if ((size_t)snprintf(tmp, len, "%s.tmp.%d", path, (int)getpid()) >= len)
@@ -81,7 +84,9 @@ int ut_write_file_atomic(const char *path, const void *data, size_t len)
 {
 	char tmp[PATH_MAX];
 	ut_temp_path(tmp, sizeof(tmp), path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* a new file: never through a link someone left at the temporary name */
+	unlink(tmp);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -1;
 	if (ut_write_all(fd, data, len) != 0) {

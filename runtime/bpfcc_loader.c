@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/trust.h"
+
 #ifndef UT_LIBDIR
 #define UT_LIBDIR "/usr/local/lib/uring-trace"
 #endif
@@ -49,6 +51,13 @@ const struct ut_bpfcc *ut_bpfcc_get(char *err, size_t errlen)
 				strcat(looked, ", ");
 			strcat(looked, paths[i]);
 			continue;
+		}
+		char why[PATH_MAX + 64];
+		if (!ut_trusted_file(paths[i], why, sizeof(why))) {
+			snprintf(err, errlen,
+				 "cannot compile scripts: refusing to load %s: %s (as root, uring-trace loads code only "
+				 "from files that root alone can change)", paths[i], why);
+			return NULL;
 		}
 		void *lib = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
 		if (!lib) {

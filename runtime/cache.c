@@ -1,6 +1,7 @@
 #include "runtime/cache.h"
 
 #include <dirent.h>
+#include <ftw.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/files.h"
+#include "base/trust.h"
 #include "runtime/bpfcc_loader.h"
 #include "runtime/elf_strip.h"
 #include "base/hash.h"
@@ -50,28 +52,114 @@ static int make_dirs(const char *path)
 	return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* The deepest directory of path that exists, as far as it exists. */
+static void existing_part(const char *path, char *part, size_t len)
+{
+	snprintf(part, len, "%s", path);
+	struct stat st;
+	while (stat(part, &st) != 0) {
+		char *slash = strrchr(part, '/');
+		if (!slash || slash == part) {
+			snprintf(part, len, "%s", slash ? "/" : ".");
+			return;
+		}
+		*slash = 0;
+	}
+}
+
+/* The run's own cache when the chosen one is not trusted: new and empty,
+ * so everything is compiled afresh; removed at exit. */
+static char private_dir[PATH_MAX];
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void remove_private_dir(void)
+{
+	nftw(private_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int use_private_dir(char *dir, size_t len, char *err, size_t errlen)
+{
+	if (!private_dir[0]) {
+		char made[] = "/tmp/uring-trace-cache.XXXXXX";
+		if (!mkdtemp(made)) {
+			snprintf(err, errlen, "cannot create a private cache directory: %s", strerror(errno));
+			return -1;
+		}
+		snprintf(private_dir, sizeof(private_dir), "%s", made);
+		atexit(remove_private_dir);
+	}
+	snprintf(dir, len, "%s", private_dir);
+	return 0;
+}
+
 int ut_cache_dir(char *dir, size_t len, char *err, size_t errlen)
 {
 	const char *env = getenv("UT_CACHE_DIR");
 	const char *xdg = getenv("XDG_CACHE_HOME");
 	const char *home = getenv("HOME");
+	char chosen[PATH_MAX];
 	if (env && *env)
-		snprintf(dir, len, "%s", env);
+		snprintf(chosen, sizeof(chosen), "%s", env);
 	else if (xdg && *xdg)
-		path_fmt(dir, len, "%s/uring-trace", xdg);
+		path_fmt(chosen, sizeof(chosen), "%s/uring-trace", xdg);
 	else if (geteuid() == 0)
-		snprintf(dir, len, "/var/cache/uring-trace");
+		snprintf(chosen, sizeof(chosen), "/var/cache/uring-trace");
 	else if (home && *home)
-		path_fmt(dir, len, "%s/.cache/uring-trace", home);
+		path_fmt(chosen, sizeof(chosen), "%s/.cache/uring-trace", home);
 	else {
 		snprintf(err, errlen, "no cache directory: set XDG_CACHE_HOME or HOME");
 		return -1;
 	}
-	if (make_dirs(dir) != 0) {
-		snprintf(err, errlen, "cannot create cache directory %s: %s", dir, strerror(errno));
+	/* Root makes directories only where no one else could have put
+	 * something first, and uses the cache only if no one else can change
+	 * it (base/trust.h). */
+	char part[PATH_MAX], why[PATH_MAX + 64];
+	existing_part(chosen, part, sizeof(part));
+	bool trusted = ut_trusted_dir(part, dir, len, why, sizeof(why));
+	if (trusted && make_dirs(chosen) != 0) {
+		snprintf(err, errlen, "cannot create cache directory %s: %s", chosen, strerror(errno));
 		return -1;
 	}
-	return 0;
+	if (trusted && ut_trusted_dir(chosen, dir, len, why, sizeof(why)))
+		return 0;
+	static char refused[PATH_MAX];
+	if (strcmp(refused, chosen) != 0) {
+		snprintf(refused, sizeof(refused), "%s", chosen);
+		fprintf(stderr,
+			"uring-trace: warning: not using the cache %s: %s; as root, uring-trace runs code only "
+			"from files that root alone can change, so it compiles afresh in a private directory "
+			"(set UT_CACHE_DIR to a directory only root can write to keep what it compiles)\n",
+			chosen, why);
+	}
+	return use_private_dir(dir, len, err, errlen);
+}
+
+/* Whether a cached file that clang reads by its path (vmlinux.h, its PCH)
+ * is there and trusted; one that is not trusted is said and made again. */
+static bool cached_file_ok(const char *path)
+{
+	char why[PATH_MAX + 64];
+	if (ut_trusted_file(path, why, sizeof(why)))
+		return true;
+	if (errno != ENOENT)
+		fprintf(stderr, "uring-trace: warning: not using a cached file: %s; making it afresh\n", why);
+	return false;
+}
+
+int ut_cache_read(const char *path, void **data, size_t *len)
+{
+	char why[PATH_MAX + 64];
+	if (ut_read_trusted_file(path, data, len, why, sizeof(why)) == 0)
+		return 0;
+	if (errno == EPERM)
+		fprintf(stderr, "uring-trace: warning: not using a cached file: %s; compiling it afresh\n", why);
+	return 1;
 }
 
 struct cached_file {
@@ -265,10 +353,12 @@ static int compile_object(const char *c_src, const struct object_place *at, void
 		return -1;
 	}
 	if (!at->host) {
-		if (access(header, R_OK) != 0 && write_vmlinux_header(header, err, errlen) != 0)
+		/* a header made again leaves its PCH stale: clang refuses it */
+		bool new_header = !cached_file_ok(header);
+		if (new_header && write_vmlinux_header(header, err, errlen) != 0)
 			return -1;
 		opts.include_dirs = includes;
-		if (access(pch, R_OK) == 0 || make_pch(cc, header, includes, pch))
+		if ((!new_header && cached_file_ok(pch)) || make_pch(cc, header, includes, pch))
 			opts.pch = pch;
 	}
 	char *diag = NULL;
@@ -428,7 +518,7 @@ void ut_build_objects(struct ut_object_build *builds, unsigned n)
 		if (!at || !children) {
 			snprintf(b->err, sizeof(b->err), "out of memory");
 			b->rc = -1;
-		} else if ((b->rc = place_object(b, &at[i])) == 0 && ut_read_file(at[i].obj_path, &b->obj, &b->len) == 0) {
+		} else if ((b->rc = place_object(b, &at[i])) == 0 && ut_cache_read(at[i].obj_path, &b->obj, &b->len) == 0) {
 			b->cached = true;
 			ut_cache_used(at[i].obj_path);
 		} else if (b->rc == 0) {

@@ -10,7 +10,10 @@
  *   prog/<key>.utc                  whole compiled programs
  *                                   (runtime/program_cache.h)
  * Hashes are FNV-1a 64 in hex.  Files are written to a temporary name and
- * renamed, so concurrent runs never see partial files. */
+ * renamed, so concurrent runs never see partial files.  Running as root,
+ * the directory and the files read from it must be root's alone
+ * (base/trust.h); a directory that is not is refused, and the run uses a
+ * private one of its own. */
 #ifndef UT_CACHE_H
 #define UT_CACHE_H
 #include "base/files.h"
@@ -23,7 +26,9 @@
 
 /* The cache directory, created if missing: $UT_CACHE_DIR, else
  * $XDG_CACHE_HOME/uring-trace, else /var/cache/uring-trace for root, else
- * ~/.cache/uring-trace.  0 or -1 with err. */
+ * ~/.cache/uring-trace; as root, one that root does not trust is said on
+ * stderr and replaced by a new private directory, removed at exit.  The
+ * path given back has no symbolic link.  0 or -1 with err. */
 int ut_cache_dir(char *dir, size_t len, char *err, size_t errlen);
 
 /* Keeps the compiled files (obj/, prog/) within $UT_CACHE_MAX_MB
@@ -31,6 +36,10 @@ int ut_cache_dir(char *dir, size_t len, char *err, size_t errlen);
  * (a file's modification time: ut_cache_used sets it at each use) until a
  * quarter of that is free.  Called after a compile stored files. */
 void ut_cache_trim(void);
+/* A cached file's bytes, read only if root trusts it (base/trust.h): 0;
+ * 1 when there is none, or one root does not trust (said on stderr), to
+ * be made again and replaced. */
+int ut_cache_read(const char *path, void **data, size_t *len);
 /* path (a cached file) was just used. */
 void ut_cache_used(const char *path);
 /* The directory holding bpf/ut.h: $UT_BPF_ROOT, else the source tree

@@ -150,7 +150,7 @@ void *ut_program_cache_get(const struct ut_program_cache *c, size_t *len, char *
 	*report = NULL;
 	void *data;
 	size_t size;
-	if (!c->path[0] || ut_read_file(c->path, &data, &size) != 0)
+	if (!c->path[0] || ut_cache_read(c->path, &data, &size) != 0)
 		return NULL;
 	void *image = NULL;
 	struct byte_reader r = {data, size, false};
