@@ -67,6 +67,28 @@ _Noreturn static void command_failed(int report_fd, int status, const char *fmt,
 	_exit(status);
 }
 
+/* Whether cmd is more than one simple command for sh: an operator (; & |
+ * newline, a subshell or group) outside quotes. */
+static bool shell_list(const char *cmd)
+{
+	char quote = 0;
+	for (const char *p = cmd; *p; p++) {
+		if (quote == '\'' ? *p == '\'' : quote == '"' ? *p == '"' : false)
+			quote = 0;
+		else if (quote == '"' && *p == '\\' && p[1])
+			p++;
+		else if (quote)
+			continue;
+		else if (*p == '\\' && p[1])
+			p++;
+		else if (*p == '\'' || *p == '"')
+			quote = *p;
+		else if (strchr(";&|\n(){}", *p))
+			return true;
+	}
+	return false;
+}
+
 /* -c: the child waits on a pipe until the probes are attached, so nothing
  * it does is missed; it runs as `as` (under sudo, the invoking user).  Until it
  * execs the command it is a copy of uring-trace, and named so.
@@ -97,9 +119,8 @@ static pid_t start_command(const char *cmd, const struct ut_identity *as, bool s
 		if (ut_identity_become(as) != 0)
 			command_failed(report[1], 126, "cannot run '%s' as user %s: %s", cmd, as->name, strerror(errno));
 		/* A plain command runs directly; one with shell syntax runs
-		 * through sh, which execs it: either way the command keeps the
-		 * pid the probes filter on (the processes it starts are
-		 * followed in BPF). */
+		 * through sh: the command (or sh) keeps the pid the probes
+		 * filter on, and the processes it starts are followed in BPF. */
 		if (!strpbrk(cmd, "|&;<>()$`\\\"'*?[#~=%{}\n")) {
 			char *copy = strdup(cmd), *argv[256], *save = NULL;
 			if (!copy)
@@ -113,10 +134,14 @@ static pid_t start_command(const char *cmd, const struct ut_identity *as, bool s
 			command_failed(report[1], errno == ENOENT ? 127 : 126, "cannot run '%s': %s", argv[0],
 				       strerror(errno));
 		}
+		/* One simple command is exec'ed by sh, keeping its pid; a list
+		 * (`cd dir && ./app`, `a; b`) runs as sh wrote it, sh's
+		 * children followed ("exec cd dir && ..." would fail). */
+		bool list = shell_list(cmd);
 		char *line = malloc(strlen(cmd) + 6);
 		if (!line)
 			command_failed(report[1], 127, "cannot run '%s': out of memory", cmd);
-		sprintf(line, "exec %s", cmd);
+		sprintf(line, "%s%s", list ? "" : "exec ", cmd);
 		execl("/bin/sh", "sh", "-c", line, (char *)NULL);
 		command_failed(report[1], 127, "cannot run /bin/sh for '%s': %s", cmd, strerror(errno));
 	}
@@ -149,6 +174,7 @@ struct session {
 	struct window_file *snapshot;    /* the one being written */
 	volatile uint64_t *requests;     /* bpf/ut.h's ut_requests, mapped (NULL: could not be) */
 	bool snapshot_refused_noted, size_noted;
+	uint64_t cut_before;             /* --ring: records up to here left for --ring-size */
 	/* UT_CAPTURE_RECORDS=FILE: the records the reader takes, in the order
 	 * it takes them, each a native u32 length and its bytes (for
 	 * bench/replay_bench, which times the reader's work on them) */

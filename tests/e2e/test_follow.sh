@@ -158,6 +158,15 @@ rc=$?
 [ $rc -eq 126 ] && grep -q "cannot run '$TMP': Permission denied" "$TMP/dir.err" && pass follow/command_not_runnable \
 	|| fail follow/command_not_runnable "rc=$rc $(cat "$TMP/dir.err")"
 
+# A list of commands runs whole (`exec cd ...` failed: "exec: cd: not
+# found"), its processes traced, its status the last command's.
+"$UT" -q --summary-only -e 'tracepoint:syscalls:sys_enter_getppid { @calls = count(); }' \
+	-c "cd $TMP && pwd && python3 -c 'import os; os.getppid(); os.getppid()'; exit 4" >"$TMP/list.out" 2>&1
+rc=$?
+calls=$(sed -n 's/^@calls: //p' "$TMP/list.out")
+[ $rc -eq 4 ] && grep -qx "$TMP" "$TMP/list.out" && [ "${calls:-0}" -ge 2 ] && pass follow/command_list \
+	|| fail follow/command_list "rc=$rc $(cat "$TMP/list.out")"
+
 # A command that fails: its status is uring-trace's (the trace is written).
 "$UT" -o "$TMP/fails.fxt" -c "sh -c 'exit 3'" >/dev/null 2>"$TMP/fails.err"
 rc=$?
