@@ -115,6 +115,11 @@ struct ut_engine {
 	struct ut_engine_stats stats;
 	uint64_t max_ts;
 	bool cut;   /* the trace reached limits.max_bytes: nothing more is written */
+	const char *cut_why;   /* why: "size limit reached", "disk full" */
+	/* what ending every open slice would write: their number and the
+	 * bytes of their names (kept room for when the trace is cut) */
+	uint64_t open_slices, open_names;
+	uint64_t room_until;   /* the file's bytes the writer holds room for */
 
 	struct track *tracks;
 	size_t ntracks, tracks_capacity;
@@ -180,16 +185,58 @@ static void note_ts(struct ut_engine *e, uint64_t ts)
 /* Room for any one event and the marker that says the trace is cut: a
  * record is at most 32 KiB, with the strings and thread it may bring. */
 #define CUT_RESERVE_BYTES (64u << 10)
+/* An open slice's end record beyond its names: header, time, thread and
+ * the two string references (inline or a string record each), the "cut"
+ * argument. */
+#define END_RECORD_BYTES 96u
+/* The room asked of the file system at a time, past what is needed. */
+#define ROOM_AHEAD_BYTES (8u << 20)
 
 static void write_cut_marker(struct ut_engine *e);
 
-/* An event at ts is written: false once the trace reached its size limit
- * (the event is dropped, counted; the file ends on a whole record). */
+static const char DISK_FULL[] = "disk full";
+
+/* What the trace must still be able to take: any one event, the cut
+ * marker, and the ends of every open slice and span. */
+static uint64_t room_needed(const struct ut_engine *e)
+{
+	return CUT_RESERVE_BYTES + e->open_slices * END_RECORD_BYTES + e->open_names;
+}
+
+/* Whether one more event fits with room kept to end what is open: under
+ * max_bytes, and in file-system blocks held for the file ahead of time (a
+ * full disk then cuts the trace where it can still end everything). */
+static bool room_left(struct ut_engine *e)
+{
+	uint64_t end = fxt_writer_bytes(e->w) + room_needed(e);
+	if (e->limits.max_bytes && end > e->limits.max_bytes) {
+		e->cut_why = "--max-size reached";
+		return false;
+	}
+	if (end > e->room_until) {
+		uint64_t ahead = end + ROOM_AHEAD_BYTES;
+		if (e->limits.max_bytes && ahead > e->limits.max_bytes)
+			ahead = e->limits.max_bytes;
+		/* as far ahead as there is room for, down to what is needed */
+		while (!fxt_writer_hold_room(e->w, ahead)) {
+			if (ahead == end) {
+				e->cut_why = DISK_FULL;
+				return false;
+			}
+			ahead = end + (ahead - end) / 2;
+		}
+		e->room_until = ahead;
+	}
+	return true;
+}
+
+/* An event at ts is written: false once the trace was cut (the size
+ * limit, or no room on the disk): the event is dropped, counted, and the
+ * file ends on whole records, every slice ended (ut_engine_finish). */
 static bool writing(struct ut_engine *e, uint64_t ts)
 {
 	note_ts(e, ts);
-	if (!e->cut && e->limits.max_bytes &&
-	    fxt_writer_bytes(e->w) + CUT_RESERVE_BYTES > e->limits.max_bytes) {
+	if (!e->cut && !room_left(e)) {
 		write_cut_marker(e);
 		e->cut = true;
 	}
@@ -389,15 +436,20 @@ static void push_slice(struct ut_engine *e, uint32_t ti, uint64_t ts, const char
 	if (!name)
 		name = "";
 	if (t->depth >= e->limits.max_open_slices) {
+		size_t names = t->arena_used;
 		if (t->depth == 1) {
 			t->depth = 0;
 			t->arena_used = 0;
 		} else {
 			drop_outermost_slice(t);
 		}
+		e->open_slices--;
+		e->open_names -= names - t->arena_used;
 		e->stats.slices_evicted++;
 	}
 	size_t clen = strlen(category) + 1, nlen = strlen(name) + 1;
+	e->open_slices++;
+	e->open_names += clen + nlen;
 	arena_reserve(t, clen + nlen);
 	grow_array((void **)&t->frames, &t->frames_capacity, t->depth + 1, sizeof(*t->frames));
 	struct slice_frame *f = &t->frames[t->depth++];
@@ -419,6 +471,8 @@ static bool pop_slice(struct ut_engine *e, uint32_t ti, uint64_t ts, const char 
 		return false;
 	struct slice_frame *f = &t->frames[--t->depth];
 	t->in_d_slice = false; /* when open it is the innermost: this one */
+	e->open_slices--;
+	e->open_names -= t->arena_used - f->category_at;
 	fxt_write_event(e->w, FXT_EV_DURATION_END, track_time(e, t, ts), t->pid, t->tid, t->arena + f->category_at,
 			rename ? rename : t->arena + f->name_at, args, nargs, 0);
 	t->arena_used = f->category_at;
@@ -1076,8 +1130,10 @@ static void write_cut_marker(struct ut_engine *e)
 		{ .name = "max_bytes", .kind = UT_ARG_UINT, .u = e->limits.max_bytes },
 		{ .name = "events_written", .kind = UT_ARG_UINT, .u = e->stats.events },
 	};
-	fxt_write_event(e->w, FXT_EV_INSTANT, track_time(e, t, e->max_ts), t->pid, t->tid, "uring-trace",
-			"trace cut: size limit reached", args, 2, 0);
+	char name[64];
+	snprintf(name, sizeof(name), "trace cut: %s", e->cut_why);
+	fxt_write_event(e->w, FXT_EV_INSTANT, track_time(e, t, e->max_ts), t->pid, t->tid, "uring-trace", name,
+			args, 2, 0);
 }
 
 void ut_events_lost(struct ut_engine *e, uint64_t ts, uint64_t since, uint64_t lost, const char *what)
@@ -1104,14 +1160,10 @@ void ut_events_lost(struct ut_engine *e, uint64_t ts, uint64_t since, uint64_t l
  * ut_engine_free. */
 void ut_engine_finish(struct ut_engine *e, uint64_t last_ts)
 {
-	if (e->cut) {   /* what is open stays open: no room to end it */
-		lru_free(&e->flows);
-		lru_free(&e->spans);
-		return;
-	}
-	if (last_ts > e->max_ts)
+	/* a cut trace ends what is open where it was cut, in the room kept */
+	if (last_ts > e->max_ts && !e->cut)
 		e->max_ts = last_ts;
-	struct ut_arg unfinished = { .name = "unfinished", .kind = UT_ARG_BOOL, .b = true };
+	struct ut_arg unfinished = { .name = e->cut ? "cut" : "unfinished", .kind = UT_ARG_BOOL, .b = true };
 	for (size_t i = 0; i < e->ntracks; i++) {
 		while (pop_slice(e, (uint32_t)i, e->max_ts, NULL, &unfinished, 1))
 			e->stats.slices_unfinished++;
@@ -1128,6 +1180,16 @@ void ut_engine_finish(struct ut_engine *e, uint64_t last_ts)
 			       (e->groups[i].nlanes + 63) / 64 * sizeof(uint64_t));
 	lru_free(&e->flows);
 	lru_free(&e->spans);
+}
+
+const char *ut_engine_cut_reason(const struct ut_engine *e)
+{
+	return e->cut ? e->cut_why : NULL;
+}
+
+bool ut_engine_disk_full(const struct ut_engine *e)
+{
+	return e->cut && e->cut_why == DISK_FULL;
 }
 
 void ut_engine_free(struct ut_engine *e)

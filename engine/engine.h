@@ -63,8 +63,10 @@ struct ut_engine_limits {
 	 * before its next event). */
 	size_t max_threads;
 	/* The trace file stops growing before this many bytes (uncompressed):
-	 * an "trace cut" instant says so, and later events are dropped
-	 * (counted in events_cut).  0 = no limit. */
+	 * a "trace cut" instant says so, later events are dropped (counted in
+	 * events_cut), and what is open ends there, marked cut, in room kept
+	 * for it.  Room on the disk is held ahead the same way: a full disk
+	 * cuts the trace too.  0 = no limit. */
 	uint64_t max_bytes;
 };
 
@@ -94,6 +96,10 @@ struct ut_engine *ut_engine_new(struct fxt_writer *w, const struct ut_engine_lim
 void ut_engine_finish(struct ut_engine *e, uint64_t last_ts);
 void ut_engine_free(struct ut_engine *e);
 const struct ut_engine_stats *ut_engine_stats(const struct ut_engine *e);
+/* Why the trace was cut ("--max-size reached", "disk full"), or NULL. */
+const char *ut_engine_cut_reason(const struct ut_engine *e);
+/* The trace was cut because the file system had no room left. */
+bool ut_engine_disk_full(const struct ut_engine *e);
 /* Prints one line to out naming what the limits evicted, if anything. */
 void ut_engine_report_limits(const struct ut_engine *e, FILE *out);
 

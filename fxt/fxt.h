@@ -21,6 +21,10 @@ int fxt_writer_close(struct fxt_writer *w, char *err, size_t errlen);
 /* First write error seen (NULL if none): writes never fail silently. */
 const char *fxt_writer_error(const struct fxt_writer *w);
 uint64_t fxt_writer_bytes(const struct fxt_writer *w);
+/* Has the file system hold room for the file up to `bytes` (fallocate,
+ * its size unchanged): false when there is none (a full disk, a quota);
+ * true when the file system cannot hold room, or it is not a file. */
+bool fxt_writer_hold_room(struct fxt_writer *w, uint64_t bytes);
 /* The event records in the file and its size in *bytes: after a write
  * error, those before the buffer that failed (the file is cut there, on a
  * record boundary, when it is a regular file); with gzip, those handed to

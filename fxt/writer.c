@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -66,6 +67,7 @@ struct fxt_writer {
 	uint64_t bytes_written, events_written;
 	uint64_t events_buffered;
 	uint64_t write_ns;   /* in write(2) or gzwrite */
+	bool room_unheld;    /* the file system holds no room ahead (fallocate unsupported) */
 	char error[256];
 
 	struct string_slot strings[FXT_STRING_SLOTS + 1];
@@ -713,9 +715,29 @@ uint64_t fxt_writer_write_ns(const struct fxt_writer *w)
 	return w->write_ns;
 }
 
+bool fxt_writer_hold_room(struct fxt_writer *w, uint64_t bytes)
+{
+	struct stat st;
+	if (w->room_unheld || fstat(w->fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size >= bytes)
+		return true;
+	/* blocks past the end of the file, its size unchanged: the writes that
+	 * reach them cannot fail for room */
+	if (fallocate(w->fd, FALLOC_FL_KEEP_SIZE, st.st_size, (off_t)(bytes - (uint64_t)st.st_size)) == 0)
+		return true;
+	if (errno == ENOSPC || errno == EDQUOT)
+		return false;
+	w->room_unheld = true;   /* a full disk then cuts the file where a write fails */
+	return true;
+}
+
 int fxt_writer_close(struct fxt_writer *w, char *err, size_t errlen)
 {
 	drain_buffer(w);
+	/* the room held past the end goes back to the file system */
+	struct stat st;
+	if (!w->room_unheld && fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(w->fd, st.st_size) != 0) {
+		/* kept allocated: harmless */
+	}
 	if (w->gz) {
 		int rc = gzclose(w->gz); /* finishes the stream and closes fd */
 		if (rc != Z_OK)

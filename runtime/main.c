@@ -102,7 +102,7 @@ static void die_usage(const char *msg, const char *arg)
 
 enum { OPT_EMIT_C = 256, OPT_DUMP, OPT_COMPILE, OPT_SAMPLE, OPT_BUFFER, OPT_SUMMARY_ONLY, OPT_JSON,
        OPT_VERSION, OPT_COMM, OPT_RING, OPT_AFTER, OPT_MAX_SNAPSHOTS, OPT_MAX_SIZE, OPT_ALL_IN_KERNEL,
-       OPT_RUN_AS };
+       OPT_RUN_AS, OPT_RING_SIZE };
 
 /* uring-trace's long options; others are script flags (parse_options). */
 static const struct option long_options[] = {
@@ -117,6 +117,7 @@ static const struct option long_options[] = {
 	{"sample", required_argument, NULL, OPT_SAMPLE},
 	{"buffer", required_argument, NULL, OPT_BUFFER},
 	{"ring", required_argument, NULL, OPT_RING},
+	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
 	{"after", required_argument, NULL, OPT_AFTER},
 	{"max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS},
 	{"max-size", required_argument, NULL, OPT_MAX_SIZE},
@@ -222,6 +223,13 @@ static void parse_options(int argc, char **argv, struct options *o)
 			if (parse_duration(optarg, &o->ring_s) < 0)
 				die_usage("--ring takes a duration like 5s, 500ms or 2m", optarg);
 			break;
+		case OPT_RING_SIZE: {
+			uint64_t bytes;
+			if (parse_size(optarg, 16u << 20, 1ull << 40, &bytes) < 0)
+				die_usage("--ring-size takes a size of at least 16M, e.g. 256M or 2G", optarg);
+			o->ring_bytes = (size_t)bytes;
+			break;
+		}
 		case OPT_AFTER:
 			if (strcmp(optarg, "0") == 0)
 				o->after_s = 0;
@@ -618,7 +626,7 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 2 && strcmp(argv[1], "render") == 0)
 		return render_command(argc - 1, argv + 1);
-	struct options o = {.output = "trace.fxt", .after_s = 1, .max_snapshots = 10};
+	struct options o = {.output = "trace.fxt", .after_s = 1, .max_snapshots = 10, .ring_bytes = UT_RING_BYTES};
 	parse_options(argc, argv, &o);
 	if (o.compile_only && strcmp(o.output, "trace.fxt") == 0)
 		die_usage("--compile needs -o FILE.uto", NULL);

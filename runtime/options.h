@@ -10,6 +10,9 @@
 #include "compiler/compiler.h"
 #include "runtime/identity.h"
 
+/* --ring-size's default: the flight recorder's memory bound. */
+#define UT_RING_BYTES (128u << 20)
+
 struct options {
 	const char *script;
 	const char *program;        /* -e */
@@ -23,6 +26,7 @@ struct options {
 	double sample_pct;          /* --sample */
 	size_t buffer_bytes;        /* --buffer */
 	double ring_s;              /* --ring: seconds kept in memory; 0 = write as it comes */
+	size_t ring_bytes;          /* --ring-size: the bound of the memory that keeps them */
 	double after_s;             /* --after: a snapshot's seconds after its trigger */
 	unsigned max_snapshots;     /* --max-snapshots */
 	uint64_t max_size;          /* --max-size: bytes of a trace file; 0 = no limit */

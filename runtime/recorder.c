@@ -23,6 +23,11 @@
 #define MAX_COUNTERS 65536u
 #define MAX_OPEN (1u << 20)
 
+/* What a record kept past the window costs beyond its bytes: its item in
+ * the LRU set, the set's index entry and malloc's header (counted in the
+ * recorder's bytes, which its bound holds). */
+#define KEPT_OVERHEAD 96
+
 /* Records one after another, each behind its length, 8-byte aligned. */
 struct chunk {
 	struct chunk *next;
@@ -46,6 +51,10 @@ struct kept_set {
 struct ut_recorder {
 	const struct ut_program *prog;
 	uint64_t window;
+	size_t max_bytes;       /* the bound of ut_recorder_bytes */
+	uint64_t cut_before;    /* records up to here left for the bound, not the window's time */
+	bool cut_noted;
+	const struct ut_recorder_cursor *reading;   /* a window being written: its records stay */
 	struct chunk *first, *last;
 	size_t chunk_bytes;
 	uint64_t oldest_ts, newest_ts;
@@ -65,7 +74,7 @@ static void kept_init(struct kept_set *s, size_t max)
 
 static void kept_remove(struct kept_set *s, struct kept *k)
 {
-	s->bytes -= k->size;
+	s->bytes -= k->size + KEPT_OVERHEAD;
 	free(k->rec);
 	lru_remove(&s->lru, k);
 }
@@ -88,7 +97,7 @@ static void kept_put(struct kept_set *s, uint64_t a, uint64_t b, const void *rec
 	k->rec = xalloc_check(malloc(size));
 	k->size = (uint32_t)size;
 	memcpy(k->rec, rec, size);
-	s->bytes += size;
+	s->bytes += size + KEPT_OVERHEAD;
 }
 
 static const struct kept *kept_find(const struct kept_set *s, uint64_t a, uint64_t b)
@@ -109,11 +118,12 @@ static void kept_free(struct kept_set *s)
 	lru_free(&s->lru);
 }
 
-struct ut_recorder *ut_recorder_new(const struct ut_program *prog, uint64_t window_ns)
+struct ut_recorder *ut_recorder_new(const struct ut_program *prog, uint64_t window_ns, size_t max_bytes)
 {
 	struct ut_recorder *r = xcalloc(1, sizeof(*r));
 	r->prog = prog;
 	r->window = window_ns;
+	r->max_bytes = max_bytes;
 	kept_init(&r->threads, MAX_NAMES);
 	kept_init(&r->groups, MAX_NAMES);
 	kept_init(&r->counters, MAX_COUNTERS);
@@ -253,6 +263,34 @@ static void evict(struct ut_recorder *r, uint64_t limit)
 	}
 }
 
+/* Over the bound, the oldest chunks' records leave, whatever their time,
+ * down to a chunk under the bound (the one filling stays); a window being
+ * written keeps the records it has not reached (the session writes it
+ * faster while the recorder is over: ut_recorder_over). */
+static void evict_to_bound(struct ut_recorder *r)
+{
+	while (ut_recorder_bytes(r) > r->max_bytes && r->first != r->last &&
+	       !(r->reading && r->reading->chunk == r->first)) {
+		struct chunk *c = r->first;
+		uint64_t last_ts = 0;
+		while (c->read < c->used) {
+			uint64_t size;
+			memcpy(&size, c->data + c->read, sizeof(size));
+			const unsigned char *rec = c->data + c->read + sizeof(size);
+			last_ts = ((const struct ut_rec_hdr *)rec)->ts;
+			carry(r, rec, (size_t)size);
+			c->read += stored_bytes((size_t)size);
+		}
+		if (last_ts > r->cut_before)
+			r->cut_before = last_ts;
+		r->first = c->next;
+		r->chunk_bytes -= c->capacity;
+		free(c);
+		const struct chunk *f = r->first;
+		r->oldest_ts = f->read < f->used ? ((const struct ut_rec_hdr *)(f->data + f->read + sizeof(uint64_t)))->ts : 0;
+	}
+}
+
 void ut_recorder_add(struct ut_recorder *r, const void *rec, size_t size)
 {
 	const struct ut_rec_hdr *h = rec;
@@ -282,6 +320,23 @@ void ut_recorder_add(struct ut_recorder *r, const void *rec, size_t size)
 		limit = r->hold_from;
 	if (r->oldest_ts < limit)
 		evict(r, limit);
+	if (r->chunk_bytes + CHUNK_BYTES > r->max_bytes)
+		evict_to_bound(r);
+}
+
+bool ut_recorder_over(const struct ut_recorder *r)
+{
+	return ut_recorder_bytes(r) > r->max_bytes;
+}
+
+uint64_t ut_recorder_cut_before(struct ut_recorder *r, bool *first_time)
+{
+	/* the window's own time would have let them go anyway */
+	uint64_t window_start = r->newest_ts > r->window ? r->newest_ts - r->window : 0;
+	uint64_t cut = r->cut_before > window_start ? r->cut_before : 0;
+	*first_time = cut && !r->cut_noted;
+	r->cut_noted |= cut != 0;
+	return cut;
 }
 
 void ut_recorder_hold(struct ut_recorder *r, uint64_t from)
@@ -292,6 +347,7 @@ void ut_recorder_hold(struct ut_recorder *r, uint64_t from)
 void ut_recorder_release(struct ut_recorder *r)
 {
 	r->hold_from = 0;
+	r->reading = NULL;
 }
 
 uint64_t ut_recorder_oldest(const struct ut_recorder *r)
@@ -345,6 +401,7 @@ void ut_recorder_start(struct ut_recorder *r, struct ut_engine *e, uint64_t from
 	replay(r, &r->spans, e, start, &r->phases);
 	*cur = (struct ut_recorder_cursor){.chunk = r->first, .at = r->first ? r->first->read : 0, .from = from,
 					   .mark = mark};
+	r->reading = cur;
 }
 
 uint64_t ut_recorder_continue(struct ut_recorder *r, struct ut_engine *e, struct ut_recorder_cursor *cur,

@@ -22,7 +22,10 @@
 struct ut_engine;
 struct ut_recorder;
 
-struct ut_recorder *ut_recorder_new(const struct ut_program *prog, uint64_t window_ns);
+/* Keeps the last window_ns of records in at most max_bytes (records and
+ * what is kept of those that left: ut_recorder_bytes); over that, the
+ * oldest leave before their time and the window is shorter. */
+struct ut_recorder *ut_recorder_new(const struct ut_program *prog, uint64_t window_ns, size_t max_bytes);
 void ut_recorder_free(struct ut_recorder *r);
 
 /* Keeps a copy of a trace record (records come in time order); those
@@ -30,7 +33,8 @@ void ut_recorder_free(struct ut_recorder *r);
 void ut_recorder_add(struct ut_recorder *r, const void *rec, size_t size);
 
 /* Records from `from` on stay until ut_recorder_release (a snapshot waits
- * for the records after its trigger). */
+ * for the records after its trigger); so do, whatever the bound, those
+ * the cursor of ut_recorder_start has not reached. */
 void ut_recorder_hold(struct ut_recorder *r, uint64_t from);
 void ut_recorder_release(struct ut_recorder *r);
 
@@ -39,6 +43,13 @@ uint64_t ut_recorder_oldest(const struct ut_recorder *r);
 uint64_t ut_recorder_newest(const struct ut_recorder *r);
 /* Bytes of records and state kept. */
 size_t ut_recorder_bytes(const struct ut_recorder *r);
+/* Over the bound: a window being written holds records the bound would
+ * let go (write it faster). */
+bool ut_recorder_over(const struct ut_recorder *r);
+/* Records up to the time returned left for the bound while the window
+ * still covered them (0: none did); *first_time the first call that says
+ * so. */
+uint64_t ut_recorder_cut_before(struct ut_recorder *r, bool *first_time);
 
 /* Writing a window into an engine, a part at a time (the ring buffer is
  * read in between): ut_recorder_start writes what was open before `from`

@@ -529,6 +529,43 @@ static struct ut_engine *new_engine(const struct options *o, struct fxt_writer *
 	return ut_engine_new(w, &limits);
 }
 
+static uint64_t seconds_ns(double seconds)
+{
+	return (uint64_t)(seconds * 1e9 + 0.5);
+}
+
+/* A window file says which window it holds: an instant at its start on
+ * uring-trace's track, with the time asked for (--ring) and the time held
+ * (less when --ring-size let records go first). */
+static void mark_window(struct session *s, struct ut_engine *e, uint64_t from, uint64_t to)
+{
+	uint64_t oldest = ut_recorder_oldest(s->recorder), start = oldest > from ? oldest : from;
+	struct ut_arg args[] = {
+		{.name = "asked_s", .kind = UT_ARG_DOUBLE, .d = (double)(to - from) / 1e9},
+		{.name = "held_s", .kind = UT_ARG_DOUBLE, .d = to > start ? (double)(to - start) / 1e9 : 0},
+		{.name = "ring_size_bytes", .kind = UT_ARG_UINT, .u = s->o->ring_bytes},
+		{.name = "cut_by_ring_size", .kind = UT_ARG_BOOL, .b = start > from && s->cut_before >= from},
+	};
+	struct ut_track self = {.kind = UT_TRACK_THREAD, .pid = (uint32_t)getpid(), .tid = (uint32_t)gettid()};
+	ut_instant(e, start, &self, "uring-trace", "window", args, 4);
+}
+
+/* Said once: the window holds less time than --ring asked, because its
+ * records passed --ring-size. */
+static void note_ring_cut(struct session *s)
+{
+	bool first;
+	uint64_t cut = s->recorder ? ut_recorder_cut_before(s->recorder, &first) : 0;
+	if (!cut)
+		return;
+	s->cut_before = cut;
+	if (first && !s->o->quiet)
+		fprintf(stderr, "\nuring-trace: --ring %.3g s: the window's records passed %llu MiB (--ring-size); it "
+			"holds the last %.3g s now, and each file written says which window it holds\n",
+			s->o->ring_s, (unsigned long long)(s->o->ring_bytes >> 20),
+			(double)(ut_recorder_newest(s->recorder) - ut_recorder_oldest(s->recorder)) / 1e9);
+}
+
 /* A file the flight recorder's window is written to, a part at a time
  * while tracing goes on (a snapshot), or at once at the end. */
 struct window_file {
@@ -558,6 +595,7 @@ static struct window_file *window_open(struct session *s, const char *path, uint
 	snprintf(f->path, sizeof(f->path), "%s", path);
 	ut_decode_declare_names(s->prog, f->e);
 	mark_start(f->e);
+	mark_window(s, f->e, from, to);
 	ut_recorder_start(s->recorder, f->e, from, trigger, &f->cur);
 	return f;
 }
@@ -591,10 +629,6 @@ static bool window_close(struct session *s, struct window_file *f)
 	return ok;
 }
 
-static uint64_t seconds_ns(double seconds)
-{
-	return (uint64_t)(seconds * 1e9 + 0.5);
-}
 
 /* snapshot() or SIGUSR1 at ts: the window up to ts and --after DURATION
  * past it become a file of their own, written while tracing goes on.  A
@@ -662,8 +696,10 @@ static void continue_snapshot(struct session *s, bool at_end)
 	if (!f)
 		return;
 	const uint64_t slack = 300 * 1000000ull;
-	bool whole = window_continue(s, f, at_end ? UINT64_MAX : SNAPSHOT_RECORDS_A_TURN,
-				     at_end || now_ns() > f->to + slack);
+	/* over its bound, the recorder keeps what the snapshot has not
+	 * reached: write all of it now */
+	bool all = at_end || ut_recorder_over(s->recorder);
+	bool whole = window_continue(s, f, all ? UINT64_MAX : SNAPSHOT_RECORDS_A_TURN, at_end || now_ns() > f->to + slack);
 	if (!whole)
 		return;
 	unsigned n = s->snapshots;
@@ -737,7 +773,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const struct ut_program
 			return 1;
 		}
 		if (o->ring_s)
-			s.recorder = ut_recorder_new(prog, seconds_ns(o->ring_s));
+			s.recorder = ut_recorder_new(prog, seconds_ns(o->ring_s), o->ring_bytes);
 		else
 			s.engine = new_engine(o, s.writer);
 	}
@@ -847,6 +883,7 @@ int ut_trace(struct options *o, struct ut_program *prog, const struct ut_program
 		script_snapshot(&s);
 		continue_snapshot(&s, false);
 		note_trace_size(&s);
+		note_ring_cut(&s);
 		if (o->duration > 0 && ut_now_s() - started >= o->duration)
 			break;
 		if (child && waitpid(child, &child_status, WNOHANG) == child) {
@@ -885,15 +922,33 @@ int ut_trace(struct options *o, struct ut_program *prog, const struct ut_program
 		s.engine = new_engine(o, s.writer);
 		ut_decode_declare_names(prog, s.engine);
 		mark_start(s.engine);
+		mark_window(&s, s.engine, to > window ? to - window : 0, to);
 		struct ut_recorder_cursor cur;
 		ut_recorder_start(s.recorder, s.engine, to > window ? to - window : 0, 0, &cur);
+		double writing_started = ut_now_s();
 		events = ut_recorder_continue(s.recorder, s.engine, &cur, to, UINT64_MAX);
-		if (!o->quiet)
+		if (o->verbose)
+			fprintf(stderr, "uring-trace: the window's %llu events (%.0f MiB kept) went to the engine in %.3f s\n",
+				(unsigned long long)events, (double)ut_recorder_bytes(s.recorder) / (1 << 20),
+				ut_now_s() - writing_started);
+		uint64_t oldest = ut_recorder_oldest(s.recorder), from = to > window ? to - window : 0;
+		if (!o->quiet && oldest > from)
+			fprintf(stderr, "uring-trace: the last %.3g s (of the %.3g s asked: --ring-size held no more): "
+				"%llu events of %llu kept\n", (double)(to - oldest) / 1e9, o->ring_s,
+				(unsigned long long)events, (unsigned long long)s.dec.records);
+		else if (!o->quiet)
 			fprintf(stderr, "uring-trace: the last %.3g s: %llu events of %llu kept\n", o->ring_s,
 				(unsigned long long)events, (unsigned long long)s.dec.records);
 	}
-	if (s.engine)
+	if (s.engine) {
 		ut_engine_finish(s.engine, s.dec.last_ts ? s.dec.last_ts : now_ns());
+		if (ut_engine_disk_full(s.engine)) {   /* an error, said even with -q */
+			fprintf(stderr, "uring-trace: the trace was cut (disk full): %llu events were left out of it, what "
+				"was open then ends there marked cut (the summary counts them)\n",
+				(unsigned long long)ut_engine_stats(s.engine)->events_cut);
+			rc = 1;
+		}
+	}
 	bool trace_cut = false;
 	uint64_t trace_write_ns = 0;
 	if (s.writer) {
@@ -949,10 +1004,10 @@ int ut_trace(struct options *o, struct ut_program *prog, const struct ut_program
 		if (s.engine) {
 			ut_engine_report_limits(s.engine, stderr);
 			const struct ut_engine_stats *es = ut_engine_stats(s.engine);
-			if (es->events_cut)
-				fprintf(stderr, "uring-trace: the trace reached --max-size (%llu bytes): %llu events were "
-					"left out of it (the summary counts them)\n", (unsigned long long)o->max_size,
-					(unsigned long long)es->events_cut);
+			if (es->events_cut && !ut_engine_disk_full(s.engine))
+				fprintf(stderr, "uring-trace: the trace was cut (%s): %llu events were left out of it, "
+					"what was open then ends there marked cut (the summary counts them)\n",
+					ut_engine_cut_reason(s.engine), (unsigned long long)es->events_cut);
 		}
 		report_full_maps(prog, &s.user_maps, kernel_full);
 		if (lost || s.dec.lost_late)

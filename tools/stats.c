@@ -56,6 +56,7 @@ struct stats {
 	uint64_t flows_complete;
 	uint64_t flows_incomplete; /* closed ones; those still open are added at the end */
 	uint64_t flow_points_unbound; /* no slice on their thread to bind to */
+	uint64_t slices_open_at_end;  /* begun, never ended: "did not end" in Perfetto */
 	struct thread_state *thread_states;
 	size_t nthread_states, thread_states_capacity;
 	struct hmap thread_state_index; /* (pid, tid) -> thread state */
@@ -316,6 +317,7 @@ static void print_stats_text(FILE *out, const struct stats *s, const struct fxt_
 	fprintf(out, "flows: %" PRIu64 " complete, %" PRIu64 " incomplete, %" PRIu64
 		" points outside any slice\n", s->flows_complete, flows_incomplete(s),
 		s->flow_points_unbound);
+	fprintf(out, "slices open at the end: %" PRIu64 "\n", s->slices_open_at_end);
 	fprintf(out, "processes: %zu\n", s->processes.count);
 	for (size_t i = 0; i < s->processes.count; i++) {
 		const struct object_entry *o = &s->processes.items[i];
@@ -390,6 +392,7 @@ static void print_stats_json(FILE *out, const struct stats *s, const struct fxt_
 	print_objects_json(out, &s->threads, true);
 	fprintf(out, "], \"scheduling\": {\"context_switches\": %" PRIu64 ", \"wakeups\": %" PRIu64 "}",
 		s->context_switches, s->wakeups);
+	fprintf(out, ", \"slices_open_at_end\": %" PRIu64, s->slices_open_at_end);
 	fprintf(out, ", \"errors\": %" PRIu64 ", \"error_messages\": [", fxt_reader_error_count(r));
 	for (uint64_t i = 0; fxt_reader_error(r, i); i++) {
 		fputs(i ? ", " : "", out);
@@ -411,6 +414,14 @@ int fxt_stats(const char *path, FILE *out, bool json)
 		if (res == FXT_NEXT_RECORD)
 			count_record(&s, r, &v);
 
+	/* a slice begun and never ended: Perfetto stretches it to the end of
+	 * the trace, marked "did not end" (counted, not an error: every
+	 * prefix of a trace on a record boundary is a valid trace) */
+	for (size_t i = 0; i < s.nthread_states; i++) {
+		const struct fxt_slice_stack *st = &s.thread_states[i].stack;
+		for (size_t j = 0; j < st->depth; j++)
+			s.slices_open_at_end += st->items[j].end == FXT_SLICE_OPEN;
+	}
 	if (s.nnames)
 		qsort(s.names, s.nnames, sizeof(*s.names), compare_names);
 	if (s.processes.count)

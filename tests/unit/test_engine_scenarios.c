@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine/engine.h"
@@ -619,12 +620,15 @@ static void test_sched_losses_order_limits(void)
 		ut_sched_switch(e, 10 * k + 5, 0, &other, UT_TASK_RUNNING, &worker);
 	}
 	st = finish(e, 200000);
-	long cut = at("name=\"trace cut: size limit reached\"");
+	long cut = at("name=\"trace cut: --max-size reached\"");
 	CHECK("sched size cap: cut, nothing after the marker, trace valid",
 	      cut >= 0 && !strstr(dump + cut, "context_switch") && !strstr(dump + cut, "thread_wakeup") &&
 		      st.events_cut > 0 && dump_rc == 0);
-	CHECK("sched size cap: an open D slice stays open (Perfetto shows it not ended)",
-	      stats_rc == 0 && strstr(stats, "errors: 0\n"));
+	struct stat file;
+	CHECK("sched size cap: an open D slice ends where the trace was cut, marked cut, within the cap",
+	      stat(path, &file) == 0 && file.st_size <= 128 << 10 && stats_rc == 0 && strstr(stats, "errors: 0\n") &&
+		      strstr(stats, "slices open at the end: 0\n") && count("duration_begin") == count("duration_end") &&
+		      strstr(dump + cut, "name=\"uninterruptible (D)\" args={cut: bool true}"));
 }
 
 int main(void)

@@ -156,7 +156,7 @@ static void test_decode(void)
  * replayed. */
 static void test_recorder_replay(void)
 {
-	struct ut_recorder *rec = ut_recorder_new(&program, 1500);
+	struct ut_recorder *rec = ut_recorder_new(&program, 1500, SIZE_MAX);
 	struct switch_rec records[] = {
 		switch_record(100, 0, &worker, UT_TASK_UNINTERRUPTIBLE, 0, &other),
 		switch_record(150, 1, &third, UT_TASK_INTERRUPTIBLE, 0, &idle),
@@ -190,6 +190,49 @@ static void test_recorder_replay(void)
 	CHECK("replay: trace valid", stats_rc == 0 && strstr(stats, "errors: 0\n"));
 }
 
+/* --ring-size: records over the bound leave before their time, and
+ * memory stays within it; the first time says so; a window being written
+ * keeps what it has not reached until it reaches it. */
+static void test_recorder_bound(void)
+{
+	const size_t bound = 16u << 20;
+	struct ut_recorder *rec = ut_recorder_new(&program, UINT64_MAX / 2, bound);
+	size_t most = 0;
+	uint64_t ts = 1;
+	for (unsigned i = 0; i < 400000; i++, ts++) {
+		struct wakeup_rec w = wakeup_record(ts, 1, &worker, 0);
+		ut_recorder_add(rec, &w, sizeof(w));
+		size_t bytes = ut_recorder_bytes(rec);
+		most = bytes > most ? bytes : most;
+	}
+	bool first = false, again = true;
+	uint64_t cut = ut_recorder_cut_before(rec, &first);
+	ut_recorder_cut_before(rec, &again);
+	CHECK("bound: memory stays within --ring-size", most <= bound && !ut_recorder_over(rec));
+	CHECK("bound: the oldest records left before their time, said once",
+	      cut > 0 && first && !again && ut_recorder_oldest(rec) > cut && ut_recorder_newest(rec) == ts - 1);
+
+	/* a window being written holds its records while more come */
+	struct ut_engine *e = start();
+	struct ut_recorder_cursor cur;
+	uint64_t from = ut_recorder_oldest(rec);
+	ut_recorder_hold(rec, from);
+	ut_recorder_start(rec, e, from, 0, &cur);
+	for (unsigned i = 0; i < 200000; i++, ts++) {
+		struct wakeup_rec w = wakeup_record(ts, 1, &worker, 0);
+		ut_recorder_add(rec, &w, sizeof(w));
+	}
+	bool held = ut_recorder_over(rec) && ut_recorder_oldest(rec) == from;
+	uint64_t written = ut_recorder_continue(rec, e, &cur, UINT64_MAX, UINT64_MAX);
+	ut_recorder_release(rec);
+	struct wakeup_rec w = wakeup_record(ts, 1, &worker, 0);
+	ut_recorder_add(rec, &w, sizeof(w));
+	CHECK("bound: a window being written keeps its records, then they go",
+	      held && written == ts - from && !ut_recorder_over(rec));
+	finish(e, ts);
+	ut_recorder_free(rec);
+}
+
 int main(void)
 {
 	int fd = mkstemp(path);
@@ -200,6 +243,7 @@ int main(void)
 		ut_event_index_sched(&events[i]);   /* as ut_compile and ut_program_load do */
 	test_decode();
 	test_recorder_replay();
+	test_recorder_bound();
 	free(dump);
 	free(stats);
 	unlink(path);
