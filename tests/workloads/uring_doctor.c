@@ -605,16 +605,17 @@ static int mode_workers(const struct opts *o)
 struct feeder {
 	int (*pipes)[2];
 	long count;
+	long first_ms;
 	long step_ms;
 };
 
-/* Writes pipe i at (i + 1) * step_ms. */
+/* Writes pipe i at first_ms + i * step_ms from its start. */
 static void *feed_pipes(void *arg)
 {
 	struct feeder *f = arg;
 	double start = now_ms();
 	for (long i = 0; i < f->count; i++) {
-		double wait = start + (double)(i + 1) * (double)f->step_ms - now_ms();
+		double wait = start + (double)f->first_ms + (double)i * (double)f->step_ms - now_ms();
 		if (wait > 0)
 			sleep_ms((long)wait);
 		write_byte(f->pipes[i][1]);
@@ -646,7 +647,7 @@ static int mode_iowq_wait(const struct opts *o)
 		prep_blocking_splice(&ring, pipes[i][0], devnull, 0x9a00000 + (uint64_t)i);
 	if (io_uring_submit(&ring) < 0)
 		die("io_uring_submit", EIO);
-	struct feeder f = {pipes, o->count, STEP_MS};
+	struct feeder f = {pipes, o->count, STEP_MS, STEP_MS};
 	pthread_t thread;
 	if ((ret = pthread_create(&thread, NULL, feed_pipes, &f)) != 0)
 		die("pthread_create", ret);
@@ -1027,7 +1028,9 @@ static int mode_hazard_uaf(const struct opts *o)
 /* Four registered buffers with a READ_FIXED in flight on each (parked on
  * empty pipes); buffer 0 is then replaced (IORING_REGISTER_BUFFERS_UPDATE)
  * and all are unregistered while the reads still use them.  On 6.18 both
- * succeed at once (the reads hold references to the old buffers). */
+ * succeed at once (the reads hold references to the old buffers); kernels
+ * that wait for the buffers' users instead are not left waiting for good:
+ * a thread feeds the pipes at 2 * --hold-ms. */
 static int mode_hazard_bufreg(const struct opts *o)
 {
 	enum { BUFS = 4 };
@@ -1035,6 +1038,8 @@ static int mode_hazard_bufreg(const struct opts *o)
 	static char other[PAGE] __attribute__((aligned(PAGE)));
 	int pipes[BUFS][2];
 	struct iovec iov[BUFS];
+	struct feeder f = {pipes, BUFS, 2 * o->hold_ms, 0};
+	pthread_t thread;
 	for (int i = 0; i < BUFS; i++) {
 		make_pipe(pipes[i]);
 		iov[i].iov_base = bufs[i];
@@ -1053,14 +1058,15 @@ static int mode_hazard_bufreg(const struct opts *o)
 	}
 	if (io_uring_submit(&ring) != BUFS)
 		die("io_uring_submit", EIO);
+	if ((ret = pthread_create(&thread, NULL, feed_pipes, &f)) != 0)
+		die("pthread_create", ret);
 	sleep_ms(o->hold_ms);
 	struct iovec replacement = {other, PAGE};
 	int update_ret = io_uring_register_buffers_update_tag(&ring, 0, &replacement, NULL, 1);
 	int unregister_ret = io_uring_unregister_buffers(&ring);
-	for (int i = 0; i < BUFS; i++)
-		write_byte(pipes[i][1]);
 	struct tally t = {0};
 	reap(&ring, BUFS, &t);
+	pthread_join(thread, NULL);
 	ground_truth("HAZARD-BUFREG", o, "in_flight=%d opcode=READ_FIXED buf_index=0..3 user_data=0xb0..0xb3 "
 		     "updated_index=0 update_ret=%d unregistered=%d unregister_ret=%d ok=%ld", BUFS, update_ret, BUFS,
 		     unregister_ret, t.ok);
