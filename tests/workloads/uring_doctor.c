@@ -42,6 +42,8 @@
 
 #define TMPFS_MAGIC 0x01021994
 #define PAGE 4096
+#define DIRECT_FILE_PAGES 2048   /* clean-read's file: 8 MiB */
+#define DIRECT_QD 16             /* clean-read's queue depth and buffers */
 
 struct opts {
 	const char *mode;
@@ -205,6 +207,25 @@ static void submit_reap(struct io_uring *ring, long n, struct tally *t)
 	reap(ring, n, t);
 }
 
+/* Prepares request i of a run in sqe (arg: the mode's). */
+typedef void prep_fn(struct io_uring_sqe *sqe, long i, void *arg);
+
+/* count requests in batches of at most batch, each batch submitted with one
+ * io_uring_enter that also waits for it, and reaped before the next. */
+static void run_batches(struct io_uring *ring, long count, long batch, prep_fn *prep, void *arg, struct tally *t)
+{
+	for (long done = 0; done < count;) {
+		long n = count - done < batch ? count - done : batch;
+		for (long i = 0; i < n; i++)
+			prep(get_sqe(ring), done + i, arg);
+		int ret = io_uring_submit_and_wait(ring, (unsigned)n);
+		if (ret != n)
+			die("io_uring_submit_and_wait", ret < 0 ? -ret : EIO);
+		reap(ring, n, t);
+		done += n;
+	}
+}
+
 static void ground_truth(const char *tag, const struct opts *o, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void ground_truth(const char *tag, const struct opts *o, const char *fmt, ...)
@@ -224,6 +245,26 @@ static void make_pipe(int fds[2])
 		die("pipe", errno);
 }
 
+/* n pipes (freed with close_pipes). */
+static int (*open_pipes(long n))[2]
+{
+	int (*pipes)[2] = calloc((size_t)n, sizeof(*pipes));
+	if (!pipes)
+		die("calloc", ENOMEM);
+	for (long i = 0; i < n; i++)
+		make_pipe(pipes[i]);
+	return pipes;
+}
+
+static void close_pipes(int (*pipes)[2], long n)
+{
+	for (long i = 0; i < n; i++) {
+		close(pipes[i][0]);
+		close(pipes[i][1]);
+	}
+	free(pipes);
+}
+
 static void write_byte(int fd)
 {
 	if (write(fd, "x", 1) != 1)
@@ -234,21 +275,44 @@ static char buffer[64 * 1024] __attribute__((aligned(PAGE)));
 
 /* ---- PUNT ------------------------------------------------------------ */
 
-/* count reads of a page-cached file, batches of 32, with sqe_flags: the
- * shared body of the read punt modes. */
-static void read_file_batches(struct io_uring *ring, int fd, long count, unsigned sqe_flags, struct tally *t)
+struct file_io {
+	int fd;
+	unsigned size;        /* bytes a request */
+	unsigned span;        /* requests cover span * size bytes of the file, round */
+	unsigned sqe_flags;
+	uint64_t user_data;   /* request i's is user_data + i */
+};
+
+static void prep_file_read(struct io_uring_sqe *sqe, long i, void *arg)
 {
-	for (long done = 0; done < count;) {
-		long batch = count - done < 32 ? count - done : 32;
-		for (long i = 0; i < batch; i++) {
-			struct io_uring_sqe *sqe = get_sqe(ring);
-			io_uring_prep_read(sqe, fd, buffer + (i % 16) * PAGE, PAGE, (uint64_t)((done + i) % 16) * PAGE);
-			sqe->flags |= sqe_flags;
-			sqe->user_data = 0x9000000 + (uint64_t)(done + i);
-		}
-		submit_reap(ring, batch, t);
-		done += batch;
-	}
+	const struct file_io *f = arg;
+	io_uring_prep_read(sqe, f->fd, buffer + (i % 16) * f->size, f->size, (uint64_t)(i % f->span) * f->size);
+	sqe->flags |= f->sqe_flags;
+	sqe->user_data = f->user_data + (uint64_t)i;
+}
+
+static void prep_file_write(struct io_uring_sqe *sqe, long i, void *arg)
+{
+	const struct file_io *f = arg;
+	io_uring_prep_write(sqe, f->fd, buffer, f->size, (uint64_t)(i % f->span) * f->size);
+	sqe->flags |= f->sqe_flags;
+	sqe->user_data = f->user_data + (uint64_t)i;
+}
+
+/* The file punt modes' run: count requests of f, batches of 32, on a plain
+ * ring; the line names the cause, the opcode and what the mode adds. */
+static int file_punt(const struct opts *o, const char *path, struct file_io *f, prep_fn *prep, const char *cause,
+		     const char *opcode, const char *extra)
+{
+	struct io_uring ring;
+	struct io_uring_params p = {0};
+	ring_init(&ring, 64, &p);
+	struct tally t = {0};
+	run_batches(&ring, o->count, 32, prep, f, &t);
+	ground_truth("PUNT", o, "cause=%s opcode=%s punted=%ld fd=%d path=%s ok=%ld %s user_data=0x%llx+i", cause,
+		     opcode, o->count, f->fd, path, t.ok, extra, (unsigned long long)f->user_data);
+	io_uring_queue_exit(&ring);
+	return 0;
 }
 
 /* IOSQE_ASYNC on every read: io_uring queues each to io-wq without trying
@@ -257,15 +321,8 @@ static int mode_punt_async(const struct opts *o)
 {
 	const char *path;
 	int fd = temp_file(temp_dir(0, o->dir), "punt_async", 16 * PAGE, O_RDONLY, &path);
-	struct io_uring ring;
-	struct io_uring_params p = {0};
-	ring_init(&ring, 64, &p);
-	struct tally t = {0};
-	read_file_batches(&ring, fd, o->count, IOSQE_ASYNC, &t);
-	ground_truth("PUNT", o, "cause=forced-async opcode=READ punted=%ld fd=%d path=%s ok=%ld "
-		     "user_data=0x9000000+i", o->count, fd, path, t.ok);
-	io_uring_queue_exit(&ring);
-	return 0;
+	struct file_io f = {fd, PAGE, 16, IOSQE_ASYNC, 0x9000000};
+	return file_punt(o, path, &f, prep_file_read, "forced-async", "READ", "sqe_flags=IOSQE_ASYNC");
 }
 
 /* Buffered writes to an ext4 file: the file supports non-blocking IO
@@ -281,24 +338,8 @@ static int mode_punt_eagain(const struct opts *o)
 		fprintf(stderr, "uring_doctor: %s is on tmpfs; punt-eagain needs ext4 (--dir)\n", path);
 		return 77;
 	}
-	struct io_uring ring;
-	struct io_uring_params p = {0};
-	ring_init(&ring, 64, &p);
-	struct tally t = {0};
-	for (long done = 0; done < o->count;) {
-		long batch = o->count - done < 32 ? o->count - done : 32;
-		for (long i = 0; i < batch; i++) {
-			struct io_uring_sqe *sqe = get_sqe(&ring);
-			io_uring_prep_write(sqe, fd, buffer, PAGE, (uint64_t)((done + i) % 256) * PAGE);
-			sqe->user_data = 0x9100000 + (uint64_t)(done + i);
-		}
-		submit_reap(&ring, batch, &t);
-		done += batch;
-	}
-	ground_truth("PUNT", o, "cause=nonblock-eagain opcode=WRITE punted=%ld fd=%d path=%s ok=%ld "
-		     "fs=ext4 queue=hashed user_data=0x9100000+i", o->count, fd, path, t.ok);
-	io_uring_queue_exit(&ring);
-	return 0;
+	struct file_io f = {fd, PAGE, 256, 0, 0x9100000};
+	return file_punt(o, path, &f, prep_file_write, "nonblock-eagain", "WRITE", "fs=ext4 queue=hashed");
 }
 
 /* Reads of a tmpfs file: tmpfs files are not opened FMODE_NOWAIT on 6.18
@@ -313,15 +354,8 @@ static int mode_punt_nowait(const struct opts *o)
 	}
 	const char *path;
 	int fd = temp_file(temp_dir(1, o->shm_dir), "punt_nowait", 16 * PAGE, O_RDONLY, &path);
-	struct io_uring ring;
-	struct io_uring_params p = {0};
-	ring_init(&ring, 64, &p);
-	struct tally t = {0};
-	read_file_batches(&ring, fd, o->count, 0, &t);
-	ground_truth("PUNT", o, "cause=no-nowait-support opcode=READ punted=%ld fd=%d path=%s ok=%ld fs=tmpfs "
-		     "user_data=0x9000000+i", o->count, fd, path, t.ok);
-	io_uring_queue_exit(&ring);
-	return 0;
+	struct file_io f = {fd, PAGE, 16, 0, 0x9000000};
+	return file_punt(o, path, &f, prep_file_read, "no-nowait-support", "READ", "fs=tmpfs");
 }
 
 /* Reads of empty pipes and receives on empty sockets: the non-blocking
@@ -392,6 +426,13 @@ static int mode_nobatch(const struct opts *o)
 	return 0;
 }
 
+static void prep_nop(struct io_uring_sqe *sqe, long i, void *arg)
+{
+	(void)arg;
+	io_uring_prep_nop(sqe);
+	sqe->user_data = (uint64_t)i;
+}
+
 /* ---- OVERFLOW -------------------------------------------------------- */
 
 /* A CQ of 8 and count+8 nops submitted without reaping: the first 8 fill
@@ -403,8 +444,7 @@ static int mode_nobatch(const struct opts *o)
 static int mode_overflow(const struct opts *o)
 {
 	struct io_uring ring;
-	struct io_uring_params p = {0};
-	p.flags = IORING_SETUP_CQSIZE;
+	struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE};
 	p.cq_entries = 8;
 	ring_init(&ring, 8, &p);
 	long total = o->count + 8;
@@ -433,6 +473,21 @@ static int mode_overflow(const struct opts *o)
 
 /* ---- ERRORS ---------------------------------------------------------- */
 
+struct bad_reads {
+	int bad_fd, file_fd;
+	long ebadf;           /* the first ebadf reads are of bad_fd */
+};
+
+static void prep_bad_read(struct io_uring_sqe *sqe, long i, void *arg)
+{
+	const struct bad_reads *b = arg;
+	if (i < b->ebadf)
+		io_uring_prep_read(sqe, b->bad_fd, buffer, 64, 0);
+	else
+		io_uring_prep_read(sqe, b->file_fd, buffer, 64, (uint64_t)-2);
+	sqe->user_data = 0x9500000 + (uint64_t)i;
+}
+
 /* Reads of an fd number that is closed (EBADF when io_uring looks the file
  * up) and reads at offset -2 of a regular file (EINVAL from the file's
  * position check); both complete with res < 0 and fire no req_failed (they
@@ -450,20 +505,9 @@ static int mode_errors(const struct opts *o)
 		die("dup", errno);
 	close(bad);   /* bad is now a number no file has */
 	long einval = o->count / 4;
+	struct bad_reads b = {bad, file, o->count};
 	struct tally t = {0};
-	for (long done = 0; done < o->count + einval;) {
-		long batch = o->count + einval - done < 32 ? o->count + einval - done : 32;
-		for (long i = 0; i < batch; i++) {
-			struct io_uring_sqe *sqe = get_sqe(&ring);
-			if (done + i < o->count)
-				io_uring_prep_read(sqe, bad, buffer, 64, 0);
-			else
-				io_uring_prep_read(sqe, file, buffer, 64, (uint64_t)-2);
-			sqe->user_data = 0x9500000 + (uint64_t)(done + i);
-		}
-		submit_reap(&ring, batch, &t);
-		done += batch;
-	}
+	run_batches(&ring, o->count + einval, 32, prep_bad_read, &b, &t);
 	ground_truth("ERRORS", o, "opcode=READ READ.EBADF=%ld READ.EINVAL=%ld errors=%ld completions=%ld bad_fd=%d "
 		     "einval_fd=%d user_data=0x9500000+i", o->count, einval, t.errors, t.cqes, bad, file);
 	if (t.errors != o->count + einval)
@@ -514,8 +558,7 @@ static int mode_leak_exit(const struct opts *o) { return leak(o, false); }
 static int mode_sqpoll_idle(const struct opts *o)
 {
 	struct io_uring ring;
-	struct io_uring_params p = {0};
-	p.flags = IORING_SETUP_SQPOLL;
+	struct io_uring_params p = {.flags = IORING_SETUP_SQPOLL};
 	p.sq_thread_idle = 1;
 	ring_init(&ring, 8, &p);
 	long wakeups = 0;
@@ -539,8 +582,7 @@ static int mode_sqpoll_idle(const struct opts *o)
 static int mode_sqpoll_spin(const struct opts *o)
 {
 	struct io_uring ring;
-	struct io_uring_params p = {0};
-	p.flags = IORING_SETUP_SQPOLL;
+	struct io_uring_params p = {.flags = IORING_SETUP_SQPOLL};
 	p.sq_thread_idle = 1000;
 	ring_init(&ring, 8, &p);
 	for (long i = 0; i < o->count; i++) {
@@ -558,32 +600,34 @@ static int mode_sqpoll_spin(const struct opts *o)
 
 /* ---- WORKERS and IOWQ-WAIT ------------------------------------------- */
 
-/* A splice out of an empty pipe blocks in its io-wq worker until data
- * comes (splice has no non-blocking attempt, and io-wq cannot poll it), on
- * the unbound pool (neither end is a regular file). */
-static void prep_blocking_splice(struct io_uring *ring, int pipe_rd, int devnull, uint64_t user_data)
+/* count splices, each out of its own empty pipe into /dev/null: a splice
+ * blocks in its io-wq worker until data comes (the kernel forces splices
+ * to io-wq, and io-wq cannot poll them), on the unbound pool (neither end is
+ * a regular file).  Request i's user_data is ud_base + i; the pipes are
+ * returned, for feeding and close_pipes. */
+static int (*submit_blocking_splices(struct io_uring *ring, long count, uint64_t ud_base))[2]
 {
-	struct io_uring_sqe *sqe = get_sqe(ring);
-	io_uring_prep_splice(sqe, pipe_rd, -1, devnull, -1, 1, 0);
-	sqe->user_data = user_data;
+	int (*pipes)[2] = open_pipes(count);
+	static int devnull = -1;
+	if (devnull < 0 && (devnull = open("/dev/null", O_WRONLY)) < 0)
+		die("/dev/null", errno);
+	for (long i = 0; i < count; i++) {
+		struct io_uring_sqe *sqe = get_sqe(ring);
+		io_uring_prep_splice(sqe, pipes[i][0], -1, devnull, -1, 1, 0);
+		sqe->user_data = ud_base + (uint64_t)i;
+	}
+	if (io_uring_submit(ring) < 0)
+		die("io_uring_submit", EIO);
+	return pipes;
 }
 
 /* count splices in flight at once: count io-wq workers, each blocked. */
 static int mode_workers(const struct opts *o)
 {
-	int (*pipes)[2] = calloc((size_t)o->count, sizeof(*pipes));
-	int devnull = open("/dev/null", O_WRONLY);
-	if (!pipes || devnull < 0)
-		die("setup", errno);
-	for (long i = 0; i < o->count; i++)
-		make_pipe(pipes[i]);
 	struct io_uring ring;
 	struct io_uring_params p = {0};
 	ring_init(&ring, 256, &p);
-	for (long i = 0; i < o->count; i++)
-		prep_blocking_splice(&ring, pipes[i][0], devnull, 0x9900000 + (uint64_t)i);
-	if (io_uring_submit(&ring) < 0)
-		die("io_uring_submit", EIO);
+	int (*pipes)[2] = submit_blocking_splices(&ring, o->count, 0x9900000);
 	sleep_ms(o->hold_ms);   /* every worker started and blocked */
 	for (long i = 0; i < o->count; i++)
 		write_byte(pipes[i][1]);
@@ -593,12 +637,7 @@ static int mode_workers(const struct opts *o)
 		     "cpus=%ld ok=%ld user_data=0x9900000+i", o->count, o->count, sysconf(_SC_NPROCESSORS_ONLN),
 		     t.ok);
 	io_uring_queue_exit(&ring);
-	for (long i = 0; i < o->count; i++) {
-		close(pipes[i][0]);
-		close(pipes[i][1]);
-	}
-	free(pipes);
-	close(devnull);
+	close_pipes(pipes, o->count);
 	return 0;
 }
 
@@ -630,12 +669,6 @@ static void *feed_pipes(void *arg)
 static int mode_iowq_wait(const struct opts *o)
 {
 	enum { STEP_MS = 5 };
-	int (*pipes)[2] = calloc((size_t)o->count, sizeof(*pipes));
-	int devnull = open("/dev/null", O_WRONLY);
-	if (!pipes || devnull < 0)
-		die("setup", errno);
-	for (long i = 0; i < o->count; i++)
-		make_pipe(pipes[i]);
 	struct io_uring ring;
 	struct io_uring_params p = {0};
 	ring_init(&ring, 64, &p);
@@ -643,10 +676,7 @@ static int mode_iowq_wait(const struct opts *o)
 	int ret = io_uring_register_iowq_max_workers(&ring, max_workers);
 	if (ret < 0)
 		die("io_uring_register_iowq_max_workers", -ret);
-	for (long i = 0; i < o->count; i++)
-		prep_blocking_splice(&ring, pipes[i][0], devnull, 0x9a00000 + (uint64_t)i);
-	if (io_uring_submit(&ring) < 0)
-		die("io_uring_submit", EIO);
+	int (*pipes)[2] = submit_blocking_splices(&ring, o->count, 0x9a00000);
 	struct feeder f = {pipes, o->count, STEP_MS, STEP_MS};
 	pthread_t thread;
 	if ((ret = pthread_create(&thread, NULL, feed_pipes, &f)) != 0)
@@ -658,12 +688,7 @@ static int mode_iowq_wait(const struct opts *o)
 		     "wait_ms~=i*%d waited_longer_than_ran=%ld ok=%ld user_data=0x9a00000+i", o->count, STEP_MS,
 		     STEP_MS, o->count > 2 ? o->count - 2 : 0, t.ok);
 	io_uring_queue_exit(&ring);
-	for (long i = 0; i < o->count; i++) {
-		close(pipes[i][0]);
-		close(pipes[i][1]);
-	}
-	free(pipes);
-	close(devnull);
+	close_pipes(pipes, o->count);
 	return 0;
 }
 
@@ -702,9 +727,7 @@ static long pipe_read_rounds(struct io_uring *ring, long count, int pipes[][2], 
 static int mode_config_tw(const struct opts *o)
 {
 	enum { PER_ROUND = 16 };
-	int pipes[PER_ROUND][2];
-	for (int i = 0; i < PER_ROUND; i++)
-		make_pipe(pipes[i]);
+	int (*pipes)[2] = open_pipes(PER_ROUND);
 	struct io_uring ring;
 	struct io_uring_params p = {0};
 	ring_init(&ring, 64, &p);
@@ -727,8 +750,7 @@ static int mode_defer_tw(const struct opts *o)
 	for (long i = 0; i < n; i++)
 		make_pipe(pipes[i]);
 	struct io_uring ring;
-	struct io_uring_params p = {0};
-	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+	struct io_uring_params p = {.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN};
 	ring_init(&ring, 64, &p);
 	long done = pipe_read_rounds(&ring, n, pipes, (int)n, 0x9c00000, o->hold_ms, true);
 	ground_truth("DEFER-TW", o, "requests=%ld opcode=READ ring_flags=0x%x delay_ms>=%ld "
@@ -744,19 +766,10 @@ static int mode_unregistered_files(const struct opts *o)
 	const char *path;
 	int fd = temp_file(temp_dir(0, o->dir), "unregistered", 16 * PAGE, O_RDONLY, &path);
 	struct io_uring ring;
-	struct io_uring_params p = {0};
-	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+	struct io_uring_params p = {.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN};
 	ring_init(&ring, 64, &p);
-	for (long done = 0; done < o->count;) {
-		long batch = o->count - done < 32 ? o->count - done : 32;
-		for (long i = 0; i < batch; i++) {
-			struct io_uring_sqe *sqe = get_sqe(&ring);
-			io_uring_prep_read(sqe, fd, buffer + i * 512, 512, (uint64_t)((done + i) % 128) * 512);
-			sqe->user_data = 0x9d00000 + (uint64_t)(done + i);
-		}
-		submit_reap(&ring, batch, NULL);
-		done += batch;
-	}
+	struct file_io f = {fd, 512, 128, 0, 0x9d00000};
+	run_batches(&ring, o->count, 32, prep_file_read, &f, NULL);
 	ground_truth("CONFIG", o, "issue=unregistered-files opcode=READ file_lookups=%ld fd=%d path=%s "
 		     "registered_files=0", o->count, fd, path);
 	io_uring_queue_exit(&ring);
@@ -768,14 +781,9 @@ static int mode_unregistered_files(const struct opts *o)
  * overflows: the CQ is too small for the depth used, no harm done yet. */
 static int mode_small_cq(const struct opts *o)
 {
-	int (*pipes)[2] = calloc((size_t)o->count, sizeof(*pipes));
-	if (!pipes)
-		die("calloc", ENOMEM);
-	for (long i = 0; i < o->count; i++)
-		make_pipe(pipes[i]);
+	int (*pipes)[2] = open_pipes(o->count);
 	struct io_uring ring;
-	struct io_uring_params p = {0};
-	p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+	struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN};
 	p.cq_entries = 16;
 	ring_init(&ring, 8, &p);
 	for (long i = 0; i < o->count; i++) {
@@ -796,11 +804,7 @@ static int mode_small_cq(const struct opts *o)
 	ground_truth("CONFIG", o, "issue=cq-smaller-than-in-flight cq_entries=%u sq_entries=%u max_in_flight=%ld "
 		     "overflows=0 dropped=%u opcode=READ", p.cq_entries, p.sq_entries, o->count, dropped);
 	io_uring_queue_exit(&ring);
-	for (long i = 0; i < o->count; i++) {
-		close(pipes[i][0]);
-		close(pipes[i][1]);
-	}
-	free(pipes);
+	close_pipes(pipes, o->count);
 	return 0;
 }
 
@@ -865,8 +869,7 @@ static int mode_reap_lag(const struct opts *o)
 	enum { ROUNDS = 4 };
 	long per = o->count / ROUNDS > 0 ? o->count / ROUNDS : 1;
 	struct io_uring ring;
-	struct io_uring_params p = {0};
-	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+	struct io_uring_params p = {.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN};
 	ring_init(&ring, 64, &p);
 	for (int r = 0; r < ROUNDS; r++) {
 		for (long i = 0; i < per; i++) {
@@ -893,12 +896,9 @@ static int mode_reap_lag(const struct opts *o)
 static int mode_slow(const struct opts *o)
 {
 	enum { SLOW = 3 };
-	int pipes[SLOW][2];
-	for (int i = 0; i < SLOW; i++)
-		make_pipe(pipes[i]);
+	int (*pipes)[2] = open_pipes(SLOW);
 	struct io_uring ring;
-	struct io_uring_params p = {0};
-	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+	struct io_uring_params p = {.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN};
 	ring_init(&ring, 64, &p);
 	for (int i = 0; i < SLOW; i++) {
 		struct io_uring_sqe *sqe = get_sqe(&ring);
@@ -954,9 +954,7 @@ static int mode_slow(const struct opts *o)
 static int mode_hazard(const struct opts *o)
 {
 	static char fixed[8192] __attribute__((aligned(PAGE)));
-	int pipes[4][2];
-	for (int i = 0; i < 4; i++)
-		make_pipe(pipes[i]);
+	int (*pipes)[2] = open_pipes(4);
 	struct io_uring ring;
 	struct io_uring_params p = {0};
 	ring_init(&ring, 8, &p);
@@ -1081,27 +1079,22 @@ static int mode_hazard_bufreg(const struct opts *o)
 static int mode_clean_nop(const struct opts *o)
 {
 	struct io_uring ring;
-	struct io_uring_params p = {0};
-	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+	struct io_uring_params p = {.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN};
 	ring_init(&ring, 32, &p);
-	for (long done = 0; done < o->count;) {
-		long batch = o->count - done < 32 ? o->count - done : 32;
-		for (long i = 0; i < batch; i++) {
-			struct io_uring_sqe *sqe = get_sqe(&ring);
-			io_uring_prep_nop(sqe);
-			sqe->user_data = (uint64_t)(done + i);
-		}
-		int ret = io_uring_submit_and_wait(&ring, (unsigned)batch);
-		if (ret != batch)
-			die("io_uring_submit_and_wait", ret < 0 ? -ret : EIO);
-		struct io_uring_cqe *cqes[32];
-		unsigned got = io_uring_peek_batch_cqe(&ring, cqes, 32);
-		io_uring_cq_advance(&ring, got);
-		done += batch;
-	}
+	run_batches(&ring, o->count, 32, prep_nop, NULL, NULL);
 	ground_truth("NONE", o, "opcode=NOP requests=%ld batch=32 ring_flags=0x%x", o->count, p.flags);
 	io_uring_queue_exit(&ring);
 	return 0;
+}
+
+/* Random 4 KiB reads of clean-read's file through registered file 0 into
+ * registered buffer i % DIRECT_QD (arg: the random seed). */
+static void prep_direct_read(struct io_uring_sqe *sqe, long i, void *arg)
+{
+	uint64_t page = (uint64_t)(rand_r(arg) % DIRECT_FILE_PAGES);
+	io_uring_prep_read_fixed(sqe, 0, buffer + (i % DIRECT_QD) * PAGE, PAGE, page * PAGE, (int)(i % DIRECT_QD));
+	sqe->flags |= IOSQE_FIXED_FILE;
+	sqe->user_data = (uint64_t)i;
 }
 
 /* O_DIRECT random 4 KiB reads of an 8 MiB file, queue depth 16 submitted
@@ -1109,42 +1102,26 @@ static int mode_clean_nop(const struct opts *o)
  * SINGLE_ISSUER | DEFER_TASKRUN ring. */
 static int mode_clean_read(const struct opts *o)
 {
-	enum { QD = 16, FILE_PAGES = 2048 };
 	const char *path;
-	int fd = temp_file(temp_dir(0, o->dir), "clean_read", (size_t)FILE_PAGES * PAGE, O_RDONLY | O_DIRECT, &path);
+	int fd = temp_file(temp_dir(0, o->dir), "clean_read", (size_t)DIRECT_FILE_PAGES * PAGE, O_RDONLY | O_DIRECT, &path);
 	struct io_uring ring;
-	struct io_uring_params p = {0};
-	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+	struct io_uring_params p = {.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN};
 	ring_init(&ring, 32, &p);
 	int ret = io_uring_register_files(&ring, &fd, 1);
 	if (ret < 0)
 		die("io_uring_register_files", -ret);
-	struct iovec iov[QD];
-	for (int i = 0; i < QD; i++) {
+	struct iovec iov[DIRECT_QD];
+	for (int i = 0; i < DIRECT_QD; i++) {
 		iov[i].iov_base = buffer + i * PAGE;
 		iov[i].iov_len = PAGE;
 	}
-	if ((ret = io_uring_register_buffers(&ring, iov, QD)) < 0)
+	if ((ret = io_uring_register_buffers(&ring, iov, DIRECT_QD)) < 0)
 		die("io_uring_register_buffers", -ret);
 	unsigned seed = 36;
 	struct tally t = {0};
-	for (long done = 0; done < o->count;) {
-		long batch = o->count - done < QD ? o->count - done : QD;
-		for (long i = 0; i < batch; i++) {
-			struct io_uring_sqe *sqe = get_sqe(&ring);
-			uint64_t page = (uint64_t)(rand_r(&seed) % FILE_PAGES);
-			io_uring_prep_read_fixed(sqe, 0, buffer + i * PAGE, PAGE, page * PAGE, (int)i);
-			sqe->flags |= IOSQE_FIXED_FILE;
-			sqe->user_data = (uint64_t)(done + i);
-		}
-		ret = io_uring_submit_and_wait(&ring, (unsigned)batch);
-		if (ret != batch)
-			die("io_uring_submit_and_wait", ret < 0 ? -ret : EIO);
-		reap(&ring, batch, &t);
-		done += batch;
-	}
+	run_batches(&ring, o->count, DIRECT_QD, prep_direct_read, &seed, &t);
 	ground_truth("NONE", o, "opcode=READ_FIXED reads=%ld qd=%d batch=%d registered_files=1 registered_buffers=%d "
-		     "direct=1 ok=%ld path=%s ring_flags=0x%x", o->count, QD, QD, QD, t.ok, path, p.flags);
+		     "direct=1 ok=%ld path=%s ring_flags=0x%x", o->count, DIRECT_QD, DIRECT_QD, DIRECT_QD, t.ok, path, p.flags);
 	if (t.ok != o->count)
 		fprintf(stderr, "uring_doctor: clean-read: %ld errors, first %d\n", t.errors, t.first_error);
 	io_uring_queue_exit(&ring);
