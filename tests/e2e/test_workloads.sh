@@ -171,3 +171,69 @@ if "$W/usdt_probes" 3 --path /x >"$TMP/usdt.json" 2>"$TMP/usdt.err"; then
 else
   fail usdt_probes "exit $?: $(head -c 300 "$TMP/usdt.err")"
 fi
+
+# --- uring_doctor ----------------------------------------------------------
+# Every mode runs with its defaults, untraced: exit 0 (77: the machine cannot
+# make it), one GROUND-TRUTH line with the mode's tag and the results the
+# mode promises, and no file left behind.
+if [ -x "$W/uring_doctor" ]; then
+  ud_dir=$TMP/uring_doctor; mkdir -p "$ud_dir"
+  ud_shm=$(mktemp -d /dev/shm/ut_uring_doctor.XXXXXX)
+  for mode in $("$W/uring_doctor" --list | awk 'NR > 1 { print $1 }'); do
+    "$W/uring_doctor" "$mode" --dir "$ud_dir" --shm-dir "$ud_shm" >"$TMP/ud.out" 2>"$TMP/ud.err"
+    rc=$?
+    if [ $rc = 77 ]; then
+      skip "uring_doctor_$mode" "$(head -c 200 "$TMP/ud.err")"
+      continue
+    elif [ $rc != 0 ]; then
+      fail "uring_doctor_$mode" "exit $rc: $(head -c 300 "$TMP/ud.err")"
+      continue
+    fi
+    if err=$(python3 - "$mode" "$TMP/ud.out" <<'PY' 2>&1
+import sys
+mode, lines = sys.argv[1], open(sys.argv[2]).read().splitlines()
+assert len(lines) == 1 and lines[0].startswith("GROUND-TRUTH "), lines
+words = lines[0].split()
+tag, kv = words[1], dict(w.split("=", 1) for w in words[2:])
+assert kv["mode"] == mode, kv
+tags = {"punt": "PUNT", "nobatch": "BATCH", "overflow": "OVERFLOW", "errors": "ERRORS", "leak": "LEAK",
+        "sqpoll": "SQPOLL", "workers": "WORKERS", "iowq-wait": "IOWQ-WAIT", "config-tw": "CONFIG",
+        "defer-tw": "DEFER-TW", "unregistered-files": "CONFIG", "small-cq": "CONFIG",
+        "short-write": "SHORT-WRITE", "reap-lag": "REAP-LAG", "slow": "SLOW", "hazard-uaf": "HAZARD-UAF",
+        "hazard-bufreg": "HAZARD-BUFREG", "hazard": "HAZARD", "clean": "NONE"}
+assert tag == next(t for p, t in tags.items() if mode.startswith(p)), (mode, tag)
+checks = {
+    "punt-async": lambda: kv["ok"] == kv["punted"] == "1000",
+    "punt-eagain": lambda: kv["ok"] == kv["punted"] == "1000",
+    "punt-nowait": lambda: kv["ok"] == kv["punted"] == "1000",
+    "punt-poll": lambda: kv["ok"] == "256",
+    "overflow": lambda: (kv["overflowed"], kv["dropped"], kv["reaped"], kv["nodrop"]) == ("1000", "0", "1008", "1"),
+    "errors": lambda: kv["errors"] == kv["completions"] == "1250",
+    "sqpoll-idle": lambda: int(kv["wakeups"]) >= int(kv["submits"]) // 2,
+    "workers": lambda: kv["ok"] == "32",
+    "iowq-wait": lambda: kv["ok"] == "16",
+    "small-cq": lambda: kv["dropped"] == "0",
+    "short-write": lambda: kv["file_got"] == kv["pipe_got"] == "4096",
+    "hazard": lambda: kv["ok"] == "4",
+    "hazard-uaf": lambda: kv["res"] == "-14",
+    "hazard-bufreg": lambda: (kv["ok"], kv["update_ret"], kv["unregister_ret"]) == ("4", "1", "0"),
+    "clean-read": lambda: kv["ok"] == kv["reads"],
+}
+assert checks.get(mode, lambda: True)(), kv
+PY
+    ); then
+      pass "uring_doctor_$mode"
+    else
+      fail "uring_doctor_$mode" "$(echo "$err" | tail -n 2 | tr '\n' ' ')"
+    fi
+  done
+  left=$(find "$ud_dir" "$ud_shm" -mindepth 1)
+  if [ -z "$left" ]; then
+    pass uring_doctor_cleans_up
+  else
+    fail uring_doctor_cleans_up "left: $(echo "$left" | tr '\n' ' ')"
+  fi
+  rm -rf "$ud_shm"
+else
+  skip uring_doctor "no $W/uring_doctor"
+fi
