@@ -249,3 +249,18 @@ if [ "$reaped" -eq 200 ] && [ $((gone + ${incomplete:-999})) -eq 200 ] && grep -
 else
 	fail io_uring/rings_gone_counts_start_again "$reaped reaped, $gone ended 'ring gone', ${incomplete:-?} incomplete; $(grep -E '^errors' "$TMP/gone.stats")"
 fi
+
+# CQ overflow: 1008 nops into a CQ of 8, none reaped until the end.  On
+# 6.18 an overflowed CQE fires io_uring_cqe_overflow, not
+# io_uring_complete: the 1000 requests were never completed (@requests
+# counted 8, 1000 submit flows never ended).  Each completes at its
+# overflow now, once.
+"$UT" -q -o "$TMP/overflow.fxt" -c "$UT_WORKLOADS/uring_doctor overflow" >"$TMP/overflow.out" 2>"$TMP/overflow.err"
+"$UT" stats "$TMP/overflow.fxt" >"$TMP/overflow.stats"
+overflowed=$("$UT" dump "$TMP/overflow.fxt" | grep -c 'event instant .*name="NOP" args={.*overflowed: ')
+if grep -q '^@requests\[NOP, inline\]: 1008$' "$TMP/overflow.out" && grep -q '^@overflows\[0x[0-9a-f]*\]: 1000$' "$TMP/overflow.out" &&
+	grep -q '^flows: [0-9]* complete, 0 incomplete' "$TMP/overflow.stats" && [ "$overflowed" -eq 1000 ]; then
+	pass io_uring/overflowed_requests_complete
+else
+	fail io_uring/overflowed_requests_complete "$overflowed ended at the overflow; $(grep -E '^@(requests|overflows)' "$TMP/overflow.out"); $(grep -E '^flows' "$TMP/overflow.stats")"
+fi
