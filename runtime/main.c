@@ -423,6 +423,7 @@ static int build_objects(const struct ut_program *prog, const struct options *o,
 		fprintf(stderr, "uring-trace: the generated BPF C did not compile (a bug in uring-trace: please report it with --emit-c output):\n%s\n",
 			bpf->err);
 		free(user_c);
+		free(user->obj);
 		return 1;
 	}
 	if (bpf->err[0] && !o->quiet)

@@ -16,6 +16,16 @@ pass io_uring/runs
 # On this kernel every io_uring tracepoint has its BTF form, and each probe
 # must load as tp_btf (a rejected alternative falls back silently but for a
 # warning: a script or compiler bug, and a slower probe)
+# The reader keeps the per-request and per-ring state: kept in the kernel,
+# every request would cost hundreds of ns more of BPF (a script change that
+# reads the request under a condition the reader decides moves them there).
+reader_keeps=$(grep 'placement: the reader keeps' "$TMP/err.txt")
+missing=
+for m in @req @ring_counts @cq_seen @cqe_posted @req_of_cqe @op_of_cqe; do
+	echo "$reader_keeps" | grep -q "[ ,]$m\(,\|\$\)" || missing="$missing $m"
+done
+[ -z "$missing" ] && pass io_uring/reader_keeps_request_state \
+	|| fail io_uring/reader_keeps_request_state "in the kernel:$missing ($(grep 'placement: the kernel keeps' "$TMP/err.txt"))"
 attached=$(grep -c 'attached tp_btf:io_uring_' "$TMP/err.txt")
 if [ "$attached" -eq 17 ] && ! grep -q 'warning' "$TMP/err.txt"; then
 	pass io_uring/all_probes_tp_btf
