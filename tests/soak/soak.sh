@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Soak test (`make soak`, outside `make test`): the default script left
+# tracing the whole machine under --ring for MINUTES while io_uring
+# programs come and go, as a production user would leave it.  It checks
+# what a capture that runs for days needs:
+#   - the tracer's RSS stays within --ring-size plus a stated overhead, and
+#     flat (the last third of the run no higher than the first third's
+#     peak by more than 10 %);
+#   - no map fills ("was full" on stderr);
+#   - every snapshot (SIGUSR1 each minute) and the final trace are valid
+#     under `uring-trace stats`, with no slice left open.
+#
+#   tests/soak/soak.sh [MINUTES]     (default 30)
+#
+# Workloads, in a loop until the time is up: liburing's test suite when
+# LIBURING_TEST_DIR names its test/ directory (built: `make -C test`), else
+# the bundled mix (rings opened and closed, processes exiting with rings
+# and requests in flight, overflows, io-wq punts, SQPOLL, a steady nop load).
+# Results go to SOAK_OUT (default build/soak): rss.csv (seconds, kB),
+# uring-trace.err, the traces, and summary.txt, whose figures belong in
+# bench/README.md.  Exit status 0 when every check passes.
+set -u
+cd "$(dirname "$0")/../.."
+minutes=${1:-30}
+UT=${UT:-$PWD/build/uring-trace}
+W=${UT_WORKLOADS:-$PWD/build/workloads}
+out=${SOAK_OUT:-$PWD/build/soak}
+ring_size_mb=${SOAK_RING_MB:-128}
+overhead_mb=${SOAK_OVERHEAD_MB:-96}   # the tracer's own memory beside the window
+rm -rf "$out" && mkdir -p "$out"
+[ "$(id -u)" -eq 0 ] || { echo "soak: needs root (it traces the machine)"; exit 2; }
+
+"$UT" -q --ring 10s --ring-size "${ring_size_mb}M" --slow-us=20000 --max-snapshots 1000 -o "$out/soak.fxt" \
+	>"$out/summary.out" 2>"$out/uring-trace.err" &
+tracer=$!
+sleep 5   # attached (a cold compile takes a second or two)
+
+workloads() {
+	if [ -n "${LIBURING_TEST_DIR:-}" ]; then
+		(cd "$LIBURING_TEST_DIR" && ./runtests.sh $(ls *.t) >"$out/liburing.log" 2>&1)
+		return
+	fi
+	local tmp
+	tmp=$(mktemp -d)
+	"$W/uring_paths" --dir "$tmp" --nops 200 --polls 50 --async 50 --links 20 >/dev/null
+	"$W/short_rings" --rings 50 --requests 4 >/dev/null
+	"$W/short_rings" --rings 50 --requests 4 --unreaped >/dev/null
+	for _ in 1 2 3 4 5; do "$W/short_rings" --rings 1 --requests 2 --exit-open >/dev/null; done
+	for mode in overflow leak leak-exit punt-async punt-poll sqpoll-idle workers errors small-cq; do
+		"$W/uring_doctor" "$mode" >/dev/null 2>&1
+	done
+	"$W/nop_firehose" --seconds 2 --rate 200000 >/dev/null
+	rm -rf "$tmp"
+}
+
+start=$SECONDS
+next_snapshot=$((SECONDS + 60))
+echo "seconds,rss_kb" >"$out/rss.csv"
+( while kill -0 $tracer 2>/dev/null; do
+	echo "$((SECONDS - start)),$(awk '/^VmRSS/ { print $2 }' /proc/$tracer/status 2>/dev/null)" >>"$out/rss.csv"
+	sleep 10
+  done ) &
+sampler=$!
+rounds=0
+while [ $((SECONDS - start)) -lt $((minutes * 60)) ] && kill -0 $tracer 2>/dev/null; do
+	workloads
+	rounds=$((rounds + 1))
+	if [ $SECONDS -ge $next_snapshot ]; then
+		kill -USR1 $tracer
+		next_snapshot=$((SECONDS + 60))
+	fi
+done
+kill -TERM $tracer
+wait $tracer
+rc=$?
+kill $sampler 2>/dev/null
+
+failed=0
+check() {   # NAME OK WHY
+	if [ "$2" = 1 ]; then echo "PASS soak/$1"; else echo "FAIL soak/$1: $3"; failed=1; fi
+}
+check tracer_exit "$([ $rc -eq 0 ] && echo 1)" "exit status $rc: $(tail -3 "$out/uring-trace.err")"
+peak=$(tail -n +2 "$out/rss.csv" | cut -d, -f2 | sort -n | tail -1)
+limit=$(((ring_size_mb + overhead_mb) * 1024))
+check rss_within_cap "$([ "${peak:-0}" -le $limit ] && echo 1)" "peak ${peak} kB over ${limit} kB"
+n=$(($(wc -l <"$out/rss.csv") - 1))
+first=$(tail -n +2 "$out/rss.csv" | head -$((n / 3)) | cut -d, -f2 | sort -n | tail -1)
+last=$(tail -n +2 "$out/rss.csv" | tail -$((n / 3)) | cut -d, -f2 | sort -n | tail -1)
+check rss_flat "$([ $n -ge 3 ] && [ "${last:-0}" -le $((${first:-0} * 11 / 10)) ] && echo 1)" \
+	"first third's peak ${first} kB, last third's ${last} kB"
+check no_map_full "$(grep -q 'was full' "$out/uring-trace.err" || echo 1)" "$(grep 'was full' "$out/uring-trace.err" | head -3)"
+bad=0 traces=0
+for f in "$out"/soak*.fxt; do
+	traces=$((traces + 1))
+	"$UT" stats "$f" >"$f.stats" 2>&1
+	if [ $? -ne 0 ] || ! grep -q '^errors: 0$' "$f.stats" || ! grep -q '^slices open at the end: 0$' "$f.stats"; then
+		bad=$((bad + 1))
+		echo "  $f: $(grep -A2 -E '^errors|^slices open' "$f.stats" | head -4)"
+	fi
+done
+check traces_valid "$([ $bad -eq 0 ] && [ $traces -ge 1 ] && echo 1)" "$bad of $traces traces invalid"
+
+{
+	echo "soak: $minutes min, $rounds rounds of workloads ($([ -n "${LIBURING_TEST_DIR:-}" ] && echo "liburing test suite" || echo "bundled mix"))"
+	echo "--ring 10s --ring-size ${ring_size_mb}M: peak RSS ${peak} kB; first third's peak ${first} kB, last third's ${last} kB"
+	echo "traces: $traces ($((traces - 1)) snapshots), $bad invalid"
+	grep -E 'events|lost|was full|cut' "$out/uring-trace.err" | head -5
+} | tee "$out/summary.txt"
+exit $failed
