@@ -4,13 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+
 struct node *node_new(enum node_kind kind, struct ut_loc loc)
 {
-	struct node *n = calloc(1, sizeof(*n));
-	if (!n) {
-		perror("uring-trace");
-		exit(2);
-	}
+	struct node *n = xcalloc(1, sizeof(*n));
 	n->kind = kind;
 	n->loc = loc;
 	n->sym = -1;
@@ -63,8 +61,32 @@ struct ut_value type_shown(const struct type *t, unsigned field)
 	if (t->kind == T_PTR)
 		v.display = UT_SHOW_HEX;
 	if (v.display == UT_SHOW_TIME)
-		v.text = strdup(t->time_format);
+		v.text = xstrdup(t->time_format);
 	return v;
+}
+
+bool walk_list(struct node *list, const struct walker *w)
+{
+	for (struct node *n = list, *next; n; n = next) {
+		next = n->next;   /* a post visit may free n */
+		if (!walk_tree(n, w))
+			return false;
+	}
+	return true;
+}
+
+bool walk_tree(struct node *n, const struct walker *w)
+{
+	enum walk_next next = w->pre ? w->pre(n, w->ctx) : WALK_INTO;
+	if (next == WALK_STOP)
+		return false;
+	if (next == WALK_INTO) {
+		struct node *kids[] = {n->a, n->b, n->c, n->d, w->expansions ? n->resolved : NULL};
+		for (unsigned i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
+			if (!walk_list(kids[i], w))
+				return false;
+	}
+	return !w->post || w->post(n, w->ctx) != WALK_STOP;
 }
 
 static struct node *clone_list(const struct node *n)
@@ -83,7 +105,7 @@ struct node *node_clone(const struct node *n)
 	struct node *c = node_new(n->kind, n->loc);
 	*c = *n;
 	c->next = NULL;
-	c->str = n->str ? strdup(n->str) : NULL;
+	c->str = n->str ? xstrdup(n->str) : NULL;
 	c->a = clone_list(n->a);
 	c->b = clone_list(n->b);
 	c->c = clone_list(n->c);
@@ -94,22 +116,23 @@ struct node *node_clone(const struct node *n)
 
 void node_free_children(struct node *n)
 {
-	node_free(n->a);
-	node_free(n->b);
-	node_free(n->c);
-	node_free(n->d);
-	node_free(n->resolved);
+	struct node *kids[] = {n->a, n->b, n->c, n->d, n->resolved};
+	for (unsigned i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
+		node_free(kids[i]);
 	free(n->str);
+}
+
+static enum walk_next free_node(struct node *n, void *ctx)
+{
+	(void)ctx;
+	free(n->str);
+	free(n);
+	return WALK_INTO;
 }
 
 void node_free(struct node *n)
 {
-	while (n) {
-		struct node *next = n->next;
-		node_free_children(n);
-		free(n);
-		n = next;
-	}
+	walk_list(n, &(struct walker){.expansions = true, .post = free_node});
 }
 
 static const char *const kind_names[N_KIND_COUNT] = {

@@ -166,6 +166,36 @@ struct node_list {
 	struct node *head, *tail;
 };
 
+/* Children with names, where the letters say nothing. */
+static inline struct node *stmt_call(const struct node *n) { return n->a; }      /* N_EXPR_STMT */
+static inline struct node *for_body(const struct node *n) { return n->c->a; }    /* N_FOR: its statements */
+static inline struct node *keyref_key(const struct node *n) { return n->a; }     /* N_KEYREF: the key */
+/* N_MAP_ASSIGN of an aggregation (@m = hist(v)): the aggregation's arguments */
+static inline struct node *agg_args(const struct node *n) { return n->b->a; }
+/* A checked call of a script function: its body, the arguments in place. */
+static inline bool calls_function(const struct node *n) { return n->kind == N_CALL && n->ref == REF_MACRO; }
+
+/* The walk over a tree that every pass makes: a visit before a node's
+ * children (pre) and after them (post), either NULL.  The children are a,
+ * b, c, d in order, each a list; with expansions, then `resolved` (a
+ * constant's value, a script function's body).  A visit's answer: */
+enum walk_next {
+	WALK_INTO,   /* go on, into the node's children (from pre) */
+	WALK_PAST,   /* go on past the node's children (from pre) */
+	WALK_STOP,   /* end the walk */
+};
+struct walker {
+	bool expansions;
+	enum walk_next (*pre)(struct node *n, void *ctx);
+	enum walk_next (*post)(struct node *n, void *ctx);
+	void *ctx;
+};
+/* Walks n and what is under it (not the nodes after it); false when a
+ * visit stopped the walk. */
+bool walk_tree(struct node *n, const struct walker *w);
+/* Walks each node of list. */
+bool walk_list(struct node *list, const struct walker *w);
+
 struct node *node_new(enum node_kind kind, struct ut_loc loc);
 /* Appends item, and the nodes linked after it, to l; NULL adds nothing. */
 void node_list_push(struct node_list *l, struct node *item);

@@ -134,18 +134,18 @@ static void check_track(struct check *ck, struct node *track)
 {
 	if (!track)
 		return;
-	check_value(ck, track->a);
-	if (value_form(track->a) == VALUE_TEXT)
-		ERR(ck, track->a, "a track key must be a value computed by the probe, not a literal");
+	check_value(ck, keyref_key(track));
+	if (value_form(keyref_key(track)) == VALUE_TEXT)
+		ERR(ck, keyref_key(track), "a track key must be a value computed by the probe, not a literal");
 }
 
 /* A flow or span key: an integer or a pointer (--sample decides on it). */
 static void check_key(struct check *ck, struct node *keyref)
 {
-	check_expr(ck, keyref->a);
-	struct type *t = &keyref->a->type;
+	check_expr(ck, keyref_key(keyref));
+	struct type *t = &keyref_key(keyref)->type;
 	if (t->kind != T_INT && t->kind != T_PTR)
-		ERR(ck, keyref->a, "the key of %s[...] must be an integer or a pointer, not %s", keyref->str, a_type(t));
+		ERR(ck, keyref_key(keyref), "the key of %s[...] must be an integer or a pointer, not %s", keyref->str, a_type(t));
 }
 
 static void check_with(struct check *ck, struct node *with, bool counter, struct node *n)
@@ -255,7 +255,7 @@ static void check_trace(struct check *ck, struct node *n)
 			check_name(ck, n->b, "flow point");
 		break;
 	case N_SPAN:
-		check_value(ck, n->a->a);
+		check_value(ck, keyref_key(n->a));
 		check_key(ck, n->b);
 		if (n->d)
 			check_name(ck, n->d, "span");
@@ -303,7 +303,7 @@ static void check_aggregation(struct check *ck, struct node *n, struct map_info 
 	m->assigned = true;
 	m->agg = agg;
 	struct node *args[4];
-	int na = collect_args(n->b->a, args, 4);
+	int na = collect_args(agg_args(n), args, 4);
 	int want = (int)kind->nargs;
 	if (na != want) {
 		ERR(ck, n->b, "%s() takes %d argument%s, not %d", n->b->str, want, want == 1 ? "" : "s", na);
@@ -674,7 +674,7 @@ static void check_for(struct check *ck, struct node *n)
 	uint64_t around = ck->loop_iterations;
 	ck->loop_vars[ck->loop_depth++] = var;
 	ck->loop_iterations = ok && iterations ? in_all : around;
-	check_stmts(ck, n->c->a);
+	check_stmts(ck, for_body(n));
 	ck->loop_depth--;
 	ck->loop_iterations = around;
 }

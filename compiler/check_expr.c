@@ -901,43 +901,38 @@ static void map_read_expr(struct check *ck, struct node *n)
 
 /* ---- calls ---- */
 
-/* Replaces macro parameters by copies of the call's arguments.  Lists are
- * walked, not recursed along: a body may hold many statements. */
-static struct node *substitute(struct node *body, struct node *params, struct node **actual)
+/* A script function's parameters and the call's arguments. */
+struct substitution {
+	struct node *params;
+	struct node **actual;
+};
+
+/* A parameter becomes a copy of its argument, in its place in its list. */
+static enum walk_next substitute(struct node *n, void *ctx)
 {
-	struct node_list out = {0};
-	for (; body; body = body->next) {
-		struct node *r = NULL;
-		if (body->kind == N_IDENT) {
-			int i = 0;
-			for (struct node *p = params; p && !r; p = p->next, i++)
-				if (strcmp(p->str, body->str) == 0)
-					r = node_clone(actual[i]);
+	const struct substitution *s = ctx;
+	if (n->kind != N_IDENT)
+		return WALK_INTO;
+	int i = 0;
+	for (struct node *p = s->params; p; p = p->next, i++)
+		if (strcmp(p->str, n->str) == 0) {
+			struct node *copy = node_clone(s->actual[i]), *next = n->next;
+			node_free_children(n);
+			*n = *copy;
+			n->next = next;
+			free(copy);
+			return WALK_PAST;
 		}
-		if (!r) {
-			r = node_new(body->kind, body->loc);
-			*r = *body;
-			r->str = body->str ? xstrdup(body->str) : NULL;
-			r->a = substitute(body->a, params, actual);
-			r->b = substitute(body->b, params, actual);
-			r->c = substitute(body->c, params, actual);
-			r->d = substitute(body->d, params, actual);
-			r->resolved = NULL;
-		}
-		r->next = NULL;
-		node_list_push(&out, r);
-	}
-	return out.head;
+	return WALK_INTO;
 }
 
 #define MACRO_NODE_BUDGET 200000
 
-static unsigned long count_nodes(const struct node *n)
+static enum walk_next count_node(struct node *n, void *ctx)
 {
-	unsigned long k = 0;
-	for (; n; n = n->next)
-		k += 1 + count_nodes(n->a) + count_nodes(n->b) + count_nodes(n->c) + count_nodes(n->d);
-	return k;
+	(void)n;
+	++*(unsigned long *)ctx;
+	return WALK_INTO;
 }
 
 struct node *expand_macro(struct check *ck, struct node *n, struct node *fn)
@@ -955,19 +950,18 @@ struct node *expand_macro(struct check *ck, struct node *n, struct node *fn)
 	}
 	struct node **args = xcalloc((size_t)nargs + 1, sizeof(*args));   /* a script function takes any number */
 	collect_args(n->a, args, nargs);
-	struct node *body = fn->b;
-	struct node *saved = body->next;
-	body->next = NULL;
 	node_free(n->resolved);
-	n->resolved = substitute(body, fn->a, args);
+	n->resolved = node_clone(fn->b);
+	walk_tree(n->resolved, &(struct walker){.pre = substitute, .ctx = &(struct substitution){fn->a, args}});
 	n->ref = REF_MACRO;
-	body->next = saved;
 	free(args);
 	/* Nested calls that use an argument several times grow exponentially
 	 * (fn b(x) = a(a(x)) with a using x 50 times): bound the whole
 	 * script's expansions rather than hang writing gigabytes of C. */
 	unsigned long before = c->macro_nodes;
-	c->macro_nodes += count_nodes(n->resolved);
+	unsigned long nodes = 0;
+	walk_list(n->resolved, &(struct walker){.pre = count_node, .ctx = &nodes});
+	c->macro_nodes += nodes;
 	if (c->macro_nodes > MACRO_NODE_BUDGET) {
 		if (before <= MACRO_NODE_BUDGET)
 			ERR(ck, n, "expanding %s() here makes the script too large (over %d nodes); "

@@ -691,38 +691,38 @@ static void apply_defines(struct compiler *c)
 			check_choices(c, c->consts[j], NULL);
 }
 
-/* Does a flow (or a span on a track kind) of this name begin anywhere
- * under n?  Probes absent on this kernel count: the script is checked,
- * not one kernel's share of it. */
-static bool begun(const struct node *n, enum node_kind kind, const char *name)
+/* A flow (or a span on a track kind) that a walk looks for the begin of:
+ * probes absent on this kernel count, the script is checked, not one
+ * kernel's share of it. */
+struct begin_of {
+	enum node_kind kind;
+	const char *name;
+};
+
+static enum walk_next stop_at_begin(struct node *n, void *ctx)
 {
-	for (; n; n = n->next) {
-		if (n->kind == kind && n->op == OP_BEGIN && n->a && strcmp(n->a->str, name) == 0)
-			return true;
-		if (begun(n->a, kind, name) || begun(n->b, kind, name) || begun(n->c, kind, name) ||
-		    begun(n->d, kind, name))
-			return true;
-	}
-	return false;
+	const struct begin_of *b = ctx;
+	return n->kind == b->kind && n->op == OP_BEGIN && n->a && strcmp(n->a->str, b->name) == 0 ? WALK_STOP : WALK_INTO;
 }
+
+struct unbegun {
+	struct compiler *c;
+	struct node *items;
+};
 
 /* A flow step or end with no flow begin (a span phase or end with no span
  * begin on that track kind) in the whole script is an error. */
-static void check_unbegun(struct compiler *c, const struct node *items, const struct node *n)
+static enum walk_next check_unbegun(struct node *n, void *ctx)
 {
-	for (; n; n = n->next) {
-		if ((n->kind == N_FLOW || n->kind == N_SPAN) && n->op != OP_BEGIN && n->a && !begun(items, n->kind, n->a->str)) {
-			bool flow = n->kind == N_FLOW;
-			diag_error(c->d, n->loc, "%s '%s' %s here but begins nowhere; begin it in some probe: %s %s[key] begin%s",
-				   flow ? "flow" : "span on track", n->a->str,
-				   n->op == OP_END ? "ends" : flow ? "steps" : "changes phase",
-				   flow ? "flow" : "span", n->a->str, flow ? "" : " ITEM[key] \"name\"");
-		}
-		check_unbegun(c, items, n->a);
-		check_unbegun(c, items, n->b);
-		check_unbegun(c, items, n->c);
-		check_unbegun(c, items, n->d);
-	}
+	const struct unbegun *u = ctx;
+	if ((n->kind != N_FLOW && n->kind != N_SPAN) || n->op == OP_BEGIN || !n->a ||
+	    !walk_list(u->items, &(struct walker){.pre = stop_at_begin, .ctx = &(struct begin_of){n->kind, n->a->str}}))
+		return WALK_INTO;
+	bool flow = n->kind == N_FLOW;
+	diag_error(u->c->d, n->loc, "%s '%s' %s here but begins nowhere; begin it in some probe: %s %s[key] begin%s",
+		   flow ? "flow" : "span on track", n->a->str, n->op == OP_END ? "ends" : flow ? "steps" : "changes phase",
+		   flow ? "flow" : "span", n->a->str, flow ? "" : " ITEM[key] \"name\"");
+	return WALK_INTO;
 }
 
 static const char *const dump_names[] = {
@@ -777,7 +777,7 @@ static void check_program(struct compiler *c, struct node *items)
 	 * held to it */
 	for (struct node *n = items; n; n = n->next)
 		if (n->kind == N_PROBE_BLOCK)
-			check_unbegun(c, items, n->c);
+			walk_list(n->c, &(struct walker){.pre = check_unbegun, .ctx = &(struct unbegun){c, items}});
 	unsigned blocks = 0;
 	for (struct node *n = items; n; n = n->next) {
 		if (n->kind != N_PROBE_BLOCK)

@@ -568,21 +568,19 @@ char *gen_map_key(struct gen *g, int map, struct node *ref, char **sig)
 	return k;
 }
 
-/* Whether expression n (and the list after it when list) uses no
- * builtin that is a new value at each use (a stack): its C then means the
- * same value in the predicate and the body.  (The clock is spelt apart in
- * each, a read in the predicate and the hit's ut_now in the body: its C
- * never matches.) */
-static bool same_all_hit(const struct node *n, bool list)
+static enum walk_next stop_at_each_use(struct node *n, void *ctx)
 {
-	for (; n; n = list ? n->next : NULL) {
-		if (n->kind == N_IDENT && n->ref == REF_BUILTIN && builtins[n->sym].each_use)
-			return false;
-		if (!same_all_hit(n->a, true) || !same_all_hit(n->b, true) || !same_all_hit(n->c, true) ||
-		    !same_all_hit(n->d, true) || !same_all_hit(n->resolved, false))
-			return false;
-	}
-	return true;
+	(void)ctx;
+	return n->kind == N_IDENT && n->ref == REF_BUILTIN && builtins[n->sym].each_use ? WALK_STOP : WALK_INTO;
+}
+
+/* Whether expressions list use no builtin that is a new value at each
+ * use (a stack): their C then means the same value in the predicate and
+ * the body.  (The clock is spelt apart in each, a read in the predicate
+ * and the hit's ut_now in the body: its C never matches.) */
+static bool same_all_hit(struct node *list)
+{
+	return walk_list(list, &(struct walker){.expansions = true, .pre = stop_at_each_use});
 }
 
 void gen_map_written(struct gen *g, int map)
@@ -646,7 +644,7 @@ static char *gen_map_read(struct gen *g, struct node *n)
 		emit(g, "__u64 %s = %s;", t, lookup);
 	}
 	free(lookup);
-	if (sig && !g->in_body && same_all_hit(n->a, true)) {
+	if (sig && !g->in_body && same_all_hit(n->a)) {
 		unsigned i = g->npred_reads++;
 		g->pred_reads = xrealloc_array(g->pred_reads, g->npred_reads, sizeof(*g->pred_reads));
 		g->pred_reads[i] = (struct pred_read){.map = idx, .key = sig, .value = xstrdup(t), .valid = true};

@@ -178,18 +178,20 @@ static void gen_capture(struct gen *g, struct node *n)
 	free(cx);
 }
 
+static enum walk_next capture_here(struct node *n, void *ctx)
+{
+	struct gen *g = ctx;
+	if (n->capture < 0)
+		return WALK_INTO;
+	if (g->alt->captured[n->capture] == CAPTURED_HERE)   /* the others: gen_body, gen_local_assign */
+		gen_capture(g, n);
+	return WALK_PAST;
+}
+
 /* The captures of an expression, or of a statement's expressions. */
 static void gen_captures_in(struct gen *g, struct node *n)
 {
-	if (n->capture >= 0) {
-		if (g->alt->captured[n->capture] == CAPTURED_HERE)   /* the others: gen_body, gen_local_assign */
-			gen_capture(g, n);
-		return;
-	}
-	struct node *kids[] = {n->a, n->b, n->c, n->d, n->resolved};
-	for (unsigned i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
-		for (struct node *k = kids[i]; k; k = k->next)
-			gen_captures_in(g, k);
+	walk_tree(n, &(struct walker){.expansions = true, .pre = capture_here, .ctx = g});
 }
 
 /* ---- the hit's record (a split alternative's) ---- */
@@ -214,7 +216,7 @@ static bool reserve_before(const struct gen *g, const struct node *n, const stru
 	if (!g->hit_pending || !needs_hit(n))
 		return false;
 	if (!(n->side & PLACE_KERNEL) ||
-	    !(n->kind == N_IF || n->kind == N_BLOCK || (n->kind == N_EXPR_STMT && n->a->ref == REF_MACRO)))
+	    !(n->kind == N_IF || n->kind == N_BLOCK || (n->kind == N_EXPR_STMT && calls_function(stmt_call(n)))))
 		return true;
 	for (; rest; rest = rest->next)
 		if (needs_hit(rest))
@@ -229,10 +231,10 @@ static bool kernel_work_in(const struct node *list)
 	for (const struct node *n = list; n; n = n->next) {
 		if (!(n->side & PLACE_KERNEL))
 			continue;
-		bool macro = n->kind == N_EXPR_STMT && n->a->ref == REF_MACRO;
+		bool macro = n->kind == N_EXPR_STMT && calls_function(stmt_call(n));
 		if (n->kind == N_IF ? kernel_work_in(n->b) || kernel_work_in(n->c)
 		    : n->kind == N_BLOCK ? kernel_work_in(n->a)
-		    : macro ? kernel_work_in(n->a->resolved) : true)
+		    : macro ? kernel_work_in(stmt_call(n)->resolved) : true)
 			return true;
 	}
 	return false;
@@ -350,7 +352,7 @@ static void gen_aggregation(struct gen *g, struct node *n)
 	const struct map_info *m = &g->c->maps[idx];
 	const struct ut_agg_kind *kind = &ut_aggs[m->agg];
 	struct node *args[4];
-	collect_args(n->b->a, args, 4);
+	collect_args(agg_args(n), args, 4);
 	char *v = kind->nargs ? gen_expr(g, args[0]) : xstrdup("1");
 	char *k = gen_map_key(g, idx, n->a, NULL);
 	if (kind->bpf_bucket && kind->nargs > 1) {
@@ -449,7 +451,7 @@ static void gen_for(struct gen *g, struct node *n)
 	g->out = &body;
 	g->indent++;
 	gen_map_written(g, -1);   /* a turn reads what the turns before wrote */
-	gen_stmts(g, n->c->a);
+	gen_stmts(g, for_body(n));
 	g->indent--;
 	g->out = out;
 	char *from = c_int64(n->a->num), *to = c_int64(n->b->num);
@@ -571,8 +573,8 @@ static void gen_reader_stmt(struct gen *g, struct node *n)
 		gen_stmts(g, n->a);
 		return;
 	case N_EXPR_STMT:
-		if (n->a->ref == REF_MACRO)
-			gen_stmt(g, n->a->resolved);
+		if (calls_function(stmt_call(n)))
+			gen_stmt(g, stmt_call(n)->resolved);
 		else
 			gen_captures_in(g, n);
 		return;
@@ -583,7 +585,7 @@ static void gen_reader_stmt(struct gen *g, struct node *n)
 			gen_stmt(g, n->c);
 		return;
 	case N_FOR:   /* the same at every turn: captured once */
-		gen_stmts(g, n->c->a);
+		gen_stmts(g, for_body(n));
 		return;
 	default:
 		gen_captures_in(g, n);

@@ -171,8 +171,8 @@ static void collect(struct run *r, struct node *list)
 			continue;
 		if (n->kind == N_BLOCK) {
 			collect(r, n->a);
-		} else if (n->kind == N_EXPR_STMT && n->a->ref == REF_MACRO) {
-			collect(r, n->a->resolved);
+		} else if (n->kind == N_EXPR_STMT && calls_function(stmt_call(n))) {
+			collect(r, stmt_call(n)->resolved);
 		} else {
 			r->stmts = xrealloc_array(r->stmts, r->n + 1, sizeof(*r->stmts));
 			r->stmts[r->n++] = n;
@@ -219,7 +219,7 @@ static struct ut_ustmt map_assign(struct ugen *u, struct node *n)
 	if (m->kind == MAP_AGG) {
 		struct ut_ustmt s = map_stmt(u, UT_US_AGG, n->a);
 		if (ut_aggs[m->agg].nargs)
-			s.a = uexpr(u, n->b->a);
+			s.a = uexpr(u, agg_args(n));
 		return s;
 	}
 	struct ut_ustmt s = map_stmt(u, n->op == '=' ? UT_US_MAP_SET : UT_US_MAP_ADD, n->a);
@@ -285,7 +285,7 @@ static unsigned ubody(struct ugen *u, struct node *list, unsigned *n)
 			if (stmt->c)
 				s.body2 = ubody(u, stmt->c, &s.nbody2);
 		} else if (stmt->kind == N_FOR) {
-			s.body = ubody(u, stmt->c->a, &s.nbody);
+			s.body = ubody(u, for_body(stmt), &s.nbody);
 		}
 		p->ustmts[first + i] = s;
 	}

@@ -100,21 +100,26 @@ static bool runs_in_kernel(const struct place *p, const struct ctx *cx)
 	return cx->kernel_loop || in_kernel(&p->a->all_kernel);
 }
 
-/* Every map and local expression n reads goes to the kernel: kernel code
- * evaluates it. */
-static void require_kernel(struct place *p, struct node *n, const char *why)
+struct required {
+	struct place *p;
+	const char *why;
+};
+
+static enum walk_next require_node(struct node *n, void *ctx)
 {
-	for (; n; n = n->next) {
-		if (n->kind == N_MAP_REF && n->ref == REF_MAP)
-			to_kernel(p, &p->c->maps[n->sym].kernel, why, n->loc);
-		else if (n->kind == N_LOCAL && n->ref == REF_LOCAL)
-			to_kernel(p, &p->a->locals[n->sym].kernel, why, n->loc);
-		require_kernel(p, n->a, why);
-		require_kernel(p, n->b, why);
-		require_kernel(p, n->c, why);
-		require_kernel(p, n->d, why);
-		require_kernel(p, n->resolved, why);
-	}
+	struct required *r = ctx;
+	if (n->kind == N_MAP_REF && n->ref == REF_MAP)
+		to_kernel(r->p, &r->p->c->maps[n->sym].kernel, r->why, n->loc);
+	else if (n->kind == N_LOCAL && n->ref == REF_LOCAL)
+		to_kernel(r->p, &r->p->a->locals[n->sym].kernel, r->why, n->loc);
+	return WALK_INTO;
+}
+
+/* Every map and local the expressions of list read goes to the kernel:
+ * kernel code evaluates them. */
+static void require_kernel(struct place *p, struct node *list, const char *why)
+{
+	walk_list(list, &(struct walker){.expansions = true, .pre = require_node, .ctx = &(struct required){p, why}});
 }
 
 /* ---- expressions ---- */
@@ -576,13 +581,13 @@ static struct walked walk_for(struct place *p, struct node *n, const struct ctx 
 	inner.depth = cx->depth + 1;
 	if (in_kernel(&var->kernel)) {
 		inner.kernel_loop = true;
-		walk_stmts(p, n->c->a, &inner);
+		walk_stmts(p, for_body(n), &inner);
 		if (p->final)
 			n->side = PLACE_KERNEL;
 		return kernel_work(p);
 	}
 	inner.iterations = cx->iterations * (turns ? turns : 1);
-	struct walked w = walk_stmts(p, n->c->a, &inner);
+	struct walked w = walk_stmts(p, for_body(n), &inner);
 	if (w.kernel)
 		to_kernel(p, &var->kernel, "the variable of a loop whose body does kernel work", n->loc);
 	p->steps += inner.iterations;   /* the turns themselves */
@@ -606,7 +611,7 @@ static struct walked walk_stmt_at(struct place *p, struct node *n, const struct 
 	}
 	case N_MAP_ASSIGN:
 		if (p->c->maps[n->a->sym].kind == MAP_AGG)   /* the aggregated value; lhist's bounds are constants */
-			return map_update(p, n, n->a, ut_aggs[p->c->maps[n->a->sym].agg].nargs ? n->b->a : NULL, cx);
+			return map_update(p, n, n->a, ut_aggs[p->c->maps[n->a->sym].agg].nargs ? agg_args(n) : NULL, cx);
 		return map_update(p, n, n->a, n->b, cx);
 	case N_IF:
 		return walk_if(p, n, cx);
@@ -644,17 +649,12 @@ static struct walked walk_stmt(struct place *p, struct node *n, const struct ctx
 
 /* ---- an alternative ---- */
 
-static void clear_marks(struct node *n)
+static enum walk_next clear_marks(struct node *n, void *ctx)
 {
-	for (; n; n = n->next) {
-		n->side = 0;
-		n->capture = -1;
-		clear_marks(n->a);
-		clear_marks(n->b);
-		clear_marks(n->c);
-		clear_marks(n->d);
-		clear_marks(n->resolved);
-	}
+	(void)ctx;
+	n->side = 0;
+	n->capture = -1;
+	return WALK_INTO;
 }
 
 /* One walk over the alternative's body; the final walk marks it. */
@@ -666,7 +666,7 @@ static void place_alternative(struct place *p)
 	for (unsigned i = 0; i < a->ncomputed_args; i++)
 		require_kernel(p, a->computed_args[i].value, "read in a computed argument");
 	if (p->final) {
-		clear_marks(a->block);
+		walk_list(a->block, &(struct walker){.expansions = true, .pre = clear_marks});
 		a->ncaptures = 0;
 	}
 	p->last_set = xcalloc(a->nlocals + 1, sizeof(*p->last_set));
@@ -713,19 +713,17 @@ static void check_reader_bounds(struct place *p)
 
 /* ---- the program ---- */
 
-/* Whether n (statements and expressions) reads or writes a map of the
- * reader's (clear() names a map it does not touch: the reader clears
- * either kind). */
-static bool touches_reader_map(const struct compiler *c, const struct node *n)
+static enum walk_next stop_at_reader_map(struct node *n, void *ctx)
 {
-	for (; n; n = n->next) {
-		if (n->kind == N_MAP_REF && n->ref == REF_MAP && !in_kernel(&c->maps[n->sym].kernel))
-			return true;
-		if (touches_reader_map(c, n->a) || touches_reader_map(c, n->b) || touches_reader_map(c, n->c) ||
-		    touches_reader_map(c, n->d) || touches_reader_map(c, n->resolved))
-			return true;
-	}
-	return false;
+	const struct compiler *c = ctx;
+	return n->kind == N_MAP_REF && n->ref == REF_MAP && !in_kernel(&c->maps[n->sym].kernel) ? WALK_STOP : WALK_INTO;
+}
+
+/* Whether statements list read or write a map of the reader's (clear()
+ * names a map it does not touch: the reader clears either kind). */
+static bool touches_reader_map(struct compiler *c, struct node *list)
+{
+	return !walk_list(list, &(struct walker){.expansions = true, .pre = stop_at_reader_map, .ctx = c});
 }
 
 /* Whether statements list write records (trace statements, printf(),
@@ -761,18 +759,13 @@ static bool writes_records(struct compiler *c, const struct node *list)
 	return false;
 }
 
-/* Marks in touched[] the maps n reads or writes. */
-static void maps_touched(const struct node *n, bool *touched)
+/* Marks in touched[] (ctx) the maps a walk reads or writes. */
+static enum walk_next map_touched(struct node *n, void *ctx)
 {
-	for (; n; n = n->next) {
-		if (n->kind == N_MAP_REF && n->ref == REF_MAP)
-			touched[n->sym] = true;
-		maps_touched(n->a, touched);
-		maps_touched(n->b, touched);
-		maps_touched(n->c, touched);
-		maps_touched(n->d, touched);
-		maps_touched(n->resolved, touched);
-	}
+	bool *touched = ctx;
+	if (n->kind == N_MAP_REF && n->ref == REF_MAP)
+		touched[n->sym] = true;
+	return WALK_INTO;
 }
 
 /* The cost's first choice: maps no recording probe touches stay in the
@@ -782,7 +775,7 @@ static void maps_of_silent_probes(struct compiler *c)
 	bool *recorded = xcalloc(c->nmaps + 1, sizeof(bool));
 	for (unsigned i = 0; i < c->nalts; i++)
 		if (writes_records(c, c->alts[i]->block))
-			maps_touched(c->alts[i]->block, recorded);
+			walk_list(c->alts[i]->block, &(struct walker){.expansions = true, .pre = map_touched, .ctx = recorded});
 	for (unsigned m = 0; m < c->nmaps; m++)
 		if (!recorded[m])
 			c->maps[m].kernel = (struct placed){"only probes that send no records touch it: an update there "
@@ -849,17 +842,12 @@ static void hit_event(struct compiler *c, struct alt_ctx *a)
 /* Flow kinds with points the reader emits (all the records of split
  * alternatives): it samples them all, kernel points too
  * (runtime/user_side.c), and the kernel samples none. */
-static void mark_reader_flows(struct compiler *c, const struct node *n)
+static enum walk_next mark_reader_flow(struct node *n, void *ctx)
 {
-	for (; n; n = n->next) {
-		if (n->event >= 0 && c->prog->events[n->event].flow >= 0)
-			c->flow_in_reader[c->prog->events[n->event].flow] = true;
-		mark_reader_flows(c, n->a);
-		mark_reader_flows(c, n->b);
-		mark_reader_flows(c, n->c);
-		mark_reader_flows(c, n->d);
-		mark_reader_flows(c, n->resolved);
-	}
+	struct compiler *c = ctx;
+	if (n->event >= 0 && c->prog->events[n->event].flow >= 0)
+		c->flow_in_reader[c->prog->events[n->event].flow] = true;
+	return WALK_INTO;
 }
 
 /* Maps and locals that hold tuples stay in the kernel: the reader does not
@@ -947,7 +935,7 @@ void placement(struct compiler *c)
 	c->flow_in_reader = xcalloc(c->prog->nflows + 1, sizeof(bool));
 	for (unsigned i = 0; i < c->nalts; i++)
 		if (c->alts[i]->hit_event >= 0)
-			mark_reader_flows(c, c->alts[i]->block);
+			walk_list(c->alts[i]->block, &(struct walker){.expansions = true, .pre = mark_reader_flow, .ctx = c});
 }
 
 void placement_report(const struct compiler *c, FILE *out)

@@ -114,14 +114,14 @@ static void record_track(struct stage_walk *w, struct record *r, struct node *tr
 	if (!track)
 		return;
 	r->ev->group = name_index(&w->c->prog->groups, &w->c->prog->ngroups, track->str);
-	r->ev->group_key = record_value(r, track->a);
+	r->ev->group_key = record_value(r, keyref_key(track));
 }
 
 /* A flow or span key, sampled on (--sample keeps whole flows). */
 static void record_key(struct stage_walk *w, struct record *r, struct node *keyref)
 {
 	r->ev->flow = name_index(&w->c->prog->flows, &w->c->prog->nflows, keyref->str);
-	r->ev->key = field_value(r, keyref->a);
+	r->ev->key = field_value(r, keyref_key(keyref));
 }
 
 static void record_args(struct record *r, struct node *with)
@@ -163,7 +163,7 @@ static void trace_record(struct stage_walk *w, struct node *n)
 	case N_SPAN:
 		r = record_begin(w, phase_op(n->op, UT_EV_SPAN_BEGIN, UT_EV_SPAN_PHASE, UT_EV_SPAN_END), n);
 		r.ev->group = name_index(&w->c->prog->groups, &w->c->prog->ngroups, n->a->str);
-		r.ev->group_key = record_value(&r, n->a->a);
+		r.ev->group_key = record_value(&r, keyref_key(n->a));
 		record_key(w, &r, n->b);
 		if (n->d)
 			r.ev->name = record_value(&r, n->d);
@@ -250,7 +250,7 @@ static void stage_for(struct stage_walk *w, struct node *n)
 	uint32_t before = w->bytes;
 	bool refills = w->refills;
 	w->refills = false;
-	stage_stmts(w, n->c->a);
+	stage_stmts(w, for_body(n));
 	uint64_t iteration = w->bytes - before;
 	uint64_t all = iteration * (iterations ? iterations : 1);
 	uint64_t share = all <= UT_LOOP_STAGE_BYTES ? all : iteration > UT_LOOP_STAGE_BYTES ? iteration : UT_LOOP_STAGE_BYTES;
@@ -343,21 +343,21 @@ void record_fields(struct node *n, void (*each)(void *ctx, struct node *value, b
 		if (n->a)
 			value_fields(n->a, each, ctx);
 		if (n->b)
-			value_fields(n->b->a, each, ctx);
+			value_fields(keyref_key(n->b), each, ctx);
 		break;
 	case N_FLOW:
-		each(ctx, n->a->a, true);
+		each(ctx, keyref_key(n->a), true);
 		if (n->b)
 			value_fields(n->b, each, ctx);
 		break;
 	case N_SPAN:
-		value_fields(n->a->a, each, ctx);
-		each(ctx, n->b->a, true);
+		value_fields(keyref_key(n->a), each, ctx);
+		each(ctx, keyref_key(n->b), true);
 		if (n->d)
 			value_fields(n->d, each, ctx);
 		break;
 	case N_TRACK_NAME:
-		value_fields(n->a->a, each, ctx);
+		value_fields(keyref_key(n->a), each, ctx);
 		value_fields(n->b, each, ctx);
 		break;
 	case N_SCHED:   /* its values only */
