@@ -141,9 +141,8 @@ static const char *const kind_names[N_KIND_COUNT] = {
 	[N_PROBE_BLOCK] = "probe", [N_PROBE_ALTS] = "alternatives",
 	[N_PROBE_SPEC] = "spec", [N_BLOCK] = "block", [N_EXPR_STMT] = "expr-stmt",
 	[N_LOCAL_ASSIGN] = "local=", [N_MAP_ASSIGN] = "map=", [N_IF] = "if",
-	[N_DELETE] = "delete", [N_CLEAR] = "clear", [N_PRINTF] = "printf",
 	[N_RETURN] = "return", [N_FOR] = "for", [N_BREAK] = "break", [N_CONTINUE] = "continue",
-	[N_EXIT] = "exit", [N_SLICE] = "slice",
+	[N_SLICE] = "slice",
 	[N_INSTANT] = "instant", [N_COUNTER] = "counter", [N_FLOW] = "flow",
 	[N_SPAN] = "span", [N_TRACK_NAME] = "track-name", [N_SCHED] = "sched", [N_WITH] = "with",
 	[N_KEYREF] = "keyref", [N_INT] = "int", [N_STR] = "str", [N_IDENT] = "ident",
@@ -186,7 +185,7 @@ static void annotation_dump(const struct node *n, FILE *f)
 	char buf[64];
 	if (n->type.kind != T_NONE)
 		fprintf(f, " : %s", type_text(&n->type, buf, sizeof(buf)));
-	if (n->ref == REF_NONE)
+	if (n->ref == REF_NONE || n->ref == REF_STATEMENT)   /* a statement stands for no value */
 		return;
 	fprintf(f, " = %s", ref_names[n->ref]);
 	switch (n->ref) {

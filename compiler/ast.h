@@ -23,18 +23,15 @@ enum node_kind {
 
 	/* statements */
 	N_BLOCK,        /* a: list of statements */
-	N_EXPR_STMT,    /* a: expression (a call) */
+	N_EXPR_STMT,    /* a: expression (a call: a statement builtin, a script function) */
 	N_LOCAL_ASSIGN, /* str: "$x", a: value */
 	N_MAP_ASSIGN,   /* a: N_MAP_REF, op: '=' or '+' or '-' (for +=, -=), b: value */
 	N_IF,           /* a: cond, b: then, c: else or NULL */
-	N_DELETE,       /* a: N_MAP_REF */
-	N_CLEAR,        /* str: "@map" */
-	N_PRINTF,       /* str: format, a: args */
 	N_RETURN,
 	N_FOR,          /* str: "$i", a: first value, b: end (excluded), c: body */
 	N_BREAK,
 	N_CONTINUE,
-	N_EXIT,
+	/* trace constructs, N_SLICE to N_SCHED (is_trace_construct) */
 	N_SLICE,        /* op: begin/end, a: name expr (begin), b: track, c: with list */
 	N_INSTANT,      /* a: name expr, b: track, c: with list */
 	N_COUNTER,      /* a: name expr, b: track, c: with list */
@@ -122,6 +119,7 @@ enum node_ref {
 	REF_MACRO,        /* N_CALL: a script function; resolved: its body, the arguments in place */
 	REF_FUNC_NAME,    /* N_IDENT func: num, its number in the table "func" */
 	REF_TUPLE_ITEM,   /* N_FIELD $t.0: element sym of the tuple a */
+	REF_STATEMENT,    /* N_CALL as a statement (printf(), delete()): calls[sym] (builtins.c) */
 	REF_KIND_COUNT
 };
 
@@ -165,6 +163,9 @@ struct node {
 struct node_list {
 	struct node *head, *tail;
 };
+
+/* A trace construct: a statement that writes a record of the trace. */
+static inline bool is_trace_construct(const struct node *n) { return n->kind >= N_SLICE && n->kind <= N_SCHED; }
 
 /* Children with names, where the letters say nothing. */
 static inline struct node *stmt_call(const struct node *n) { return n->a; }      /* N_EXPR_STMT */

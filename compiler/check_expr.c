@@ -31,7 +31,7 @@ const char *a_type(const struct type *t)
 
 /* ---- symbols ---- */
 
-static int table_index(struct compiler *c, const char *name)
+int table_index(struct compiler *c, const char *name)
 {
 	for (unsigned i = 0; i < c->prog->ntables; i++)
 		if (strcmp(c->prog->tables[i].name, name) == 0)
@@ -39,9 +39,7 @@ static int table_index(struct compiler *c, const char *name)
 	return -1;
 }
 
-/* The table name (made when first asked for) with an entry for key,
- * named text: how the `probe` and `func` builtins are shown. */
-static int naming_table(struct check *ck, const char *name, int64_t key, const char *text)
+int naming_table(struct check *ck, const char *name, int64_t key, const char *text)
 {
 	struct ut_program *p = ck->c->prog;
 	int t = table_index(ck->c, name);
@@ -57,46 +55,6 @@ static int naming_table(struct check *ck, const char *name, int64_t key, const c
 	tab->entries = xrealloc_array(tab->entries, tab->nentries + 1, sizeof(*tab->entries));
 	tab->entries[tab->nentries++] = (struct ut_table_entry){.key = key, .name = xstrdup(text)};
 	return t;
-}
-
-/* The table that names probes by index (the `probe` builtin). */
-static int probe_table(struct check *ck)
-{
-	return naming_table(ck, "probe", ck->alt->probe_index, ck->alt->probe->spec);
-}
-
-void forget_probe_name(struct compiler *c, unsigned probe_index)
-{
-	int t = table_index(c, "probe");
-	if (t < 0)
-		return;
-	struct ut_table *tab = &c->prog->tables[t];
-	for (unsigned i = 0; i < tab->nentries; i++)
-		if (tab->entries[i].key == probe_index) {
-			free(tab->entries[i].name);
-			tab->entries[i] = tab->entries[--tab->nentries];
-			return;
-		}
-}
-
-/* `func`: the function (or event) the alternative probes, the last part
- * of its target ("vfs_read", "readline" of /bin/bash:readline), as its
- * number in the table of them. */
-static void func_name(struct check *ck, struct node *n)
-{
-	const char *target = ck->alt->target, *colon = strrchr(target, ':'), *slash = strrchr(target, '/');
-	const char *name = colon ? colon + 1 : slash ? slash + 1 : target;
-	struct ut_program *p = ck->c->prog;
-	int t = table_index(ck->c, "func");
-	int64_t key = t < 0 ? 0 : (int64_t)p->tables[t].nentries;
-	for (unsigned i = 0; t >= 0 && i < p->tables[t].nentries; i++)
-		if (strcmp(p->tables[t].entries[i].name, name) == 0)
-			key = p->tables[t].entries[i].key;
-	n->ref = REF_FUNC_NAME;
-	n->num = key;
-	n->type = t_int(4, false);
-	n->type.show = UT_SHOW_TABLE;
-	n->type.table = (int16_t)naming_table(ck, "func", key, name);
 }
 
 int find_local(struct check *ck, const char *name)
@@ -518,13 +476,17 @@ static void ident_expr(struct check *ck, struct node *n)
 {
 	struct compiler *c = ck->c;
 	const struct builtin *b = builtin_named(n->str);
+	if (b && b->check) {
+		b->check(ck, n);
+		return;
+	}
 	if (b) {
 		n->ref = REF_BUILTIN;
 		n->sym = (int)(b - builtins);
 		n->type = b->type;
 		n->type.show = b->show;
-		if (strcmp(b->name, "curtask") == 0)
-			n->type.btf = ut_kernel_struct(c->k, "task_struct");
+		if (b->btf_struct)
+			n->type.btf = ut_kernel_struct(c->k, b->btf_struct);
 		c->uses_stacks |= b->show == UT_SHOW_KSTACK || b->show == UT_SHOW_USTACK;
 		return;
 	}
@@ -534,18 +496,6 @@ static void ident_expr(struct check *ck, struct node *n)
 	}
 	if (strcmp(n->str, "args") == 0) {
 		ERR(ck, n, "'args' is used with a field: args.NAME");
-		return;
-	}
-	if (strcmp(n->str, "func") == 0) {
-		func_name(ck, n);
-		return;
-	}
-	if (strcmp(n->str, "probe") == 0) {
-		/* the probe's index, shown through a table of the probes as written */
-		n->ref = REF_PROBE;
-		n->type = t_int(4, false);
-		n->type.show = UT_SHOW_TABLE;
-		n->type.table = (int16_t)probe_table(ck);
 		return;
 	}
 	struct node *k = find_decl(c->consts, c->nconsts, n->str);
@@ -564,12 +514,10 @@ static void ident_expr(struct check *ck, struct node *n)
 	unsigned nb = 0;
 	while (builtins[nb].name)
 		nb++;
-	char **names = xcalloc(nb + 2 + c->nconsts, sizeof(char *));
+	char **names = xcalloc(nb + c->nconsts + 1, sizeof(char *));
 	unsigned nn = 0;
 	for (unsigned i = 0; i < nb; i++)
 		names[nn++] = (char *)builtins[i].name;
-	names[nn++] = (char *)"probe";
-	names[nn++] = (char *)"func";
 	for (unsigned i = 0; i < c->nconsts; i++)
 		names[nn++] = c->consts[i]->str;
 	char hint[160];
@@ -1034,6 +982,11 @@ static void call_expr(struct check *ck, struct node *n)
 	}
 	n->ref = REF_FUNCTION;
 	n->sym = (int)(def - calls);
+	if (def->statement) {
+		ERR(ck, n, "%s() does not return a value; use it as a statement", n->str);
+		n->type = (struct type){.kind = T_VOID};
+		return;
+	}
 	def->check(ck, n, args, nargs);
 }
 

@@ -249,19 +249,19 @@ struct node *find_decl(struct node **v, unsigned n, const char *name);
 /* The passes over one alternative, after the probe kind resolved it.
  * check.c: types and symbols on a's copy of the body; every user error. */
 void check_alternative(struct compiler *c, struct alt_ctx *a);
-/* check_expr.c: a probe left out takes its entry in the table naming
- * probes (the `probe` builtin) with it: the next probe gets its index. */
-void forget_probe_name(struct compiler *c, unsigned probe_index);
 /* resources.c: records (the program's events), stages and map layouts of
  * every alternative, in order. */
 void resources(struct compiler *c);
 /* The buffer bytes a stage needs (a loop's reloads ask for more). */
 uint32_t stage_buffer_bytes(const struct stage *s);
+/* What a walk over a record's values calls for each: key, a flow or span
+ * key. */
+typedef void (*field_each)(void *ctx, struct node *value, bool key);
 /* Calls each(ctx, value, key) for each value that fills a field of record
- * statement n (a trace statement, or printf(), exit(), snapshot() or
- * clear()), in field order; key: a flow or span key (a u64 the kernel
+ * statement n (a trace construct, or a statement builtin that writes a
+ * record), in field order; key: a flow or span key (a u64 the kernel
  * samples on). */
-void record_fields(struct node *n, void (*each)(void *ctx, struct node *value, bool key), void *ctx);
+void record_fields(struct node *n, field_each each, void *ctx);
 /* placement.c: the side of each statement, local and map; the hit
  * records and their captured values; no user errors. */
 void placement(struct compiler *c);

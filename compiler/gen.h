@@ -113,6 +113,8 @@ char *gen_map_key(struct gen *g, int map, struct node *ref, char **sig);
 /* The body writes map (-1: may write any): the predicate's look-ups of
  * it are not its values any more. */
 void gen_map_written(struct gen *g, int map);
+/* gen_stmt.c: after a write of a map whose reads the CPUs remember (bpf/ut.h). */
+void gen_memo_written(struct gen *g, int map);
 /* gen_stmt.c */
 void gen_alternative(struct gen_parts *parts, struct compiler *c, struct alt_ctx *a);
 

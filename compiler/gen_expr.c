@@ -288,20 +288,14 @@ static char *gen_ident(struct gen *g, struct node *n)
 	switch (n->ref) {
 	case REF_BUILTIN: {
 		const struct builtin *b = &builtins[n->sym];
-		if ((strcmp(b->name, "nsecs") == 0 || strcmp(b->name, "elapsed") == 0) && g->in_body) {
+		if (b->clock_cexpr && g->in_body) {
 			/* one clock read per hit (a costly one under a hypervisor) */
 			g->uses_now = true;
 			if (g->hit_pending || g->computing)   /* before the record's reservation reads the clock */
 				g->now_at_top = true;
-			return xstrdup(b->name[0] == 'n' ? "ut_now" : "(ut_now - ut_start_ns)");
+			return xstrdup(b->clock_cexpr);
 		}
-		if (b->type.kind == T_STR) {
-			char *t = new_tmp(g);
-			emit(g, "char %s[16];", t);
-			emit(g, "bpf_get_current_comm(%s, sizeof(%s));", t, t);
-			return t;
-		}
-		return xstrdup(b->cexpr);
+		return b->gen ? b->gen(g) : xstrdup(b->cexpr);
 	}
 	case REF_ARG: return xstrdup(g->alt->args[n->sym].cexpr);
 	case REF_PROBE: return xasprintf("%uU", g->alt->probe_index);

@@ -101,42 +101,15 @@ static void stage_send(struct gen *g, uint32_t bytes)
 	emit(g, "}");
 }
 
-/* join(argv): field 0 counts the strings read into fields 1.., each
- * pointer of the NULL-ended array read first; nested, so that the reads
- * stop at the first NULL (the verifier walks each path once). */
-static void join_fill(struct gen *g, struct record *r, struct node *argv)
-{
-	char *base = gen_expr(g, argv);
-	bool user = argv->type.user || (is_int(&argv->type) && g->alt->def->user_addresses);
-	const char *from = user ? "user" : "kernel";
-	char *var = new_tmp(g);
-	emit(g, "const char *const *%s = (const char *const *)(%s);", var, base);
-	free(base);
-	struct gen inner = *g;   /* the fill's statements, inside the record's block */
-	inner.out = &r->fill;
-	inner.indent = g->indent + 1;
-	emit(&inner, "r->f0 = 0;");
-	for (int i = 0; i < JOIN_MAX_STRINGS; i++) {
-		emit(&inner, "{ const char *a = 0; bpf_probe_read_%s(&a, sizeof(a), &%s[%d]);", from, var, i);
-		emit(&inner, "if (a) { bpf_probe_read_%s_str(r->f%d, sizeof(r->f%d), a); r->f0 = %d;", from, i + 1, i + 1,
-		     i + 1);
-	}
-	struct strbuf closing = {0};
-	for (int i = 0; i < JOIN_MAX_STRINGS; i++)
-		sb_puts(&closing, "}}");
-	emit(&inner, "%s", closing.s);
-	sb_free(&closing);
-	free(var);
-}
-
 /* The record of statement n (a trace statement or a call that writes
  * one): its values, its struct, and the code that fills it in the stage. */
 static void gen_record(struct gen *g, struct node *n)
 {
 	struct record r = {.g = g, .ev = &g->c->prog->events[n->event], .begin = n->kind == N_FLOW && n->op == OP_BEGIN};
 	record_fields(n, record_field, &r);
-	if (n->kind == N_CALL && strcmp(n->str, "join") == 0)
-		join_fill(g, &r, n->a);
+	const struct statement_def *st = statement_of(n);
+	if (st && st->fill)
+		st->fill(g, &r.fill, n);
 	record_struct(g, n->event);
 	if (n->stage_full)
 		stage_send(g, r.ev->size);
@@ -308,8 +281,7 @@ static void reader_work(struct gen *g)
 
 /* ---- statements ---- */
 
-/* After a write of a map whose reads the CPUs remember (bpf/ut.h). */
-static void memo_written(struct gen *g, int map)
+void gen_memo_written(struct gen *g, int map)
 {
 	if (g->c->maps[map].memo >= 0)
 		emit(g, "ut_memo_written(%d);", g->c->maps[map].memo);
@@ -322,26 +294,11 @@ static void gen_call_stmt(struct gen *g, struct node *e)
 		gen_stmt(g, e->resolved);
 		return;
 	}
-	if (strcmp(e->str, "delete") == 0) {
-		gen_map_written(g, e->a->sym);
-		char *k = gen_map_key(g, e->a->sym, e->a, NULL);
-		emit(g, "bpf_map_delete_elem(&m_%d, &%s);", e->a->sym, k);
-		memo_written(g, e->a->sym);
-		free(k);
-		return;
-	}
-	/* in the kernel, snapshot() and exit() set a map: a record could be lost (bpf/ut.h) */
-	if (strcmp(e->str, "snapshot") == 0) {
-		emit(g, "ut_request(UT_REQUEST_SNAPSHOT);");
-		return;
-	}
-	if (strcmp(e->str, "exit") == 0) {   /* ends the hit too, as in bpftrace */
-		emit(g, "ut_request(UT_REQUEST_EXIT);");
-		emit(g, "goto ut_done;");
-		g->returns = true;
-		return;
-	}
-	gen_record(g, e);
+	const struct statement_def *st = statement_of(e);
+	if (st->gen)
+		st->gen(g, e);
+	else
+		gen_record(g, e);
 }
 
 /* @m[k] = agg(v): the aggregation's kernel helper takes v, or 1 into the
@@ -388,8 +345,7 @@ static void gen_map_assign(struct gen *g, struct node *n)
 		emit(g, "struct ut_tuple_%d val = {};", tuple);
 		gen_tuple_copy(g, "val", tuple, v, n->b->type.tuple);
 		emit(g, "bpf_map_update_elem(&m_%d, &%s, &val, BPF_ANY);", idx, k);
-	} else if (n->b->type.kind == T_STR && call && strcmp(call->name, "path") == 0) {
-		/* its 256-byte buffer is map memory, as large as any string value */
+	} else if (n->b->type.kind == T_STR && call && call->map_memory) {
 		emit(g, "bpf_map_update_elem(&m_%d, &%s, %s, BPF_ANY);", idx, k, v);
 	} else if (n->b->type.kind == T_STR) {
 		/* staged in a per-CPU buffer: a second copy of the string on the
@@ -412,7 +368,7 @@ static void gen_map_assign(struct gen *g, struct node *n)
 		}
 		g->nadded++;
 	}
-	memo_written(g, idx);
+	gen_memo_written(g, idx);
 	free(sig);
 	free(k);
 	free(v);

@@ -46,12 +46,6 @@ static unsigned map_keys(struct ugen *u, struct node *ref, unsigned *nkeys)
 	return ukeys(u, keys, n);
 }
 
-static enum ut_uheader header_field(const char *builtin)
-{
-	return strcmp(builtin, "pid") == 0 ? UT_UH_PID : strcmp(builtin, "tid") == 0 ? UT_UH_TID
-	       : strcmp(builtin, "cpu") == 0 ? UT_UH_CPU : UT_UH_TS;
-}
-
 static unsigned binop(struct ugen *u, struct node *n)
 {
 	const struct type *ta = &n->a->type, *tb = &n->b->type;
@@ -118,8 +112,8 @@ static unsigned uexpr(struct ugen *u, struct node *n)
 	case N_IDENT:
 		switch (n->ref) {
 		case REF_CONST: return uexpr(u, n->resolved);
-		case REF_BUILTIN:
-			return add_expr(u, (struct ut_uexpr){.op = UT_UX_HEADER, .which = header_field(builtins[n->sym].name)});
+		case REF_BUILTIN:   /* one of the header's (placement.c) */
+			return add_expr(u, (struct ut_uexpr){.op = UT_UX_HEADER, .which = builtins[n->sym].header});
 		case REF_PROBE: return add_expr(u, (struct ut_uexpr){.op = UT_UX_INT, .i = u->a->probe_index});
 		default: return add_expr(u, (struct ut_uexpr){.op = UT_UX_INT, .i = n->num});   /* REF_ENUM */
 		}
@@ -240,7 +234,10 @@ static struct ut_ustmt ustmt(struct ugen *u, struct node *n)
 		s = map_assign(u, n);
 		break;
 	case N_EXPR_STMT:
-		s = strcmp(n->a->str, "delete") == 0 ? map_stmt(u, UT_US_DELETE, n->a->a) : emit_record(u, n->a);
+		if (statement_of(stmt_call(n))->updates_map)
+			s = map_stmt(u, statement_of(stmt_call(n))->reader_op, stmt_call(n)->a);
+		else
+			s = emit_record(u, stmt_call(n));
 		break;
 	case N_IF: {
 		/* a constant, or the kernel's answer where it decided */

@@ -124,14 +124,6 @@ static void require_kernel(struct place *p, struct node *list, const char *why)
 
 /* ---- expressions ---- */
 
-/* Builtins that are fields of every record's header: the reader has
- * them (nsecs, in a body, is the hit's time: gen_expr.c). */
-static bool in_header(const struct builtin *b)
-{
-	return strcmp(b->name, "pid") == 0 || strcmp(b->name, "tid") == 0 || strcmp(b->name, "cpu") == 0 ||
-	       strcmp(b->name, "nsecs") == 0;
-}
-
 static unsigned classify(struct place *p, struct node *n);
 
 static unsigned classify_list(struct place *p, struct node *list)
@@ -152,7 +144,7 @@ static unsigned classify(struct place *p, struct node *n)
 		return 0;
 	case N_IDENT:
 		switch (n->ref) {
-		case REF_BUILTIN: return in_header(&builtins[n->sym]) ? 0 : NEEDS_KERNEL;
+		case REF_BUILTIN: return builtins[n->sym].in_header ? 0 : NEEDS_KERNEL;   /* the reader has the header */
 		case REF_CONST: return classify(p, n->resolved);
 		case REF_ARG: return NEEDS_KERNEL;
 		default: return 0;   /* the probe's index, an enumerator */
@@ -179,7 +171,7 @@ static unsigned classify(struct place *p, struct node *n)
 	case N_CALL:
 		if (n->ref == REF_MACRO)
 			return classify(p, n->resolved);
-		if (calls[n->sym].show)
+		if (calls[n->sym].shows_argument)
 			return classify(p, n->a);
 		require_kernel(p, n->a, "read by kernel code");   /* str(), path(), exists(), diskdev() */
 		return NEEDS_KERNEL;
@@ -191,14 +183,6 @@ static unsigned classify(struct place *p, struct node *n)
 	default:   /* operators, casts */
 		return classify_list(p, n->a) | classify_list(p, n->b) | classify_list(p, n->c);
 	}
-}
-
-/* Builtins that cost more than a helper call: a string, a stack, the
- * process filter (a look-up). */
-static bool costly_builtin(const struct builtin *b)
-{
-	return strcmp(b->name, "comm") == 0 || strcmp(b->name, "traced") == 0 || strcmp(b->name, "kstack") == 0 ||
-	       strcmp(b->name, "ustack") == 0;
 }
 
 /* What the kernel computes for one capture costs little: a constant, an
@@ -213,7 +197,7 @@ static bool cheap(const struct node *n)
 	case N_IDENT:
 		if (n->ref == REF_CONST)
 			return cheap(n->resolved);
-		return n->ref != REF_BUILTIN || !costly_builtin(&builtins[n->sym]);
+		return n->ref != REF_BUILTIN || !builtins[n->sym].costly;
 	case N_FIELD:
 		return (n->ref == REF_ARG || n->ref == REF_COMPUTED) && n->type.kind != T_STR;
 	case N_INDEX:
@@ -221,9 +205,7 @@ static bool cheap(const struct node *n)
 	case N_CALL:
 		if (n->ref == REF_MACRO)
 			return cheap(n->resolved);
-		if (strcmp(n->str, "exists") == 0 || strcmp(n->str, "diskdev") == 0)
-			return true;
-		return calls[n->sym].show && cheap(n->a);
+		return calls[n->sym].cheap || (calls[n->sym].shows_argument && cheap(n->a));
 	case N_BINOP: case N_TERNARY:
 		return cheap(n->a) && cheap(n->b) && (!n->c || cheap(n->c));
 	case N_UNOP: case N_CAST:
@@ -247,7 +229,7 @@ static bool same_all_hit(const struct node *n)
 	case N_INDEX:
 		return n->ref == REF_TABLE && same_all_hit(n->b);
 	case N_CALL:
-		return n->ref == REF_MACRO ? same_all_hit(n->resolved) : calls[n->sym].show && same_all_hit(n->a);
+		return n->ref == REF_MACRO ? same_all_hit(n->resolved) : calls[n->sym].shows_argument && same_all_hit(n->a);
 	case N_BINOP: case N_TERNARY:
 		return same_all_hit(n->a) && same_all_hit(n->b) && (!n->c || same_all_hit(n->c));
 	case N_UNOP: case N_CAST:
@@ -490,16 +472,14 @@ static void record_field_value(void *ctx, struct node *value, bool key)
 		reader_value(r->p, value, r->cx);
 }
 
-/* A trace statement, or a call that writes a record (printf(), print(),
- * time(), join(), exit(), snapshot(), clear(), zero()). */
+/* A trace construct, or a statement builtin that writes a record. */
 static struct walked record(struct place *p, struct node *n, const struct ctx *cx)
 {
 	if (cx->kernel_loop)
 		all_kernel(p, "it writes records in a loop that runs in the kernel", n->loc);
-	/* join() reads memory straight into its record, and the kernel part
-	 * of a split hit writes no record but the hit's */
-	if (n->kind == N_CALL && strcmp(n->str, "join") == 0)
-		all_kernel(p, "join() reads its strings into its record", n->loc);
+	const struct statement_def *st = statement_of(n);
+	if (st && st->kernel_only)
+		all_kernel(p, st->kernel_only, n->loc);
 	struct record_walk r = {p, cx, in_kernel(&p->a->all_kernel)};
 	unsigned before = p->ncaptures;
 	record_fields(n, record_field_value, &r);
@@ -511,7 +491,7 @@ static struct walked walk_call(struct place *p, struct node *n, const struct ctx
 	struct node *e = n->a;
 	if (e->ref == REF_MACRO)
 		return walk_stmt(p, e->resolved, cx);
-	if (strcmp(e->str, "delete") == 0)
+	if (statement_of(e)->updates_map)
 		return map_update(p, n, e->a, NULL, cx);
 	return record(p, e, cx);
 }
@@ -726,8 +706,8 @@ static bool touches_reader_map(struct compiler *c, struct node *list)
 	return !walk_list(list, &(struct walker){.expansions = true, .pre = stop_at_reader_map, .ctx = c});
 }
 
-/* Whether statements list write records (trace statements, printf(),
- * exit(), snapshot(), clear()) in branches that may run. */
+/* Whether statements list write records (trace constructs, statement
+ * builtins but those that update a map) in branches that may run. */
 static bool writes_records(struct compiler *c, const struct node *list)
 {
 	for (const struct node *n = list; n; n = n->next) {
@@ -738,7 +718,8 @@ static bool writes_records(struct compiler *c, const struct node *list)
 				return true;
 			break;
 		case N_EXPR_STMT:
-			if (n->a->ref == REF_MACRO ? writes_records(c, n->a->resolved) : strcmp(n->a->str, "delete") != 0)
+			if (calls_function(stmt_call(n)) ? writes_records(c, stmt_call(n)->resolved)
+							  : !statement_of(stmt_call(n))->updates_map)
 				return true;
 			break;
 		case N_IF:
@@ -750,9 +731,9 @@ static bool writes_records(struct compiler *c, const struct node *list)
 			if (writes_records(c, n->c))
 				return true;
 			break;
-		case N_SLICE: case N_INSTANT: case N_COUNTER: case N_FLOW: case N_SPAN: case N_TRACK_NAME: case N_SCHED:
-			return true;
 		default:
+			if (is_trace_construct(n))
+				return true;
 			break;
 		}
 	}
