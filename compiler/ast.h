@@ -156,6 +156,10 @@ struct node {
 	uint8_t side;        /* statements: PLACE_* bits, the sides it runs on */
 	int capture;         /* an expression the kernel computes for the reader: its
 	                      * field in the hit's record; else -1 */
+	/* filled by the reuse pass (reuse.c) */
+	uint8_t reuse;       /* a map read or an add: enum reuse */
+	unsigned reuse_var;  /* the variable it names: ut_pread_<n>, ut_added_<n>;
+	                      * an add (N_MAP_ASSIGN +=, -=): its ut_added_<n> */
 };
 
 /* A list being built: its first and last nodes, so appending does not walk

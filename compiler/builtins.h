@@ -52,8 +52,10 @@ struct statement_def {
 	enum ut_event_op op;
 	void (*record)(struct record *r, struct node *call);
 	void (*fields)(struct node *call, field_each each, void *ctx);
-	/* gen_stmt.c: its own kernel C (NULL: its record's), and statements
-	 * that fill its record after the values (join()'s strings) */
+	/* gen_stmt.c: its own kernel C (NULL: its record's), which evaluates
+	 * no value of the script but the keys of the map it updates (reuse.c
+	 * follows what the C reads); and statements that fill its record after
+	 * the values, from its first argument (join()'s strings) */
 	void (*gen)(struct gen *g, struct node *call);
 	void (*fill)(struct gen *g, struct strbuf *into, struct node *call);
 	/* placement.c: why its probe runs in the kernel whole (join() reads
@@ -86,6 +88,7 @@ struct call_def {
 	/* a string in a buffer of map memory as large as a map's string value:
 	 * a map takes it where it is (path()) */
 	bool map_memory;
+	bool unevaluated;           /* its arguments' types alone, no C reads them (sizeof()) */
 	const struct statement_def *statement;   /* a statement's hooks, or NULL */
 };
 extern const struct call_def calls[];

@@ -373,6 +373,7 @@ static void alt_free(struct alt_ctx *a)
 	free(a->computed_args);
 	free(a->captures);
 	free(a->captured);
+	free(a->pred_kept);
 	free(a);
 }
 
@@ -727,7 +728,8 @@ static enum walk_next check_unbegun(struct node *n, void *ctx)
 
 static const char *const dump_names[] = {
 	[UT_DUMP_AST] = "ast", [UT_DUMP_TYPED] = "typed", [UT_DUMP_RESOURCES] = "resources",
-	[UT_DUMP_PLACEMENT] = "placement", [UT_DUMP_C] = "c", [UT_DUMP_READER_C] = "reader-c",
+	[UT_DUMP_PLACEMENT] = "placement", [UT_DUMP_REUSE] = "reuse", [UT_DUMP_C] = "c",
+	[UT_DUMP_READER_C] = "reader-c",
 };
 
 enum ut_dump ut_dump_named(const char *name)
@@ -848,6 +850,9 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 			dump_placement(c, dump);
 		if (o->report)
 			placement_report(c, o->report);
+		reuse(c);
+		if (o->dump == UT_DUMP_REUSE)
+			dump_reuse(c, dump);
 		gen_user_side(c);
 		prog->bpf_c = gen_program(c);
 		for (unsigned i = 0; i < c->nalts; i++)

@@ -19,6 +19,7 @@ enum ut_dump {
 	UT_DUMP_TYPED,      /* check: each alternative's body, typed */
 	UT_DUMP_RESOURCES,  /* resources: maps, records, stages */
 	UT_DUMP_PLACEMENT,  /* placement: the side of each statement and map */
+	UT_DUMP_REUSE,      /* reuse: the map reads that take a value the C holds */
 	UT_DUMP_C,          /* generate: the C (as --emit-c) */
 	UT_DUMP_READER_C,   /* generate: the reader's C (compiler/gen_native.c) */
 };
@@ -88,6 +89,17 @@ enum captured {
 	CAPTURED_AT_SET,    /* a kernel local: after each assignment (local.mirror) */
 };
 
+/* What the kernel's C makes of a map read (node.reuse, reuse.c): a value
+ * it holds already, or a look-up. */
+enum reuse {
+	REUSE_NONE,         /* a look-up */
+	REUSE_OFFERED,      /* the predicate's look-up, which the body may take (ut_pread_<n>) */
+	REUSE_KEPT,         /* the same, which the body takes: kept in ut_pread_<n> */
+	REUSE_PREDICATE,    /* the body's: the predicate's value ut_pread_<n>, where it looked up */
+	REUSE_ADDED,        /* right after an add of the same map and key: its value ut_added_<n> */
+	REUSE_ADD,          /* N_MAP_ASSIGN: an add in the kernel, its value left in ut_added_<n> */
+};
+
 /* The sides a statement runs on (node.side, placement.c). */
 enum {
 	PLACE_KERNEL = 1,     /* kernel work, or a loop or if the kernel keeps */
@@ -138,6 +150,10 @@ struct alt_ctx {
 	struct node **captures;     /* the expressions the kernel captures, in field order */
 	enum captured *captured;    /* per capture: where the kernel writes it */
 	unsigned ncaptures;
+	/* reuse.c: the predicate's reads the body may take (ut_pread_<n>),
+	 * which it takes, and the adds' values (ut_added_<n>) */
+	unsigned npred_reads, nadded;
+	bool *pred_kept;
 };
 
 /* A local variable of the alternative.  All are declared at the top of its
@@ -271,6 +287,8 @@ void placement_report(const struct compiler *c, FILE *out);
 /* Whether condition n has a value known when compiling (constants, and
  * && and || that one operand decides): *v. */
 bool cond_folds(struct compiler *c, const struct node *n, int64_t *v);
+/* reuse.c: the map reads whose value the kernel's C holds already. */
+void reuse(struct compiler *c);
 /* gen_user.c: the reader's statements of the alternatives placement split. */
 void gen_user_side(struct compiler *c);
 /* gen.c: the program's BPF C.  No user errors. */
@@ -280,5 +298,6 @@ char *gen_program(struct compiler *c);
 void dump_typed(struct compiler *c, FILE *out);
 void dump_resources(struct compiler *c, FILE *out);
 void dump_placement(struct compiler *c, FILE *out);
+void dump_reuse(struct compiler *c, FILE *out);
 
 #endif

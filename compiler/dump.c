@@ -231,3 +231,39 @@ void dump_placement(struct compiler *c, FILE *f)
 		if (c->flow_in_reader[i])
 			fprintf(f, "flow %s: sampled by the reader\n", p->flows[i]);
 }
+
+/* --dump reuse: the map reads whose value the kernel's C holds already,
+ * and the values it keeps for them (reuse.c). */
+
+static enum walk_next reuse_dump(struct node *n, void *ctx)
+{
+	static const char *const what[] = {
+		[REUSE_OFFERED] = "the predicate's look-up, ut_pread_%u: the body does not take it",
+		[REUSE_KEPT] = "the predicate's look-up, kept in ut_pread_%u for the body",
+		[REUSE_PREDICATE] = "the predicate's value, ut_pread_%u",
+		[REUSE_ADDED] = "the value the add before it left, ut_added_%u",
+		[REUSE_ADD] = "an add, its value left in ut_added_%u",
+	};
+	FILE *f = ctx;
+	if (n->reuse == REUSE_NONE)
+		return WALK_INTO;
+	fprintf(f, "  %s @%d:%d: ", n->kind == N_MAP_ASSIGN ? n->a->str : n->str, n->loc.line, n->loc.col);
+	fprintf(f, what[n->reuse], n->reuse_var);
+	fputc('\n', f);
+	return WALK_INTO;
+}
+
+void dump_reuse(struct compiler *c, FILE *f)
+{
+	for (unsigned i = 0; i < c->nalts; i++) {
+		struct alt_ctx *a = c->alts[i];
+		const struct walker dump = {.expansions = true, .pre = reuse_dump, .ctx = f};
+		alt_title(a, f);
+		fprintf(f, "predicate look-ups the body may take: %u; adds: %u\n", a->npred_reads, a->nadded);
+		if (a->pred)
+			walk_tree(a->pred, &dump);
+		for (unsigned j = 0; j < a->ncomputed_args; j++)
+			walk_tree(a->computed_args[j].value, &dump);
+		walk_list(a->block, &dump);
+	}
+}

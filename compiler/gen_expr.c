@@ -530,20 +530,14 @@ static char *gen_element(struct gen *g, struct node *n)
 	return r;
 }
 
-char *gen_map_key(struct gen *g, int map, struct node *ref, char **sig)
+char *gen_map_key(struct gen *g, int map, struct node *ref)
 {
 	char *k = new_tmp(g);
 	unsigned nkeys = node_list_len(ref->a);
 	char **vals = xcalloc(nkeys + 1, sizeof(char *));
-	struct strbuf joined = {0};
-	bool plain = sig != NULL;
 	unsigned i = 0;
-	for (struct node *e = ref->a; e; e = e->next, i++) {
-		size_t before = g->out->len;
+	for (struct node *e = ref->a; e; e = e->next, i++)
 		vals[i] = gen_expr(g, e);
-		plain = plain && g->out->len == before && e->type.kind != T_STR;
-		sb_printf(&joined, "%s\x1f", vals[i]);
-	}
 	emit(g, "struct ut_mk_%d %s;", map, k);
 	emit(g, "__builtin_memset(&%s, 0, sizeof(%s));", k, k);
 	i = 0;
@@ -556,57 +550,20 @@ char *gen_map_key(struct gen *g, int map, struct node *ref, char **sig)
 		free(vals[i]);
 	}
 	free(vals);
-	if (sig)
-		*sig = plain ? xstrdup(joined.s ? joined.s : "") : NULL;
-	sb_free(&joined);
 	return k;
 }
 
-static enum walk_next stop_at_each_use(struct node *n, void *ctx)
-{
-	(void)ctx;
-	return n->kind == N_IDENT && n->ref == REF_BUILTIN && builtins[n->sym].each_use ? WALK_STOP : WALK_INTO;
-}
-
-/* Whether expressions list use no builtin that is a new value at each
- * use (a stack): their C then means the same value in the predicate and
- * the body.  (The clock is spelt apart in each, a read in the predicate
- * and the hit's ut_now in the body: its C never matches.) */
-static bool same_all_hit(struct node *list)
-{
-	return walk_list(list, &(struct walker){.expansions = true, .pre = stop_at_each_use});
-}
-
-void gen_map_written(struct gen *g, int map)
-{
-	for (unsigned i = 0; i < g->npred_reads; i++)
-		if (map < 0 || g->pred_reads[i].map == map)
-			g->pred_reads[i].valid = false;
-}
-
-/* The predicate's look-up of map[key] the body may take, or -1. */
-static int pred_read_of(const struct gen *g, int map, const char *key)
-{
-	for (unsigned i = 0; i < g->npred_reads; i++)
-		if (g->pred_reads[i].valid && g->pred_reads[i].map == map && !strcmp(g->pred_reads[i].key, key))
-			return (int)i;
-	return -1;
-}
-
+/* A map read, as the reuse pass found it (reuse.c): a value the C holds
+ * already, or a look-up. */
 static char *gen_map_read(struct gen *g, struct node *n)
 {
 	int idx = n->sym;
-	char *sig = NULL;
-	char *k = gen_map_key(g, idx, n, &sig);
-	if (sig && g->last_add.stmt && g->last_add.stmt == g->prev_stmt && g->last_add.map == idx &&
-	    strcmp(sig, g->last_add.key) == 0) {
-		free(sig);
+	char *k = gen_map_key(g, idx, n);
+	if (n->reuse == REUSE_ADDED) {
 		free(k);
-		return xasprintf("((__u64)ut_added_%u)", g->last_add.var);
+		return xasprintf("((__u64)ut_added_%u)", n->reuse_var);
 	}
 	char *t = new_tmp(g);
-	if (n->type.kind == T_TUPLE || n->type.kind == T_STR)
-		free(sig);
 	if (n->type.kind == T_TUPLE) {
 		/* a copy: the map's tuples may have longer strings than this read's type */
 		int tuple = g->c->maps[idx].value_type.tuple;
@@ -626,26 +583,17 @@ static char *gen_map_read(struct gen *g, struct node *n)
 		free(t);
 		return r;
 	}
-	int pred = sig && g->in_body ? pred_read_of(g, idx, sig) : -1;
 	int memo = g->c->maps[idx].memo;
 	char *lookup = memo < 0 ? xasprintf("ut_map_read(&m_%d, &%s)", idx, k)
 		       : g->c->maps[idx].nkeys > 1 ? xasprintf("ut_memo_read(&m_%d, %d, &%s, %s.k0, %s.k1)", idx, memo, k, k, k)
 						   : xasprintf("ut_memo_read(&m_%d, %d, &%s, %s.k0, 0)", idx, memo, k, k);
-	if (pred >= 0) {
-		g->pred_reads[pred].used = true;
-		emit(g, "__u64 %s = ut_pread_%d_set ? ut_pread_%d : %s;", t, pred, pred, lookup);
-	} else {
+	if (n->reuse == REUSE_PREDICATE)   /* where the predicate's && or || looked it up */
+		emit(g, "__u64 %s = ut_pread_%u_set ? ut_pread_%u : %s;", t, n->reuse_var, n->reuse_var, lookup);
+	else
 		emit(g, "__u64 %s = %s;", t, lookup);
-	}
+	if (n->reuse == REUSE_KEPT)   /* for the body */
+		emit(g, "ut_pread_%u = %s; ut_pread_%u_set = 1;", n->reuse_var, t, n->reuse_var);
 	free(lookup);
-	if (sig && !g->in_body && same_all_hit(n->a)) {
-		unsigned i = g->npred_reads++;
-		g->pred_reads = xrealloc_array(g->pred_reads, g->npred_reads, sizeof(*g->pred_reads));
-		g->pred_reads[i] = (struct pred_read){.map = idx, .key = sig, .value = xstrdup(t), .valid = true};
-		emit(g, "%c%u", PRED_READ_MARK, i);
-		sig = NULL;
-	}
-	free(sig);
 	free(k);
 	return t;
 }

@@ -12,17 +12,11 @@ static void open_hit(struct gen *g);
 
 static void gen_stmts(struct gen *g, struct node *list)
 {
-	const struct node *outer = g->prev_stmt;
-	if (!g->list_continues)
-		g->prev_stmt = NULL;
-	g->list_continues = false;
 	for (; list; list = list->next) {
 		if (reserve_before(g, list, list->next))
 			open_hit(g);
 		gen_stmt(g, list);
-		g->prev_stmt = list;
 	}
-	g->prev_stmt = outer;
 }
 
 /* ---- records ---- */
@@ -290,7 +284,6 @@ void gen_memo_written(struct gen *g, int map)
 static void gen_call_stmt(struct gen *g, struct node *e)
 {
 	if (e->ref == REF_MACRO) {   /* a statement function */
-		g->list_continues = true;   /* the body runs where the call is */
 		gen_stmt(g, e->resolved);
 		return;
 	}
@@ -311,7 +304,7 @@ static void gen_aggregation(struct gen *g, struct node *n)
 	struct node *args[4];
 	collect_args(agg_args(n), args, 4);
 	char *v = kind->nargs ? gen_expr(g, args[0]) : xstrdup("1");
-	char *k = gen_map_key(g, idx, n->a, NULL);
+	char *k = gen_map_key(g, idx, n->a);
 	if (kind->bpf_bucket && kind->nargs > 1) {
 		char *lo = c_int64(m->lhist_min), *hi = c_int64(m->lhist_max), *step = c_int64(m->lhist_step);
 		emit(g, "%s.bucket = %s((__s64)(%s), %s, %s, %s);", k, kind->bpf_bucket, v, lo, hi, step);
@@ -331,14 +324,12 @@ static void gen_aggregation(struct gen *g, struct node *n)
 static void gen_map_assign(struct gen *g, struct node *n)
 {
 	int idx = n->a->sym;
-	gen_map_written(g, idx);
 	if (g->c->maps[idx].kind == MAP_AGG) {
 		gen_aggregation(g, n);
 		return;
 	}
 	char *v = gen_expr(g, n->b);
-	char *sig = NULL;
-	char *k = gen_map_key(g, idx, n->a, &sig);
+	char *k = gen_map_key(g, idx, n->a);
 	const struct call_def *call = call_of(n->b);
 	if (n->b->type.kind == T_TUPLE) {
 		int tuple = g->c->maps[idx].value_type.tuple;
@@ -356,20 +347,11 @@ static void gen_map_assign(struct gen *g, struct node *n)
 	} else if (n->op == '=') {
 		emit(g, "{ __u64 val = (__u64)(%s); bpf_map_update_elem(&m_%d, &%s, &val, BPF_ANY); }", v, idx, k);
 	} else {
-		emit(g, "ut_added_%u = ut_shared_add(&m_%d, &%s, %s(__s64)(%s));", g->nadded, idx, k,
+		/* its value is ut_added_<n>, which a read after it may take (reuse.c) */
+		emit(g, "ut_added_%u = ut_shared_add(&m_%d, &%s, %s(__s64)(%s));", n->reuse_var, idx, k,
 		     n->op == '-' ? "-" : "", v);
-		if (sig) {
-			free(g->last_add.key);
-			g->last_add.stmt = n;
-			g->last_add.map = idx;
-			g->last_add.key = sig;
-			g->last_add.var = g->nadded;
-			sig = NULL;
-		}
-		g->nadded++;
 	}
 	gen_memo_written(g, idx);
-	free(sig);
 	free(k);
 	free(v);
 }
@@ -406,7 +388,6 @@ static void gen_for(struct gen *g, struct node *n)
 	struct strbuf body = {0}, *out = g->out;
 	g->out = &body;
 	g->indent++;
-	gen_map_written(g, -1);   /* a turn reads what the turns before wrote */
 	gen_stmts(g, for_body(n));
 	g->indent--;
 	g->out = out;
@@ -593,28 +574,6 @@ static const char parm6_macro[] =
 	"#elif defined(bpf_target_s390)\n#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->gprs[7])\n"
 	"#endif\n#endif\n\n";
 
-/* The predicate's marks (gen.h, PRED_READ_MARK): the value of a look-up
- * the body takes is kept there, other marks' lines go. */
-static void keep_pred_reads(struct gen *g, struct strbuf *c)
-{
-	struct strbuf kept = {0};
-	const char *p = c->s ? c->s : "";
-	for (const char *mark; (mark = strchr(p, PRED_READ_MARK));) {
-		const char *line = mark, *end = strchr(mark, '\n');
-		while (line > p && line[-1] == '\t')
-			line--;
-		unsigned i = (unsigned)strtoul(mark + 1, NULL, 10);
-		sb_printf(&kept, "%.*s", (int)(line - p), p);
-		if (i < g->npred_reads && g->pred_reads[i].used)
-			sb_printf(&kept, "%.*sut_pread_%u = %s; ut_pread_%u_set = 1;\n", (int)(mark - line), line, i,
-				  g->pred_reads[i].value, i);
-		p = end ? end + 1 : mark + strlen(mark);
-	}
-	sb_puts(&kept, p);
-	sb_free(c);
-	*c = kept;
-}
-
 /* The statements' C, after the declarations the walk found they need:
  * locals, the values of adds, computed arguments, the hit's time and
  * stage. */
@@ -674,13 +633,11 @@ static void gen_body(struct gen *g, struct strbuf *fn)
 		free(d);
 		free(name);
 	}
-	for (unsigned i = 0; i < g->nadded; i++)
+	for (unsigned i = 0; i < a->nadded; i++)
 		sb_printf(fn, "\t__s64 ut_added_%u __attribute__((unused)) = 0;\n", i);
-	for (unsigned i = 0; i < g->npred_reads; i++)
-		if (g->pred_reads[i].used)
+	for (unsigned i = 0; i < a->npred_reads; i++)
+		if (a->pred_kept[i])
 			sb_printf(fn, "\t__u64 ut_pread_%u = 0;\n\t__u8 ut_pread_%u_set = 0;\n", i, i);
-	keep_pred_reads(g, &g->computed_out[0]);
-	keep_pred_reads(g, &head);
 	sb_puts(fn, g->computed_out[0].s ? g->computed_out[0].s : "");
 	sb_puts(fn, head.s ? head.s : "");
 	sb_puts(fn, g->computed_out[1].s ? g->computed_out[1].s : "");
@@ -737,12 +694,6 @@ void gen_alternative(struct gen_parts *parts, struct compiler *c, struct alt_ctx
 	sb_puts(&parts->funcs, fn.s);
 	sb_free(&fn);
 	a->too_deep_at = g.too_deep_at;
-	free(g.last_add.key);
-	for (unsigned i = 0; i < g.npred_reads; i++) {
-		free(g.pred_reads[i].key);
-		free(g.pred_reads[i].value);
-	}
-	free(g.pred_reads);
 	free(g.pending);
 	sb_free(&g.computed_out[0]);
 	sb_free(&g.computed_out[1]);

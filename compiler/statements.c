@@ -107,8 +107,7 @@ static void check_delete(struct check *ck, struct node *e)
 static void gen_delete(struct gen *g, struct node *call)
 {
 	struct node *m = call->a;
-	gen_map_written(g, m->sym);
-	char *k = gen_map_key(g, m->sym, m, NULL);
+	char *k = gen_map_key(g, m->sym, m);
 	emit(g, "bpf_map_delete_elem(&m_%d, &%s);", m->sym, k);
 	gen_memo_written(g, m->sym);
 	free(k);
