@@ -808,7 +808,7 @@ const struct call_def calls[] = {
 	{"kstack", 1, 2, check_stack, .gen = gen_stack},
 	{"ustack", 1, 2, check_stack, .gen = gen_stack},
 	{"ksym", 1, 1, check_ksym, gen_shown, UT_SHOW_KSYM, .shows_argument = true},
-	{"usym", 1, 1, check_usym, gen_usym, UT_SHOW_USYM, .shows_argument = true},
+	{"usym", 1, 1, check_usym, gen_usym, .show = UT_SHOW_USYM},
 	{"uptr", 1, 1, check_pointer_space, .gen = gen_pointer_space},
 	{"kptr", 1, 1, check_pointer_space, .gen = gen_pointer_space},
 	/* statements (statements.c) */
