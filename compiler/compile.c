@@ -14,6 +14,7 @@
 #include "compiler/gen.h"
 #include "compiler/gen_native.h"
 #include "compiler/parse.h"
+#include "compiler/program_fields.h"
 
 const char *intern(struct compiler *c, const char *s)
 {
@@ -729,12 +730,12 @@ static enum walk_next check_unbegun(struct node *n, void *ctx)
 static const char *const dump_names[] = {
 	[UT_DUMP_AST] = "ast", [UT_DUMP_TYPED] = "typed", [UT_DUMP_RESOURCES] = "resources",
 	[UT_DUMP_PLACEMENT] = "placement", [UT_DUMP_REUSE] = "reuse", [UT_DUMP_C] = "c",
-	[UT_DUMP_READER_C] = "reader-c",
+	[UT_DUMP_READER_C] = "reader-c", [UT_DUMP_PROGRAM] = "program",
 };
 
 enum ut_dump ut_dump_named(const char *name)
 {
-	for (unsigned i = UT_DUMP_AST; i <= UT_DUMP_READER_C; i++)
+	for (unsigned i = UT_DUMP_AST; i <= UT_DUMP_PROGRAM; i++)
 		if (strcmp(dump_names[i], name) == 0)
 			return (enum ut_dump)i;
 	return UT_DUMP_NONE;
@@ -879,5 +880,7 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 		fputs(reader_c ? reader_c : "/* the reader runs no statement of this script */\n", dump);
 		free(reader_c);
 	}
+	if (o->dump == UT_DUMP_PROGRAM)
+		pf_dump(prog, dump);
 	return prog;
 }

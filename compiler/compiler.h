@@ -22,6 +22,7 @@ enum ut_dump {
 	UT_DUMP_REUSE,      /* reuse: the map reads that take a value the C holds */
 	UT_DUMP_C,          /* generate: the C (as --emit-c) */
 	UT_DUMP_READER_C,   /* generate: the reader's C (compiler/gen_native.c) */
+	UT_DUMP_PROGRAM,    /* the compiled program's tables, as a .uto holds them */
 };
 /* The pass named name ("typed"); UT_DUMP_NONE when there is none. */
 enum ut_dump ut_dump_named(const char *name);

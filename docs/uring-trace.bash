@@ -33,7 +33,7 @@ _uring_trace()
 	-p)
 		COMPREPLY=($(compgen -W "$(ps -eo pid= 2>/dev/null)" -- "$cur")); return ;;
 	--dump)
-		COMPREPLY=($(compgen -W "ast typed resources placement reuse c reader-c" -- "$cur")); return ;;
+		COMPREPLY=($(compgen -W "ast typed resources placement reuse c reader-c program" -- "$cur")); return ;;
 	-l)
 		COMPREPLY=($(compgen -W "tracepoint:io_uring:* tracepoint:block:* tracepoint:syscalls:*" -- "$cur"))
 		return ;;

@@ -250,7 +250,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_DUMP:
 			o->dump = ut_dump_named(optarg);
 			if (o->dump == UT_DUMP_NONE)
-				die_usage("--dump takes a pass: ast, typed, resources, placement, reuse, c or reader-c", optarg);
+				die_usage("--dump takes a pass: ast, typed, resources, placement, reuse, c, reader-c or program", optarg);
 			break;
 		case OPT_COMPILE: o->compile_only = true; break;
 		case OPT_ALL_IN_KERNEL: o->all_in_kernel = true; break;
