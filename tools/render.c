@@ -24,9 +24,9 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "engine/engine.h"
-#include "fxt/reader.h"
 #include "base/hashmap.h"
+#include "fxt/fxt.h"
+#include "fxt/reader.h"
 
 #define NONE UINT32_MAX
 
