@@ -6,7 +6,7 @@
  * its name. */
 #ifndef UT_BUILTINS_H
 #define UT_BUILTINS_H
-#include "compiler/compiler.h"
+#include "compiler/passes.h"
 
 struct check;
 struct gen;

@@ -6,7 +6,7 @@
 #define UT_CHECK_H
 #include "compiler/aggregations.h"
 #include "compiler/builtins.h"
-#include "compiler/compiler.h"
+#include "compiler/passes.h"
 
 /* The walk over one alternative's body: set up in one assignment for
  * each (check.c, check_alternative). */

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
-#include "compiler/compiler.h"
+#include "compiler/passes.h"
 #include "compiler/gen.h"
 #include "compiler/gen_native.h"
 #include "compiler/parse.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "compiler/aggregations.h"
-#include "compiler/compiler.h"
+#include "compiler/passes.h"
 
 static void alt_title(const struct alt_ctx *a, FILE *f)
 {

@@ -5,7 +5,7 @@
 #define UT_GEN_H
 #include "compiler/aggregations.h"
 #include "compiler/builtins.h"
-#include "compiler/compiler.h"
+#include "compiler/passes.h"
 
 /* The program's C in parts, assembled at the end (gen.c). */
 struct gen_parts {

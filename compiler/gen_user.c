@@ -9,7 +9,7 @@
 
 #include "compiler/aggregations.h"
 #include "compiler/builtins.h"
-#include "compiler/compiler.h"
+#include "compiler/passes.h"
 
 /* The translation of one alternative's body. */
 struct ugen {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/compiler.h"
+#include "base/alloc.h"
 #include "compiler/program.h"
 
 const char *const ut_sched_value_names[UT_SV_COUNT] = {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "compiler/aggregations.h"
-#include "compiler/compiler.h"
+#include "compiler/passes.h"
 #include "compiler/resources.h"
 
 /* The walk over one alternative's body: set up in one assignment for

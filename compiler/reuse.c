@@ -22,7 +22,7 @@
 
 #include "compiler/aggregations.h"
 #include "compiler/builtins.h"
-#include "compiler/compiler.h"
+#include "compiler/passes.h"
 
 /* A map read of the predicate the body may take. */
 struct pred_read {

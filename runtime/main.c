@@ -15,9 +15,11 @@
 
 #include "base/hash.h"
 #include "compiler/compiler.h"
+#include "compiler/diag.h"
 #include "compiler/gen_native.h"
 #include "compiler/program_io.h"
 #include "fxt/fxt.h"
+#include "kernel/kernel.h"
 #include "tools/tools.h"
 #include "tools/render.h"
 #include "runtime/cache.h"

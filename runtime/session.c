@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "base/alloc.h"
 #include "bpf/records.h"
 #include "engine/engine.h"
 #include "fxt/fxt.h"

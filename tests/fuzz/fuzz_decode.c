@@ -36,12 +36,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/files.h"
+#include "base/strbuf.h"
 #include "bpf/records.h"
 #include "compiler/compiler.h"
+#include "compiler/diag.h"
 #include "compiler/program_io.h"
 #include "engine/engine.h"
 #include "fxt/fxt.h"
+#include "kernel/kernel.h"
 #include "tools/tools.h"
 #include "runtime/decode.h"
 #include "runtime/reorder.h"

@@ -28,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "compiler/compiler.h"
+#include "compiler/passes.h"
 #include "compiler/gen_native.h"
 #include "compiler/program_io.h"
 #include "tests/fuzz/choices.h"
