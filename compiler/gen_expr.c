@@ -29,13 +29,9 @@ static int c_nesting(const char *line)
 void emit(struct gen *g, const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
+	char *s = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (!s)
-		return;
 	if (!g->too_deep_at && g->indent + c_nesting(s) > C_MAX_NESTING)
 		g->too_deep_at = g->at;
 	sb_printf(g->out, "%.*s%s\n", g->indent, "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t", s);

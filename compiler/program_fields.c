@@ -203,20 +203,7 @@ static void *array_of(const void *s, const struct pf_field *f)
 
 void pf_write(struct pf_writer *w, const void *p, size_t n)
 {
-	if (w->failed)
-		return;
-	if (w->len + n > w->cap) {
-		size_t cap = w->cap ? w->cap : 4096;
-		while (cap < w->len + n)
-			cap *= 2;
-		unsigned char *b = realloc(w->buf, cap);
-		if (!b) {
-			w->failed = true;
-			return;
-		}
-		w->buf = b;
-		w->cap = cap;
-	}
+	grow_array((void **)&w->buf, &w->cap, w->len + n, 1);
 	memcpy(w->buf + w->len, p, n);
 	w->len += n;
 }
@@ -305,7 +292,7 @@ static char *load_str(struct loader *l)
 		l->in->bad = true;
 		return NULL;
 	}
-	char *s = xalloc_check(malloc((size_t)n + 1));
+	char *s = xmalloc((size_t)n + 1);
 	byte_read(l->in, s, n);
 	s[n] = 0;
 	return s;

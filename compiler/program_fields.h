@@ -52,11 +52,10 @@ struct pf_struct {
 
 extern const struct pf_struct pf_program;
 
-/* A .uto being written: writes after a failed allocation do nothing. */
+/* A .uto being written. */
 struct pf_writer {
 	unsigned char *buf;
 	size_t len, cap;
-	bool failed;
 };
 void pf_write(struct pf_writer *w, const void *p, size_t n);
 void pf_write_u32(struct pf_writer *w, uint32_t v);

@@ -24,7 +24,7 @@
 /* A record's bytes: fields end by 65536 + 4096 */
 #define RECORD_MAX (1u << 17)
 
-int ut_program_save(const struct ut_program *p, const struct ut_program_objects *objs, void **out, size_t *out_len)
+void ut_program_save(const struct ut_program *p, const struct ut_program_objects *objs, void **out, size_t *out_len)
 {
 	struct pf_writer w = {0};
 	pf_write(&w, UT_PROGRAM_MAGIC, 4);
@@ -36,13 +36,8 @@ int ut_program_save(const struct ut_program *p, const struct ut_program_objects 
 		pf_write(&w, objs->user, objs->user_len);
 	pf_write_u64(&w, objs->bpf_len);
 	pf_write(&w, objs->bpf, objs->bpf_len);
-	if (w.failed) {
-		free(w.buf);
-		return -1;
-	}
 	*out = w.buf;
 	*out_len = w.len;
-	return 0;
 }
 
 /* ---- reading ---- */
@@ -226,9 +221,9 @@ static bool user_side_ok(const struct ut_program *p)
 		if (e->op == UT_EV_HIT && e->nbody && (e->body > p->nustmts || e->nbody > p->nustmts - e->body))
 			return false;
 	}
-	uint8_t *depth = calloc(p->nuexprs + p->nustmts + 1, 1);
-	bool *inside = calloc(p->nustmts + 1, sizeof(*inside));
-	bool ok = depth && inside;
+	uint8_t *depth = xcalloc(p->nuexprs + p->nustmts + 1, 1);
+	bool *inside = xcalloc(p->nustmts + 1, sizeof(*inside));
+	bool ok = true;
 	for (unsigned i = 0; ok && i < p->nuexprs; i++)
 		ok = uexpr_ok(p, i, depth);
 	for (unsigned i = p->nustmts; ok && i-- > 0;)

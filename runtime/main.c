@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/hash.h"
 #include "compiler/compiler.h"
 #include "compiler/diag.h"
@@ -340,9 +341,7 @@ static int render_command(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct svg_render_options ro = {0};
-	const char **only = calloc((size_t)argc, sizeof(*only));
-	if (!only)
-		return 1;
+	const char **only = xcalloc((size_t)argc, sizeof(*only));
 	int c;
 	char *end;
 	while ((c = getopt_long(argc, argv, "o:", longs, NULL)) != -1) {
@@ -472,9 +471,8 @@ static void keep_program(const struct ut_program_cache *kept, const struct ut_pr
 	bool ok = false;
 	if (warned) {
 		snprintf(why, sizeof(why), "the compile warned (its warnings are shown at each run)");
-	} else if (ut_program_save(prog, objs, &image, &len) != 0) {
-		snprintf(why, sizeof(why), "out of memory");
 	} else {
+		ut_program_save(prog, objs, &image, &len);
 		ok = ut_program_cache_put(kept, prog, inputs, report, image, len, why, sizeof(why));
 		free(image);
 	}
@@ -594,15 +592,15 @@ int main(int argc, char **argv)
 	if (o.compile_only) {
 		void *out;
 		size_t out_len;
-		if (ut_program_save(prog, &objs, &out, &out_len) != 0 || ut_write_file_atomic(o.output, out, out_len) != 0) {
+		ut_program_save(prog, &objs, &out, &out_len);
+		if (ut_write_file_atomic(o.output, out, out_len) != 0) {
 			fprintf(stderr, "uring-trace: cannot write %s: %s\n", o.output, strerror(errno));
 			rc = 1;
 		} else if (!o.quiet) {
 			fprintf(stderr, "uring-trace: wrote %s (%zu bytes); run it with: uring-trace %s\n", o.output, out_len,
 				o.output);
 		}
-		if (rc == 0)
-			free(out);
+		free(out);
 	} else {
 		if (kept.path[0])
 			keep_program(&kept, prog, &objs, &inputs, report, d.warnings > 0, o.verbose);

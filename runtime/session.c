@@ -102,9 +102,7 @@ static pid_t start_command(const char *cmd, bool stdout_to_stderr, int *release_
 		 * pid the probes filter on (the processes it starts are
 		 * followed in BPF). */
 		if (!strpbrk(cmd, "|&;<>()$`\\\"'*?[#~=%{}\n")) {
-			char *copy = strdup(cmd), *argv[256], *save = NULL;
-			if (!copy)
-				command_failed(report[1], 127, "cannot run '%s': out of memory", cmd);
+			char *copy = xstrdup(cmd), *argv[256], *save = NULL;
 			int n = 0;
 			for (char *w = strtok_r(copy, " \t", &save); w && n < 255; w = strtok_r(NULL, " \t", &save))
 				argv[n++] = w;
@@ -114,11 +112,7 @@ static pid_t start_command(const char *cmd, bool stdout_to_stderr, int *release_
 			command_failed(report[1], errno == ENOENT ? 127 : 126, "cannot run '%s': %s", argv[0],
 				       strerror(errno));
 		}
-		char *line = malloc(strlen(cmd) + 6);
-		if (!line)
-			command_failed(report[1], 127, "cannot run '%s': out of memory", cmd);
-		sprintf(line, "exec %s", cmd);
-		execl("/bin/sh", "sh", "-c", line, (char *)NULL);
+		execl("/bin/sh", "sh", "-c", xasprintf("exec %s", cmd), (char *)NULL);
 		command_failed(report[1], 127, "cannot run /bin/sh for '%s': %s", cmd, strerror(errno));
 	}
 	int fork_errno = errno;
@@ -541,11 +535,7 @@ static struct window_file *window_open(struct session *s, const char *path, uint
 		fprintf(stderr, "uring-trace: cannot write the trace: %s\n", err);
 		return NULL;
 	}
-	struct window_file *f = calloc(1, sizeof(*f));
-	if (!f) {
-		fxt_writer_close(w, err, sizeof(err));
-		return NULL;
-	}
+	struct window_file *f = xcalloc(1, sizeof(*f));
 	*f = (struct window_file){.w = w, .e = new_engine(s->o, w), .from = from, .to = to, .trigger = trigger};
 	snprintf(f->path, sizeof(f->path), "%s", path);
 	ut_decode_declare_names(s->prog, f->e);

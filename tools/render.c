@@ -74,7 +74,7 @@ static uint32_t intern(struct strings *s, const char *text)
 		if (created) {
 			grow_array((void **)&s->items, &s->capacity, s->count + 1, sizeof(*s->items));
 			*pos = s->count;
-			s->items[s->count] = xalloc_check(strdup(text));
+			s->items[s->count] = xstrdup(text);
 			return (uint32_t)s->count++;
 		}
 		if (strcmp(s->items[*pos], text) == 0)

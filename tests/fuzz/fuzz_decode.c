@@ -90,8 +90,7 @@ static void compile_script(struct ut_kernel *k, const char *path, const char *st
 		exit(1);
 	}
 	images = xrealloc_array(images, nimages + 1, sizeof(*images));
-	if (ut_program_save(p, &(struct ut_program_objects){.bpf = ""}, &images[nimages].data, &images[nimages].len) != 0)
-		abort();
+	ut_program_save(p, &(struct ut_program_objects){.bpf = ""}, &images[nimages].data, &images[nimages].len);
 	nimages++;
 	ut_program_free(p);
 }
@@ -587,8 +586,7 @@ static struct ut_program *program(struct choices *in, bool with_user_side)
 	user_side(in, p);
 	void *data;
 	size_t len;
-	if (ut_program_save(p, &(struct ut_program_objects){.bpf = ""}, &data, &len) != 0)
-		abort();
+	ut_program_save(p, &(struct ut_program_objects){.bpf = ""}, &data, &len);
 	ut_program_free(p);
 	/* now and then a damaged file: bytes changed where the input says */
 	for (unsigned n = rarely(in, 4) ? 1 + pick(in, 4) : 0; n > 0; n--) {
