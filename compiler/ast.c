@@ -114,6 +114,27 @@ struct node *node_clone(const struct node *n)
 	return c;
 }
 
+static bool same_trees(const struct node *x, const struct node *y, bool by_value)
+{
+	for (; x && y; x = x->next, y = y->next)
+		if (!same_tree(x, y, by_value))
+			return false;
+	return !x && !y;
+}
+
+bool same_tree(const struct node *x, const struct node *y, bool by_value)
+{
+	while (by_value && ((x->ref == REF_CONST && x->resolved) || (x->kind == N_CALL && x->ref == REF_MACRO)))
+		x = x->resolved;
+	while (by_value && ((y->ref == REF_CONST && y->resolved) || (y->kind == N_CALL && y->ref == REF_MACRO)))
+		y = y->resolved;
+	return x->kind == y->kind && x->op == y->op && x->ref == y->ref && x->sym == y->sym && x->num == y->num &&
+	       (x->str && y->str ? strcmp(x->str, y->str) == 0 : x->str == y->str) && x->type.kind == y->type.kind &&
+	       x->type.size == y->type.size && x->type.is_signed == y->type.is_signed &&
+	       same_trees(x->a, y->a, by_value) && same_trees(x->b, y->b, by_value) && same_trees(x->c, y->c, by_value) &&
+	       same_trees(x->d, y->d, by_value) && same_trees(x->resolved, y->resolved, by_value);
+}
+
 void node_free_children(struct node *n)
 {
 	struct node *kids[] = {n->a, n->b, n->c, n->d, n->resolved};

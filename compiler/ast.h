@@ -209,6 +209,11 @@ unsigned node_list_len(const struct node *list);
  * many the list has. */
 int collect_args(struct node *list, struct node **out, int max);
 struct node *node_clone(const struct node *n);
+/* Whether x and y are written alike: the same kind, operator, number,
+ * text, type and what they stand for, their children (and expansions)
+ * alike.  by_value: a constant or a script function's call is its value
+ * (resolved), whether written so or not. */
+bool same_tree(const struct node *x, const struct node *y, bool by_value);
 void node_free(struct node *n);
 /* Frees what n holds (its children, its expansion, its text), not n. */
 void node_free_children(struct node *n);

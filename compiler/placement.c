@@ -246,31 +246,6 @@ static bool cheap_leaf(const struct node *n)
 	return n->kind == N_FIELD || n->kind == N_LOCAL || (n->kind == N_IDENT && n->ref != REF_CONST);
 }
 
-static bool same_expr(const struct node *x, const struct node *y);
-
-static bool same_list(const struct node *x, const struct node *y)
-{
-	for (; x && y; x = x->next, y = y->next)
-		if (!same_expr(x, y))
-			return false;
-	return !x && !y;
-}
-
-static bool same_str(const char *x, const char *y)
-{
-	return x && y ? strcmp(x, y) == 0 : x == y;
-}
-
-/* Whether x and y compute the same, written alike. */
-static bool same_expr(const struct node *x, const struct node *y)
-{
-	return x->kind == y->kind && x->op == y->op && x->ref == y->ref && x->sym == y->sym && x->num == y->num &&
-	       same_str(x->str, y->str) && x->type.kind == y->type.kind &&
-	       x->type.size == y->type.size && x->type.is_signed == y->type.is_signed && same_list(x->a, y->a) &&
-	       same_list(x->b, y->b) && same_list(x->c, y->c) && same_list(x->d, y->d) &&
-	       same_list(x->resolved, y->resolved);
-}
-
 /* The kernel computes n (kernel-evaluable) for the reader.  A cheap value
  * that is the same all through the hit is captured once, before the
  * statements.  A costly value under conditions the reader decides makes
@@ -305,7 +280,7 @@ static void capture(struct place *p, struct node *n, const struct ctx *cx)
 	bool first = cheap(n) && same_all_hit(n);
 	if (first) {
 		for (unsigned i = 0; p->final && i < a->ncaptures; i++)
-			if (a->captured[i] == CAPTURED_FIRST && same_expr(a->captures[i], n)) {
+			if (a->captured[i] == CAPTURED_FIRST && same_tree(a->captures[i], n, false)) {
 				n->capture = (int)i;
 				return;
 			}

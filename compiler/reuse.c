@@ -97,33 +97,13 @@ static bool pure_keys(const struct node *keys)
 	return true;
 }
 
-/* A constant or a script function's call stands for its value. */
-static const struct node *through(const struct node *n)
-{
-	while ((n->ref == REF_CONST && n->resolved) || (n->kind == N_CALL && n->ref == REF_MACRO))
-		n = n->resolved;
-	return n;
-}
-
-static bool same_key(const struct node *x, const struct node *y);
-
+/* Whether the pure keys x and y are written alike: the same C. */
 static bool same_keys(const struct node *x, const struct node *y)
 {
 	for (; x && y; x = x->next, y = y->next)
-		if (!same_key(x, y))
+		if (!same_tree(x, y, true))
 			return false;
 	return !x && !y;
-}
-
-/* Whether pure x and y are written alike: the same C. */
-static bool same_key(const struct node *x, const struct node *y)
-{
-	x = through(x);
-	y = through(y);
-	return x->kind == y->kind && x->op == y->op && x->ref == y->ref && x->sym == y->sym && x->num == y->num &&
-	       (x->str && y->str ? strcmp(x->str, y->str) == 0 : x->str == y->str) && x->type.kind == y->type.kind &&
-	       x->type.size == y->type.size && x->type.is_signed == y->type.is_signed && same_keys(x->a, y->a) &&
-	       same_keys(x->b, y->b) && same_keys(x->c, y->c) && same_keys(x->d, y->d);
 }
 
 static enum walk_next stop_at_each_use(struct node *n, void *ctx)
