@@ -3,10 +3,12 @@
 # project's headers, the sources of a folder include their own folder's and
 # those of the folders its row says it uses ("all of the above": every
 # folder of a row before it); libc, libbpf and the like are not folders of
-# the table.  And base/alloc.h's one out-of-memory policy is every
-# folder's: no source calls malloc, calloc, realloc, strdup, strndup or
-# asprintf but base/alloc.c, and the clang wrapper (runtime/*.cc), a shared
-# object of its own that does not link base/.
+# the table.  The state the compiler's passes share (compiler/passes.h) is
+# for compiler/ and probes/; the runtime calls compiler/compiler.h.  And
+# base/alloc.h's one out-of-memory policy is every folder's: no source
+# calls malloc, calloc, realloc, strdup, strndup or asprintf but
+# base/alloc.c, and the clang wrapper (runtime/*.cc), a shared object of
+# its own that does not link base/.
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
@@ -46,6 +48,14 @@ while read -r folder used; do
 		fail "layers/$folder uses ${used:-no other folder}" "$(printf '%s; ' "${bad[@]}")"
 	fi
 done <"$TMP/layers"
+
+# the compiler's passes share their state with the probe kinds' hooks alone
+outside=$(grep -l '#include "compiler/passes.h"' */*.[chyl] 2>/dev/null | grep -v '^compiler/\|^probes/\|^tests/')
+if [ -z "$outside" ]; then
+	pass "compiler/passes.h is compiler/'s and probes/' alone"
+else
+	fail "compiler/passes.h is compiler/'s and probes/' alone" "$(echo $outside)"
+fi
 
 allocs=$(grep -nE '\b(malloc|calloc|realloc|reallocarray|strdup|strndup|asprintf|vasprintf)\(' \
 	$(cut -d' ' -f1 "$TMP/layers" | sed 's|$|/*.[chyl]|') 2>/dev/null | grep -v '^base/alloc\.c:')
