@@ -31,7 +31,7 @@ BPFCC_LIBS := -L$(LLVM_LIBDIR) -Wl,-rpath,$(LLVM_LIBDIR) -lclang-cpp -lLLVM-14
 
 # Generated front end (flex + bison) lives in the build tree.
 GEN_DIR := $(BUILD)/gen
-GEN_C   := $(GEN_DIR)/parser.c $(GEN_DIR)/lexer.c
+GEN_C   := $(GEN_DIR)/parser.c $(GEN_DIR)/lexer.c $(GEN_DIR)/reader_helpers.c
 
 LIB_C   := $(filter-out runtime/main.c,$(wildcard base/*.c kernel/*.c compiler/*.c probes/*.c fxt/*.c engine/*.c tools/*.c runtime/*.c))
 LIB_CXX := $(wildcard runtime/*.cc)
@@ -60,6 +60,14 @@ $(GEN_DIR)/lexer.c $(GEN_DIR)/lexer.h: compiler/lexer.l $(GEN_DIR)/parser.h
 	flex --header-file=$(GEN_DIR)/lexer.h -o $(GEN_DIR)/lexer.c $<
 
 $(BUILD)/gen-obj/parser.o: $(GEN_DIR)/lexer.h
+
+# The C of compiler/reader_helpers.h (between its markers), as the
+# string the native generator writes into every reader's C.
+$(GEN_DIR)/reader_helpers.c: compiler/reader_helpers.h
+	@mkdir -p $(GEN_DIR)
+	{ echo 'const char ut_reader_helpers_c[] ='; \
+	  sed -n '/the reader.s C: begin/,/the reader.s C: end/{//!p;}' $< | \
+	  sed 's/\\/\\\\/g; s/"/\\"/g; s/^/\t"/; s/$$/\\n"/'; echo ';'; } > $@.tmp && mv $@.tmp $@
 
 # Generated code is not ours to keep warning-free for every flag.
 $(BUILD)/gen-obj/%.o: $(GEN_DIR)/%.c

@@ -5,13 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *xalloc_check(void *p)
+/* p, or the exit when it is NULL. */
+static void *xalloc_check(void *p)
 {
 	if (!p) {
 		fputs("uring-trace: out of memory\n", stderr);
 		exit(2);
 	}
 	return p;
+}
+
+void *xmalloc(size_t size)
+{
+	return xalloc_check(malloc(size ? size : 1));
 }
 
 void *xcalloc(size_t n, size_t size)
@@ -34,14 +40,24 @@ char *xstrdup(const char *s)
 	return xalloc_check(strdup(s ? s : ""));
 }
 
+char *xstrndup(const char *s, size_t n)
+{
+	return xalloc_check(strndup(s, n));
+}
+
+char *xvasprintf(const char *fmt, va_list ap)
+{
+	char *s;
+	return xalloc_check(vasprintf(&s, fmt, ap) < 0 ? NULL : s);
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
 	va_start(ap, fmt);
-	int n = vasprintf(&s, fmt, ap);
+	char *s = xvasprintf(fmt, ap);
 	va_end(ap);
-	return xalloc_check(n < 0 ? NULL : s);
+	return s;
 }
 
 void grow_array(void **array, size_t *capacity, size_t need, size_t elem)

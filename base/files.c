@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
+
 /* read(2) until len bytes came: 0, or -1 with errno (EIO at end of file). */
 int ut_read_all(int fd, void *data, size_t len)
 {
@@ -51,17 +53,15 @@ int ut_read_open_file(int fd, void **data, size_t *len)
 		return -1;
 	}
 	size_t size = (size_t)st.st_size;
-	char *buf = malloc(size + 1);   /* + NUL so text files can be used as strings */
-	if (buf && ut_read_all(fd, buf, size) != 0) {
+	char *buf = xmalloc(size + 1);   /* + NUL so text files can be used as strings */
+	if (ut_read_all(fd, buf, size) != 0) {
+		int saved = errno;
 		free(buf);
-		buf = NULL;
-	}
-	int saved = errno;
-	close(fd);
-	if (!buf) {
+		close(fd);
 		errno = saved;
 		return -1;
 	}
+	close(fd);
 	buf[size] = 0;
 	*data = buf;
 	*len = size;

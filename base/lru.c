@@ -6,6 +6,7 @@
 #include "base/alloc.h"
 
 #define NONE UINT32_MAX
+#define KEPT (UINT32_MAX - 1)   /* older and newer of an item kept for good */
 
 static struct lru_link *at(const struct lru_set *s, uint32_t i)
 {
@@ -32,6 +33,8 @@ static void link_newest(struct lru_set *s, uint32_t i)
 static void unlink_item(struct lru_set *s, uint32_t i)
 {
 	struct lru_link *l = at(s, i);
+	if (l->older == KEPT)
+		return;
 	if (l->older != NONE)
 		at(s, l->older)->newer = l->newer;
 	else
@@ -54,12 +57,6 @@ void lru_free(struct lru_set *s)
 	hmap_free(&s->index);
 	free(s->items);
 	lru_init(s, s->elem);
-}
-
-void *lru_find(const struct lru_set *s, uint64_t a, uint64_t b)
-{
-	uint64_t *pos = hmap_find(&s->index, a, b);
-	return pos ? at(s, (uint32_t)*pos) : NULL;
 }
 
 void *lru_add(struct lru_set *s, uint64_t a, uint64_t b)
@@ -100,10 +97,17 @@ void lru_remove(struct lru_set *s, void *item)
 void lru_touch(struct lru_set *s, void *item)
 {
 	uint32_t i = position(s, item);
-	if (s->newest == i)
+	if (s->newest == i || ((struct lru_link *)item)->older == KEPT)
 		return;
 	unlink_item(s, i);
 	link_newest(s, i);
+}
+
+void lru_keep(struct lru_set *s, void *item)
+{
+	struct lru_link *l = item;
+	unlink_item(s, position(s, item));
+	l->older = l->newer = KEPT;
 }
 
 void *lru_oldest(const struct lru_set *s)
@@ -115,4 +119,19 @@ void *lru_newer(const struct lru_set *s, const void *item)
 {
 	uint32_t next = ((const struct lru_link *)item)->newer;
 	return next == NONE ? NULL : at(s, next);
+}
+
+void *lru_newest(const struct lru_set *s)
+{
+	return s->newest == NONE ? NULL : at(s, s->newest);
+}
+
+uint32_t lru_index(const struct lru_set *s, const void *item)
+{
+	return position(s, item);
+}
+
+void *lru_at(const struct lru_set *s, uint32_t index)
+{
+	return at(s, index);
 }

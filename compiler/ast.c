@@ -4,13 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+
 struct node *node_new(enum node_kind kind, struct ut_loc loc)
 {
-	struct node *n = calloc(1, sizeof(*n));
-	if (!n) {
-		perror("uring-trace");
-		exit(2);
-	}
+	struct node *n = xcalloc(1, sizeof(*n));
 	n->kind = kind;
 	n->loc = loc;
 	n->sym = -1;
@@ -63,8 +61,32 @@ struct ut_value type_shown(const struct type *t, unsigned field)
 	if (t->kind == T_PTR)
 		v.display = UT_SHOW_HEX;
 	if (v.display == UT_SHOW_TIME)
-		v.text = strdup(t->time_format);
+		v.text = xstrdup(t->time_format);
 	return v;
+}
+
+bool walk_list(struct node *list, const struct walker *w)
+{
+	for (struct node *n = list, *next; n; n = next) {
+		next = n->next;   /* a post visit may free n */
+		if (!walk_tree(n, w))
+			return false;
+	}
+	return true;
+}
+
+bool walk_tree(struct node *n, const struct walker *w)
+{
+	enum walk_next next = w->pre ? w->pre(n, w->ctx) : WALK_INTO;
+	if (next == WALK_STOP)
+		return false;
+	if (next == WALK_INTO) {
+		struct node *kids[] = {n->a, n->b, n->c, n->d, w->expansions ? n->resolved : NULL};
+		for (unsigned i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
+			if (!walk_list(kids[i], w))
+				return false;
+	}
+	return !w->post || w->post(n, w->ctx) != WALK_STOP;
 }
 
 static struct node *clone_list(const struct node *n)
@@ -83,7 +105,7 @@ struct node *node_clone(const struct node *n)
 	struct node *c = node_new(n->kind, n->loc);
 	*c = *n;
 	c->next = NULL;
-	c->str = n->str ? strdup(n->str) : NULL;
+	c->str = n->str ? xstrdup(n->str) : NULL;
 	c->a = clone_list(n->a);
 	c->b = clone_list(n->b);
 	c->c = clone_list(n->c);
@@ -92,24 +114,46 @@ struct node *node_clone(const struct node *n)
 	return c;
 }
 
+static bool same_trees(const struct node *x, const struct node *y, bool by_value)
+{
+	for (; x && y; x = x->next, y = y->next)
+		if (!same_tree(x, y, by_value))
+			return false;
+	return !x && !y;
+}
+
+bool same_tree(const struct node *x, const struct node *y, bool by_value)
+{
+	while (by_value && ((x->ref == REF_CONST && x->resolved) || (x->kind == N_CALL && x->ref == REF_MACRO)))
+		x = x->resolved;
+	while (by_value && ((y->ref == REF_CONST && y->resolved) || (y->kind == N_CALL && y->ref == REF_MACRO)))
+		y = y->resolved;
+	return x->kind == y->kind && x->op == y->op && x->ref == y->ref && x->sym == y->sym && x->num == y->num &&
+	       (x->str && y->str ? strcmp(x->str, y->str) == 0 : x->str == y->str) && x->type.kind == y->type.kind &&
+	       x->type.size == y->type.size && x->type.is_signed == y->type.is_signed &&
+	       same_trees(x->a, y->a, by_value) && same_trees(x->b, y->b, by_value) && same_trees(x->c, y->c, by_value) &&
+	       same_trees(x->d, y->d, by_value) && same_trees(x->resolved, y->resolved, by_value);
+}
+
 void node_free_children(struct node *n)
 {
-	node_free(n->a);
-	node_free(n->b);
-	node_free(n->c);
-	node_free(n->d);
-	node_free(n->resolved);
+	struct node *kids[] = {n->a, n->b, n->c, n->d, n->resolved};
+	for (unsigned i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
+		node_free(kids[i]);
 	free(n->str);
+}
+
+static enum walk_next free_node(struct node *n, void *ctx)
+{
+	(void)ctx;
+	free(n->str);
+	free(n);
+	return WALK_INTO;
 }
 
 void node_free(struct node *n)
 {
-	while (n) {
-		struct node *next = n->next;
-		node_free_children(n);
-		free(n);
-		n = next;
-	}
+	walk_list(n, &(struct walker){.expansions = true, .post = free_node});
 }
 
 static const char *const kind_names[N_KIND_COUNT] = {
@@ -118,9 +162,8 @@ static const char *const kind_names[N_KIND_COUNT] = {
 	[N_PROBE_BLOCK] = "probe", [N_PROBE_ALTS] = "alternatives",
 	[N_PROBE_SPEC] = "spec", [N_BLOCK] = "block", [N_EXPR_STMT] = "expr-stmt",
 	[N_LOCAL_ASSIGN] = "local=", [N_MAP_ASSIGN] = "map=", [N_IF] = "if",
-	[N_DELETE] = "delete", [N_CLEAR] = "clear", [N_PRINTF] = "printf",
 	[N_RETURN] = "return", [N_FOR] = "for", [N_BREAK] = "break", [N_CONTINUE] = "continue",
-	[N_EXIT] = "exit", [N_SLICE] = "slice",
+	[N_SLICE] = "slice",
 	[N_INSTANT] = "instant", [N_COUNTER] = "counter", [N_FLOW] = "flow",
 	[N_SPAN] = "span", [N_TRACK_NAME] = "track-name", [N_SCHED] = "sched", [N_WITH] = "with",
 	[N_KEYREF] = "keyref", [N_INT] = "int", [N_STR] = "str", [N_IDENT] = "ident",
@@ -163,7 +206,7 @@ static void annotation_dump(const struct node *n, FILE *f)
 	char buf[64];
 	if (n->type.kind != T_NONE)
 		fprintf(f, " : %s", type_text(&n->type, buf, sizeof(buf)));
-	if (n->ref == REF_NONE)
+	if (n->ref == REF_NONE || n->ref == REF_STATEMENT)   /* a statement stands for no value */
 		return;
 	fprintf(f, " = %s", ref_names[n->ref]);
 	switch (n->ref) {

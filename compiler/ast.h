@@ -23,18 +23,15 @@ enum node_kind {
 
 	/* statements */
 	N_BLOCK,        /* a: list of statements */
-	N_EXPR_STMT,    /* a: expression (a call) */
+	N_EXPR_STMT,    /* a: expression (a call: a statement builtin, a script function) */
 	N_LOCAL_ASSIGN, /* str: "$x", a: value */
 	N_MAP_ASSIGN,   /* a: N_MAP_REF, op: '=' or '+' or '-' (for +=, -=), b: value */
 	N_IF,           /* a: cond, b: then, c: else or NULL */
-	N_DELETE,       /* a: N_MAP_REF */
-	N_CLEAR,        /* str: "@map" */
-	N_PRINTF,       /* str: format, a: args */
 	N_RETURN,
 	N_FOR,          /* str: "$i", a: first value, b: end (excluded), c: body */
 	N_BREAK,
 	N_CONTINUE,
-	N_EXIT,
+	/* trace constructs, N_SLICE to N_SCHED (is_trace_construct) */
 	N_SLICE,        /* op: begin/end, a: name expr (begin), b: track, c: with list */
 	N_INSTANT,      /* a: name expr, b: track, c: with list */
 	N_COUNTER,      /* a: name expr, b: track, c: with list */
@@ -122,6 +119,7 @@ enum node_ref {
 	REF_MACRO,        /* N_CALL: a script function; resolved: its body, the arguments in place */
 	REF_FUNC_NAME,    /* N_IDENT func: num, its number in the table "func" */
 	REF_TUPLE_ITEM,   /* N_FIELD $t.0: element sym of the tuple a */
+	REF_STATEMENT,    /* N_CALL as a statement (printf(), delete()): calls[sym] (builtins.c) */
 	REF_KIND_COUNT
 };
 
@@ -158,6 +156,10 @@ struct node {
 	uint8_t side;        /* statements: PLACE_* bits, the sides it runs on */
 	int capture;         /* an expression the kernel computes for the reader: its
 	                      * field in the hit's record; else -1 */
+	/* filled by the reuse pass (reuse.c) */
+	uint8_t reuse;       /* a map read or an add: enum reuse */
+	unsigned reuse_var;  /* the variable it names: ut_pread_<n>, ut_added_<n>;
+	                      * an add (N_MAP_ASSIGN +=, -=): its ut_added_<n> */
 };
 
 /* A list being built: its first and last nodes, so appending does not walk
@@ -165,6 +167,39 @@ struct node {
 struct node_list {
 	struct node *head, *tail;
 };
+
+/* A trace construct: a statement that writes a record of the trace. */
+static inline bool is_trace_construct(const struct node *n) { return n->kind >= N_SLICE && n->kind <= N_SCHED; }
+
+/* Children with names, where the letters say nothing. */
+static inline struct node *stmt_call(const struct node *n) { return n->a; }      /* N_EXPR_STMT */
+static inline struct node *for_body(const struct node *n) { return n->c->a; }    /* N_FOR: its statements */
+static inline struct node *keyref_key(const struct node *n) { return n->a; }     /* N_KEYREF: the key */
+/* N_MAP_ASSIGN of an aggregation (@m = hist(v)): the aggregation's arguments */
+static inline struct node *agg_args(const struct node *n) { return n->b->a; }
+/* A checked call of a script function: its body, the arguments in place. */
+static inline bool calls_function(const struct node *n) { return n->kind == N_CALL && n->ref == REF_MACRO; }
+
+/* The walk over a tree that every pass makes: a visit before a node's
+ * children (pre) and after them (post), either NULL.  The children are a,
+ * b, c, d in order, each a list; with expansions, then `resolved` (a
+ * constant's value, a script function's body).  A visit's answer: */
+enum walk_next {
+	WALK_INTO,   /* go on, into the node's children (from pre) */
+	WALK_PAST,   /* go on past the node's children (from pre) */
+	WALK_STOP,   /* end the walk */
+};
+struct walker {
+	bool expansions;
+	enum walk_next (*pre)(struct node *n, void *ctx);
+	enum walk_next (*post)(struct node *n, void *ctx);
+	void *ctx;
+};
+/* Walks n and what is under it (not the nodes after it); false when a
+ * visit stopped the walk. */
+bool walk_tree(struct node *n, const struct walker *w);
+/* Walks each node of list. */
+bool walk_list(struct node *list, const struct walker *w);
 
 struct node *node_new(enum node_kind kind, struct ut_loc loc);
 /* Appends item, and the nodes linked after it, to l; NULL adds nothing. */
@@ -174,6 +209,11 @@ unsigned node_list_len(const struct node *list);
  * many the list has. */
 int collect_args(struct node *list, struct node **out, int max);
 struct node *node_clone(const struct node *n);
+/* Whether x and y are written alike: the same kind, operator, number,
+ * text, type and what they stand for, their children (and expansions)
+ * alike.  by_value: a constant or a script function's call is its value
+ * (resolved), whether written so or not. */
+bool same_tree(const struct node *x, const struct node *y, bool by_value);
 void node_free(struct node *n);
 /* Frees what n holds (its children, its expansion, its text), not n. */
 void node_free_children(struct node *n);

@@ -8,36 +8,97 @@
 #include "compiler/gen.h"
 #include "kernel/kernel.h"
 
+/* comm: read into a temporary */
+static char *gen_comm(struct gen *g)
+{
+	char *t = new_tmp(g);
+	emit(g, "char %s[16];", t);
+	emit(g, "bpf_get_current_comm(%s, sizeof(%s));", t, t);
+	return t;
+}
+
+/* `probe`: the probe's index, shown through a table of the probes as
+ * written (made when first asked for). */
+static void check_probe(struct check *ck, struct node *n)
+{
+	n->ref = REF_PROBE;
+	n->type = t_int(4, false);
+	n->type.show = UT_SHOW_TABLE;
+	n->type.table = (int16_t)naming_table(ck, "probe", ck->alt->probe_index, ck->alt->probe->spec);
+}
+
+void forget_probe_name(struct compiler *c, unsigned probe_index)
+{
+	int t = table_index(c, "probe");
+	if (t < 0)
+		return;
+	struct ut_table *tab = &c->prog->tables[t];
+	for (unsigned i = 0; i < tab->nentries; i++)
+		if (tab->entries[i].key == probe_index) {
+			free(tab->entries[i].name);
+			tab->entries[i] = tab->entries[--tab->nentries];
+			return;
+		}
+}
+
+/* `func`: the function (or event) the alternative probes, the last part
+ * of its target ("vfs_read", "readline" of /bin/bash:readline), as its
+ * number in the table of them. */
+static void check_func(struct check *ck, struct node *n)
+{
+	const char *target = ck->alt->target, *colon = strrchr(target, ':'), *slash = strrchr(target, '/');
+	const char *name = colon ? colon + 1 : slash ? slash + 1 : target;
+	struct ut_program *p = ck->c->prog;
+	int t = table_index(ck->c, "func");
+	int64_t key = t < 0 ? 0 : (int64_t)p->tables[t].nentries;
+	for (unsigned i = 0; t >= 0 && i < p->tables[t].nentries; i++)
+		if (strcmp(p->tables[t].entries[i].name, name) == 0)
+			key = p->tables[t].entries[i].key;
+	n->ref = REF_FUNC_NAME;
+	n->num = key;
+	n->type = t_int(4, false);
+	n->type.show = UT_SHOW_TABLE;
+	n->type.table = (int16_t)naming_table(ck, "func", key, name);
+}
+
+#define U32 {.kind = T_INT, .size = 4}
+#define U64 {.kind = T_INT, .size = 8}
+
 const struct builtin builtins[] = {
 	/* the hit's one read of the ids (bpf/ut.h, ut_pid_tgid) */
-	{"pid", {.kind = T_INT, .size = 4}, "(ut_pid_tgid(&ut_id) >> 32)", UT_SHOW_KOID, false},
-	{"tid", {.kind = T_INT, .size = 4}, "((__u32)ut_pid_tgid(&ut_id))", UT_SHOW_KOID, false},
-	{"uid", {.kind = T_INT, .size = 4}, "((__u32)bpf_get_current_uid_gid())", 0, false},
-	{"gid", {.kind = T_INT, .size = 4}, "(bpf_get_current_uid_gid() >> 32)", 0, false},
-	{"cpu", {.kind = T_INT, .size = 4}, "bpf_get_smp_processor_id()", 0, false},
-	/* in a body, the hit's one clock read (gen_expr.c) */
-	{"nsecs", {.kind = T_INT, .size = 8}, "bpf_ktime_get_ns()", 0, false},
-	{"cgroup", {.kind = T_INT, .size = 8}, "bpf_get_current_cgroup_id()", 0, false},
-	{"curtask", {.kind = T_PTR, .size = 8}, "((void *)bpf_get_current_task())", 0, false},
-	/* read into a temporary (gen_expr.c) */
-	{"comm", {.kind = T_STR, .size = 16}, NULL, 0, false},
+	{"pid", U32, UT_SHOW_KOID, .cexpr = "(ut_pid_tgid(&ut_id) >> 32)", .in_header = true, .header = UT_UH_PID},
+	{"tid", U32, UT_SHOW_KOID, .cexpr = "((__u32)ut_pid_tgid(&ut_id))", .in_header = true, .header = UT_UH_TID},
+	{"uid", U32, 0, .cexpr = "((__u32)bpf_get_current_uid_gid())"},
+	{"gid", U32, 0, .cexpr = "(bpf_get_current_uid_gid() >> 32)"},
+	{"cpu", U32, 0, .cexpr = "bpf_get_smp_processor_id()", .in_header = true, .header = UT_UH_CPU},
+	/* in a body, the hit's one clock read, the header's time */
+	{"nsecs", U64, 0, .cexpr = "bpf_ktime_get_ns()", .clock_cexpr = "ut_now", .in_header = true, .header = UT_UH_TS},
+	{"cgroup", U64, 0, .cexpr = "bpf_get_current_cgroup_id()"},
+	{"curtask", {.kind = T_PTR, .size = 8}, 0, .cexpr = "((void *)bpf_get_current_task())", .btf_struct = "task_struct"},
+	{"comm", {.kind = T_STR, .size = 16}, 0, .gen = gen_comm, .costly = true},
 	/* 1 when the current task passes -p/-c/--comm (always without them) */
-	{"traced", {.kind = T_INT, .size = 1}, "ut_pass_filter(&ut_id)", 0, false},
+	{"traced", {.kind = T_INT, .size = 1}, 0, .cexpr = "ut_pass_filter(&ut_id)", .costly = true},
 	/* the stack's id in ut_stacks (gen.c's ut_stack); user space shows its frames */
-	{"kstack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, 0, UT_STACK_FRAMES)", UT_SHOW_KSTACK, true},
-	{"ustack", {.kind = T_INT, .size = 8}, "ut_stack(ctx, BPF_F_USER_STACK, UT_STACK_FRAMES)", UT_SHOW_USTACK, true},
+	{"kstack", U64, UT_SHOW_KSTACK, .cexpr = "ut_stack(ctx, 0, UT_STACK_FRAMES)", .each_use = true, .costly = true},
+	{"ustack", U64, UT_SHOW_USTACK, .cexpr = "ut_stack(ctx, BPF_F_USER_STACK, UT_STACK_FRAMES)", .each_use = true,
+	 .costly = true},
 	/* ns since the trace started (ut.h's ut_start_ns, set at load); in a
 	 * body from the hit's clock read, as nsecs */
-	{"elapsed", {.kind = T_INT, .size = 8}, "(bpf_ktime_get_ns() - ut_start_ns)", 0, false},
+	{"elapsed", U64, 0, .cexpr = "(bpf_ktime_get_ns() - ut_start_ns)", .clock_cexpr = "(ut_now - ut_start_ns)"},
 	/* bpftrace's: a random number, new at each use; the kernel's jiffies;
 	 * the CPU's NUMA node */
-	{"rand", {.kind = T_INT, .size = 4}, "bpf_get_prandom_u32()", 0, true},
-	{"jiffies", {.kind = T_INT, .size = 8}, "bpf_jiffies64()", 0, false},
-	{"numaid", {.kind = T_INT, .size = 4}, "bpf_get_numa_node_id()", 0, false},
+	{"rand", U32, 0, .cexpr = "bpf_get_prandom_u32()", .each_use = true},
+	{"jiffies", U64, 0, .cexpr = "bpf_jiffies64()"},
+	{"numaid", U32, 0, .cexpr = "bpf_get_numa_node_id()"},
 	/* -c's command's pid (0 without -c), set when the program is loaded */
-	{"cpid", {.kind = T_INT, .size = 4}, "(ut_follow_forks ? ut_filter_tgid : 0)", UT_SHOW_KOID, false},
-	{NULL, {0}, NULL, 0, false},
+	{"cpid", U32, UT_SHOW_KOID, .cexpr = "(ut_follow_forks ? ut_filter_tgid : 0)"},
+	{"probe", .check = check_probe},
+	{"func", .check = check_func},
+	{NULL},
 };
+
+#undef U32
+#undef U64
 
 const struct builtin *builtin_named(const char *name)
 {
@@ -720,54 +781,48 @@ static char *gen_exists(struct gen *g, struct node *n, struct node **args, int n
 	return xstrdup(f->ref == REF_COMPUTED ? "1" : "0");
 }
 
-/* ---- not values ---- */
-
-static void check_statement_only(struct check *ck, struct node *n, struct node **args, int nargs)
-{
-	(void)args;
-	(void)nargs;
-	ERR(ck, n, "%s() does not return a value; use it as a statement", n->str);
-	n->type = (struct type){.kind = T_VOID};
-}
+extern const struct statement_def statement_printf, statement_cat, statement_exit, statement_snapshot,
+	statement_delete, statement_clear, statement_zero, statement_print, statement_time, statement_join;
 
 const struct call_def calls[] = {
-	{"hex", 1, 1, check_show, gen_shown, UT_SHOW_HEX, false},
-	{"errname", 1, 1, check_errname, gen_shown, UT_SHOW_ERRNO, false},
-	{"fmt", 1, CALL_MAX_ARGS, check_fmt, NULL, 0, false},
-	{"str", 1, 2, check_str, gen_str, 0, true},
-	{"ustr", 1, 2, check_str, gen_str, 0, true},
-	{"path", 1, 1, check_path, gen_path, 0, true},
-	{"exists", 1, 1, check_exists, gen_exists, 0, false},
-	{"diskname", 1, 1, check_show, gen_shown, UT_SHOW_DISK, false},
-	{"diskdev", 1, 1, check_diskdev, gen_diskdev, 0, false},
-	{"strftime", 2, 2, check_strftime, gen_strftime, 0, false},
-	{"bswap", 1, 1, check_bswap, gen_bswap, 0, true},
-	{"ntop", 1, 2, check_ntop, gen_ntop, 0, true},
-	{"kaddr", 1, 1, check_kaddr, gen_kaddr, 0, true},
-	{"reg", 1, 1, check_reg, gen_reg, 0, true},
-	{"buf", 2, 2, check_buf, gen_buf, 0, true},
-	{"macaddr", 1, 1, check_macaddr, gen_macaddr, 0, true},
-	{"sizeof", 1, 1, check_sizeof, gen_sizeof, 0, true},
-	{"offsetof", 2, 2, check_offsetof, gen_offsetof, 0, true},
-	{"strncmp", 3, 3, check_strncmp, gen_strncmp, 0, true},
-	{"strcontains", 2, 2, check_strcontains, gen_strcontains, 0, true},
-	{"kstack", 1, 2, check_stack, gen_stack, 0, true},
-	{"ustack", 1, 2, check_stack, gen_stack, 0, true},
-	{"ksym", 1, 1, check_ksym, gen_shown, UT_SHOW_KSYM, false},
-	{"usym", 1, 1, check_usym, gen_usym, UT_SHOW_USYM, true},
-	{"uptr", 1, 1, check_pointer_space, gen_pointer_space, 0, false},
-	{"kptr", 1, 1, check_pointer_space, gen_pointer_space, 0, false},
-	{"printf", 1, CALL_MAX_ARGS, check_statement_only, NULL, 0, false},
-	{"cat", 1, CALL_MAX_ARGS, check_statement_only, NULL, 0, false},
-	{"exit", 0, 0, check_statement_only, NULL, 0, false},
-	{"snapshot", 0, 0, check_statement_only, NULL, 0, false},
-	{"delete", 1, 1, check_statement_only, NULL, 0, false},
-	{"clear", 1, 1, check_statement_only, NULL, 0, false},
-	{"zero", 1, 1, check_statement_only, NULL, 0, false},
-	{"print", 1, 3, check_statement_only, NULL, 0, false},
-	{"time", 0, 1, check_statement_only, NULL, 0, false},
-	{"join", 1, 2, check_statement_only, NULL, 0, false},
-	{NULL, 0, 0, NULL, NULL, 0, false},
+	{"hex", 1, 1, check_show, gen_shown, UT_SHOW_HEX, .shows_argument = true},
+	{"errname", 1, 1, check_errname, gen_shown, UT_SHOW_ERRNO, .shows_argument = true},
+	{"fmt", 1, CALL_MAX_ARGS, check_fmt, .format = true},
+	{"str", 1, 2, check_str, .gen = gen_str},
+	{"ustr", 1, 2, check_str, .gen = gen_str},
+	{"path", 1, 1, check_path, gen_path, .map_memory = true},
+	{"exists", 1, 1, check_exists, gen_exists, .cheap = true},
+	{"diskname", 1, 1, check_show, gen_shown, UT_SHOW_DISK, .shows_argument = true},
+	{"diskdev", 1, 1, check_diskdev, gen_diskdev, .cheap = true},
+	{"strftime", 2, 2, check_strftime, .gen = gen_strftime},
+	{"bswap", 1, 1, check_bswap, .gen = gen_bswap},
+	{"ntop", 1, 2, check_ntop, .gen = gen_ntop},
+	{"kaddr", 1, 1, check_kaddr, .gen = gen_kaddr},
+	{"reg", 1, 1, check_reg, .gen = gen_reg},
+	{"buf", 2, 2, check_buf, .gen = gen_buf},
+	{"macaddr", 1, 1, check_macaddr, .gen = gen_macaddr},
+	{"sizeof", 1, 1, check_sizeof, gen_sizeof, .unevaluated = true},
+	{"offsetof", 2, 2, check_offsetof, .gen = gen_offsetof},
+	{"strncmp", 3, 3, check_strncmp, .gen = gen_strncmp},
+	{"strcontains", 2, 2, check_strcontains, .gen = gen_strcontains},
+	{"kstack", 1, 2, check_stack, .gen = gen_stack},
+	{"ustack", 1, 2, check_stack, .gen = gen_stack},
+	{"ksym", 1, 1, check_ksym, gen_shown, UT_SHOW_KSYM, .shows_argument = true},
+	{"usym", 1, 1, check_usym, gen_usym, .show = UT_SHOW_USYM},
+	{"uptr", 1, 1, check_pointer_space, .gen = gen_pointer_space},
+	{"kptr", 1, 1, check_pointer_space, .gen = gen_pointer_space},
+	/* statements (statements.c) */
+	{"printf", 1, CALL_MAX_ARGS, .statement = &statement_printf},
+	{"cat", 1, CALL_MAX_ARGS, .statement = &statement_cat},
+	{"exit", 0, 0, .statement = &statement_exit},
+	{"snapshot", 0, 0, .statement = &statement_snapshot},
+	{"delete", 1, 1, .statement = &statement_delete},
+	{"clear", 1, 1, .statement = &statement_clear},
+	{"zero", 1, 1, .statement = &statement_zero},
+	{"print", 1, 3, .statement = &statement_print},
+	{"time", 0, 1, .statement = &statement_time},
+	{"join", 1, 2, .statement = &statement_join},
+	{NULL},
 };
 
 const char *const_string(struct compiler *c, const struct node *n)
@@ -782,11 +837,6 @@ const struct call_def *call_named(const char *name)
 		if (strcmp(d->name, name) == 0)
 			return d;
 	return NULL;
-}
-
-bool prints_map(const struct node *call)
-{
-	return call->a && call->a->kind == N_MAP_REF && !call->a->a;
 }
 
 struct node *through_functions(struct node *n)
@@ -807,5 +857,5 @@ enum value_form value_form(struct node *n)
 	n = through_functions(n);
 	if (n->kind == N_STR)
 		return VALUE_TEXT;
-	return call_of(n) == call_named("fmt") ? VALUE_FORMAT : VALUE_FIELD;
+	return call_of(n) && call_of(n)->format ? VALUE_FORMAT : VALUE_FIELD;
 }

@@ -63,10 +63,7 @@ void check_format(struct check *ck, struct node *fmtn, struct node **args, int n
 		    nargs, nargs == 1 ? "" : "s", nargs == 1 ? "s" : "");
 }
 
-/* The format and values of a call of printf() or fmt() in args (room for
- * CALL_MAX_ARGS); their number, or -1 when there are none or too many
- * (reported). */
-static int format_args(struct check *ck, struct node *call, struct node **args)
+int format_args(struct check *ck, struct node *call, struct node **args)
 {
 	int na = collect_args(call->a, args, CALL_MAX_ARGS);
 	if (na > CALL_MAX_ARGS) {
@@ -81,9 +78,7 @@ static int format_args(struct check *ck, struct node *call, struct node **args)
 	return na;
 }
 
-/* fmt() and printf(): the format (args[0]) is applied in user space to the
- * values args[1..na-1], each a value of the record. */
-static void check_format_values(struct check *ck, struct node **args, int na)
+void check_format_values(struct check *ck, struct node **args, int na)
 {
 	for (int i = 1; i < na; i++)
 		check_value(ck, args[i]);
@@ -104,7 +99,8 @@ void check_value(struct check *ck, struct node *n)
 		n->type = t_str((int)strlen(n->str) + 1);
 		return;
 	}
-	if (n->kind == N_CALL && strcmp(n->str, "fmt") == 0 && !fn) {
+	const struct call_def *def = n->kind == N_CALL && !fn ? call_named(n->str) : NULL;
+	if (def && def->format) {
 		struct node *args[CALL_MAX_ARGS];
 		int na = format_args(ck, n, args);
 		if (na < 0)
@@ -112,7 +108,7 @@ void check_value(struct check *ck, struct node *n)
 		check_format_values(ck, args, na);
 		n->type = (struct type){.kind = T_SHOW};
 		n->ref = REF_FUNCTION;
-		n->sym = (int)(call_named("fmt") - calls);
+		n->sym = (int)(def - calls);
 		return;
 	}
 	check_expr(ck, n);
@@ -134,18 +130,18 @@ static void check_track(struct check *ck, struct node *track)
 {
 	if (!track)
 		return;
-	check_value(ck, track->a);
-	if (value_form(track->a) == VALUE_TEXT)
-		ERR(ck, track->a, "a track key must be a value computed by the probe, not a literal");
+	check_value(ck, keyref_key(track));
+	if (value_form(keyref_key(track)) == VALUE_TEXT)
+		ERR(ck, keyref_key(track), "a track key must be a value computed by the probe, not a literal");
 }
 
 /* A flow or span key: an integer or a pointer (--sample decides on it). */
 static void check_key(struct check *ck, struct node *keyref)
 {
-	check_expr(ck, keyref->a);
-	struct type *t = &keyref->a->type;
+	check_expr(ck, keyref_key(keyref));
+	struct type *t = &keyref_key(keyref)->type;
 	if (t->kind != T_INT && t->kind != T_PTR)
-		ERR(ck, keyref->a, "the key of %s[...] must be an integer or a pointer, not %s", keyref->str, a_type(t));
+		ERR(ck, keyref_key(keyref), "the key of %s[...] must be an integer or a pointer, not %s", keyref->str, a_type(t));
 }
 
 static void check_with(struct check *ck, struct node *with, bool counter, struct node *n)
@@ -255,7 +251,7 @@ static void check_trace(struct check *ck, struct node *n)
 			check_name(ck, n->b, "flow point");
 		break;
 	case N_SPAN:
-		check_value(ck, n->a->a);
+		check_value(ck, keyref_key(n->a));
 		check_key(ck, n->b);
 		if (n->d)
 			check_name(ck, n->d, "span");
@@ -272,16 +268,6 @@ static void check_trace(struct check *ck, struct node *n)
 	check_with(ck, n->c, n->kind == N_COUNTER, n);
 	if (n->kind == N_SCHED)
 		check_sched(ck, n);
-}
-
-static void check_printf(struct check *ck, struct node *n)
-{
-	struct node *args[CALL_MAX_ARGS];
-	int na = format_args(ck, n, args);
-	if (na > 0 && args[0]->kind != N_STR)
-		ERR(ck, n, "%s() takes a format string and up to %d values", n->str, FORMAT_MAX_VALUES);
-	else if (na > 0)
-		check_format_values(ck, args, na);
 }
 
 /* ---- maps ---- */
@@ -303,7 +289,7 @@ static void check_aggregation(struct check *ck, struct node *n, struct map_info 
 	m->assigned = true;
 	m->agg = agg;
 	struct node *args[4];
-	int na = collect_args(n->b->a, args, 4);
+	int na = collect_args(agg_args(n), args, 4);
 	int want = (int)kind->nargs;
 	if (na != want) {
 		ERR(ck, n->b, "%s() takes %d argument%s, not %d", n->b->str, want, want == 1 ? "" : "s", na);
@@ -386,112 +372,6 @@ static void check_map_assign(struct check *ck, struct node *n)
 	check_map_key(ck, idx, n->a);
 }
 
-/* A constant expression becomes its value, where it is in its list. */
-static void fold_in_place(struct node *n, int64_t value)
-{
-	node_free_children(n);
-	*n = (struct node){.kind = N_INT, .loc = n->loc, .next = n->next, .num = value, .type = t_int(8, value < 0),
-			   .sym = -1, .event = -1, .capture = -1};
-}
-
-/* A whole map that a statement takes (clear(@m), zero(@m), print(@m)):
- * one that a probe before it assigns. */
-static void check_whole_map(struct check *ck, struct node *call, struct node *m)
-{
-	if (m->a)
-		ERR(ck, m, "%s() takes the whole map, without keys", call->str);
-	bool known = false;
-	for (unsigned i = 0; i < ck->c->nmaps; i++)
-		known |= strcmp(ck->c->maps[i].name, m->str) == 0;
-	if (!known)
-		ERR(ck, m, "%s() of %s, which no probe before it assigns", call->str, m->str);
-}
-
-/* delete(@m[k]) (also bpftrace's delete(@m, k)), clear(@m) and zero(@m). */
-static void check_map_call(struct check *ck, struct node *e)
-{
-	struct node *m = e->a;
-	bool del = strcmp(e->str, "delete") == 0;
-	if (del && m && m->kind == N_MAP_REF && !m->a && m->next) {
-		m->a = m->next;   /* delete(@m, k1, k2): the keys are @m's */
-		m->next = NULL;
-	}
-	if (!m || m->kind != N_MAP_REF || m->next) {
-		ERR(ck, e, "%s() takes one map: %s(@name%s)", e->str, e->str, del ? "[key]" : "");
-		return;
-	}
-	if (!del) {
-		check_whole_map(ck, e, m);
-		return;
-	}
-	struct map_info *mi = map_get(ck, m);
-	if (!mi)
-		return;
-	mi->deleted_in_bpf = true;
-	check_map_key(ck, m->sym, m);
-}
-
-/* print(@m[, top[, div]]): the map, as the summary prints it, its top
- * entries, divided; print(value): the value and a newline. */
-static void check_print(struct check *ck, struct node *e)
-{
-	struct node *args[4];
-	int na = collect_args(e->a, args, 4);
-	if (na < 1 || na > 3) {
-		ERR(ck, e, "print() takes a map, and how many of its top entries and a divisor: print(@m), "
-		    "print(@m, 10), print(@m, 10, 1000); or a value: print(comm)");
-		return;
-	}
-	if (!prints_map(e)) {
-		if (na > 1)
-			ERR(ck, args[1], "print() of a value takes it alone; the top entries and a divisor are a map's: "
-			    "print(@m, 10)");
-		check_value(ck, args[0]);
-		return;
-	}
-	check_whole_map(ck, e, args[0]);
-	for (int i = 1; i < na; i++) {
-		int64_t v;
-		if (!const_int(ck->c, args[i], &v, 0) || v < 0)
-			ERR(ck, args[i], "print()'s %s is a constant integer of at least 0 (numbers, consts and "
-			    "arithmetic on them)", i == 1 ? "count of top entries" : "divisor");
-		else
-			fold_in_place(args[i], v);
-	}
-	/* top 0 (all) and div 1 when not given: the record has both (resources.c) */
-	for (struct node *last = args[na - 1]; na < 3; na++) {
-		last->next = node_new(N_INT, e->loc);
-		last = last->next;
-		fold_in_place(last, na == 1 ? 0 : 1);
-	}
-}
-
-/* join(argv[, sep]): the strings of a NULL-ended array of string pointers
- * (a process's argv), printed with sep between them. */
-static void check_join(struct check *ck, struct node *e)
-{
-	struct node *args[3];
-	int na = collect_args(e->a, args, 3);
-	if (na < 1 || na > 2) {
-		ERR(ck, e, "join() takes an array of string pointers and a separator: join(args.argv), join(args.argv, \",\")");
-		return;
-	}
-	check_expr(ck, args[0]);
-	if (args[0]->type.kind != T_PTR && !is_int(&args[0]->type))
-		ERR(ck, args[0], "join() takes an array of string pointers (args.argv), not %s", a_type(&args[0]->type));
-	if (na == 2 && (args[1]->kind != N_STR || strlen(args[1]->str) > 16))
-		ERR(ck, args[1], "join()'s separator is a string of at most 16 characters");
-}
-
-/* time(), time("%H:%M:%S\n"): the wall-clock time of the hit, printed. */
-static void check_time(struct check *ck, struct node *e)
-{
-	if (e->a && (e->a->kind != N_STR || e->a->next))
-		ERR(ck, e->a, "time() takes a strftime format string: time(\"%%H:%%M:%%S\\n\")");
-	else if (e->a && strlen(e->a->str) > 200)
-		ERR(ck, e->a, "time()'s format is at most 200 characters");
-}
-
 /* ---- statements ---- */
 
 static void check_call_stmt(struct check *ck, struct node *n)
@@ -508,29 +388,11 @@ static void check_call_stmt(struct check *ck, struct node *n)
 			check_expansion(ck, e, check_stmt);
 		return;
 	}
-	if (strcmp(e->str, "printf") == 0 || strcmp(e->str, "cat") == 0) {
-		check_printf(ck, e);
-		return;
-	}
-	if (strcmp(e->str, "exit") == 0 || strcmp(e->str, "snapshot") == 0) {
-		if (e->a)
-			ERR(ck, e, "%s() takes no arguments", e->str);
-		return;
-	}
-	if (strcmp(e->str, "delete") == 0 || strcmp(e->str, "clear") == 0 || strcmp(e->str, "zero") == 0) {
-		check_map_call(ck, e);
-		return;
-	}
-	if (strcmp(e->str, "print") == 0) {
-		check_print(ck, e);
-		return;
-	}
-	if (strcmp(e->str, "time") == 0) {
-		check_time(ck, e);
-		return;
-	}
-	if (strcmp(e->str, "join") == 0) {
-		check_join(ck, e);
+	const struct call_def *def = call_named(e->str);
+	if (def && def->statement) {
+		e->ref = REF_STATEMENT;
+		e->sym = (int)(def - calls);
+		def->statement->check(ck, e);
 		return;
 	}
 	check_expr(ck, e);
@@ -674,7 +536,7 @@ static void check_for(struct check *ck, struct node *n)
 	uint64_t around = ck->loop_iterations;
 	ck->loop_vars[ck->loop_depth++] = var;
 	ck->loop_iterations = ok && iterations ? in_all : around;
-	check_stmts(ck, n->c->a);
+	check_stmts(ck, for_body(n));
 	ck->loop_depth--;
 	ck->loop_iterations = around;
 }
@@ -763,11 +625,11 @@ static void check_stmt(struct check *ck, struct node *n)
 			ERR(ck, n, "'continue' goes on with a for loop's next iteration, and this one is in none; "
 			    "to leave the probe's body, use 'return'");
 		return;
-	case N_SLICE: case N_INSTANT: case N_COUNTER: case N_FLOW: case N_SPAN: case N_TRACK_NAME: case N_SCHED:
-		check_trace(ck, n);
-		return;
 	default:
-		ERR(ck, n, "this is not a statement");
+		if (is_trace_construct(n))
+			check_trace(ck, n);
+		else
+			ERR(ck, n, "this is not a statement");
 	}
 }
 

@@ -6,7 +6,7 @@
 #define UT_CHECK_H
 #include "compiler/aggregations.h"
 #include "compiler/builtins.h"
-#include "compiler/compiler.h"
+#include "compiler/passes.h"
 
 /* The walk over one alternative's body: set up in one assignment for
  * each (check.c, check_alternative). */
@@ -58,6 +58,11 @@ void check_map_key(struct check *ck, int map, struct node *ref);
  * elements of the same kinds, strings as long as the longer's and at
  * least min_string; -1 when a and b are not so alike. */
 int tuple_merge(struct compiler *c, int a, int b, int min_string);
+/* The program's table named name, or -1. */
+int table_index(struct compiler *c, const char *name);
+/* The table name (made when first asked for) with an entry for key, named
+ * text: how the `probe` and `func` builtins are shown. */
+int naming_table(struct check *ck, const char *name, int64_t key, const char *text);
 /* $1 .. and $#: a positional parameter, not a local. */
 bool is_positional(const char *name);
 /* The alternative's local name, or -1. */
@@ -69,5 +74,12 @@ bool in_loop_of(struct check *ck, const char *name);
  * text and fmt() are kept as written, user space makes their text. */
 void check_value(struct check *ck, struct node *n);
 void check_format(struct check *ck, struct node *fmtn, struct node **args, int nargs);
+/* The format and values of a call of printf() or fmt() in args (room for
+ * CALL_MAX_ARGS); their number, or -1 when there are none or too many
+ * (reported). */
+int format_args(struct check *ck, struct node *call, struct node **args);
+/* fmt() and printf(): the format (args[0]) is applied in user space to the
+ * values args[1..na-1], each a value of the record. */
+void check_format_values(struct check *ck, struct node **args, int na);
 
 #endif

@@ -31,7 +31,7 @@ const char *a_type(const struct type *t)
 
 /* ---- symbols ---- */
 
-static int table_index(struct compiler *c, const char *name)
+int table_index(struct compiler *c, const char *name)
 {
 	for (unsigned i = 0; i < c->prog->ntables; i++)
 		if (strcmp(c->prog->tables[i].name, name) == 0)
@@ -39,9 +39,7 @@ static int table_index(struct compiler *c, const char *name)
 	return -1;
 }
 
-/* The table name (made when first asked for) with an entry for key,
- * named text: how the `probe` and `func` builtins are shown. */
-static int naming_table(struct check *ck, const char *name, int64_t key, const char *text)
+int naming_table(struct check *ck, const char *name, int64_t key, const char *text)
 {
 	struct ut_program *p = ck->c->prog;
 	int t = table_index(ck->c, name);
@@ -57,46 +55,6 @@ static int naming_table(struct check *ck, const char *name, int64_t key, const c
 	tab->entries = xrealloc_array(tab->entries, tab->nentries + 1, sizeof(*tab->entries));
 	tab->entries[tab->nentries++] = (struct ut_table_entry){.key = key, .name = xstrdup(text)};
 	return t;
-}
-
-/* The table that names probes by index (the `probe` builtin). */
-static int probe_table(struct check *ck)
-{
-	return naming_table(ck, "probe", ck->alt->probe_index, ck->alt->probe->spec);
-}
-
-void forget_probe_name(struct compiler *c, unsigned probe_index)
-{
-	int t = table_index(c, "probe");
-	if (t < 0)
-		return;
-	struct ut_table *tab = &c->prog->tables[t];
-	for (unsigned i = 0; i < tab->nentries; i++)
-		if (tab->entries[i].key == probe_index) {
-			free(tab->entries[i].name);
-			tab->entries[i] = tab->entries[--tab->nentries];
-			return;
-		}
-}
-
-/* `func`: the function (or event) the alternative probes, the last part
- * of its target ("vfs_read", "readline" of /bin/bash:readline), as its
- * number in the table of them. */
-static void func_name(struct check *ck, struct node *n)
-{
-	const char *target = ck->alt->target, *colon = strrchr(target, ':'), *slash = strrchr(target, '/');
-	const char *name = colon ? colon + 1 : slash ? slash + 1 : target;
-	struct ut_program *p = ck->c->prog;
-	int t = table_index(ck->c, "func");
-	int64_t key = t < 0 ? 0 : (int64_t)p->tables[t].nentries;
-	for (unsigned i = 0; t >= 0 && i < p->tables[t].nentries; i++)
-		if (strcmp(p->tables[t].entries[i].name, name) == 0)
-			key = p->tables[t].entries[i].key;
-	n->ref = REF_FUNC_NAME;
-	n->num = key;
-	n->type = t_int(4, false);
-	n->type.show = UT_SHOW_TABLE;
-	n->type.table = (int16_t)naming_table(ck, "func", key, name);
 }
 
 int find_local(struct check *ck, const char *name)
@@ -518,13 +476,17 @@ static void ident_expr(struct check *ck, struct node *n)
 {
 	struct compiler *c = ck->c;
 	const struct builtin *b = builtin_named(n->str);
+	if (b && b->check) {
+		b->check(ck, n);
+		return;
+	}
 	if (b) {
 		n->ref = REF_BUILTIN;
 		n->sym = (int)(b - builtins);
 		n->type = b->type;
 		n->type.show = b->show;
-		if (strcmp(b->name, "curtask") == 0)
-			n->type.btf = ut_kernel_struct(c->k, "task_struct");
+		if (b->btf_struct)
+			n->type.btf = ut_kernel_struct(c->k, b->btf_struct);
 		c->uses_stacks |= b->show == UT_SHOW_KSTACK || b->show == UT_SHOW_USTACK;
 		return;
 	}
@@ -534,18 +496,6 @@ static void ident_expr(struct check *ck, struct node *n)
 	}
 	if (strcmp(n->str, "args") == 0) {
 		ERR(ck, n, "'args' is used with a field: args.NAME");
-		return;
-	}
-	if (strcmp(n->str, "func") == 0) {
-		func_name(ck, n);
-		return;
-	}
-	if (strcmp(n->str, "probe") == 0) {
-		/* the probe's index, shown through a table of the probes as written */
-		n->ref = REF_PROBE;
-		n->type = t_int(4, false);
-		n->type.show = UT_SHOW_TABLE;
-		n->type.table = (int16_t)probe_table(ck);
 		return;
 	}
 	struct node *k = find_decl(c->consts, c->nconsts, n->str);
@@ -564,12 +514,10 @@ static void ident_expr(struct check *ck, struct node *n)
 	unsigned nb = 0;
 	while (builtins[nb].name)
 		nb++;
-	char **names = xcalloc(nb + 2 + c->nconsts, sizeof(char *));
+	char **names = xcalloc(nb + c->nconsts + 1, sizeof(char *));
 	unsigned nn = 0;
 	for (unsigned i = 0; i < nb; i++)
 		names[nn++] = (char *)builtins[i].name;
-	names[nn++] = (char *)"probe";
-	names[nn++] = (char *)"func";
 	for (unsigned i = 0; i < c->nconsts; i++)
 		names[nn++] = c->consts[i]->str;
 	char hint[160];
@@ -901,43 +849,38 @@ static void map_read_expr(struct check *ck, struct node *n)
 
 /* ---- calls ---- */
 
-/* Replaces macro parameters by copies of the call's arguments.  Lists are
- * walked, not recursed along: a body may hold many statements. */
-static struct node *substitute(struct node *body, struct node *params, struct node **actual)
+/* A script function's parameters and the call's arguments. */
+struct substitution {
+	struct node *params;
+	struct node **actual;
+};
+
+/* A parameter becomes a copy of its argument, in its place in its list. */
+static enum walk_next substitute(struct node *n, void *ctx)
 {
-	struct node_list out = {0};
-	for (; body; body = body->next) {
-		struct node *r = NULL;
-		if (body->kind == N_IDENT) {
-			int i = 0;
-			for (struct node *p = params; p && !r; p = p->next, i++)
-				if (strcmp(p->str, body->str) == 0)
-					r = node_clone(actual[i]);
+	const struct substitution *s = ctx;
+	if (n->kind != N_IDENT)
+		return WALK_INTO;
+	int i = 0;
+	for (struct node *p = s->params; p; p = p->next, i++)
+		if (strcmp(p->str, n->str) == 0) {
+			struct node *copy = node_clone(s->actual[i]), *next = n->next;
+			node_free_children(n);
+			*n = *copy;
+			n->next = next;
+			free(copy);
+			return WALK_PAST;
 		}
-		if (!r) {
-			r = node_new(body->kind, body->loc);
-			*r = *body;
-			r->str = body->str ? xstrdup(body->str) : NULL;
-			r->a = substitute(body->a, params, actual);
-			r->b = substitute(body->b, params, actual);
-			r->c = substitute(body->c, params, actual);
-			r->d = substitute(body->d, params, actual);
-			r->resolved = NULL;
-		}
-		r->next = NULL;
-		node_list_push(&out, r);
-	}
-	return out.head;
+	return WALK_INTO;
 }
 
 #define MACRO_NODE_BUDGET 200000
 
-static unsigned long count_nodes(const struct node *n)
+static enum walk_next count_node(struct node *n, void *ctx)
 {
-	unsigned long k = 0;
-	for (; n; n = n->next)
-		k += 1 + count_nodes(n->a) + count_nodes(n->b) + count_nodes(n->c) + count_nodes(n->d);
-	return k;
+	(void)n;
+	++*(unsigned long *)ctx;
+	return WALK_INTO;
 }
 
 struct node *expand_macro(struct check *ck, struct node *n, struct node *fn)
@@ -955,19 +898,18 @@ struct node *expand_macro(struct check *ck, struct node *n, struct node *fn)
 	}
 	struct node **args = xcalloc((size_t)nargs + 1, sizeof(*args));   /* a script function takes any number */
 	collect_args(n->a, args, nargs);
-	struct node *body = fn->b;
-	struct node *saved = body->next;
-	body->next = NULL;
 	node_free(n->resolved);
-	n->resolved = substitute(body, fn->a, args);
+	n->resolved = node_clone(fn->b);
+	walk_tree(n->resolved, &(struct walker){.pre = substitute, .ctx = &(struct substitution){fn->a, args}});
 	n->ref = REF_MACRO;
-	body->next = saved;
 	free(args);
 	/* Nested calls that use an argument several times grow exponentially
 	 * (fn b(x) = a(a(x)) with a using x 50 times): bound the whole
 	 * script's expansions rather than hang writing gigabytes of C. */
 	unsigned long before = c->macro_nodes;
-	c->macro_nodes += count_nodes(n->resolved);
+	unsigned long nodes = 0;
+	walk_list(n->resolved, &(struct walker){.pre = count_node, .ctx = &nodes});
+	c->macro_nodes += nodes;
 	if (c->macro_nodes > MACRO_NODE_BUDGET) {
 		if (before <= MACRO_NODE_BUDGET)
 			ERR(ck, n, "expanding %s() here makes the script too large (over %d nodes); "
@@ -1040,6 +982,11 @@ static void call_expr(struct check *ck, struct node *n)
 	}
 	n->ref = REF_FUNCTION;
 	n->sym = (int)(def - calls);
+	if (def->statement) {
+		ERR(ck, n, "%s() does not return a value; use it as a statement", n->str);
+		n->type = (struct type){.kind = T_VOID};
+		return;
+	}
 	def->check(ck, n, args, nargs);
 }
 

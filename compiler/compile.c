@@ -10,10 +10,11 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
-#include "compiler/compiler.h"
+#include "compiler/passes.h"
 #include "compiler/gen.h"
 #include "compiler/gen_native.h"
 #include "compiler/parse.h"
+#include "compiler/program_fields.h"
 
 const char *intern(struct compiler *c, const char *s)
 {
@@ -373,6 +374,7 @@ static void alt_free(struct alt_ctx *a)
 	free(a->computed_args);
 	free(a->captures);
 	free(a->captured);
+	free(a->pred_kept);
 	free(a);
 }
 
@@ -691,48 +693,49 @@ static void apply_defines(struct compiler *c)
 			check_choices(c, c->consts[j], NULL);
 }
 
-/* Does a flow (or a span on a track kind) of this name begin anywhere
- * under n?  Probes absent on this kernel count: the script is checked,
- * not one kernel's share of it. */
-static bool begun(const struct node *n, enum node_kind kind, const char *name)
+/* A flow (or a span on a track kind) that a walk looks for the begin of:
+ * probes absent on this kernel count, the script is checked, not one
+ * kernel's share of it. */
+struct begin_of {
+	enum node_kind kind;
+	const char *name;
+};
+
+static enum walk_next stop_at_begin(struct node *n, void *ctx)
 {
-	for (; n; n = n->next) {
-		if (n->kind == kind && n->op == OP_BEGIN && n->a && strcmp(n->a->str, name) == 0)
-			return true;
-		if (begun(n->a, kind, name) || begun(n->b, kind, name) || begun(n->c, kind, name) ||
-		    begun(n->d, kind, name))
-			return true;
-	}
-	return false;
+	const struct begin_of *b = ctx;
+	return n->kind == b->kind && n->op == OP_BEGIN && n->a && strcmp(n->a->str, b->name) == 0 ? WALK_STOP : WALK_INTO;
 }
+
+struct unbegun {
+	struct compiler *c;
+	struct node *items;
+};
 
 /* A flow step or end with no flow begin (a span phase or end with no span
  * begin on that track kind) in the whole script is an error. */
-static void check_unbegun(struct compiler *c, const struct node *items, const struct node *n)
+static enum walk_next check_unbegun(struct node *n, void *ctx)
 {
-	for (; n; n = n->next) {
-		if ((n->kind == N_FLOW || n->kind == N_SPAN) && n->op != OP_BEGIN && n->a && !begun(items, n->kind, n->a->str)) {
-			bool flow = n->kind == N_FLOW;
-			diag_error(c->d, n->loc, "%s '%s' %s here but begins nowhere; begin it in some probe: %s %s[key] begin%s",
-				   flow ? "flow" : "span on track", n->a->str,
-				   n->op == OP_END ? "ends" : flow ? "steps" : "changes phase",
-				   flow ? "flow" : "span", n->a->str, flow ? "" : " ITEM[key] \"name\"");
-		}
-		check_unbegun(c, items, n->a);
-		check_unbegun(c, items, n->b);
-		check_unbegun(c, items, n->c);
-		check_unbegun(c, items, n->d);
-	}
+	const struct unbegun *u = ctx;
+	if ((n->kind != N_FLOW && n->kind != N_SPAN) || n->op == OP_BEGIN || !n->a ||
+	    !walk_list(u->items, &(struct walker){.pre = stop_at_begin, .ctx = &(struct begin_of){n->kind, n->a->str}}))
+		return WALK_INTO;
+	bool flow = n->kind == N_FLOW;
+	diag_error(u->c->d, n->loc, "%s '%s' %s here but begins nowhere; begin it in some probe: %s %s[key] begin%s",
+		   flow ? "flow" : "span on track", n->a->str, n->op == OP_END ? "ends" : flow ? "steps" : "changes phase",
+		   flow ? "flow" : "span", n->a->str, flow ? "" : " ITEM[key] \"name\"");
+	return WALK_INTO;
 }
 
 static const char *const dump_names[] = {
 	[UT_DUMP_AST] = "ast", [UT_DUMP_TYPED] = "typed", [UT_DUMP_RESOURCES] = "resources",
-	[UT_DUMP_PLACEMENT] = "placement", [UT_DUMP_C] = "c", [UT_DUMP_READER_C] = "reader-c",
+	[UT_DUMP_PLACEMENT] = "placement", [UT_DUMP_REUSE] = "reuse", [UT_DUMP_C] = "c",
+	[UT_DUMP_READER_C] = "reader-c", [UT_DUMP_PROGRAM] = "program",
 };
 
 enum ut_dump ut_dump_named(const char *name)
 {
-	for (unsigned i = UT_DUMP_AST; i <= UT_DUMP_READER_C; i++)
+	for (unsigned i = UT_DUMP_AST; i <= UT_DUMP_PROGRAM; i++)
 		if (strcmp(dump_names[i], name) == 0)
 			return (enum ut_dump)i;
 	return UT_DUMP_NONE;
@@ -777,7 +780,7 @@ static void check_program(struct compiler *c, struct node *items)
 	 * held to it */
 	for (struct node *n = items; n; n = n->next)
 		if (n->kind == N_PROBE_BLOCK)
-			check_unbegun(c, items, n->c);
+			walk_list(n->c, &(struct walker){.pre = check_unbegun, .ctx = &(struct unbegun){c, items}});
 	unsigned blocks = 0;
 	for (struct node *n = items; n; n = n->next) {
 		if (n->kind != N_PROBE_BLOCK)
@@ -848,6 +851,9 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 			dump_placement(c, dump);
 		if (o->report)
 			placement_report(c, o->report);
+		reuse(c);
+		if (o->dump == UT_DUMP_REUSE)
+			dump_reuse(c, dump);
 		gen_user_side(c);
 		prog->bpf_c = gen_program(c);
 		for (unsigned i = 0; i < c->nalts; i++)
@@ -874,5 +880,7 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 		fputs(reader_c ? reader_c : "/* the reader runs no statement of this script */\n", dump);
 		free(reader_c);
 	}
+	if (o->dump == UT_DUMP_PROGRAM)
+		pf_dump(prog, dump);
 	return prog;
 }

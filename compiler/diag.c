@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+
 void diag_init(struct diag *d, FILE *out)
 {
 	memset(d, 0, sizeof(*d));
@@ -41,20 +43,14 @@ static bool repeated_place(struct diag *d, struct ut_loc loc)
 	for (unsigned i = 0; i < d->nseen; i++)
 		if (d->seen[i].line == loc.line && d->seen[i].col == loc.col && strcmp(d->seen[i].file, loc.file) == 0)
 			return true;
-	struct ut_loc *seen = realloc(d->seen, (d->nseen + 1) * sizeof(*seen));
-	if (seen) {
-		d->seen = seen;
-		d->seen[d->nseen++] = loc;
-	}
+	d->seen = xrealloc_array(d->seen, d->nseen + 1, sizeof(*d->seen));
+	d->seen[d->nseen++] = loc;
 	return false;
 }
 
 void diag_add_source(struct diag *d, const char *file, const char *text)
 {
-	struct diag_source *s = realloc(d->sources, (d->nsources + 1) * sizeof(*s));
-	if (!s)
-		return;
-	d->sources = s;
+	d->sources = xrealloc_array(d->sources, d->nsources + 1, sizeof(*d->sources));
 	d->sources[d->nsources].file = file;
 	d->sources[d->nsources].text = text;
 	d->nsources++;

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "compiler/aggregations.h"
-#include "compiler/compiler.h"
+#include "compiler/passes.h"
 
 static void alt_title(const struct alt_ctx *a, FILE *f)
 {
@@ -95,21 +95,15 @@ static void value_dump(const struct ut_value *v, FILE *f)
 
 /* The statements of a body that send the stage first: records after a
  * loop, and loops whose records may not all fit. */
-static void stage_dump(const struct node *n, FILE *f)
+static enum walk_next stage_dump(struct node *n, void *ctx)
 {
-	for (; n; n = n->next) {
-		if (n->kind == N_FOR && n->stage_bytes)
-			fprintf(f, "  for @%d:%d: %u bytes an iteration%s\n", n->loc.line, n->loc.col, n->stage_bytes,
-				n->stage_full ? ", each sends a full stage first" : "");
-		else if (n->stage_full)
-			fprintf(f, "  %s @%d:%d: sends a full stage first\n", node_kind_name(n->kind), n->loc.line, n->loc.col);
-		stage_dump(n->a, f);
-		stage_dump(n->b, f);
-		stage_dump(n->c, f);
-		stage_dump(n->d, f);
-		if (n->kind == N_CALL && n->ref == REF_MACRO)
-			stage_dump(n->resolved, f);
-	}
+	FILE *f = ctx;
+	if (n->kind == N_FOR && n->stage_bytes)
+		fprintf(f, "  for @%d:%d: %u bytes an iteration%s\n", n->loc.line, n->loc.col, n->stage_bytes,
+			n->stage_full ? ", each sends a full stage first" : "");
+	else if (n->stage_full)
+		fprintf(f, "  %s @%d:%d: sends a full stage first\n", node_kind_name(n->kind), n->loc.line, n->loc.col);
+	return WALK_INTO;
 }
 
 static const char *const storages[] = {
@@ -155,7 +149,7 @@ void dump_resources(struct compiler *c, FILE *f)
 		if (a->stage.reloads)
 			fprintf(f, ", offsets through the stage under %#x", a->stage.off_mask);
 		fprintf(f, "; %u path() buffers\n", a->path_calls);
-		stage_dump(a->block, f);
+		walk_list(a->block, &(struct walker){.expansions = true, .pre = stage_dump, .ctx = f});
 	}
 	fprintf(f, "largest stage %u bytes, %u path() buffers, stacks %s\n", c->max_stage_bytes, c->path_slots,
 		c->uses_stacks ? "yes" : "no");
@@ -179,7 +173,7 @@ static void sides_dump(const struct node *n, int depth, FILE *f)
 			sides_dump(n->a, depth, f);
 			continue;
 		}
-		bool macro = n->kind == N_EXPR_STMT && n->a->ref == REF_MACRO;
+		bool macro = n->kind == N_EXPR_STMT && calls_function(stmt_call(n));
 		char sides[32] = "";
 		static const char *const names[] = {"kernel", "reader", "captures"};
 		for (unsigned b = 0; b < 3; b++)
@@ -236,4 +230,40 @@ void dump_placement(struct compiler *c, FILE *f)
 	for (unsigned i = 0; i < p->nflows; i++)
 		if (c->flow_in_reader[i])
 			fprintf(f, "flow %s: sampled by the reader\n", p->flows[i]);
+}
+
+/* --dump reuse: the map reads whose value the kernel's C holds already,
+ * and the values it keeps for them (reuse.c). */
+
+static enum walk_next reuse_dump(struct node *n, void *ctx)
+{
+	static const char *const what[] = {
+		[REUSE_OFFERED] = "the predicate's look-up, ut_pread_%u: the body does not take it",
+		[REUSE_KEPT] = "the predicate's look-up, kept in ut_pread_%u for the body",
+		[REUSE_PREDICATE] = "the predicate's value, ut_pread_%u",
+		[REUSE_ADDED] = "the value the add before it left, ut_added_%u",
+		[REUSE_ADD] = "an add, its value left in ut_added_%u",
+	};
+	FILE *f = ctx;
+	if (n->reuse == REUSE_NONE)
+		return WALK_INTO;
+	fprintf(f, "  %s @%d:%d: ", n->kind == N_MAP_ASSIGN ? n->a->str : n->str, n->loc.line, n->loc.col);
+	fprintf(f, what[n->reuse], n->reuse_var);
+	fputc('\n', f);
+	return WALK_INTO;
+}
+
+void dump_reuse(struct compiler *c, FILE *f)
+{
+	for (unsigned i = 0; i < c->nalts; i++) {
+		struct alt_ctx *a = c->alts[i];
+		const struct walker dump = {.expansions = true, .pre = reuse_dump, .ctx = f};
+		alt_title(a, f);
+		fprintf(f, "predicate look-ups the body may take: %u; adds: %u\n", a->npred_reads, a->nadded);
+		if (a->pred)
+			walk_tree(a->pred, &dump);
+		for (unsigned j = 0; j < a->ncomputed_args; j++)
+			walk_tree(a->computed_args[j].value, &dump);
+		walk_list(a->block, &dump);
+	}
 }

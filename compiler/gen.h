@@ -5,7 +5,7 @@
 #define UT_GEN_H
 #include "compiler/aggregations.h"
 #include "compiler/builtins.h"
-#include "compiler/compiler.h"
+#include "compiler/passes.h"
 
 /* The program's C in parts, assembled at the end (gen.c). */
 struct gen_parts {
@@ -45,33 +45,6 @@ struct gen {
 	 * variable at the top of the predicate [0] or of the body [1] */
 	struct strbuf computed_out[2];
 	char **computed_vars;       /* per alt->computed_args: its variable, once evaluated */
-	/* `@m[k] += v` leaves @m[k]'s new value in a variable: a read of
-	 * @m[k] in the statement right after it, in the same list, uses that
-	 * instead of a second look-up (gen_expr.c, gen_map_read) */
-	const struct node *prev_stmt;   /* the statement before, in the innermost list */
-	bool list_continues;            /* the next list (a function's body) follows prev_stmt */
-	struct {
-		const struct node *stmt;    /* the add; NULL: none */
-		int map;
-		char *key;                  /* its key expressions' C, joined */
-		unsigned var;               /* ut_added_<var> */
-	} last_add;
-	unsigned nadded;                /* ut_added_* variables of the body */
-	/* The predicate's look-ups of map values, for the body: a read there
-	 * of the same map and key takes the value the predicate found
-	 * (ut_pread_<var>, when ut_pread_<var>_set: a read the predicate's
-	 * && or || skipped was not made), until the body may have written
-	 * the map (gen_expr.c, gen_map_read).  `/@start[tid]/ { ... nsecs -
-	 * @start[tid] ... }` looks up once.  The predicate's C marks where
-	 * each look-up's value is kept, if the body takes it (PRED_READ_MARK,
-	 * a byte generated C never holds: gen_stmt.c, keep_pred_reads). */
-	struct pred_read {
-		int map;
-		char *key;                  /* its key expressions' C, joined */
-		char *value;                /* the predicate's temporary */
-		bool valid, used;
-	} *pred_reads;
-	unsigned npred_reads;
 	/* clang refuses C nested too deep: the statement (or predicate)
 	 * being written, and the first whose C nests past C_MAX_NESTING */
 	const struct node *at;
@@ -85,8 +58,6 @@ struct gen {
  * about 6 deeper).  This is the one thing only the C can tell: the
  * driver reports it (compile.c). */
 #define C_MAX_NESTING 240
-
-#define PRED_READ_MARK '\x01'
 
 /* The frames a stack keeps (kstack, ustack; gen.c's UT_STACK_FRAMES). */
 #define STACK_FRAMES_MAX 127
@@ -107,12 +78,10 @@ char *gen_expr_to(struct gen *g, struct node *n, struct strbuf *out, int indent)
 void gen_tuple_copy(struct gen *g, const char *dst, int dst_tuple, const char *src, int src_tuple);
 /* The C declaration of a variable of type t. */
 char *c_decl(struct gen *g, const struct type *t, const char *name);
-/* The key struct of a map access, filled; with sig, the key's C joined
- * when it is the same text for the same key (gen_expr.c). */
-char *gen_map_key(struct gen *g, int map, struct node *ref, char **sig);
-/* The body writes map (-1: may write any): the predicate's look-ups of
- * it are not its values any more. */
-void gen_map_written(struct gen *g, int map);
+/* The key struct of a map access, filled. */
+char *gen_map_key(struct gen *g, int map, struct node *ref);
+/* gen_stmt.c: after a write of a map whose reads the CPUs remember (bpf/ut.h). */
+void gen_memo_written(struct gen *g, int map);
 /* gen_stmt.c */
 void gen_alternative(struct gen_parts *parts, struct compiler *c, struct alt_ctx *a);
 

@@ -29,13 +29,9 @@ static int c_nesting(const char *line)
 void emit(struct gen *g, const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
+	char *s = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (!s)
-		return;
 	if (!g->too_deep_at && g->indent + c_nesting(s) > C_MAX_NESTING)
 		g->too_deep_at = g->at;
 	sb_printf(g->out, "%.*s%s\n", g->indent, "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t", s);
@@ -288,20 +284,14 @@ static char *gen_ident(struct gen *g, struct node *n)
 	switch (n->ref) {
 	case REF_BUILTIN: {
 		const struct builtin *b = &builtins[n->sym];
-		if ((strcmp(b->name, "nsecs") == 0 || strcmp(b->name, "elapsed") == 0) && g->in_body) {
+		if (b->clock_cexpr && g->in_body) {
 			/* one clock read per hit (a costly one under a hypervisor) */
 			g->uses_now = true;
 			if (g->hit_pending || g->computing)   /* before the record's reservation reads the clock */
 				g->now_at_top = true;
-			return xstrdup(b->name[0] == 'n' ? "ut_now" : "(ut_now - ut_start_ns)");
+			return xstrdup(b->clock_cexpr);
 		}
-		if (b->type.kind == T_STR) {
-			char *t = new_tmp(g);
-			emit(g, "char %s[16];", t);
-			emit(g, "bpf_get_current_comm(%s, sizeof(%s));", t, t);
-			return t;
-		}
-		return xstrdup(b->cexpr);
+		return b->gen ? b->gen(g) : xstrdup(b->cexpr);
 	}
 	case REF_ARG: return xstrdup(g->alt->args[n->sym].cexpr);
 	case REF_PROBE: return xasprintf("%uU", g->alt->probe_index);
@@ -536,20 +526,14 @@ static char *gen_element(struct gen *g, struct node *n)
 	return r;
 }
 
-char *gen_map_key(struct gen *g, int map, struct node *ref, char **sig)
+char *gen_map_key(struct gen *g, int map, struct node *ref)
 {
 	char *k = new_tmp(g);
 	unsigned nkeys = node_list_len(ref->a);
 	char **vals = xcalloc(nkeys + 1, sizeof(char *));
-	struct strbuf joined = {0};
-	bool plain = sig != NULL;
 	unsigned i = 0;
-	for (struct node *e = ref->a; e; e = e->next, i++) {
-		size_t before = g->out->len;
+	for (struct node *e = ref->a; e; e = e->next, i++)
 		vals[i] = gen_expr(g, e);
-		plain = plain && g->out->len == before && e->type.kind != T_STR;
-		sb_printf(&joined, "%s\x1f", vals[i]);
-	}
 	emit(g, "struct ut_mk_%d %s;", map, k);
 	emit(g, "__builtin_memset(&%s, 0, sizeof(%s));", k, k);
 	i = 0;
@@ -562,59 +546,20 @@ char *gen_map_key(struct gen *g, int map, struct node *ref, char **sig)
 		free(vals[i]);
 	}
 	free(vals);
-	if (sig)
-		*sig = plain ? xstrdup(joined.s ? joined.s : "") : NULL;
-	sb_free(&joined);
 	return k;
 }
 
-/* Whether expression n (and the list after it when list) uses no
- * builtin that is a new value at each use (a stack): its C then means the
- * same value in the predicate and the body.  (The clock is spelt apart in
- * each, a read in the predicate and the hit's ut_now in the body: its C
- * never matches.) */
-static bool same_all_hit(const struct node *n, bool list)
-{
-	for (; n; n = list ? n->next : NULL) {
-		if (n->kind == N_IDENT && n->ref == REF_BUILTIN && builtins[n->sym].each_use)
-			return false;
-		if (!same_all_hit(n->a, true) || !same_all_hit(n->b, true) || !same_all_hit(n->c, true) ||
-		    !same_all_hit(n->d, true) || !same_all_hit(n->resolved, false))
-			return false;
-	}
-	return true;
-}
-
-void gen_map_written(struct gen *g, int map)
-{
-	for (unsigned i = 0; i < g->npred_reads; i++)
-		if (map < 0 || g->pred_reads[i].map == map)
-			g->pred_reads[i].valid = false;
-}
-
-/* The predicate's look-up of map[key] the body may take, or -1. */
-static int pred_read_of(const struct gen *g, int map, const char *key)
-{
-	for (unsigned i = 0; i < g->npred_reads; i++)
-		if (g->pred_reads[i].valid && g->pred_reads[i].map == map && !strcmp(g->pred_reads[i].key, key))
-			return (int)i;
-	return -1;
-}
-
+/* A map read, as the reuse pass found it (reuse.c): a value the C holds
+ * already, or a look-up. */
 static char *gen_map_read(struct gen *g, struct node *n)
 {
 	int idx = n->sym;
-	char *sig = NULL;
-	char *k = gen_map_key(g, idx, n, &sig);
-	if (sig && g->last_add.stmt && g->last_add.stmt == g->prev_stmt && g->last_add.map == idx &&
-	    strcmp(sig, g->last_add.key) == 0) {
-		free(sig);
+	char *k = gen_map_key(g, idx, n);
+	if (n->reuse == REUSE_ADDED) {
 		free(k);
-		return xasprintf("((__u64)ut_added_%u)", g->last_add.var);
+		return xasprintf("((__u64)ut_added_%u)", n->reuse_var);
 	}
 	char *t = new_tmp(g);
-	if (n->type.kind == T_TUPLE || n->type.kind == T_STR)
-		free(sig);
 	if (n->type.kind == T_TUPLE) {
 		/* a copy: the map's tuples may have longer strings than this read's type */
 		int tuple = g->c->maps[idx].value_type.tuple;
@@ -634,26 +579,17 @@ static char *gen_map_read(struct gen *g, struct node *n)
 		free(t);
 		return r;
 	}
-	int pred = sig && g->in_body ? pred_read_of(g, idx, sig) : -1;
 	int memo = g->c->maps[idx].memo;
 	char *lookup = memo < 0 ? xasprintf("ut_map_read(&m_%d, &%s)", idx, k)
 		       : g->c->maps[idx].nkeys > 1 ? xasprintf("ut_memo_read(&m_%d, %d, &%s, %s.k0, %s.k1)", idx, memo, k, k, k)
 						   : xasprintf("ut_memo_read(&m_%d, %d, &%s, %s.k0, 0)", idx, memo, k, k);
-	if (pred >= 0) {
-		g->pred_reads[pred].used = true;
-		emit(g, "__u64 %s = ut_pread_%d_set ? ut_pread_%d : %s;", t, pred, pred, lookup);
-	} else {
+	if (n->reuse == REUSE_PREDICATE)   /* where the predicate's && or || looked it up */
+		emit(g, "__u64 %s = ut_pread_%u_set ? ut_pread_%u : %s;", t, n->reuse_var, n->reuse_var, lookup);
+	else
 		emit(g, "__u64 %s = %s;", t, lookup);
-	}
+	if (n->reuse == REUSE_KEPT)   /* for the body */
+		emit(g, "ut_pread_%u = %s; ut_pread_%u_set = 1;", n->reuse_var, t, n->reuse_var);
 	free(lookup);
-	if (sig && !g->in_body && same_all_hit(n->a, true)) {
-		unsigned i = g->npred_reads++;
-		g->pred_reads = xrealloc_array(g->pred_reads, g->npred_reads, sizeof(*g->pred_reads));
-		g->pred_reads[i] = (struct pred_read){.map = idx, .key = sig, .value = xstrdup(t), .valid = true};
-		emit(g, "%c%u", PRED_READ_MARK, i);
-		sig = NULL;
-	}
-	free(sig);
 	free(k);
 	return t;
 }

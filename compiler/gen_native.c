@@ -15,9 +15,11 @@
 #include "base/strbuf.h"
 #include "bpf/records.h"
 #include "compiler/aggregations.h"
+#include "compiler/reader_ops.h"
 
-/* What every generated file starts with: types, the reader's calls, and
- * the helpers the interpreter has as functions of its own. */
+/* What every generated file starts with: types and the reader's calls;
+ * then the helpers the interpreter compiles too (reader_helpers.h), and the
+ * step count. */
 static const char prelude[] =
 	"typedef unsigned long long u64;\n"
 	"typedef long long s64;\n"
@@ -35,54 +37,8 @@ static const char prelude[] =
 	"CALL void ut_native_emit(struct ut_native_env *, const void *record, u32 size);\n"
 	"CALL void *memcpy(void *, const void *, size_t);\n"
 	"CALL void *memmove(void *, const void *, size_t);\n"
-	"CALL void *memset(void *, int, size_t);\n"
-	"struct str { const char *p; u64 len; };\n"
-	"static inline u64 ld8(const void *p) { u64 v; __builtin_memcpy(&v, p, 8); return v; }\n"
-	"static inline u64 ld4(const void *p) { u32 v; __builtin_memcpy(&v, p, 4); return v; }\n"
-	"static inline void st8(void *p, u64 v) { __builtin_memcpy(p, &v, 8); }\n"
-	"static inline void st4(void *p, u32 v) { __builtin_memcpy(p, &v, 4); }\n"
-	"static inline struct str str_in(const void *p, u64 cap)\n"
-	"{\n"
-	"\tconst char *s = p;\n"
-	"\tu64 n = 0;\n"
-	"\twhile (n < cap && s[n])\n"
-	"\t\tn++;\n"
-	"\treturn (struct str){s, n};\n"
-	"}\n"
-	"#define no_str ((struct str){\"\", 0})\n"
-	"static inline void put_str(u8 *to, struct str s, u64 size)\n"
-	"{\n"
-	"\tmemcpy(to, s.p, s.len < size ? s.len : size);\n"
-	"}\n"
-	"static inline u64 str_eq(struct str a, struct str b, u64 n)\n"
-	"{\n"
-	"\tu64 la = a.len < n ? a.len : n, lb = b.len < n ? b.len : n;\n"
-	"\tif (la != lb)\n"
-	"\t\treturn 0;\n"
-	"\tfor (u64 k = 0; k < la; k++)\n"
-	"\t\tif (a.p[k] != b.p[k])\n"
-	"\t\t\treturn 0;\n"
-	"\treturn 1;\n"
-	"}\n"
-	"static inline u64 str_int(struct str s, u64 n)\n"
-	"{\n"
-	"\tu64 a = 0;\n"
-	"\tfor (u64 k = 0; k < s.len && k < n && k < 8; k++)\n"
-	"\t\ta |= (u64)(u8)s.p[k] << (8 * k);\n"
-	"\treturn a;\n"
-	"}\n"
-	"static inline u64 sdiv(u64 a, u64 b, int modulo)\n"
-	"{\n"
-	"\tint na = (s64)a < 0, nb = (s64)b < 0;\n"
-	"\tu64 x = na ? 0 - a : a, y = nb ? 0 - b : b;\n"
-	"\tif (modulo) {\n"
-	"\t\tu64 r = y ? x % y : x;\n"
-	"\t\treturn na ? 0 - r : r;\n"
-	"\t}\n"
-	"\tu64 q = y ? x / y : 0;\n"
-	"\treturn na != nb ? 0 - q : q;\n"
-	"}\n"
-	"#define STEP() do { if (!steps) goto out_of_steps; steps--; } while (0)\n";
+	"CALL void *memset(void *, int, size_t);\n";
+static const char steps[] = "#define STEP() do { if (!steps) goto out_of_steps; steps--; } while (0)\n";
 
 struct ngen {
 	const struct ut_program *p;
@@ -168,26 +124,19 @@ static const struct ut_uexpr *expr(const struct ngen *g, unsigned x)
 	return x < g->p->nuexprs ? &g->p->uexprs[x] : NULL;
 }
 
-static const char *const binary_c[UT_UX_OP_COUNT] = {
-	[UT_UX_ADD] = "a + b", [UT_UX_SUB] = "a - b", [UT_UX_MUL] = "a * b",
-	[UT_UX_UDIV] = "b ? a / b : 0", [UT_UX_UMOD] = "b ? a % b : a",
-	[UT_UX_SDIV] = "sdiv(a, b, 0)", [UT_UX_SMOD] = "sdiv(a, b, 1)",
-	[UT_UX_AND] = "a & b", [UT_UX_OR] = "a | b", [UT_UX_XOR] = "a ^ b",
-	[UT_UX_SHL] = "a << (b & 63)", [UT_UX_USHR] = "a >> (b & 63)",
-	[UT_UX_SSHR] = "(u64)((s64)a >> (b & 63))",
-	[UT_UX_EQ] = "(u64)(a == b)", [UT_UX_NE] = "(u64)(a != b)",
-	[UT_UX_ULT] = "(u64)(a < b)", [UT_UX_ULE] = "(u64)(a <= b)",
-	[UT_UX_SLT] = "(u64)((s64)a < (s64)b)", [UT_UX_SLE] = "(u64)((s64)a <= (s64)b)",
-};
+#define BINARY_C(op, c) [op] = #c,
+static const char *const binary_c[UT_UX_OP_COUNT] = {UT_UX_BINARY_OPS(BINARY_C)};
+#undef BINARY_C
 
 static const char *truncation(unsigned bytes, bool sgn)
 {
+#define TRUNCATION_C(n, to_signed, to_unsigned) \
+	case n: return sgn ? #to_signed : #to_unsigned;
 	switch (bytes) {
-	case 1: return sgn ? "(u64)(s64)(signed char)" : "(u64)(u8)";
-	case 2: return sgn ? "(u64)(s64)(short)" : "(u64)(u16)";
-	case 4: return sgn ? "(u64)(s64)(int)" : "(u64)(u32)";
+	UT_UX_TRUNCATIONS(TRUNCATION_C)
 	default: return "";
 	}
+#undef TRUNCATION_C
 }
 
 static const unsigned header_offset[] = {
@@ -491,6 +440,8 @@ char *ut_gen_native(const struct ut_program *p)
 	struct ngen g = {.p = p, .b = &b};
 	sb_puts(&b, "/* The reader's side of a uring-trace script (compiler/gen_native.c). */\n");
 	sb_puts(&b, prelude);
+	sb_puts(&b, ut_reader_helpers_c);
+	sb_puts(&b, steps);
 	if (!ut_program_has_user_side(p)) {
 		sb_free(&b);
 		return NULL;

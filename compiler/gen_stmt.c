@@ -12,17 +12,11 @@ static void open_hit(struct gen *g);
 
 static void gen_stmts(struct gen *g, struct node *list)
 {
-	const struct node *outer = g->prev_stmt;
-	if (!g->list_continues)
-		g->prev_stmt = NULL;
-	g->list_continues = false;
 	for (; list; list = list->next) {
 		if (reserve_before(g, list, list->next))
 			open_hit(g);
 		gen_stmt(g, list);
-		g->prev_stmt = list;
 	}
-	g->prev_stmt = outer;
 }
 
 /* ---- records ---- */
@@ -101,42 +95,15 @@ static void stage_send(struct gen *g, uint32_t bytes)
 	emit(g, "}");
 }
 
-/* join(argv): field 0 counts the strings read into fields 1.., each
- * pointer of the NULL-ended array read first; nested, so that the reads
- * stop at the first NULL (the verifier walks each path once). */
-static void join_fill(struct gen *g, struct record *r, struct node *argv)
-{
-	char *base = gen_expr(g, argv);
-	bool user = argv->type.user || (is_int(&argv->type) && g->alt->def->user_addresses);
-	const char *from = user ? "user" : "kernel";
-	char *var = new_tmp(g);
-	emit(g, "const char *const *%s = (const char *const *)(%s);", var, base);
-	free(base);
-	struct gen inner = *g;   /* the fill's statements, inside the record's block */
-	inner.out = &r->fill;
-	inner.indent = g->indent + 1;
-	emit(&inner, "r->f0 = 0;");
-	for (int i = 0; i < JOIN_MAX_STRINGS; i++) {
-		emit(&inner, "{ const char *a = 0; bpf_probe_read_%s(&a, sizeof(a), &%s[%d]);", from, var, i);
-		emit(&inner, "if (a) { bpf_probe_read_%s_str(r->f%d, sizeof(r->f%d), a); r->f0 = %d;", from, i + 1, i + 1,
-		     i + 1);
-	}
-	struct strbuf closing = {0};
-	for (int i = 0; i < JOIN_MAX_STRINGS; i++)
-		sb_puts(&closing, "}}");
-	emit(&inner, "%s", closing.s);
-	sb_free(&closing);
-	free(var);
-}
-
 /* The record of statement n (a trace statement or a call that writes
  * one): its values, its struct, and the code that fills it in the stage. */
 static void gen_record(struct gen *g, struct node *n)
 {
 	struct record r = {.g = g, .ev = &g->c->prog->events[n->event], .begin = n->kind == N_FLOW && n->op == OP_BEGIN};
 	record_fields(n, record_field, &r);
-	if (n->kind == N_CALL && strcmp(n->str, "join") == 0)
-		join_fill(g, &r, n->a);
+	const struct statement_def *st = statement_of(n);
+	if (st && st->fill)
+		st->fill(g, &r.fill, n);
 	record_struct(g, n->event);
 	if (n->stage_full)
 		stage_send(g, r.ev->size);
@@ -178,18 +145,20 @@ static void gen_capture(struct gen *g, struct node *n)
 	free(cx);
 }
 
+static enum walk_next capture_here(struct node *n, void *ctx)
+{
+	struct gen *g = ctx;
+	if (n->capture < 0)
+		return WALK_INTO;
+	if (g->alt->captured[n->capture] == CAPTURED_HERE)   /* the others: gen_body, gen_local_assign */
+		gen_capture(g, n);
+	return WALK_PAST;
+}
+
 /* The captures of an expression, or of a statement's expressions. */
 static void gen_captures_in(struct gen *g, struct node *n)
 {
-	if (n->capture >= 0) {
-		if (g->alt->captured[n->capture] == CAPTURED_HERE)   /* the others: gen_body, gen_local_assign */
-			gen_capture(g, n);
-		return;
-	}
-	struct node *kids[] = {n->a, n->b, n->c, n->d, n->resolved};
-	for (unsigned i = 0; i < sizeof(kids) / sizeof(kids[0]); i++)
-		for (struct node *k = kids[i]; k; k = k->next)
-			gen_captures_in(g, k);
+	walk_tree(n, &(struct walker){.expansions = true, .pre = capture_here, .ctx = g});
 }
 
 /* ---- the hit's record (a split alternative's) ---- */
@@ -214,7 +183,7 @@ static bool reserve_before(const struct gen *g, const struct node *n, const stru
 	if (!g->hit_pending || !needs_hit(n))
 		return false;
 	if (!(n->side & PLACE_KERNEL) ||
-	    !(n->kind == N_IF || n->kind == N_BLOCK || (n->kind == N_EXPR_STMT && n->a->ref == REF_MACRO)))
+	    !(n->kind == N_IF || n->kind == N_BLOCK || (n->kind == N_EXPR_STMT && calls_function(stmt_call(n)))))
 		return true;
 	for (; rest; rest = rest->next)
 		if (needs_hit(rest))
@@ -229,10 +198,10 @@ static bool kernel_work_in(const struct node *list)
 	for (const struct node *n = list; n; n = n->next) {
 		if (!(n->side & PLACE_KERNEL))
 			continue;
-		bool macro = n->kind == N_EXPR_STMT && n->a->ref == REF_MACRO;
+		bool macro = n->kind == N_EXPR_STMT && calls_function(stmt_call(n));
 		if (n->kind == N_IF ? kernel_work_in(n->b) || kernel_work_in(n->c)
 		    : n->kind == N_BLOCK ? kernel_work_in(n->a)
-		    : macro ? kernel_work_in(n->a->resolved) : true)
+		    : macro ? kernel_work_in(stmt_call(n)->resolved) : true)
 			return true;
 	}
 	return false;
@@ -306,8 +275,7 @@ static void reader_work(struct gen *g)
 
 /* ---- statements ---- */
 
-/* After a write of a map whose reads the CPUs remember (bpf/ut.h). */
-static void memo_written(struct gen *g, int map)
+void gen_memo_written(struct gen *g, int map)
 {
 	if (g->c->maps[map].memo >= 0)
 		emit(g, "ut_memo_written(%d);", g->c->maps[map].memo);
@@ -316,30 +284,14 @@ static void memo_written(struct gen *g, int map)
 static void gen_call_stmt(struct gen *g, struct node *e)
 {
 	if (e->ref == REF_MACRO) {   /* a statement function */
-		g->list_continues = true;   /* the body runs where the call is */
 		gen_stmt(g, e->resolved);
 		return;
 	}
-	if (strcmp(e->str, "delete") == 0) {
-		gen_map_written(g, e->a->sym);
-		char *k = gen_map_key(g, e->a->sym, e->a, NULL);
-		emit(g, "bpf_map_delete_elem(&m_%d, &%s);", e->a->sym, k);
-		memo_written(g, e->a->sym);
-		free(k);
-		return;
-	}
-	/* in the kernel, snapshot() and exit() set a map: a record could be lost (bpf/ut.h) */
-	if (strcmp(e->str, "snapshot") == 0) {
-		emit(g, "ut_request(UT_REQUEST_SNAPSHOT);");
-		return;
-	}
-	if (strcmp(e->str, "exit") == 0) {   /* ends the hit too, as in bpftrace */
-		emit(g, "ut_request(UT_REQUEST_EXIT);");
-		emit(g, "goto ut_done;");
-		g->returns = true;
-		return;
-	}
-	gen_record(g, e);
+	const struct statement_def *st = statement_of(e);
+	if (st->gen)
+		st->gen(g, e);
+	else
+		gen_record(g, e);
 }
 
 /* @m[k] = agg(v): the aggregation's kernel helper takes v, or 1 into the
@@ -350,9 +302,9 @@ static void gen_aggregation(struct gen *g, struct node *n)
 	const struct map_info *m = &g->c->maps[idx];
 	const struct ut_agg_kind *kind = &ut_aggs[m->agg];
 	struct node *args[4];
-	collect_args(n->b->a, args, 4);
+	collect_args(agg_args(n), args, 4);
 	char *v = kind->nargs ? gen_expr(g, args[0]) : xstrdup("1");
-	char *k = gen_map_key(g, idx, n->a, NULL);
+	char *k = gen_map_key(g, idx, n->a);
 	if (kind->bpf_bucket && kind->nargs > 1) {
 		char *lo = c_int64(m->lhist_min), *hi = c_int64(m->lhist_max), *step = c_int64(m->lhist_step);
 		emit(g, "%s.bucket = %s((__s64)(%s), %s, %s, %s);", k, kind->bpf_bucket, v, lo, hi, step);
@@ -372,22 +324,19 @@ static void gen_aggregation(struct gen *g, struct node *n)
 static void gen_map_assign(struct gen *g, struct node *n)
 {
 	int idx = n->a->sym;
-	gen_map_written(g, idx);
 	if (g->c->maps[idx].kind == MAP_AGG) {
 		gen_aggregation(g, n);
 		return;
 	}
 	char *v = gen_expr(g, n->b);
-	char *sig = NULL;
-	char *k = gen_map_key(g, idx, n->a, &sig);
+	char *k = gen_map_key(g, idx, n->a);
 	const struct call_def *call = call_of(n->b);
 	if (n->b->type.kind == T_TUPLE) {
 		int tuple = g->c->maps[idx].value_type.tuple;
 		emit(g, "struct ut_tuple_%d val = {};", tuple);
 		gen_tuple_copy(g, "val", tuple, v, n->b->type.tuple);
 		emit(g, "bpf_map_update_elem(&m_%d, &%s, &val, BPF_ANY);", idx, k);
-	} else if (n->b->type.kind == T_STR && call && strcmp(call->name, "path") == 0) {
-		/* its 256-byte buffer is map memory, as large as any string value */
+	} else if (n->b->type.kind == T_STR && call && call->map_memory) {
 		emit(g, "bpf_map_update_elem(&m_%d, &%s, %s, BPF_ANY);", idx, k, v);
 	} else if (n->b->type.kind == T_STR) {
 		/* staged in a per-CPU buffer: a second copy of the string on the
@@ -398,20 +347,11 @@ static void gen_map_assign(struct gen *g, struct node *n)
 	} else if (n->op == '=') {
 		emit(g, "{ __u64 val = (__u64)(%s); bpf_map_update_elem(&m_%d, &%s, &val, BPF_ANY); }", v, idx, k);
 	} else {
-		emit(g, "ut_added_%u = ut_shared_add(&m_%d, &%s, %s(__s64)(%s));", g->nadded, idx, k,
+		/* its value is ut_added_<n>, which a read after it may take (reuse.c) */
+		emit(g, "ut_added_%u = ut_shared_add(&m_%d, &%s, %s(__s64)(%s));", n->reuse_var, idx, k,
 		     n->op == '-' ? "-" : "", v);
-		if (sig) {
-			free(g->last_add.key);
-			g->last_add.stmt = n;
-			g->last_add.map = idx;
-			g->last_add.key = sig;
-			g->last_add.var = g->nadded;
-			sig = NULL;
-		}
-		g->nadded++;
 	}
-	memo_written(g, idx);
-	free(sig);
+	gen_memo_written(g, idx);
 	free(k);
 	free(v);
 }
@@ -448,8 +388,7 @@ static void gen_for(struct gen *g, struct node *n)
 	struct strbuf body = {0}, *out = g->out;
 	g->out = &body;
 	g->indent++;
-	gen_map_written(g, -1);   /* a turn reads what the turns before wrote */
-	gen_stmts(g, n->c->a);
+	gen_stmts(g, for_body(n));
 	g->indent--;
 	g->out = out;
 	char *from = c_int64(n->a->num), *to = c_int64(n->b->num);
@@ -571,8 +510,8 @@ static void gen_reader_stmt(struct gen *g, struct node *n)
 		gen_stmts(g, n->a);
 		return;
 	case N_EXPR_STMT:
-		if (n->a->ref == REF_MACRO)
-			gen_stmt(g, n->a->resolved);
+		if (calls_function(stmt_call(n)))
+			gen_stmt(g, stmt_call(n)->resolved);
 		else
 			gen_captures_in(g, n);
 		return;
@@ -583,7 +522,7 @@ static void gen_reader_stmt(struct gen *g, struct node *n)
 			gen_stmt(g, n->c);
 		return;
 	case N_FOR:   /* the same at every turn: captured once */
-		gen_stmts(g, n->c->a);
+		gen_stmts(g, for_body(n));
 		return;
 	default:
 		gen_captures_in(g, n);
@@ -634,28 +573,6 @@ static const char parm6_macro[] =
 	"#elif defined(bpf_target_riscv)\n#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->a5)\n"
 	"#elif defined(bpf_target_s390)\n#define PT_REGS_PARM6(x) (__PT_REGS_CAST(x)->gprs[7])\n"
 	"#endif\n#endif\n\n";
-
-/* The predicate's marks (gen.h, PRED_READ_MARK): the value of a look-up
- * the body takes is kept there, other marks' lines go. */
-static void keep_pred_reads(struct gen *g, struct strbuf *c)
-{
-	struct strbuf kept = {0};
-	const char *p = c->s ? c->s : "";
-	for (const char *mark; (mark = strchr(p, PRED_READ_MARK));) {
-		const char *line = mark, *end = strchr(mark, '\n');
-		while (line > p && line[-1] == '\t')
-			line--;
-		unsigned i = (unsigned)strtoul(mark + 1, NULL, 10);
-		sb_printf(&kept, "%.*s", (int)(line - p), p);
-		if (i < g->npred_reads && g->pred_reads[i].used)
-			sb_printf(&kept, "%.*sut_pread_%u = %s; ut_pread_%u_set = 1;\n", (int)(mark - line), line, i,
-				  g->pred_reads[i].value, i);
-		p = end ? end + 1 : mark + strlen(mark);
-	}
-	sb_puts(&kept, p);
-	sb_free(c);
-	*c = kept;
-}
 
 /* The statements' C, after the declarations the walk found they need:
  * locals, the values of adds, computed arguments, the hit's time and
@@ -716,13 +633,11 @@ static void gen_body(struct gen *g, struct strbuf *fn)
 		free(d);
 		free(name);
 	}
-	for (unsigned i = 0; i < g->nadded; i++)
+	for (unsigned i = 0; i < a->nadded; i++)
 		sb_printf(fn, "\t__s64 ut_added_%u __attribute__((unused)) = 0;\n", i);
-	for (unsigned i = 0; i < g->npred_reads; i++)
-		if (g->pred_reads[i].used)
+	for (unsigned i = 0; i < a->npred_reads; i++)
+		if (a->pred_kept[i])
 			sb_printf(fn, "\t__u64 ut_pread_%u = 0;\n\t__u8 ut_pread_%u_set = 0;\n", i, i);
-	keep_pred_reads(g, &g->computed_out[0]);
-	keep_pred_reads(g, &head);
 	sb_puts(fn, g->computed_out[0].s ? g->computed_out[0].s : "");
 	sb_puts(fn, head.s ? head.s : "");
 	sb_puts(fn, g->computed_out[1].s ? g->computed_out[1].s : "");
@@ -779,12 +694,6 @@ void gen_alternative(struct gen_parts *parts, struct compiler *c, struct alt_ctx
 	sb_puts(&parts->funcs, fn.s);
 	sb_free(&fn);
 	a->too_deep_at = g.too_deep_at;
-	free(g.last_add.key);
-	for (unsigned i = 0; i < g.npred_reads; i++) {
-		free(g.pred_reads[i].key);
-		free(g.pred_reads[i].value);
-	}
-	free(g.pred_reads);
 	free(g.pending);
 	sb_free(&g.computed_out[0]);
 	sb_free(&g.computed_out[1]);

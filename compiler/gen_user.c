@@ -9,7 +9,7 @@
 
 #include "compiler/aggregations.h"
 #include "compiler/builtins.h"
-#include "compiler/compiler.h"
+#include "compiler/passes.h"
 
 /* The translation of one alternative's body. */
 struct ugen {
@@ -44,12 +44,6 @@ static unsigned map_keys(struct ugen *u, struct node *ref, unsigned *nkeys)
 		keys[n++] = k;
 	*nkeys = n;
 	return ukeys(u, keys, n);
-}
-
-static enum ut_uheader header_field(const char *builtin)
-{
-	return strcmp(builtin, "pid") == 0 ? UT_UH_PID : strcmp(builtin, "tid") == 0 ? UT_UH_TID
-	       : strcmp(builtin, "cpu") == 0 ? UT_UH_CPU : UT_UH_TS;
 }
 
 static unsigned binop(struct ugen *u, struct node *n)
@@ -118,8 +112,8 @@ static unsigned uexpr(struct ugen *u, struct node *n)
 	case N_IDENT:
 		switch (n->ref) {
 		case REF_CONST: return uexpr(u, n->resolved);
-		case REF_BUILTIN:
-			return add_expr(u, (struct ut_uexpr){.op = UT_UX_HEADER, .which = header_field(builtins[n->sym].name)});
+		case REF_BUILTIN:   /* one of the header's (placement.c) */
+			return add_expr(u, (struct ut_uexpr){.op = UT_UX_HEADER, .which = builtins[n->sym].header});
 		case REF_PROBE: return add_expr(u, (struct ut_uexpr){.op = UT_UX_INT, .i = u->a->probe_index});
 		default: return add_expr(u, (struct ut_uexpr){.op = UT_UX_INT, .i = n->num});   /* REF_ENUM */
 		}
@@ -171,8 +165,8 @@ static void collect(struct run *r, struct node *list)
 			continue;
 		if (n->kind == N_BLOCK) {
 			collect(r, n->a);
-		} else if (n->kind == N_EXPR_STMT && n->a->ref == REF_MACRO) {
-			collect(r, n->a->resolved);
+		} else if (n->kind == N_EXPR_STMT && calls_function(stmt_call(n))) {
+			collect(r, stmt_call(n)->resolved);
 		} else {
 			r->stmts = xrealloc_array(r->stmts, r->n + 1, sizeof(*r->stmts));
 			r->stmts[r->n++] = n;
@@ -219,7 +213,7 @@ static struct ut_ustmt map_assign(struct ugen *u, struct node *n)
 	if (m->kind == MAP_AGG) {
 		struct ut_ustmt s = map_stmt(u, UT_US_AGG, n->a);
 		if (ut_aggs[m->agg].nargs)
-			s.a = uexpr(u, n->b->a);
+			s.a = uexpr(u, agg_args(n));
 		return s;
 	}
 	struct ut_ustmt s = map_stmt(u, n->op == '=' ? UT_US_MAP_SET : UT_US_MAP_ADD, n->a);
@@ -240,7 +234,10 @@ static struct ut_ustmt ustmt(struct ugen *u, struct node *n)
 		s = map_assign(u, n);
 		break;
 	case N_EXPR_STMT:
-		s = strcmp(n->a->str, "delete") == 0 ? map_stmt(u, UT_US_DELETE, n->a->a) : emit_record(u, n->a);
+		if (statement_of(stmt_call(n))->updates_map)
+			s = map_stmt(u, statement_of(stmt_call(n))->reader_op, stmt_call(n)->a);
+		else
+			s = emit_record(u, stmt_call(n));
 		break;
 	case N_IF: {
 		/* a constant, or the kernel's answer where it decided */
@@ -285,7 +282,7 @@ static unsigned ubody(struct ugen *u, struct node *list, unsigned *n)
 			if (stmt->c)
 				s.body2 = ubody(u, stmt->c, &s.nbody2);
 		} else if (stmt->kind == N_FOR) {
-			s.body = ubody(u, stmt->c->a, &s.nbody);
+			s.body = ubody(u, for_body(stmt), &s.nbody);
 		}
 		p->ustmts[first + i] = s;
 	}

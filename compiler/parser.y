@@ -53,7 +53,7 @@ static struct node *local_update(struct parse_ctx *ctx, char *name, YYLTYPE l, i
 {
 	struct node *n = mk(N_LOCAL_ASSIGN, l, ctx), *v = mk(N_LOCAL, l, ctx);
 	n->str = name;
-	v->str = strdup(name);
+	v->str = xstrdup(name);
 	n->a = mk(N_BINOP, opl, ctx);
 	n->a->op = op;
 	n->a->a = v;
@@ -245,7 +245,7 @@ stmt: ';'                              { $$ = NULL; }
     | INSTANT expr track with ';'      { $$ = mk(N_INSTANT, @1, ctx); $$->a = $2; $$->b = $3; $$->c = $4; }
     | COUNTER expr track '=' expr ';'  {
 		$$ = mk(N_COUNTER, @1, ctx); $$->a = $2; $$->b = $3;
-		$$->c = mk(N_WITH, @5, ctx); $$->c->str = strdup("value"); $$->c->a = $5;
+		$$->c = mk(N_WITH, @5, ctx); $$->c->str = xstrdup("value"); $$->c->a = $5;
 	}
     | COUNTER expr track WITH with_list ';' { $$ = mk(N_COUNTER, @1, ctx); $$->a = $2; $$->b = $3; $$->c = $5.head; }
     | FLOW keyref IDENT opt_name with ';' {
@@ -321,9 +321,7 @@ opt_exprs: %empty                      { $$ = NULL; }
 cast_type: TYPE                        { $$ = mk(N_IDENT, @1, ctx); $$->str = $1; }
          | STRUCT IDENT stars          {
 		$$ = mk(N_IDENT, @1, ctx);
-		size_t n = strlen($2) + 16;
-		$$->str = malloc(n);
-		snprintf($$->str, n, "struct %s %.*s", $2, (int)$3, "********");
+		$$->str = xasprintf("struct %s %.*s", $2, (int)$3, "********");
 		free($2);
 	}
          ;
@@ -349,8 +347,7 @@ expr: INT                              { $$ = mk(N_INT, @1, ctx); $$->num = $1; 
     | expr '.' IDENT                   { $$ = mk(N_FIELD, @3, ctx); $$->a = $1; $$->str = $3; $$ = nest(ctx, $$); }
     /* a tuple's element: $t.0 */
     | expr '.' INT                     {
-		$$ = mk(N_FIELD, @3, ctx); $$->a = $1; $$->str = malloc(24);
-		snprintf($$->str, 24, "%lld", (long long)$3); $$ = nest(ctx, $$);
+		$$ = mk(N_FIELD, @3, ctx); $$->a = $1; $$->str = xasprintf("%lld", (long long)$3); $$ = nest(ctx, $$);
 	}
     | '(' expr ')'                     { $$ = $2; }
     /* a tuple: (a, b, ...) */

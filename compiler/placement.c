@@ -100,32 +100,29 @@ static bool runs_in_kernel(const struct place *p, const struct ctx *cx)
 	return cx->kernel_loop || in_kernel(&p->a->all_kernel);
 }
 
-/* Every map and local expression n reads goes to the kernel: kernel code
- * evaluates it. */
-static void require_kernel(struct place *p, struct node *n, const char *why)
+struct required {
+	struct place *p;
+	const char *why;
+};
+
+static enum walk_next require_node(struct node *n, void *ctx)
 {
-	for (; n; n = n->next) {
-		if (n->kind == N_MAP_REF && n->ref == REF_MAP)
-			to_kernel(p, &p->c->maps[n->sym].kernel, why, n->loc);
-		else if (n->kind == N_LOCAL && n->ref == REF_LOCAL)
-			to_kernel(p, &p->a->locals[n->sym].kernel, why, n->loc);
-		require_kernel(p, n->a, why);
-		require_kernel(p, n->b, why);
-		require_kernel(p, n->c, why);
-		require_kernel(p, n->d, why);
-		require_kernel(p, n->resolved, why);
-	}
+	struct required *r = ctx;
+	if (n->kind == N_MAP_REF && n->ref == REF_MAP)
+		to_kernel(r->p, &r->p->c->maps[n->sym].kernel, r->why, n->loc);
+	else if (n->kind == N_LOCAL && n->ref == REF_LOCAL)
+		to_kernel(r->p, &r->p->a->locals[n->sym].kernel, r->why, n->loc);
+	return WALK_INTO;
+}
+
+/* Every map and local the expressions of list read goes to the kernel:
+ * kernel code evaluates them. */
+static void require_kernel(struct place *p, struct node *list, const char *why)
+{
+	walk_list(list, &(struct walker){.expansions = true, .pre = require_node, .ctx = &(struct required){p, why}});
 }
 
 /* ---- expressions ---- */
-
-/* Builtins that are fields of every record's header: the reader has
- * them (nsecs, in a body, is the hit's time: gen_expr.c). */
-static bool in_header(const struct builtin *b)
-{
-	return strcmp(b->name, "pid") == 0 || strcmp(b->name, "tid") == 0 || strcmp(b->name, "cpu") == 0 ||
-	       strcmp(b->name, "nsecs") == 0;
-}
 
 static unsigned classify(struct place *p, struct node *n);
 
@@ -147,7 +144,7 @@ static unsigned classify(struct place *p, struct node *n)
 		return 0;
 	case N_IDENT:
 		switch (n->ref) {
-		case REF_BUILTIN: return in_header(&builtins[n->sym]) ? 0 : NEEDS_KERNEL;
+		case REF_BUILTIN: return builtins[n->sym].in_header ? 0 : NEEDS_KERNEL;   /* the reader has the header */
 		case REF_CONST: return classify(p, n->resolved);
 		case REF_ARG: return NEEDS_KERNEL;
 		default: return 0;   /* the probe's index, an enumerator */
@@ -174,7 +171,7 @@ static unsigned classify(struct place *p, struct node *n)
 	case N_CALL:
 		if (n->ref == REF_MACRO)
 			return classify(p, n->resolved);
-		if (calls[n->sym].show)
+		if (calls[n->sym].shows_argument)
 			return classify(p, n->a);
 		require_kernel(p, n->a, "read by kernel code");   /* str(), path(), exists(), diskdev() */
 		return NEEDS_KERNEL;
@@ -186,14 +183,6 @@ static unsigned classify(struct place *p, struct node *n)
 	default:   /* operators, casts */
 		return classify_list(p, n->a) | classify_list(p, n->b) | classify_list(p, n->c);
 	}
-}
-
-/* Builtins that cost more than a helper call: a string, a stack, the
- * process filter (a look-up). */
-static bool costly_builtin(const struct builtin *b)
-{
-	return strcmp(b->name, "comm") == 0 || strcmp(b->name, "traced") == 0 || strcmp(b->name, "kstack") == 0 ||
-	       strcmp(b->name, "ustack") == 0;
 }
 
 /* What the kernel computes for one capture costs little: a constant, an
@@ -208,7 +197,7 @@ static bool cheap(const struct node *n)
 	case N_IDENT:
 		if (n->ref == REF_CONST)
 			return cheap(n->resolved);
-		return n->ref != REF_BUILTIN || !costly_builtin(&builtins[n->sym]);
+		return n->ref != REF_BUILTIN || !builtins[n->sym].costly;
 	case N_FIELD:
 		return (n->ref == REF_ARG || n->ref == REF_COMPUTED) && n->type.kind != T_STR;
 	case N_INDEX:
@@ -216,9 +205,7 @@ static bool cheap(const struct node *n)
 	case N_CALL:
 		if (n->ref == REF_MACRO)
 			return cheap(n->resolved);
-		if (strcmp(n->str, "exists") == 0 || strcmp(n->str, "diskdev") == 0)
-			return true;
-		return calls[n->sym].show && cheap(n->a);
+		return calls[n->sym].cheap || (calls[n->sym].shows_argument && cheap(n->a));
 	case N_BINOP: case N_TERNARY:
 		return cheap(n->a) && cheap(n->b) && (!n->c || cheap(n->c));
 	case N_UNOP: case N_CAST:
@@ -242,7 +229,7 @@ static bool same_all_hit(const struct node *n)
 	case N_INDEX:
 		return n->ref == REF_TABLE && same_all_hit(n->b);
 	case N_CALL:
-		return n->ref == REF_MACRO ? same_all_hit(n->resolved) : calls[n->sym].show && same_all_hit(n->a);
+		return n->ref == REF_MACRO ? same_all_hit(n->resolved) : calls[n->sym].shows_argument && same_all_hit(n->a);
 	case N_BINOP: case N_TERNARY:
 		return same_all_hit(n->a) && same_all_hit(n->b) && (!n->c || same_all_hit(n->c));
 	case N_UNOP: case N_CAST:
@@ -257,31 +244,6 @@ static bool same_all_hit(const struct node *n)
 static bool cheap_leaf(const struct node *n)
 {
 	return n->kind == N_FIELD || n->kind == N_LOCAL || (n->kind == N_IDENT && n->ref != REF_CONST);
-}
-
-static bool same_expr(const struct node *x, const struct node *y);
-
-static bool same_list(const struct node *x, const struct node *y)
-{
-	for (; x && y; x = x->next, y = y->next)
-		if (!same_expr(x, y))
-			return false;
-	return !x && !y;
-}
-
-static bool same_str(const char *x, const char *y)
-{
-	return x && y ? strcmp(x, y) == 0 : x == y;
-}
-
-/* Whether x and y compute the same, written alike. */
-static bool same_expr(const struct node *x, const struct node *y)
-{
-	return x->kind == y->kind && x->op == y->op && x->ref == y->ref && x->sym == y->sym && x->num == y->num &&
-	       same_str(x->str, y->str) && x->type.kind == y->type.kind &&
-	       x->type.size == y->type.size && x->type.is_signed == y->type.is_signed && same_list(x->a, y->a) &&
-	       same_list(x->b, y->b) && same_list(x->c, y->c) && same_list(x->d, y->d) &&
-	       same_list(x->resolved, y->resolved);
 }
 
 /* The kernel computes n (kernel-evaluable) for the reader.  A cheap value
@@ -318,7 +280,7 @@ static void capture(struct place *p, struct node *n, const struct ctx *cx)
 	bool first = cheap(n) && same_all_hit(n);
 	if (first) {
 		for (unsigned i = 0; p->final && i < a->ncaptures; i++)
-			if (a->captured[i] == CAPTURED_FIRST && same_expr(a->captures[i], n)) {
+			if (a->captured[i] == CAPTURED_FIRST && same_tree(a->captures[i], n, false)) {
 				n->capture = (int)i;
 				return;
 			}
@@ -485,16 +447,14 @@ static void record_field_value(void *ctx, struct node *value, bool key)
 		reader_value(r->p, value, r->cx);
 }
 
-/* A trace statement, or a call that writes a record (printf(), print(),
- * time(), join(), exit(), snapshot(), clear(), zero()). */
+/* A trace construct, or a statement builtin that writes a record. */
 static struct walked record(struct place *p, struct node *n, const struct ctx *cx)
 {
 	if (cx->kernel_loop)
 		all_kernel(p, "it writes records in a loop that runs in the kernel", n->loc);
-	/* join() reads memory straight into its record, and the kernel part
-	 * of a split hit writes no record but the hit's */
-	if (n->kind == N_CALL && strcmp(n->str, "join") == 0)
-		all_kernel(p, "join() reads its strings into its record", n->loc);
+	const struct statement_def *st = statement_of(n);
+	if (st && st->kernel_only)
+		all_kernel(p, st->kernel_only, n->loc);
 	struct record_walk r = {p, cx, in_kernel(&p->a->all_kernel)};
 	unsigned before = p->ncaptures;
 	record_fields(n, record_field_value, &r);
@@ -506,7 +466,7 @@ static struct walked walk_call(struct place *p, struct node *n, const struct ctx
 	struct node *e = n->a;
 	if (e->ref == REF_MACRO)
 		return walk_stmt(p, e->resolved, cx);
-	if (strcmp(e->str, "delete") == 0)
+	if (statement_of(e)->updates_map)
 		return map_update(p, n, e->a, NULL, cx);
 	return record(p, e, cx);
 }
@@ -576,13 +536,13 @@ static struct walked walk_for(struct place *p, struct node *n, const struct ctx 
 	inner.depth = cx->depth + 1;
 	if (in_kernel(&var->kernel)) {
 		inner.kernel_loop = true;
-		walk_stmts(p, n->c->a, &inner);
+		walk_stmts(p, for_body(n), &inner);
 		if (p->final)
 			n->side = PLACE_KERNEL;
 		return kernel_work(p);
 	}
 	inner.iterations = cx->iterations * (turns ? turns : 1);
-	struct walked w = walk_stmts(p, n->c->a, &inner);
+	struct walked w = walk_stmts(p, for_body(n), &inner);
 	if (w.kernel)
 		to_kernel(p, &var->kernel, "the variable of a loop whose body does kernel work", n->loc);
 	p->steps += inner.iterations;   /* the turns themselves */
@@ -606,7 +566,7 @@ static struct walked walk_stmt_at(struct place *p, struct node *n, const struct 
 	}
 	case N_MAP_ASSIGN:
 		if (p->c->maps[n->a->sym].kind == MAP_AGG)   /* the aggregated value; lhist's bounds are constants */
-			return map_update(p, n, n->a, ut_aggs[p->c->maps[n->a->sym].agg].nargs ? n->b->a : NULL, cx);
+			return map_update(p, n, n->a, ut_aggs[p->c->maps[n->a->sym].agg].nargs ? agg_args(n) : NULL, cx);
 		return map_update(p, n, n->a, n->b, cx);
 	case N_IF:
 		return walk_if(p, n, cx);
@@ -644,17 +604,12 @@ static struct walked walk_stmt(struct place *p, struct node *n, const struct ctx
 
 /* ---- an alternative ---- */
 
-static void clear_marks(struct node *n)
+static enum walk_next clear_marks(struct node *n, void *ctx)
 {
-	for (; n; n = n->next) {
-		n->side = 0;
-		n->capture = -1;
-		clear_marks(n->a);
-		clear_marks(n->b);
-		clear_marks(n->c);
-		clear_marks(n->d);
-		clear_marks(n->resolved);
-	}
+	(void)ctx;
+	n->side = 0;
+	n->capture = -1;
+	return WALK_INTO;
 }
 
 /* One walk over the alternative's body; the final walk marks it. */
@@ -666,7 +621,7 @@ static void place_alternative(struct place *p)
 	for (unsigned i = 0; i < a->ncomputed_args; i++)
 		require_kernel(p, a->computed_args[i].value, "read in a computed argument");
 	if (p->final) {
-		clear_marks(a->block);
+		walk_list(a->block, &(struct walker){.expansions = true, .pre = clear_marks});
 		a->ncaptures = 0;
 	}
 	p->last_set = xcalloc(a->nlocals + 1, sizeof(*p->last_set));
@@ -713,23 +668,21 @@ static void check_reader_bounds(struct place *p)
 
 /* ---- the program ---- */
 
-/* Whether n (statements and expressions) reads or writes a map of the
- * reader's (clear() names a map it does not touch: the reader clears
- * either kind). */
-static bool touches_reader_map(const struct compiler *c, const struct node *n)
+static enum walk_next stop_at_reader_map(struct node *n, void *ctx)
 {
-	for (; n; n = n->next) {
-		if (n->kind == N_MAP_REF && n->ref == REF_MAP && !in_kernel(&c->maps[n->sym].kernel))
-			return true;
-		if (touches_reader_map(c, n->a) || touches_reader_map(c, n->b) || touches_reader_map(c, n->c) ||
-		    touches_reader_map(c, n->d) || touches_reader_map(c, n->resolved))
-			return true;
-	}
-	return false;
+	const struct compiler *c = ctx;
+	return n->kind == N_MAP_REF && n->ref == REF_MAP && !in_kernel(&c->maps[n->sym].kernel) ? WALK_STOP : WALK_INTO;
 }
 
-/* Whether statements list write records (trace statements, printf(),
- * exit(), snapshot(), clear()) in branches that may run. */
+/* Whether statements list read or write a map of the reader's (clear()
+ * names a map it does not touch: the reader clears either kind). */
+static bool touches_reader_map(struct compiler *c, struct node *list)
+{
+	return !walk_list(list, &(struct walker){.expansions = true, .pre = stop_at_reader_map, .ctx = c});
+}
+
+/* Whether statements list write records (trace constructs, statement
+ * builtins but those that update a map) in branches that may run. */
 static bool writes_records(struct compiler *c, const struct node *list)
 {
 	for (const struct node *n = list; n; n = n->next) {
@@ -740,7 +693,8 @@ static bool writes_records(struct compiler *c, const struct node *list)
 				return true;
 			break;
 		case N_EXPR_STMT:
-			if (n->a->ref == REF_MACRO ? writes_records(c, n->a->resolved) : strcmp(n->a->str, "delete") != 0)
+			if (calls_function(stmt_call(n)) ? writes_records(c, stmt_call(n)->resolved)
+							  : !statement_of(stmt_call(n))->updates_map)
 				return true;
 			break;
 		case N_IF:
@@ -752,27 +706,22 @@ static bool writes_records(struct compiler *c, const struct node *list)
 			if (writes_records(c, n->c))
 				return true;
 			break;
-		case N_SLICE: case N_INSTANT: case N_COUNTER: case N_FLOW: case N_SPAN: case N_TRACK_NAME: case N_SCHED:
-			return true;
 		default:
+			if (is_trace_construct(n))
+				return true;
 			break;
 		}
 	}
 	return false;
 }
 
-/* Marks in touched[] the maps n reads or writes. */
-static void maps_touched(const struct node *n, bool *touched)
+/* Marks in touched[] (ctx) the maps a walk reads or writes. */
+static enum walk_next map_touched(struct node *n, void *ctx)
 {
-	for (; n; n = n->next) {
-		if (n->kind == N_MAP_REF && n->ref == REF_MAP)
-			touched[n->sym] = true;
-		maps_touched(n->a, touched);
-		maps_touched(n->b, touched);
-		maps_touched(n->c, touched);
-		maps_touched(n->d, touched);
-		maps_touched(n->resolved, touched);
-	}
+	bool *touched = ctx;
+	if (n->kind == N_MAP_REF && n->ref == REF_MAP)
+		touched[n->sym] = true;
+	return WALK_INTO;
 }
 
 /* The cost's first choice: maps no recording probe touches stay in the
@@ -782,7 +731,7 @@ static void maps_of_silent_probes(struct compiler *c)
 	bool *recorded = xcalloc(c->nmaps + 1, sizeof(bool));
 	for (unsigned i = 0; i < c->nalts; i++)
 		if (writes_records(c, c->alts[i]->block))
-			maps_touched(c->alts[i]->block, recorded);
+			walk_list(c->alts[i]->block, &(struct walker){.expansions = true, .pre = map_touched, .ctx = recorded});
 	for (unsigned m = 0; m < c->nmaps; m++)
 		if (!recorded[m])
 			c->maps[m].kernel = (struct placed){"only probes that send no records touch it: an update there "
@@ -849,17 +798,12 @@ static void hit_event(struct compiler *c, struct alt_ctx *a)
 /* Flow kinds with points the reader emits (all the records of split
  * alternatives): it samples them all, kernel points too
  * (runtime/user_side.c), and the kernel samples none. */
-static void mark_reader_flows(struct compiler *c, const struct node *n)
+static enum walk_next mark_reader_flow(struct node *n, void *ctx)
 {
-	for (; n; n = n->next) {
-		if (n->event >= 0 && c->prog->events[n->event].flow >= 0)
-			c->flow_in_reader[c->prog->events[n->event].flow] = true;
-		mark_reader_flows(c, n->a);
-		mark_reader_flows(c, n->b);
-		mark_reader_flows(c, n->c);
-		mark_reader_flows(c, n->d);
-		mark_reader_flows(c, n->resolved);
-	}
+	struct compiler *c = ctx;
+	if (n->event >= 0 && c->prog->events[n->event].flow >= 0)
+		c->flow_in_reader[c->prog->events[n->event].flow] = true;
+	return WALK_INTO;
 }
 
 /* Maps and locals that hold tuples stay in the kernel: the reader does not
@@ -947,7 +891,7 @@ void placement(struct compiler *c)
 	c->flow_in_reader = xcalloc(c->prog->nflows + 1, sizeof(bool));
 	for (unsigned i = 0; i < c->nalts; i++)
 		if (c->alts[i]->hit_event >= 0)
-			mark_reader_flows(c, c->alts[i]->block);
+			walk_list(c->alts[i]->block, &(struct walker){.expansions = true, .pre = mark_reader_flow, .ctx = c});
 }
 
 void placement_report(const struct compiler *c, FILE *out)

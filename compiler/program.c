@@ -1,90 +1,10 @@
-/* Freeing a compiled program; appending to its user side; reading its
- * formats. */
+/* A compiled program: appending to its user side; reading its formats.
+ * (Freeing it follows the description of its fields: program_fields.c.) */
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/compiler.h"
+#include "base/alloc.h"
 #include "compiler/program.h"
-
-static void value_free(struct ut_value *v)
-{
-	for (unsigned i = 0; i < v->nfmt; i++)
-		value_free(&v->fmt[i]);
-	free(v->fmt);
-	free(v->text);
-}
-
-void ut_program_free(struct ut_program *p)
-{
-	if (!p)
-		return;
-	free(p->bpf_c);
-	for (unsigned i = 0; i < p->nprobes; i++) {
-		for (unsigned a = 0; a < p->probes[i].nalts; a++) {
-			free(p->probes[i].alts[a].target);
-			free(p->probes[i].alts[a].prog_name);
-			free(p->probes[i].alts[a].signature);
-		}
-		free(p->probes[i].alts);
-		free(p->probes[i].spec);
-	}
-	free(p->probes);
-	for (unsigned i = 0; i < p->nevents; i++) {
-		struct ut_event *e = &p->events[i];
-		free(e->fields);
-		free(e->category);
-		value_free(&e->name);
-		value_free(&e->group_key);
-		value_free(&e->key);
-		for (unsigned a = 0; a < e->nargs; a++) {
-			free(e->args[a].name);
-			value_free(&e->args[a].value);
-		}
-		free(e->args);
-		free(e->locals);
-	}
-	free(p->events);
-	for (unsigned i = 0; i < p->ngroups; i++)
-		free(p->groups[i]);
-	free(p->groups);
-	for (unsigned i = 0; i < p->nflows; i++)
-		free(p->flows[i]);
-	free(p->flows);
-	for (unsigned i = 0; i < p->ntables; i++) {
-		for (unsigned e = 0; e < p->tables[i].nentries; e++)
-			free(p->tables[i].entries[e].name);
-		free(p->tables[i].entries);
-		free(p->tables[i].name);
-	}
-	free(p->tables);
-	for (unsigned i = 0; i < p->nmaps; i++) {
-		struct ut_map *m = &p->maps[i];
-		free(m->name);
-		free(m->bpf_name);
-		free(m->keys);
-		for (unsigned k = 0; k < m->nkeys; k++)
-			value_free(&m->key_show[k]);
-		free(m->key_show);
-		value_free(&m->value_show);
-		for (unsigned k = 0; k < m->ntuple; k++)
-			value_free(&m->tuple_show[k]);
-		free(m->tuple_fields);
-		free(m->tuple_show);
-	}
-	free(p->maps);
-	for (unsigned i = 0; i < p->nstrings; i++)
-		free(p->strings[i]);
-	free(p->strings);
-	for (unsigned i = 0; i < p->ndisks; i++)
-		free(p->disks[i].name);
-	free(p->disks);
-	for (unsigned i = 0; i < p->nuexprs; i++)
-		free(p->uexprs[i].text);
-	free(p->uexprs);
-	free(p->ustmts);
-	free(p->ukeys);
-	free(p);
-}
 
 const char *const ut_sched_value_names[UT_SV_COUNT] = {
 	[UT_SV_CPU] = "cpu", [UT_SV_PID] = "pid", [UT_SV_TID] = "tid", [UT_SV_COMM] = "comm",

@@ -1,364 +1,46 @@
 /* .uto files: a compiled script (its tables) and its BPF object, so a
  * script compiled once runs on other hosts and kernels without clang.
  *
- * Layout: the magic UT_PROGRAM_MAGIC ("UTO5"), then little-endian fields written in the order
- * of struct ut_program; strings are a u32 length and bytes (0xffffffff for
- * NULL); then the user side's C hash, its object's hash and the object
- * (u64 length, bytes); the BPF object comes last.  Reading checks every length against
- * what is left, so a damaged file is an error, never a crash. */
+ * Layout: the magic UT_PROGRAM_MAGIC ("UTO5"), then the program's tables,
+ * little-endian, as program_fields.c describes them (strings are a u32
+ * length and bytes, 0xffffffff for NULL); then the user side's C hash,
+ * its object's hash and the object (u64 length, bytes); the BPF object
+ * comes last.  Reading checks every length against what is left, so a
+ * damaged file is an error, never a crash; then what the runtime trusts
+ * (indexes, formats, the user side's order) is checked here. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/bytes.h"
 #include "base/hash.h"
 #include "compiler/aggregations.h"
 #include "compiler/gen_native.h"
 #include "compiler/program.h"
+#include "compiler/program_fields.h"
 #include "compiler/program_io.h"
 
-#define NO_STRING 0xffffffffu
 /* A record's bytes: fields end by 65536 + 4096 */
 #define RECORD_MAX (1u << 17)
 
-struct writer {
-	unsigned char *buf;
-	size_t len, cap;
-	bool failed;
-};
-
-static void w_bytes(struct writer *w, const void *p, size_t n)
+void ut_program_save(const struct ut_program *p, const struct ut_program_objects *objs, void **out, size_t *out_len)
 {
-	if (w->failed)
-		return;
-	if (w->len + n > w->cap) {
-		size_t cap = w->cap ? w->cap : 4096;
-		while (cap < w->len + n)
-			cap *= 2;
-		unsigned char *b = realloc(w->buf, cap);
-		if (!b) {
-			w->failed = true;
-			return;
-		}
-		w->buf = b;
-		w->cap = cap;
-	}
-	memcpy(w->buf + w->len, p, n);
-	w->len += n;
-}
-
-static void w_u32(struct writer *w, uint32_t v) { w_bytes(w, &v, 4); }
-static void w_u64(struct writer *w, uint64_t v) { w_bytes(w, &v, 8); }
-
-static void w_str(struct writer *w, const char *s)
-{
-	if (!s) {
-		w_u32(w, NO_STRING);
-		return;
-	}
-	uint32_t n = (uint32_t)strlen(s);
-	w_u32(w, n);
-	w_bytes(w, s, n);
-}
-
-static void w_loc(struct writer *w, struct ut_loc l)
-{
-	w_str(w, l.file);
-	w_u32(w, (uint32_t)l.line);
-	w_u32(w, (uint32_t)l.col);
-}
-
-static void w_value(struct writer *w, const struct ut_value *v)
-{
-	w_u32(w, v->kind);
-	w_u32(w, v->field);
-	w_u32(w, v->display);
-	w_u32(w, (uint32_t)v->table);
-	w_str(w, v->text);
-	w_u32(w, v->nfmt);
-	for (unsigned i = 0; i < v->nfmt; i++)
-		w_value(w, &v->fmt[i]);
-}
-
-static void w_fields(struct writer *w, const struct ut_field *f, unsigned n)
-{
-	w_u32(w, n);
-	for (unsigned i = 0; i < n; i++) {
-		w_u32(w, f[i].type);
-		w_u32(w, f[i].offset);
-		w_u32(w, f[i].size);
-	}
-}
-
-static void w_strv(struct writer *w, char **v, unsigned n)
-{
-	w_u32(w, n);
-	for (unsigned i = 0; i < n; i++)
-		w_str(w, v[i]);
-}
-
-static void w_uexpr(struct writer *w, const struct ut_uexpr *e)
-{
-	w_u32(w, e->op);
-	w_u32(w, e->is_str);
-	w_u32(w, e->sgn);
-	w_u32(w, e->n);
-	w_u32(w, e->a);
-	w_u32(w, e->b);
-	w_u32(w, e->c);
-	w_u64(w, (uint64_t)e->i);
-	w_str(w, e->text);
-	w_u32(w, e->field);
-	w_u32(w, e->which);
-	w_u32(w, e->slot);
-	w_u32(w, e->map);
-	w_u32(w, e->keys);
-	w_u32(w, e->nkeys);
-}
-
-static void w_ustmt(struct writer *w, const struct ut_ustmt *s)
-{
-	w_u32(w, s->op);
-	w_loc(w, s->loc);
-	w_u32(w, s->a);
-	w_u32(w, s->b);
-	w_u32(w, s->slot);
-	w_u32(w, s->map);
-	w_u32(w, s->keys);
-	w_u32(w, s->nkeys);
-	w_u32(w, s->event);
-	w_u32(w, s->body);
-	w_u32(w, s->nbody);
-	w_u32(w, s->body2);
-	w_u32(w, s->nbody2);
-}
-
-int ut_program_save(const struct ut_program *p, const struct ut_program_objects *objs, void **out, size_t *out_len)
-{
-	struct writer w = {0};
-	w_bytes(&w, UT_PROGRAM_MAGIC, 4);
-	w_strv(&w, p->strings, p->nstrings);
-	w_u32(&w, p->nprobes);
-	for (unsigned i = 0; i < p->nprobes; i++) {
-		const struct ut_probe *pr = &p->probes[i];
-		w_str(&w, pr->spec);
-		w_loc(&w, pr->loc);
-		w_u32(&w, pr->optional);
-		w_u32(&w, pr->nalts);
-		for (unsigned a = 0; a < pr->nalts; a++) {
-			w_u32(&w, pr->alts[a].kind);
-			w_str(&w, pr->alts[a].target);
-			w_str(&w, pr->alts[a].prog_name);
-			w_str(&w, pr->alts[a].signature);
-		}
-	}
-	w_u32(&w, p->nevents);
-	for (unsigned i = 0; i < p->nevents; i++) {
-		const struct ut_event *e = &p->events[i];
-		w_u32(&w, e->op);
-		w_loc(&w, e->loc);
-		w_u32(&w, e->size);
-		w_fields(&w, e->fields, e->nfields);
-		w_str(&w, e->category);
-		w_value(&w, &e->name);
-		w_u32(&w, (uint32_t)e->group);
-		w_value(&w, &e->group_key);
-		w_u32(&w, (uint32_t)e->flow);
-		w_value(&w, &e->key);
-		w_u32(&w, e->nargs);
-		for (unsigned a = 0; a < e->nargs; a++) {
-			w_str(&w, e->args[a].name);
-			w_value(&w, &e->args[a].value);
-		}
-		w_u32(&w, e->body);
-		w_u32(&w, e->nbody);
-		w_u32(&w, e->nlocals);
-		for (unsigned l = 0; l < e->nlocals; l++) {
-			w_u32(&w, e->locals[l].is_str);
-			w_u32(&w, e->locals[l].size);
-		}
-	}
-	w_strv(&w, p->groups, p->ngroups);
-	w_strv(&w, p->flows, p->nflows);
-	w_u32(&w, p->ntables);
-	for (unsigned i = 0; i < p->ntables; i++) {
-		w_str(&w, p->tables[i].name);
-		w_u32(&w, p->tables[i].nentries);
-		for (unsigned e = 0; e < p->tables[i].nentries; e++) {
-			w_u64(&w, (uint64_t)p->tables[i].entries[e].key);
-			w_str(&w, p->tables[i].entries[e].name);
-		}
-	}
-	w_u32(&w, p->nmaps);
-	for (unsigned i = 0; i < p->nmaps; i++) {
-		const struct ut_map *m = &p->maps[i];
-		w_str(&w, m->name);
-		w_str(&w, m->bpf_name);
-		w_u32(&w, m->agg);
-		w_u64(&w, (uint64_t)m->lhist_min);
-		w_u64(&w, (uint64_t)m->lhist_max);
-		w_u64(&w, (uint64_t)m->lhist_step);
-		w_fields(&w, m->keys, m->nkeys);
-		for (unsigned k = 0; k < m->nkeys; k++)
-			w_value(&w, &m->key_show[k]);
-		w_u32(&w, m->key_size);
-		w_u32(&w, m->value_size);
-		w_value(&w, &m->value_show);
-		w_fields(&w, m->tuple_fields, m->ntuple);
-		for (unsigned k = 0; k < m->ntuple; k++)
-			w_value(&w, &m->tuple_show[k]);
-		w_u32(&w, m->user_side);
-	}
-	w_u32(&w, p->ndisks);
-	for (unsigned i = 0; i < p->ndisks; i++) {
-		w_str(&w, p->disks[i].name);
-		w_loc(&w, p->disks[i].loc);
-	}
-	w_u32(&w, p->nuexprs);
-	for (unsigned i = 0; i < p->nuexprs; i++)
-		w_uexpr(&w, &p->uexprs[i]);
-	w_u32(&w, p->nustmts);
-	for (unsigned i = 0; i < p->nustmts; i++)
-		w_ustmt(&w, &p->ustmts[i]);
-	w_u32(&w, p->nukeys);
-	for (unsigned i = 0; i < p->nukeys; i++)
-		w_u32(&w, p->ukeys[i]);
-	w_u64(&w, objs->user_c_hash);
-	w_u64(&w, ut_hash_bytes(UT_HASH_INIT, objs->user, objs->user_len));
-	w_u64(&w, objs->user_len);
+	struct pf_writer w = {0};
+	pf_write(&w, UT_PROGRAM_MAGIC, 4);
+	pf_save(&w, p);
+	pf_write_u64(&w, objs->user_c_hash);
+	pf_write_u64(&w, ut_hash_bytes(UT_HASH_INIT, objs->user, objs->user_len));
+	pf_write_u64(&w, objs->user_len);
 	if (objs->user_len)
-		w_bytes(&w, objs->user, objs->user_len);
-	w_u64(&w, objs->bpf_len);
-	w_bytes(&w, objs->bpf, objs->bpf_len);
-	if (w.failed) {
-		free(w.buf);
-		return -1;
-	}
+		pf_write(&w, objs->user, objs->user_len);
+	pf_write_u64(&w, objs->bpf_len);
+	pf_write(&w, objs->bpf, objs->bpf_len);
 	*out = w.buf;
 	*out_len = w.len;
-	return 0;
 }
 
 /* ---- reading ---- */
-
-struct reader {
-	struct byte_reader in;
-	const char *const *strings;   /* the file's interned strings, for locations */
-	unsigned nstrings;
-};
-
-static bool r_bytes(struct reader *r, void *out, size_t n)
-{
-	return byte_read(&r->in, out, n);
-}
-
-static uint32_t r_u32(struct reader *r)
-{
-	return byte_u32(&r->in);
-}
-
-static uint64_t r_u64(struct reader *r)
-{
-	return byte_u64(&r->in);
-}
-
-/* A count of items of at least min_size bytes each that must fit in what is left. */
-static unsigned r_count(struct reader *r, size_t min_size)
-{
-	uint32_t n = r_u32(r);
-	if (r->in.bad || (min_size && n > r->in.left / min_size)) {
-		r->in.bad = true;
-		return 0;
-	}
-	return n;
-}
-
-static char *r_str(struct reader *r)
-{
-	uint32_t n = r_u32(r);
-	if (n == NO_STRING || r->in.bad)
-		return NULL;
-	if (n > r->in.left) {
-		r->in.bad = true;
-		return NULL;
-	}
-	char *s = malloc((size_t)n + 1);
-	if (!s) {
-		r->in.bad = true;
-		return NULL;
-	}
-	r_bytes(r, s, n);
-	s[n] = 0;
-	return s;
-}
-
-static struct ut_loc r_loc(struct reader *r)
-{
-	struct ut_loc l = {0};
-	char *file = r_str(r);
-	for (unsigned i = 0; file && i < r->nstrings; i++)
-		if (strcmp(r->strings[i], file) == 0)
-			l.file = r->strings[i];
-	free(file);
-	l.line = (int)r_u32(r);
-	l.col = (int)r_u32(r);
-	return l;
-}
-
-static void *r_array(struct reader *r, unsigned n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-	if (!p)
-		r->in.bad = true;
-	return p;
-}
-
-static void r_value(struct reader *r, struct ut_value *v, int depth)
-{
-	v->kind = (enum ut_value_kind)r_u32(r);
-	v->field = r_u32(r);
-	v->display = (enum ut_display)r_u32(r);
-	v->table = (int)r_u32(r);
-	v->text = r_str(r);
-	v->nfmt = r_count(r, 24);
-	if (depth > 4 || v->kind > UT_VAL_TEXT || v->display >= UT_SHOW_COUNT)
-		r->in.bad = true;
-	if (r->in.bad) {
-		v->nfmt = 0;
-		return;
-	}
-	v->fmt = r_array(r, v->nfmt, sizeof(*v->fmt));
-	for (unsigned i = 0; i < v->nfmt && !r->in.bad; i++)
-		r_value(r, &v->fmt[i], depth + 1);
-}
-
-static struct ut_field *r_fields(struct reader *r, unsigned *n)
-{
-	*n = r_count(r, 12);
-	struct ut_field *f = r_array(r, *n, sizeof(*f));
-	for (unsigned i = 0; f && i < *n && !r->in.bad; i++) {
-		f[i].type = (enum ut_field_type)r_u32(r);
-		f[i].offset = r_u32(r);
-		f[i].size = r_u32(r);
-		/* numbers are 8 bytes: the decoder reads them so */
-		if (f[i].type > UT_F_STR || f[i].size > 4096 || f[i].offset > 65536 ||
-		    (f[i].type != UT_F_STR && f[i].size != 8))
-			r->in.bad = true;
-	}
-	return f;
-}
-
-static char **r_strv(struct reader *r, unsigned *n)
-{
-	*n = r_count(r, 4);
-	char **v = r_array(r, *n, sizeof(char *));
-	for (unsigned i = 0; v && i < *n && !r->in.bad; i++)
-		v[i] = r_str(r);
-	for (unsigned i = 0; v && i < *n; i++)
-		if (!v[i])
-			v[i] = strdup("");
-	return v;
-}
 
 /* A format's directives as the compiler allows them: the decoder hands
  * them to snprintf (where %n would write through a value, and a width of
@@ -539,9 +221,9 @@ static bool user_side_ok(const struct ut_program *p)
 		if (e->op == UT_EV_HIT && e->nbody && (e->body > p->nustmts || e->nbody > p->nustmts - e->body))
 			return false;
 	}
-	uint8_t *depth = calloc(p->nuexprs + p->nustmts + 1, 1);
-	bool *inside = calloc(p->nustmts + 1, sizeof(*inside));
-	bool ok = depth && inside;
+	uint8_t *depth = xcalloc(p->nuexprs + p->nustmts + 1, 1);
+	bool *inside = xcalloc(p->nustmts + 1, sizeof(*inside));
+	bool ok = true;
 	for (unsigned i = 0; ok && i < p->nuexprs; i++)
 		ok = uexpr_ok(p, i, depth);
 	for (unsigned i = p->nustmts; ok && i-- > 0;)
@@ -622,170 +304,24 @@ struct ut_program *ut_program_load(const void *data, size_t len, struct ut_progr
 			 (const char *)data, UT_PROGRAM_MAGIC);
 		return NULL;
 	}
-	struct reader r = {.in = {.p = (const unsigned char *)data + 4, .left = len - 4}};
-	struct ut_program *p = calloc(1, sizeof(*p));
-	if (!p) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	p->strings = r_strv(&r, &p->nstrings);
-	r.strings = (const char *const *)p->strings;
-	r.nstrings = p->nstrings;
-	p->nprobes = r_count(&r, 16);
-	p->probes = r_array(&r, p->nprobes, sizeof(*p->probes));
-	for (unsigned i = 0; i < p->nprobes && !r.in.bad; i++) {
-		struct ut_probe *pr = &p->probes[i];
-		pr->spec = r_str(&r);
-		pr->loc = r_loc(&r);
-		pr->optional = r_u32(&r) != 0;
-		pr->nalts = r_count(&r, 12);
-		pr->alts = r_array(&r, pr->nalts, sizeof(*pr->alts));
-		for (unsigned a = 0; a < pr->nalts && !r.in.bad; a++) {
-			pr->alts[a].kind = (enum ut_probe_kind)r_u32(&r);
-			pr->alts[a].target = r_str(&r);
-			pr->alts[a].prog_name = r_str(&r);
-			pr->alts[a].signature = r_str(&r);
-		}
-	}
-	p->nevents = r_count(&r, 32);
-	p->events = r_array(&r, p->nevents, sizeof(*p->events));
-	for (unsigned i = 0; i < p->nevents && !r.in.bad; i++) {
-		struct ut_event *e = &p->events[i];
-		e->op = (enum ut_event_op)r_u32(&r);
-		e->loc = r_loc(&r);
-		e->size = r_u32(&r);
-		e->fields = r_fields(&r, &e->nfields);
-		e->category = r_str(&r);
-		r_value(&r, &e->name, 0);
-		e->group = (int)r_u32(&r);
-		r_value(&r, &e->group_key, 0);
-		e->flow = (int)r_u32(&r);
-		r_value(&r, &e->key, 0);
-		e->nargs = r_count(&r, 8);
-		e->args = r_array(&r, e->nargs, sizeof(*e->args));
-		for (unsigned a = 0; a < e->nargs && !r.in.bad; a++) {
-			e->args[a].name = r_str(&r);
-			r_value(&r, &e->args[a].value, 0);
-		}
-		e->body = r_u32(&r);
-		e->nbody = r_u32(&r);
-		e->nlocals = r_count(&r, 8);
-		e->locals = r_array(&r, e->nlocals, sizeof(*e->locals));
-		for (unsigned l = 0; l < e->nlocals && !r.in.bad; l++) {
-			e->locals[l].is_str = r_u32(&r) != 0;
-			uint32_t size = r_u32(&r);
-			if (size > UT_ULOCAL_MAX_BYTES)
-				r.in.bad = true;
-			e->locals[l].size = (uint16_t)size;
-		}
-		if (e->nlocals > UT_ULOCALS_MAX)
-			r.in.bad = true;
-	}
-	p->groups = r_strv(&r, &p->ngroups);
-	p->flows = r_strv(&r, &p->nflows);
-	p->ntables = r_count(&r, 8);
-	p->tables = r_array(&r, p->ntables, sizeof(*p->tables));
-	for (unsigned i = 0; i < p->ntables && !r.in.bad; i++) {
-		p->tables[i].name = r_str(&r);
-		p->tables[i].nentries = r_count(&r, 12);
-		p->tables[i].entries = r_array(&r, p->tables[i].nentries, sizeof(*p->tables[i].entries));
-		for (unsigned e = 0; e < p->tables[i].nentries && !r.in.bad; e++) {
-			p->tables[i].entries[e].key = (int64_t)r_u64(&r);
-			p->tables[i].entries[e].name = r_str(&r);
-			if (!p->tables[i].entries[e].name)
-				p->tables[i].entries[e].name = strdup("");
-		}
-	}
-	p->nmaps = r_count(&r, 40);
-	p->maps = r_array(&r, p->nmaps, sizeof(*p->maps));
-	for (unsigned i = 0; i < p->nmaps && !r.in.bad; i++) {
-		struct ut_map *m = &p->maps[i];
-		m->name = r_str(&r);
-		m->bpf_name = r_str(&r);
-		m->agg = (enum ut_agg)r_u32(&r);
-		m->lhist_min = (int64_t)r_u64(&r);
-		m->lhist_max = (int64_t)r_u64(&r);
-		m->lhist_step = (int64_t)r_u64(&r);
-		m->keys = r_fields(&r, &m->nkeys);
-		m->key_show = r_array(&r, m->nkeys, sizeof(*m->key_show));
-		for (unsigned k = 0; k < m->nkeys && !r.in.bad; k++)
-			r_value(&r, &m->key_show[k], 0);
-		m->key_size = r_u32(&r);
-		m->value_size = r_u32(&r);
-		r_value(&r, &m->value_show, 0);
-		m->tuple_fields = r_fields(&r, &m->ntuple);
-		m->tuple_show = r_array(&r, m->ntuple, sizeof(*m->tuple_show));
-		for (unsigned k = 0; m->tuple_show && k < m->ntuple && !r.in.bad; k++)
-			r_value(&r, &m->tuple_show[k], 0);
-		m->user_side = r_u32(&r) != 0;
-		if (m->agg < UT_AGG_KINDS && ut_aggs[m->agg].nargs > 1 && m->lhist_step <= 0)   /* lhist's buckets */
-			r.in.bad = true;
-	}
-	p->ndisks = r_count(&r, 16);
-	p->disks = r_array(&r, p->ndisks, sizeof(*p->disks));
-	for (unsigned i = 0; i < p->ndisks && !r.in.bad; i++) {
-		p->disks[i].name = r_str(&r);
-		p->disks[i].loc = r_loc(&r);
-		if (!p->disks[i].name)
-			r.in.bad = true;
-	}
-	p->nuexprs = r_count(&r, 64);
-	p->uexprs = r_array(&r, p->nuexprs, sizeof(*p->uexprs));
-	for (unsigned i = 0; i < p->nuexprs && !r.in.bad; i++) {
-		struct ut_uexpr *e = &p->uexprs[i];
-		e->op = (enum ut_uexpr_op)r_u32(&r);
-		e->is_str = r_u32(&r) != 0;
-		e->sgn = r_u32(&r) != 0;
-		e->n = (uint16_t)r_u32(&r);
-		e->a = r_u32(&r);
-		e->b = r_u32(&r);
-		e->c = r_u32(&r);
-		e->i = (int64_t)r_u64(&r);
-		e->text = r_str(&r);
-		e->field = r_u32(&r);
-		e->which = r_u32(&r);
-		e->slot = r_u32(&r);
-		e->map = r_u32(&r);
-		e->keys = r_u32(&r);
-		e->nkeys = r_u32(&r);
-	}
-	p->nustmts = r_count(&r, 60);
-	p->ustmts = r_array(&r, p->nustmts, sizeof(*p->ustmts));
-	for (unsigned i = 0; i < p->nustmts && !r.in.bad; i++) {
-		struct ut_ustmt *st = &p->ustmts[i];
-		st->op = (enum ut_ustmt_op)r_u32(&r);
-		st->loc = r_loc(&r);
-		st->a = r_u32(&r);
-		st->b = r_u32(&r);
-		st->slot = r_u32(&r);
-		st->map = r_u32(&r);
-		st->keys = r_u32(&r);
-		st->nkeys = r_u32(&r);
-		st->event = r_u32(&r);
-		st->body = r_u32(&r);
-		st->nbody = r_u32(&r);
-		st->body2 = r_u32(&r);
-		st->nbody2 = r_u32(&r);
-	}
-	p->nukeys = r_count(&r, 4);
-	p->ukeys = r_array(&r, p->nukeys, sizeof(*p->ukeys));
-	for (unsigned i = 0; i < p->nukeys && !r.in.bad; i++)
-		p->ukeys[i] = r_u32(&r);
-	*objs = (struct ut_program_objects){.user_c_hash = r_u64(&r)};
-	uint64_t user_hash = r_u64(&r), n = r_u64(&r);
-	const void *user = byte_take(&r.in, (size_t)n);
+	struct byte_reader in = {.p = (const unsigned char *)data + 4, .left = len - 4};
+	struct ut_program *p = xcalloc(1, sizeof(*p));
+	pf_load(&in, p);
+	*objs = (struct ut_program_objects){.user_c_hash = byte_u64(&in)};
+	uint64_t user_hash = byte_u64(&in), n = byte_u64(&in);
+	const void *user = byte_take(&in, (size_t)n);
 	/* damaged code is not run: the reader interprets instead */
 	if (user && n && ut_hash_bytes(UT_HASH_INIT, user, (size_t)n) == user_hash) {
 		objs->user = user;
 		objs->user_len = (size_t)n;
 	}
-	n = r_u64(&r);
-	if (r.in.bad || n != r.in.left || !program_ok(p)) {
+	n = byte_u64(&in);
+	if (in.bad || n != in.left || !program_ok(p)) {
 		snprintf(err, errlen, "the compiled script is damaged or from another version of uring-trace");
 		ut_program_free(p);
 		return NULL;
 	}
-	objs->bpf = r.in.p;
+	objs->bpf = in.p;
 	objs->bpf_len = (size_t)n;
 	if (objs->user_len && !built_from(p, objs->user_c_hash)) {   /* another program's: interpreted */
 		objs->user = NULL;

@@ -23,8 +23,8 @@ struct ut_program_objects {
 	uint64_t user_c_hash;
 };
 
-/* Serializes p and its objects into a malloc'ed buffer; -1 on no memory. */
-int ut_program_save(const struct ut_program *p, const struct ut_program_objects *objs, void **out, size_t *out_len);
+/* Serializes p and its objects into a malloc'ed buffer. */
+void ut_program_save(const struct ut_program *p, const struct ut_program_objects *objs, void **out, size_t *out_len);
 /* Parses a .uto image; objs point into data.  NULL with err on a damaged
  * or foreign file: every count and index is checked.  objs->user is set
  * only for code that is whole and was built from this program's C. */

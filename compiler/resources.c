@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "compiler/aggregations.h"
-#include "compiler/builtins.h"
-#include "compiler/compiler.h"
+#include "compiler/passes.h"
+#include "compiler/resources.h"
 
 /* The walk over one alternative's body: set up in one assignment for
  * each (resources). */
@@ -33,14 +33,7 @@ static int name_index(char ***v, unsigned *n, const char *name)
 
 /* ---- records ---- */
 
-/* A record as its fields are laid out: after the header, each 8 bytes or
- * a string's capacity rounded up to 8. */
-struct record {
-	struct ut_event *ev;
-	uint32_t size;
-};
-
-static unsigned add_field(struct record *r, enum ut_field_type type, uint32_t size)
+unsigned record_add_field(struct record *r, enum ut_field_type type, uint32_t size)
 {
 	struct ut_event *ev = r->ev;
 	unsigned i = ev->nfields++;
@@ -56,13 +49,10 @@ static struct ut_value field_value(struct record *r, const struct node *n)
 	const struct type *t = &n->type;
 	enum ut_field_type ft = t->kind == T_INT ? (t->is_signed ? UT_F_S64 : UT_F_U64) : t->kind == T_PTR ? UT_F_PTR
 			      : UT_F_STR;
-	return type_shown(t, add_field(r, ft, t->size));
+	return type_shown(t, record_add_field(r, ft, t->size));
 }
 
-static struct ut_value record_value(struct record *r, struct node *n);
-
-/* fmt() and printf(): the format (args[0]) and the values it takes. */
-static struct ut_value format_value(struct record *r, struct node *call)
+struct ut_value record_format(struct record *r, struct node *call)
 {
 	struct node *args[CALL_MAX_ARGS];
 	int na = collect_args(call->a, args, CALL_MAX_ARGS);
@@ -74,13 +64,13 @@ static struct ut_value format_value(struct record *r, struct node *call)
 	return v;
 }
 
-static struct ut_value record_value(struct record *r, struct node *n)
+struct ut_value record_value(struct record *r, struct node *n)
 {
 	switch (value_form(n)) {
 	case VALUE_TEXT:
 		return (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(through_functions(n)->str)};
 	case VALUE_FORMAT:
-		return format_value(r, through_functions(n));
+		return record_format(r, through_functions(n));
 	default:
 		return field_value(r, n);
 	}
@@ -114,14 +104,14 @@ static void record_track(struct stage_walk *w, struct record *r, struct node *tr
 	if (!track)
 		return;
 	r->ev->group = name_index(&w->c->prog->groups, &w->c->prog->ngroups, track->str);
-	r->ev->group_key = record_value(r, track->a);
+	r->ev->group_key = record_value(r, keyref_key(track));
 }
 
 /* A flow or span key, sampled on (--sample keeps whole flows). */
 static void record_key(struct stage_walk *w, struct record *r, struct node *keyref)
 {
 	r->ev->flow = name_index(&w->c->prog->flows, &w->c->prog->nflows, keyref->str);
-	r->ev->key = field_value(r, keyref->a);
+	r->ev->key = field_value(r, keyref_key(keyref));
 }
 
 static void record_args(struct record *r, struct node *with)
@@ -163,7 +153,7 @@ static void trace_record(struct stage_walk *w, struct node *n)
 	case N_SPAN:
 		r = record_begin(w, phase_op(n->op, UT_EV_SPAN_BEGIN, UT_EV_SPAN_PHASE, UT_EV_SPAN_END), n);
 		r.ev->group = name_index(&w->c->prog->groups, &w->c->prog->ngroups, n->a->str);
-		r.ev->group_key = record_value(&r, n->a->a);
+		r.ev->group_key = record_value(&r, keyref_key(n->a));
 		record_key(w, &r, n->b);
 		if (n->d)
 			r.ev->name = record_value(&r, n->d);
@@ -181,53 +171,14 @@ static void trace_record(struct stage_walk *w, struct node *n)
 	record_end(w, &r, n);
 }
 
-/* A map's name, as a record's name: the reader acts on the map. */
-static struct ut_value map_name(const struct node *map_ref)
+/* A statement builtin's record (statements.c). */
+static void call_record(struct stage_walk *w, struct node *call)
 {
-	return (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(map_ref->str)};
-}
-
-/* printf(), cat(), print(), time(), join(), exit(), snapshot(), clear() and
- * zero() write records too (snapshot() in the kernel sets a map instead:
- * gen_stmt.c). */
-static void call_record(struct stage_walk *w, struct node *e)
-{
-	struct record r;
-	if (strcmp(e->str, "printf") == 0 || strcmp(e->str, "cat") == 0) {
-		r = record_begin(w, e->str[0] == 'p' ? UT_EV_PRINT : UT_EV_CAT, e);
-		r.ev->name = format_value(&r, e);
-	} else if (strcmp(e->str, "print") == 0 && prints_map(e)) {
-		r = record_begin(w, UT_EV_PRINT_MAP, e);
-		r.ev->name = map_name(e->a);
-		add_field(&r, UT_F_U64, 8);   /* top */
-		add_field(&r, UT_F_U64, 8);   /* div */
-	} else if (strcmp(e->str, "print") == 0) {
-		/* the value and a newline: its text, as printf's %s gives it */
-		r = record_begin(w, UT_EV_PRINT, e);
-		r.ev->name = (struct ut_value){.kind = UT_VAL_FORMAT, .text = xstrdup("%s\n"), .nfmt = 1,
-					       .fmt = xcalloc(1, sizeof(struct ut_value))};
-		r.ev->name.fmt[0] = record_value(&r, e->a);
-	} else if (strcmp(e->str, "time") == 0) {
-		r = record_begin(w, UT_EV_TIME, e);
-		r.ev->name = (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(e->a ? e->a->str : "%H:%M:%S\n")};
-	} else if (strcmp(e->str, "join") == 0) {
-		r = record_begin(w, UT_EV_JOIN, e);
-		r.ev->name = (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(e->a->next ? e->a->next->str : " ")};
-		add_field(&r, UT_F_U64, 8);   /* how many strings */
-		for (int i = 0; i < JOIN_MAX_STRINGS; i++)
-			add_field(&r, UT_F_STR, JOIN_STRING_BYTES);
-	} else if (strcmp(e->str, "zero") == 0) {
-		r = record_begin(w, UT_EV_ZERO, e);
-		r.ev->name = map_name(e->a);
-	} else if (strcmp(e->str, "exit") == 0) {
-		r = record_begin(w, UT_EV_EXIT, e);
-	} else if (strcmp(e->str, "snapshot") == 0) {
-		r = record_begin(w, UT_EV_SNAPSHOT, e);
-	} else {
-		r = record_begin(w, UT_EV_CLEAR, e);
-		r.ev->name = map_name(e->a);
-	}
-	record_end(w, &r, e);
+	const struct statement_def *st = statement_of(call);
+	struct record r = record_begin(w, st->op, call);
+	if (st->record)
+		st->record(&r, call);
+	record_end(w, &r, call);
 }
 
 /* ---- statements ---- */
@@ -250,7 +201,7 @@ static void stage_for(struct stage_walk *w, struct node *n)
 	uint32_t before = w->bytes;
 	bool refills = w->refills;
 	w->refills = false;
-	stage_stmts(w, n->c->a);
+	stage_stmts(w, for_body(n));
 	uint64_t iteration = w->bytes - before;
 	uint64_t all = iteration * (iterations ? iterations : 1);
 	uint64_t share = all <= UT_LOOP_STAGE_BYTES ? all : iteration > UT_LOOP_STAGE_BYTES ? iteration : UT_LOOP_STAGE_BYTES;
@@ -268,14 +219,15 @@ static void stage_stmt(struct stage_walk *w, struct node *n)
 		stage_stmts(w, n->a);
 		return;
 	case N_EXPR_STMT:
-		if (n->a->ref == REF_MACRO)
-			stage_stmt(w, n->a->resolved);
-		else if (strcmp(n->a->str, "delete") != 0)
-			call_record(w, n->a);
+		if (calls_function(stmt_call(n)))
+			stage_stmt(w, stmt_call(n)->resolved);
+		else if (!statement_of(stmt_call(n))->updates_map)
+			call_record(w, stmt_call(n));
 		return;
 	case N_MAP_ASSIGN:
-		/* a string value is staged in a per-CPU buffer (a path() is one) */
-		if (n->b->type.kind == T_STR && (!call_of(n->b) || strcmp(call_of(n->b)->name, "path") != 0))
+		/* a string value is staged in a per-CPU buffer (unless it is in
+		 * map memory already) */
+		if (n->b->type.kind == T_STR && (!call_of(n->b) || !call_of(n->b)->map_memory))
 			w->c->uses_scratch = true;
 		return;
 	case N_IF:
@@ -286,10 +238,9 @@ static void stage_stmt(struct stage_walk *w, struct node *n)
 	case N_FOR:
 		stage_for(w, n);
 		return;
-	case N_SLICE: case N_INSTANT: case N_COUNTER: case N_FLOW: case N_SPAN: case N_TRACK_NAME: case N_SCHED:
-		trace_record(w, n);
-		return;
 	default:
+		if (is_trace_construct(n))
+			trace_record(w, n);
 		return;
 	}
 }
@@ -312,12 +263,7 @@ uint32_t stage_buffer_bytes(const struct stage *s)
 	return s->reloads ? s->off_mask + 1 + s->record_max : s->bytes;
 }
 
-/* The values of fmt() or printf()'s arguments: those after the format. */
-static void format_fields(struct node *call, void (*each)(void *, struct node *, bool), void *ctx);
-
-/* The fields a value takes (record_value above): none for text, the
- * values of a format, else one. */
-static void value_fields(struct node *v, void (*each)(void *, struct node *, bool), void *ctx)
+void value_fields(struct node *v, field_each each, void *ctx)
 {
 	switch (value_form(v)) {
 	case VALUE_TEXT:
@@ -330,47 +276,41 @@ static void value_fields(struct node *v, void (*each)(void *, struct node *, boo
 	}
 }
 
-static void format_fields(struct node *call, void (*each)(void *, struct node *, bool), void *ctx)
+void format_fields(struct node *call, field_each each, void *ctx)
 {
 	for (struct node *arg = call->a->next; arg; arg = arg->next)
 		value_fields(arg, each, ctx);
 }
 
-void record_fields(struct node *n, void (*each)(void *ctx, struct node *value, bool key), void *ctx)
+void record_fields(struct node *n, field_each each, void *ctx)
 {
 	switch (n->kind) {
 	case N_SLICE: case N_INSTANT: case N_COUNTER:
 		if (n->a)
 			value_fields(n->a, each, ctx);
 		if (n->b)
-			value_fields(n->b->a, each, ctx);
+			value_fields(keyref_key(n->b), each, ctx);
 		break;
 	case N_FLOW:
-		each(ctx, n->a->a, true);
+		each(ctx, keyref_key(n->a), true);
 		if (n->b)
 			value_fields(n->b, each, ctx);
 		break;
 	case N_SPAN:
-		value_fields(n->a->a, each, ctx);
-		each(ctx, n->b->a, true);
+		value_fields(keyref_key(n->a), each, ctx);
+		each(ctx, keyref_key(n->b), true);
 		if (n->d)
 			value_fields(n->d, each, ctx);
 		break;
 	case N_TRACK_NAME:
-		value_fields(n->a->a, each, ctx);
+		value_fields(keyref_key(n->a), each, ctx);
 		value_fields(n->b, each, ctx);
 		break;
 	case N_SCHED:   /* its values only */
 		break;
-	default:   /* a call: printf()'s values, print()'s value or top and
-		    * div; join()'s fields are its own (gen_stmt.c); the others have none */
-		if (strcmp(n->str, "printf") == 0 || strcmp(n->str, "cat") == 0)
-			format_fields(n, each, ctx);
-		else if (strcmp(n->str, "print") == 0 && prints_map(n))
-			for (struct node *arg = n->a->next; arg; arg = arg->next)
-				each(ctx, arg, false);
-		else if (strcmp(n->str, "print") == 0)
-			value_fields(n->a, each, ctx);
+	default:   /* a statement builtin's */
+		if (statement_of(n)->fields)
+			statement_of(n)->fields(n, each, ctx);
 		return;
 	}
 	for (struct node *w = n->c; w; w = w->next)

@@ -36,7 +36,7 @@ _uring_trace()
 	--run-as)
 		COMPREPLY=($(compgen -u -- "$cur")); return ;;
 	--dump)
-		COMPREPLY=($(compgen -W "ast typed resources placement c reader-c" -- "$cur")); return ;;
+		COMPREPLY=($(compgen -W "ast typed resources placement reuse c reader-c program" -- "$cur")); return ;;
 	-l)
 		COMPREPLY=($(compgen -W "tracepoint:io_uring:* tracepoint:block:* tracepoint:syscalls:*" -- "$cur"))
 		return ;;

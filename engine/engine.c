@@ -1006,24 +1006,6 @@ void ut_span_phase(struct ut_engine *e, uint64_t ts, const char *group, uint64_t
 
 /* ---- scheduling ---- */
 
-enum ut_sched_state ut_sched_state_of(uint32_t linux_state)
-{
-	uint32_t s = linux_state;
-	if (s & (UT_TASK_DEAD | UT_EXIT_DEAD))
-		return UT_SCHED_DEAD;
-	if (s & UT_EXIT_ZOMBIE)
-		return UT_SCHED_DYING;
-	/* TASK_IDLE (UNINTERRUPTIBLE | NOLOAD) is how idle kernel threads
-	 * wait: Linux does not count it as D (not in the load average) */
-	if ((s & UT_TASK_RTLOCK_WAIT) || ((s & UT_TASK_UNINTERRUPTIBLE) && !(s & UT_TASK_NOLOAD)))
-		return UT_SCHED_UNINTERRUPTIBLE;
-	if (s & (UT_TASK_STOPPED | UT_TASK_TRACED))
-		return UT_SCHED_STOPPED;
-	if (s == UT_TASK_RUNNING)
-		return UT_SCHED_RUNNABLE;
-	return UT_SCHED_SLEEPING; /* interruptible, idle, parked, frozen */
-}
-
 static enum fxt_thread_state fxt_state_of(enum ut_sched_state s)
 {
 	switch (s) {

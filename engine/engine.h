@@ -9,41 +9,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct fxt_writer;
-
-/* A typed argument attached to a slice, instant, counter, span or flow
- * point.  Strings are borrowed for the duration of the call. */
-enum ut_arg_kind {
-	UT_ARG_INT,    /* signed 64-bit */
-	UT_ARG_UINT,   /* unsigned 64-bit */
-	UT_ARG_DOUBLE,
-	UT_ARG_BOOL,
-	UT_ARG_STR,
-	UT_ARG_PTR,    /* shown as a pointer */
-	UT_ARG_KOID,   /* a pid or tid */
-};
-
-struct ut_arg {
-	const char *name;
-	enum ut_arg_kind kind;
-	union {
-		int64_t i;
-		uint64_t u;
-		double d;
-		bool b;
-		const char *s;
-	};
-};
+#include "fxt/fxt.h"
 
 /* Where a construct is drawn.  A thread track is a real thread (named from
  * its comm, grouped under its process).  A group is a synthetic process
  * created by a script (one per io_uring ring, one per disk), identified by
- * (kind, key); its id never collides with real pids/tids. */
+ * (kind, key); its ids are synthetic (fxt/fxt.h, UT_SYNTHETIC_KOID_BASE). */
 enum ut_track_kind { UT_TRACK_THREAD, UT_TRACK_GROUP };
-
-/* Groups' pids and tids are taken from here upwards, far above any real
- * pid (< 2^22); readers of a trace use it to tell groups from processes. */
-#define UT_SYNTHETIC_KOID_BASE 0x40000000u
 
 struct ut_track {
 	enum ut_track_kind kind;
@@ -178,31 +150,6 @@ struct ut_sched_thread {
 	uint32_t pid, tid;
 	const char *name;
 };
-
-/* Linux task state bits (task_struct.__state, as tp_btf:sched_switch's
- * prev_state gives them) the engine tells apart.  The classic
- * tracepoint's prev_state is another encoding. */
-#define UT_TASK_RUNNING 0x0000u
-#define UT_TASK_INTERRUPTIBLE 0x0001u
-#define UT_TASK_UNINTERRUPTIBLE 0x0002u
-#define UT_TASK_STOPPED 0x0004u
-#define UT_TASK_TRACED 0x0008u
-#define UT_EXIT_DEAD 0x0010u
-#define UT_EXIT_ZOMBIE 0x0020u
-#define UT_TASK_DEAD 0x0080u
-#define UT_TASK_NOLOAD 0x0400u      /* with UNINTERRUPTIBLE: TASK_IDLE, not D */
-#define UT_TASK_RTLOCK_WAIT 0x1000u /* blocked on a sleeping spinlock: D */
-
-/* What a thread switched out in a Linux state does until it runs again. */
-enum ut_sched_state {
-	UT_SCHED_RUNNABLE,        /* preempted: waits for a CPU (R) */
-	UT_SCHED_SLEEPING,        /* interruptible sleep, or idle waiting (S) */
-	UT_SCHED_UNINTERRUPTIBLE, /* D: usually waiting for IO */
-	UT_SCHED_STOPPED,         /* stopped or traced (T) */
-	UT_SCHED_DYING,           /* zombie (Z) */
-	UT_SCHED_DEAD,            /* exited (X) */
-};
-enum ut_sched_state ut_sched_state_of(uint32_t linux_state);
 
 /* The slice an uninterruptible sleep is drawn as on its thread's track
  * (FXT has no D state: Perfetto shows S).  It runs from the switch out

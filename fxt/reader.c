@@ -304,8 +304,7 @@ static bool parse_record(struct fxt_reader *r, struct fxt_record_view *v)
 		if (!r->strings[v->index])
 			r->defined[r->ndefined++] = (uint16_t)v->index;
 		free(r->strings[v->index]);
-		r->strings[v->index] = strdup(v->text);
-		xalloc_check(r->strings[v->index]);
+		r->strings[v->index] = xstrdup(v->text);
 		break;
 	}
 	case FXT_REC_THREAD:

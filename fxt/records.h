@@ -6,7 +6,6 @@
 #define UT_FXT_RECORDS_H
 #include <stdint.h>
 
-#include "engine/engine.h"
 #include "fxt/fxt.h"
 
 #define FXT_MAGIC 0x0016547846040010ull

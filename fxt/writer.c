@@ -14,24 +14,24 @@
 #include <zlib.h>
 
 #include "base/alloc.h"
-#include "fxt/records.h"
 #include "base/hashmap.h"
+#include "base/lru.h"
+#include "fxt/records.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "FXT words are written in host order");
 
 #define WRITE_BUFFER_BYTES (1u << 20)
-#define STRING_INDEX_SIZE 65536u /* power of two, over twice the slots */
-#define THREAD_INDEX_SIZE 512u
 #define ADDRESS_CACHE_SIZE 1024u /* power of two */
 #define PINNED_INDEX_SIZE 4096u  /* power of two, twice FXT_PINNED_MAX */
 #define TICKS_PER_SECOND 1000000000ull
 
+/* A string of the table (an item of fxt_writer.strings), whose FXT index
+ * is its index there plus one.  Its key is its hash and its length; two
+ * strings of the same key (a hash collision) take the next hash value. */
 struct string_slot {
+	struct lru_link link;
 	char *text;
 	uint32_t len;
-	uint64_t hash;
-	bool pinned; /* holds a stable string: out of the LRU list, never evicted */
-	uint16_t newer, older; /* LRU list through slot numbers; 0 is its head */
 };
 
 /* Where a string at this address was last interned.  Callers pass the same
@@ -51,9 +51,10 @@ struct pinned_string {
 	uint16_t slot; /* 0 until first used */
 };
 
+/* A thread of the table (keyed by pid and tid), whose FXT index is its
+ * index plus one. */
 struct thread_slot {
-	uint32_t pid, tid;
-	uint8_t newer, older; /* LRU list; 0 is its head */
+	struct lru_link link;
 };
 
 struct fxt_writer {
@@ -70,16 +71,15 @@ struct fxt_writer {
 	bool room_unheld;    /* the file system holds no room ahead (fallocate unsupported) */
 	char error[256];
 
-	struct string_slot strings[FXT_STRING_SLOTS + 1];
-	uint16_t string_index[STRING_INDEX_SIZE]; /* slot numbers, 0 = empty */
-	unsigned strings_used;
+	/* when a table is full, its least recently used entry goes; a stable
+	 * string's is kept for good.  No entry is removed but to be replaced
+	 * at once: the entries are those of indexes 0 to count - 1. */
+	struct lru_set strings;   /* struct string_slot */
 	struct address_hit by_address[ADDRESS_CACHE_SIZE];
 	struct pinned_string pinned[PINNED_INDEX_SIZE]; /* by address */
 	unsigned npinned;
 
-	struct thread_slot threads[FXT_THREAD_SLOTS + 1];
-	uint8_t thread_index[THREAD_INDEX_SIZE];
-	unsigned threads_used;
+	struct lru_set threads;   /* struct thread_slot */
 };
 
 static void set_error(struct fxt_writer *w, const char *what, const char *why)
@@ -175,47 +175,14 @@ static size_t stored_length(const char *s)
 	return len;
 }
 
-static void string_lru_unlink(struct fxt_writer *w, uint16_t i)
+static struct string_slot *string_slot(const struct fxt_writer *w, uint16_t slot)
 {
-	struct string_slot *s = &w->strings[i];
-	w->strings[s->newer].older = s->older;
-	w->strings[s->older].newer = s->newer;
+	return lru_at(&w->strings, slot - 1u);
 }
 
-static void string_lru_push_newest(struct fxt_writer *w, uint16_t i)
+static uint16_t slot_of(const struct fxt_writer *w, const struct string_slot *slot)
 {
-	struct string_slot *head = &w->strings[0];
-	struct string_slot *s = &w->strings[i];
-	s->newer = 0;
-	s->older = head->older;
-	w->strings[head->older].newer = i;
-	head->older = i;
-}
-
-static void string_index_remove(struct fxt_writer *w, uint16_t slot)
-{
-	const size_t mask = STRING_INDEX_SIZE - 1;
-	size_t hole = (size_t)w->strings[slot].hash & mask;
-	while (w->string_index[hole] != slot)
-		hole = (hole + 1) & mask;
-	/* backward-shift deletion keeps probe runs unbroken */
-	for (size_t i = (hole + 1) & mask; w->string_index[i]; i = (i + 1) & mask) {
-		size_t home = (size_t)w->strings[w->string_index[i]].hash & mask;
-		bool hole_in_run = (i > hole) ? (home <= hole || home > i) : (home <= hole && home > i);
-		if (hole_in_run) {
-			w->string_index[hole] = w->string_index[i];
-			hole = i;
-		}
-	}
-	w->string_index[hole] = 0;
-}
-
-static void string_touch(struct fxt_writer *w, uint16_t i)
-{
-	if (!w->strings[i].pinned && w->strings[0].older != i) {
-		string_lru_unlink(w, i);
-		string_lru_push_newest(w, i);
-	}
+	return (uint16_t)(lru_index(&w->strings, slot) + 1);
 }
 
 static size_t address_home(const char *s)
@@ -255,45 +222,33 @@ void fxt_string_stable(struct fxt_writer *w, const char *s)
 	}
 }
 
-/* The slot holding s, found by content; 0 if none. */
-static uint16_t string_find(struct fxt_writer *w, const char *s, size_t len, uint64_t hash, size_t *free_pos)
+/* The slot holding s, found by content; 0 if none, and in *key then the
+ * key s would take. */
+static uint16_t string_find(struct fxt_writer *w, const char *s, size_t len, uint64_t hash, uint64_t *key)
 {
-	const size_t mask = STRING_INDEX_SIZE - 1;
-	size_t pos = (size_t)hash & mask;
-	for (; w->string_index[pos]; pos = (pos + 1) & mask) {
-		uint16_t i = w->string_index[pos];
-		struct string_slot *slot = &w->strings[i];
-		if (slot->hash == hash && slot->len == len && memcmp(slot->text, s, len) == 0)
-			return i;
+	for (*key = hash;; ++*key) {
+		struct string_slot *slot = lru_find(&w->strings, *key, len);
+		if (!slot)
+			return 0;
+		if (memcmp(slot->text, s, len) == 0)
+			return slot_of(w, slot);
 	}
-	*free_pos = pos;
-	return 0;
 }
 
 /* Gives s a slot (the least recently used one when all are taken) and
  * writes its string record. */
-static uint16_t string_add(struct fxt_writer *w, const char *s, size_t len, uint64_t hash, size_t pos)
+static uint16_t string_add(struct fxt_writer *w, const char *s, size_t len, uint64_t key)
 {
-	const size_t mask = STRING_INDEX_SIZE - 1;
-	uint16_t i;
-	if (w->strings_used < FXT_STRING_SLOTS) {
-		i = (uint16_t)++w->strings_used;
-	} else {
-		i = w->strings[0].newer; /* the least recently used */
-		string_lru_unlink(w, i);
-		string_index_remove(w, i);
-		free(w->strings[i].text);
-		/* the removal may have shifted the run: find the free position again */
-		for (pos = (size_t)hash & mask; w->string_index[pos]; pos = (pos + 1) & mask)
-			;
+	if (w->strings.count == FXT_STRING_SLOTS) {
+		struct string_slot *oldest = lru_oldest(&w->strings);
+		free(oldest->text);
+		lru_remove(&w->strings, oldest);   /* its index is the next one added */
 	}
-	struct string_slot *slot = &w->strings[i];
+	struct string_slot *slot = lru_add(&w->strings, key, len);
 	slot->text = xcalloc(len + 1, 1);
 	memcpy(slot->text, s, len);
 	slot->len = (uint32_t)len;
-	slot->hash = hash;
-	w->string_index[pos] = i;
-	string_lru_push_newest(w, i);
+	uint16_t i = slot_of(w, slot);
 
 	size_t words = 1 + words_for_bytes(len);
 	uint64_t *p = reserve(w, words);
@@ -309,10 +264,10 @@ static __attribute__((noinline)) uint16_t string_ref_slow(struct fxt_writer *w, 
 							     struct address_hit *hit)
 {
 	if (hit->s == s) {
-		struct string_slot *slot = &w->strings[hit->slot];
+		struct string_slot *slot = string_slot(w, hit->slot);
 		/* strncmp stops at s's end; then s[len] is inside s */
 		if (strncmp(slot->text, s, slot->len) == 0 && !s[slot->len]) {
-			string_touch(w, hit->slot);
+			lru_touch(&w->strings, slot);
 			return hit->slot;
 		}
 	}
@@ -324,18 +279,14 @@ static __attribute__((noinline)) uint16_t string_ref_slow(struct fxt_writer *w, 
 		return pin->slot;
 	}
 	size_t len = stored_length(s);
-	uint64_t hash = hmap_hash_bytes(s, len);
-	size_t pos;
-	uint16_t i = string_find(w, s, len, hash, &pos);
+	uint64_t key;
+	uint16_t i = string_find(w, s, len, hmap_hash_bytes(s, len), &key);
 	if (i)
-		string_touch(w, i);
+		lru_touch(&w->strings, string_slot(w, i));
 	else
-		i = string_add(w, s, len, hash, pos);
+		i = string_add(w, s, len, key);
 	if (pin) { /* a stable string's slot is its own for good */
-		if (!w->strings[i].pinned) {
-			string_lru_unlink(w, i);
-			w->strings[i].pinned = true;
-		}
+		lru_keep(&w->strings, string_slot(w, i));
 		pin->slot = i;
 	}
 	*hit = (struct address_hit){.s = s, .slot = i, .pinned = pin != NULL};
@@ -359,79 +310,21 @@ uint16_t fxt_string_ref(struct fxt_writer *w, const char *s)
 	return string_ref(w, s);
 }
 
-static size_t thread_home(uint32_t pid, uint32_t tid)
-{
-	return (size_t)hmap_hash(pid, tid) & (THREAD_INDEX_SIZE - 1);
-}
-
-static void thread_lru_unlink(struct fxt_writer *w, uint8_t i)
-{
-	struct thread_slot *t = &w->threads[i];
-	w->threads[t->newer].older = t->older;
-	w->threads[t->older].newer = t->newer;
-}
-
-static void thread_lru_push_newest(struct fxt_writer *w, uint8_t i)
-{
-	struct thread_slot *head = &w->threads[0];
-	struct thread_slot *t = &w->threads[i];
-	t->newer = 0;
-	t->older = head->older;
-	w->threads[head->older].newer = i;
-	head->older = i;
-}
-
-static void thread_index_remove(struct fxt_writer *w, uint8_t slot)
-{
-	const size_t mask = THREAD_INDEX_SIZE - 1;
-	size_t hole = thread_home(w->threads[slot].pid, w->threads[slot].tid);
-	while (w->thread_index[hole] != slot)
-		hole = (hole + 1) & mask;
-	for (size_t i = (hole + 1) & mask; w->thread_index[i]; i = (i + 1) & mask) {
-		struct thread_slot *t = &w->threads[w->thread_index[i]];
-		size_t home = thread_home(t->pid, t->tid);
-		bool hole_in_run = (i > hole) ? (home <= hole || home > i) : (home <= hole && home > i);
-		if (hole_in_run) {
-			w->thread_index[hole] = w->thread_index[i];
-			hole = i;
-		}
-	}
-	w->thread_index[hole] = 0;
-}
-
 uint8_t fxt_thread_ref(struct fxt_writer *w, uint32_t pid, uint32_t tid)
 {
 	/* records come in runs on one thread (a flow point is two) */
-	uint8_t newest = w->threads[0].older;
-	if (newest && w->threads[newest].pid == pid && w->threads[newest].tid == tid)
-		return newest;
-	const size_t mask = THREAD_INDEX_SIZE - 1;
-	size_t pos = thread_home(pid, tid);
-	for (; w->thread_index[pos]; pos = (pos + 1) & mask) {
-		uint8_t i = w->thread_index[pos];
-		if (w->threads[i].pid == pid && w->threads[i].tid == tid) {
-			if (w->threads[0].older != i) {
-				thread_lru_unlink(w, i);
-				thread_lru_push_newest(w, i);
-			}
-			return i;
-		}
+	struct thread_slot *t = lru_newest(&w->threads);
+	if (t && t->link.a == pid && t->link.b == tid)
+		return (uint8_t)(lru_index(&w->threads, t) + 1);
+	t = lru_find(&w->threads, pid, tid);
+	if (t) {
+		lru_touch(&w->threads, t);
+		return (uint8_t)(lru_index(&w->threads, t) + 1);
 	}
-
-	uint8_t i;
-	if (w->threads_used < FXT_THREAD_SLOTS) {
-		i = (uint8_t)++w->threads_used;
-	} else {
-		i = w->threads[0].newer;
-		thread_lru_unlink(w, i);
-		thread_index_remove(w, i);
-		for (pos = thread_home(pid, tid); w->thread_index[pos]; pos = (pos + 1) & mask)
-			;
-	}
-	w->threads[i].pid = pid;
-	w->threads[i].tid = tid;
-	w->thread_index[pos] = i;
-	thread_lru_push_newest(w, i);
+	if (w->threads.count == FXT_THREAD_SLOTS)
+		lru_remove(&w->threads, lru_oldest(&w->threads));   /* its index is the next one added */
+	t = lru_add(&w->threads, pid, tid);
+	uint8_t i = (uint8_t)(lru_index(&w->threads, t) + 1);
 
 	uint64_t *p = reserve(w, 3);
 	p[0] = FXT_REC_THREAD | 3ull << 4 | (uint64_t)i << 16;
@@ -681,6 +574,8 @@ struct fxt_writer *fxt_writer_open(const char *path, char *err, size_t errlen)
 	w->fd = fd;
 	w->gz = gz;
 	w->buf = xcalloc(WRITE_BUFFER_BYTES / 8, 8);
+	lru_init(&w->strings, sizeof(struct string_slot));
+	lru_init(&w->threads, sizeof(struct thread_slot));
 	write_preamble(w);
 	return w;
 }
@@ -750,8 +645,10 @@ int fxt_writer_close(struct fxt_writer *w, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", w->error);
 		rc = -1;
 	}
-	for (unsigned i = 1; i <= w->strings_used; i++)
-		free(w->strings[i].text);
+	for (uint32_t i = 0; i < w->strings.count; i++)
+		free(((struct string_slot *)lru_at(&w->strings, i))->text);
+	lru_free(&w->strings);
+	lru_free(&w->threads);
 	free(w->buf);
 	free(w->path);
 	free(w);

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
+
 static int by_addr(const void *pa, const void *pb)
 {
 	const struct ut_elf_sym *a = pa, *b = pb;
@@ -20,19 +22,13 @@ static int by_addr(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
-/* Appends to a growing array of n elements of size bytes; false when out
- * of memory. */
-static bool grow(void **v, unsigned *cap, unsigned n, size_t size)
+/* Room for one more in a growing array of n elements of size bytes. */
+static void grow(void **v, unsigned *cap, unsigned n, size_t size)
 {
 	if (n < *cap)
-		return true;
-	unsigned c = *cap ? *cap * 2 : 64;
-	void *p = realloc(*v, (size_t)c * size);
-	if (!p)
-		return false;
-	*v = p;
-	*cap = c;
-	return true;
+		return;
+	*cap = *cap ? *cap * 2 : 64;
+	*v = xrealloc_array(*v, *cap, size);
 }
 
 static void read_segments(Elf *elf, struct ut_elf_syms *out)
@@ -45,15 +41,14 @@ static void read_segments(Elf *elf, struct ut_elf_syms *out)
 		GElf_Phdr ph;
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		if (!grow((void **)&out->segs, &cap, out->nsegs, sizeof(*out->segs)))
-			return;
+		grow((void **)&out->segs, &cap, out->nsegs, sizeof(*out->segs));
 		out->segs[out->nsegs++] = (struct ut_elf_seg){.offset = ph.p_offset, .addr = ph.p_vaddr, .size = ph.p_filesz};
 	}
 }
 
 /* Functions (defined, with an address) of .symtab and .dynsym.  Names are
  * kept as offsets into out->names until the storage stops moving. */
-static int read_functions(Elf *elf, struct ut_elf_syms *out)
+static void read_functions(Elf *elf, struct ut_elf_syms *out)
 {
 	unsigned cap = 0, names_cap = 0, names_len = 0;
 	Elf_Scn *scn = NULL;
@@ -76,15 +71,10 @@ static int read_functions(Elf *elf, struct ut_elf_syms *out)
 			if (!name || !name[0])
 				continue;
 			unsigned len = (unsigned)strnlen(name, 4096) + 1;
-			if (!grow((void **)&out->v, &cap, out->n, sizeof(*out->v)))
-				return -1;
+			grow((void **)&out->v, &cap, out->n, sizeof(*out->v));
 			while (names_len + len > names_cap) {
-				unsigned c = names_cap ? names_cap * 2 : 4096;
-				char *p = realloc(out->names, c);
-				if (!p)
-					return -1;
-				out->names = p;
-				names_cap = c;
+				names_cap = names_cap ? names_cap * 2 : 4096;
+				out->names = xrealloc(out->names, names_cap);
 			}
 			memcpy(out->names + names_len, name, len - 1);
 			out->names[names_len + len - 1] = 0;
@@ -103,13 +93,12 @@ static int read_functions(Elf *elf, struct ut_elf_syms *out)
 		if (!k || out->v[i].addr != out->v[k - 1].addr || strcmp(out->v[i].name, out->v[k - 1].name) != 0)
 			out->v[k++] = out->v[i];
 	out->n = k;
-	return 0;
 }
 
-/* Maps path and runs read on it as ELF: read's result, or -1 with a
- * reason in err (no such file, not a regular file, not ELF, out of
- * memory).  The file is mapped, not read whole. */
-static int with_elf(const char *path, int (*read)(Elf *elf, void *out), void *out, char *err, size_t errlen)
+/* Maps path and runs read on it as ELF: 0, or -1 with a reason in err (no
+ * such file, not a regular file, not ELF).  The file is mapped, not read
+ * whole. */
+static int with_elf(const char *path, void (*read)(Elf *elf, void *out), void *out, char *err, size_t errlen)
 {
 	/* not blocking on a FIFO; mapped, so a large file is not read whole */
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -140,9 +129,8 @@ static int with_elf(const char *path, int (*read)(Elf *elf, void *out), void *ou
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		snprintf(err, errlen, "not an ELF file");
 	} else {
-		rc = read(elf, out);
-		if (rc < 0)
-			snprintf(err, errlen, "out of memory");
+		read(elf, out);
+		rc = 0;
 	}
 	if (elf)
 		elf_end(elf);
@@ -150,10 +138,10 @@ static int with_elf(const char *path, int (*read)(Elf *elf, void *out), void *ou
 	return rc;
 }
 
-static int read_syms(Elf *elf, void *out)
+static void read_syms(Elf *elf, void *out)
 {
 	read_segments(elf, out);
-	return read_functions(elf, out);
+	read_functions(elf, out);
 }
 
 int ut_elf_syms_read(const char *path, struct ut_elf_syms *out, char *err, size_t errlen)
@@ -235,29 +223,22 @@ static void usdt_args(const char *args, struct ut_usdt_probe *p)
 
 /* A probe as the notes name it: a probe at several places has a note
  * each, one entry here. */
-static int add_usdt(struct ut_usdt_probes *out, unsigned *cap, const char *provider, const char *name, const char *args)
+static void add_usdt(struct ut_usdt_probes *out, unsigned *cap, const char *provider, const char *name, const char *args)
 {
 	for (unsigned i = 0; i < out->n; i++)
 		if (strcmp(out->v[i].provider, provider) == 0 && strcmp(out->v[i].name, name) == 0)
-			return 0;
-	if (!grow((void **)&out->v, cap, out->n, sizeof(*out->v)))
-		return -1;
+			return;
+	grow((void **)&out->v, cap, out->n, sizeof(*out->v));
 	struct ut_usdt_probe *p = &out->v[out->n];
-	*p = (struct ut_usdt_probe){.provider = strdup(provider), .name = strdup(name)};
-	if (!p->provider || !p->name) {
-		free((char *)p->provider);
-		free((char *)p->name);
-		return -1;
-	}
+	*p = (struct ut_usdt_probe){.provider = xstrdup(provider), .name = xstrdup(name)};
 	usdt_args(args, p);
 	out->n++;
-	return 0;
 }
 
 /* The notes: their descriptor is three addresses (the probe's, the base
  * it was linked at, its semaphore's), then provider, name and arguments,
  * each NUL-terminated. */
-static int read_usdt(Elf *elf, void *arg)
+static void read_usdt(Elf *elf, void *arg)
 {
 	struct ut_usdt_probes *out = arg;
 	unsigned cap = 0;
@@ -281,11 +262,9 @@ static int read_usdt(Elf *elf, void *arg)
 			const char *args = name < end ? name + strnlen(name, (size_t)(end - name)) + 1 : end;
 			if (args >= end || memchr(args, 0, (size_t)(end - args)) == NULL)
 				continue;   /* not three strings */
-			if (add_usdt(out, &cap, provider, name, args) < 0)
-				return -1;
+			add_usdt(out, &cap, provider, name, args);
 		}
 	}
-	return 0;
 }
 
 int ut_elf_usdt_read(const char *path, struct ut_usdt_probes *out, char *err, size_t errlen)

@@ -3,6 +3,7 @@
  * and failures are reported through ut_kernel_error(), never by aborting. */
 #include "kernel/kernel.h"
 
+#include "base/alloc.h"
 #include "base/hash.h"
 
 #include <bpf/btf.h>
@@ -66,9 +67,7 @@ static void set_error(struct ut_kernel *k, const char *fmt, ...)
 
 struct ut_kernel *ut_kernel_open(void)
 {
-	struct ut_kernel *k = calloc(1, sizeof(*k));
-	if (!k)
-		return NULL;
+	struct ut_kernel *k = xcalloc(1, sizeof(*k));
 	struct utsname u;
 	if (uname(&u) == 0)
 		snprintf(k->release, sizeof(k->release), "%s", u.release);
@@ -130,21 +129,13 @@ struct strv {
 	int n, cap;
 };
 
-static int strv_push(struct strv *s, const char *str)
+static void strv_push(struct strv *s, const char *str)
 {
 	if (s->n == s->cap) {
-		int cap = s->cap ? s->cap * 2 : 32;
-		char **v = realloc(s->v, (size_t)cap * sizeof(*v));
-		if (!v)
-			return -1;
-		s->v = v;
-		s->cap = cap;
+		s->cap = s->cap ? s->cap * 2 : 32;
+		s->v = xrealloc_array(s->v, (size_t)s->cap, sizeof(*s->v));
 	}
-	char *copy = strdup(str);
-	if (!copy)
-		return -1;
-	s->v[s->n++] = copy;
-	return 0;
+	s->v[s->n++] = xstrdup(str);
 }
 
 static int compare_strings(const void *a, const void *b)
@@ -219,7 +210,7 @@ static char *read_small_file(const char *path)
 	if (fd < 0)
 		return NULL;
 	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap);
+	char *buf = xmalloc(cap);
 	while (buf) {
 		if (len + 1 == cap) {
 			if (cap >= MAX_FORMAT_FILE) {
@@ -228,14 +219,8 @@ static char *read_small_file(const char *path)
 				errno = EFBIG;
 				break;
 			}
-			char *bigger = realloc(buf, cap * 2);
-			if (!bigger) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = bigger;
 			cap *= 2;
+			buf = xrealloc(buf, cap);
 		}
 		ssize_t got = read(fd, buf + len, cap - 1 - len);
 		if (got < 0) {
@@ -311,10 +296,10 @@ static bool parse_field_decl(char *decl, struct ut_tp_field *f)
 	char saved_suffix[64];
 	snprintf(saved_suffix, sizeof(saved_suffix), "%s", suffix);
 	*end = '\0';
-	f->name = strdup(name);
+	f->name = xstrdup(name);
 	*type_end = '\0';
 	char *type = trim(decl);
-	if (!*type || !f->name)
+	if (!*type)
 		return false;
 
 	/* The element type: "char" in "char comm[16]" and "__data_loc char[]". */
@@ -326,11 +311,7 @@ static bool parse_field_decl(char *decl, struct ut_tp_field *f)
 		element[elen - 2] = '\0';
 	char *elem = trim(element);
 
-	size_t clen = strlen(type) + strlen(saved_suffix) + 1;
-	f->c_type = malloc(clen);
-	if (!f->c_type)
-		return false;
-	snprintf(f->c_type, clen, "%s%s", type, saved_suffix);
+	f->c_type = xasprintf("%s%s", type, saved_suffix);
 
 	bool is_array = saved_suffix[0] != '\0' || unsized;
 	f->is_pointer = !is_array && type[strlen(type) - 1] == '*';
@@ -409,13 +390,7 @@ static bool parse_format(char *text, struct ut_tracepoint *tp, uint32_t *format_
 		}
 		if (tp->nfields == cap) {
 			cap = cap ? cap * 2 : 8;
-			struct ut_tp_field *grown = realloc(tp->fields, cap * sizeof(*grown));
-			if (!grown) {
-				field_free(&f);
-				*bad_line = 0;
-				return false;
-			}
-			tp->fields = grown;
+			tp->fields = xrealloc_array(tp->fields, cap, sizeof(*tp->fields));
 		}
 		tp->fields[tp->nfields++] = f;
 	}
@@ -442,23 +417,15 @@ static struct ut_tracepoint *load_tracepoint(struct ut_kernel *k, const char *di
 			set_error(k, "cannot read %s: %s", path, strerror(errno));
 		return NULL;
 	}
-	struct ut_tracepoint *tp = calloc(1, sizeof(*tp));
-	if (!tp) {
-		free(text);
-		set_error(k, "out of memory");
-		return NULL;
-	}
-	tp->category = strdup(category);
-	tp->name = strdup(name);
+	struct ut_tracepoint *tp = xcalloc(1, sizeof(*tp));
+	tp->category = xstrdup(category);
+	tp->name = xstrdup(name);
 	uint32_t format_id = 0;
 	unsigned bad_line = 0;
 	bool ok = parse_format(text, tp, &format_id, &bad_line);
 	free(text);
-	if (!ok || !tp->category || !tp->name) {
-		if (ok || bad_line == 0)
-			set_error(k, "out of memory");
-		else
-			set_error(k, "malformed tracepoint format %s (line %u)", path, bad_line);
+	if (!ok) {
+		set_error(k, "malformed tracepoint format %s (line %u)", path, bad_line);
 		tracepoint_free(tp);
 		return NULL;
 	}
@@ -487,14 +454,8 @@ const struct ut_tracepoint *ut_kernel_tracepoint(struct ut_kernel *k, const char
 	if (!dir)
 		return NULL;
 	if (k->ntracepoints == k->tracepoints_cap) {
-		unsigned cap = k->tracepoints_cap ? k->tracepoints_cap * 2 : 16;
-		struct ut_tracepoint **grown = realloc(k->tracepoints, cap * sizeof(*grown));
-		if (!grown) {
-			set_error(k, "out of memory");
-			return NULL;
-		}
-		k->tracepoints = grown;
-		k->tracepoints_cap = cap;
+		k->tracepoints_cap = k->tracepoints_cap ? k->tracepoints_cap * 2 : 16;
+		k->tracepoints = xrealloc_array(k->tracepoints, k->tracepoints_cap, sizeof(*k->tracepoints));
 	}
 	struct ut_tracepoint *tp = load_tracepoint(k, dir, category, name);
 	if (tp)
@@ -511,29 +472,27 @@ static bool is_directory(int dirfd, const struct dirent *e)
 }
 
 /* Adds the events of one category directory that match glob. */
-static int match_category(int events_fd, const char *category, const char *glob,
-			  struct strv *found)
+static void match_category(int events_fd, const char *category, const char *glob,
+			   struct strv *found)
 {
 	int fd = openat(events_fd, category, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;   /* vanished or unreadable: nothing to list */
+		return;   /* vanished or unreadable: nothing to list */
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
-		return 0;
+		return;
 	}
-	int rc = 0;
 	struct dirent *e;
-	while (rc == 0 && (e = readdir(d))) {
+	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.' || !is_directory(dirfd(d), e))
 			continue;
 		char full[2 * NAME_MAX + 2];
 		snprintf(full, sizeof(full), "%s:%s", category, e->d_name);
 		if (fnmatch(glob, full, 0) == 0)
-			rc = strv_push(found, full);
+			strv_push(found, full);
 	}
 	closedir(d);
-	return rc;
 }
 
 int ut_kernel_tracepoints_matching(struct ut_kernel *k, const char *glob, char ***out)
@@ -550,18 +509,12 @@ int ut_kernel_tracepoints_matching(struct ut_kernel *k, const char *glob, char *
 		return -1;
 	}
 	struct strv found = {0};
-	int rc = 0;
 	struct dirent *e;
-	while (rc == 0 && (e = readdir(d))) {
+	while ((e = readdir(d))) {
 		if (e->d_name[0] != '.' && is_directory(dirfd(d), e))
-			rc = match_category(dirfd(d), e->d_name, glob, &found);
+			match_category(dirfd(d), e->d_name, glob, &found);
 	}
 	closedir(d);
-	if (rc != 0) {
-		ut_strv_free(found.v, found.n);
-		set_error(k, "out of memory");
-		return -1;
-	}
 	return strv_finish(&found, out);
 }
 
@@ -611,8 +564,7 @@ static struct name_index *name_index(struct ut_kernel *k, int kind)
 	size_t cap = 1;
 	while (cap < (size_t)of_kind * 2)
 		cap <<= 1;
-	if (!(x->ids = calloc(cap, sizeof(*x->ids))))
-		return NULL;
+	x->ids = xcalloc(cap, sizeof(*x->ids));
 	x->mask = cap - 1;
 	for (uint32_t id = 1; id < n && of_kind; id++) {
 		const struct btf_type *t = btf__type_by_id(k->btf, id);
@@ -632,8 +584,6 @@ int32_t ut_kernel_find(struct ut_kernel *k, const char *name, int kind)
 	if (!ut_kernel_btf(k) || kind <= 0 || kind >= NR_BTF_KINDS)
 		return -1;
 	struct name_index *x = name_index(k, kind);
-	if (!x)
-		return btf__find_by_name_kind(k->btf, name, (uint32_t)kind);
 	for (size_t i = name_hash(name) & x->mask; x->ids[i]; i = (i + 1) & x->mask) {
 		const struct btf_type *t = btf__type_by_id(k->btf, (uint32_t)x->ids[i]);
 		if (strcmp(btf__name_by_offset(k->btf, t->name_off), name) == 0)
@@ -942,30 +892,24 @@ int ut_kernel_member(struct ut_kernel *k, int32_t struct_id, const char *member,
 	return -1;
 }
 
-static int collect_member_names(struct ut_kernel *k, int32_t struct_id, struct strv *names)
+static void collect_member_names(struct ut_kernel *k, int32_t struct_id, struct strv *names)
 {
 	const struct btf_type *t = NULL;
 	unsigned n;
 	const struct btf_member *m = members_of(k, struct_id, &t, &n);
 	for (unsigned i = 0; i < n; i++) {
 		const char *name = btf__name_by_offset(k->btf, m[i].name_off);
-		int rc = *name ? strv_push(names, name)
-			       : collect_member_names(k, (int32_t)m[i].type, names);
-		if (rc != 0)
-			return rc;
+		if (*name)
+			strv_push(names, name);
+		else   /* an anonymous struct or union: its members are this one's */
+			collect_member_names(k, (int32_t)m[i].type, names);
 	}
-	return 0;
 }
 
 int ut_kernel_member_names(struct ut_kernel *k, int32_t struct_id, char ***out)
 {
-	*out = NULL;
 	struct strv names = {0};
-	if (collect_member_names(k, struct_id, &names) != 0) {
-		ut_strv_free(names.v, names.n);
-		set_error(k, "out of memory");
-		return -1;
-	}
+	collect_member_names(k, struct_id, &names);
 	*out = names.v;
 	return names.n;
 }
@@ -991,11 +935,7 @@ static int copy_params(struct ut_kernel *k, const struct btf_type *proto, unsign
 	if (vlen > 0 && p[vlen - 1].type == 0)
 		vlen--;
 	unsigned count = vlen > first ? vlen - first : 0;
-	*out = calloc(count + 1, sizeof(**out));
-	if (!*out) {
-		set_error(k, "out of memory");
-		return -1;
-	}
+	*out = xcalloc(count + 1, sizeof(**out));
 	for (unsigned i = 0; i < count; i++) {
 		const struct btf_param *param = &p[first + i];
 		snprintf((*out)[i].name, sizeof((*out)[i].name), "%s",
@@ -1099,18 +1039,14 @@ static int compare_enum_entries(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-static int add_enumerators(struct ut_kernel *k, const struct btf_type *t, uint32_t order,
-			   size_t *cap)
+static void add_enumerators(struct ut_kernel *k, const struct btf_type *t, uint32_t order,
+			    size_t *cap)
 {
 	unsigned n = btf_vlen(t);
 	for (unsigned i = 0; i < n; i++) {
 		if (k->nenums == *cap) {
-			size_t grown_cap = *cap ? *cap * 2 : 4096;
-			struct enum_entry *grown = realloc(k->enums, grown_cap * sizeof(*grown));
-			if (!grown)
-				return -1;
-			k->enums = grown;
-			*cap = grown_cap;
+			*cap = *cap ? *cap * 2 : 4096;
+			k->enums = xrealloc_array(k->enums, *cap, sizeof(*k->enums));
 		}
 		struct enum_entry *e = &k->enums[k->nenums++];
 		e->order = order;
@@ -1125,7 +1061,6 @@ static int add_enumerators(struct ut_kernel *k, const struct btf_type *t, uint32
 			e->value = (int64_t)btf_enum64_value(v);
 		}
 	}
-	return 0;
 }
 
 /* Sorted index of every enumerator in BTF, built on first use. */
@@ -1139,13 +1074,8 @@ static bool build_enum_index(struct ut_kernel *k)
 	uint32_t count = btf__type_cnt(k->btf);
 	for (uint32_t id = 1; id < count; id++) {
 		const struct btf_type *t = btf__type_by_id(k->btf, id);
-		if (btf_is_any_enum(t) && add_enumerators(k, t, id, &cap) != 0) {
-			free(k->enums);
-			k->enums = NULL;
-			k->nenums = 0;
-			set_error(k, "out of memory");
-			return false;
-		}
+		if (btf_is_any_enum(t))
+			add_enumerators(k, t, id, &cap);
 	}
 	if (k->nenums)
 		qsort(k->enums, k->nenums, sizeof(*k->enums), compare_enum_entries);
@@ -1186,41 +1116,35 @@ int ut_kernel_functions_matching(struct ut_kernel *k, const char *glob, char ***
 		if (!btf_is_func(t))
 			continue;
 		const char *name = type_name(k, t);
-		if (fnmatch(glob, name, 0) == 0 && strv_push(&found, name) != 0) {
-			ut_strv_free(found.v, found.n);
-			set_error(k, "out of memory");
-			return -1;
-		}
+		if (fnmatch(glob, name, 0) == 0)
+			strv_push(&found, name);
 	}
 	return strv_finish(&found, out);
 }
 
 /* ---- suggestions ------------------------------------------------------ */
 
-/* Levenshtein distance with two rows; SIZE_MAX when out of memory. */
+/* Levenshtein distance with two rows. */
 static size_t edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
-	size_t *prev = malloc((lb + 1) * sizeof(*prev));
-	size_t *cur = malloc((lb + 1) * sizeof(*cur));
-	size_t result = SIZE_MAX;
-	if (prev && cur) {
-		for (size_t j = 0; j <= lb; j++)
-			prev[j] = j;
-		for (size_t i = 1; i <= la; i++) {
-			cur[0] = i;
-			for (size_t j = 1; j <= lb; j++) {
-				size_t substitute = prev[j - 1] + (a[i - 1] != b[j - 1]);
-				size_t remove = prev[j] + 1, insert = cur[j - 1] + 1;
-				size_t best = substitute < remove ? substitute : remove;
-				cur[j] = best < insert ? best : insert;
-			}
-			size_t *swap = prev;
-			prev = cur;
-			cur = swap;
+	size_t *prev = xcalloc(lb + 1, sizeof(*prev));
+	size_t *cur = xcalloc(lb + 1, sizeof(*cur));
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t substitute = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t remove = prev[j] + 1, insert = cur[j - 1] + 1;
+			size_t best = substitute < remove ? substitute : remove;
+			cur[j] = best < insert ? best : insert;
 		}
-		result = prev[lb];
+		size_t *swap = prev;
+		prev = cur;
+		cur = swap;
 	}
+	size_t result = prev[lb];
 	free(prev);
 	free(cur);
 	return result;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "kernel/kernel.h"
 
 /* The kernel's internal "not supported" errno, seen from BPF_PROG_LOAD. */
@@ -165,14 +166,8 @@ int probe_links_add(struct ut_links *links, struct bpf_link *link)
 	if (!link)
 		return errno ? -errno : -EINVAL;
 	if (links->n == links->cap) {
-		unsigned cap = links->cap ? links->cap * 2 : 1;
-		struct bpf_link **v = realloc(links->v, cap * sizeof(*v));
-		if (!v) {
-			bpf_link__destroy(link);
-			return -ENOMEM;
-		}
-		links->v = v;
-		links->cap = cap;
+		links->cap = links->cap ? links->cap * 2 : 1;
+		links->v = xrealloc_array(links->v, links->cap, sizeof(*links->v));
 	}
 	links->v[links->n++] = link;
 	return 0;

@@ -6,7 +6,7 @@
  *
  * The hooks come in two groups.  The compiler's run on the kernel the
  * script is compiled on: they resolve a target and describe what the body
- * reads, with the compiler's state (compiler/compiler.h, helpers in
+ * reads, with the compiler's state (compiler/passes.h, helpers in
  * probes/resolve.h).  The runtime's run where the script runs: does the
  * target exist, does the kernel run the kind, attach; they work on
  * libbpf's objects (helpers in probes/attach.h).  One file holds both so

@@ -3,7 +3,7 @@
  * Internal to probes/. */
 #ifndef UT_PROBES_RESOLVE_H
 #define UT_PROBES_RESOLVE_H
-#include "compiler/compiler.h"
+#include "compiler/passes.h"
 #include "probes/kind.h"
 
 /* Adds an argument of the alternative; cexpr (malloc'ed) reads it in C. */

@@ -16,11 +16,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/files.h"
+#include "base/hash.h"
 #include "base/trust.h"
 #include "runtime/bpfcc_loader.h"
 #include "runtime/elf_strip.h"
-#include "base/hash.h"
 #include "kernel/vmlinux.h"
 
 /* snprintf for paths; a path too long for PATH_MAX becomes "", which every
@@ -190,15 +191,8 @@ static void list_cached(const char *dir, const char *sub, struct cached_file **v
 		path_fmt(file, sizeof(file), "%s/%s", path, de->d_name);
 		if (strstr(de->d_name, ".tmp.") || stat(file, &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
-		if (*n == *cap) {
-			size_t grown = *cap ? *cap * 2 : 256;
-			struct cached_file *g = realloc(*v, grown * sizeof(*g));
-			if (!g)
-				break;
-			*v = g;
-			*cap = grown;
-		}
-		(*v)[(*n)++] = (struct cached_file){strdup(file), (uint64_t)st.st_blocks * 512, st.st_mtim};
+		grow_array((void **)v, cap, *n + 1, sizeof(**v));
+		(*v)[(*n)++] = (struct cached_file){xstrdup(file), (uint64_t)st.st_blocks * 512, st.st_mtim};
 	}
 	if (d)
 		closedir(d);
@@ -415,13 +409,12 @@ static int start_child(const char *c_src, const struct object_place *at, struct 
 		close(fds[0]);
 		void *o = NULL;
 		size_t n = 0;
-		char *child_err = calloc(1, errlen);
-		int rc = child_err ? compile_object(c_src, at, &o, &n, child_err, errlen)
-				   : -1;
+		char *child_err = xcalloc(1, errlen);
+		int rc = compile_object(c_src, at, &o, &n, child_err, errlen);
 		struct compile_reply r = {
 			.rc = rc,
 			.obj_len = rc == 0 ? n : 0,
-			.err_len = child_err ? strlen(child_err) : 0,
+			.err_len = strlen(child_err),
 		};
 		bool sent = ut_write_all(fds[1], &r, sizeof(r)) == 0 && ut_write_all(fds[1], o, r.obj_len) == 0 &&
 			    ut_write_all(fds[1], child_err, r.err_len) == 0;
@@ -435,9 +428,11 @@ static int start_child(const char *c_src, const struct object_place *at, struct 
 static int finish_child(struct child *c, void **obj, size_t *len, char *err, size_t errlen)
 {
 	struct compile_reply r;
-	bool received = ut_read_all(c->fd, &r, sizeof(r)) == 0 && r.err_len < errlen &&
-			(*obj = malloc(r.obj_len ? r.obj_len : 1)) != NULL && ut_read_all(c->fd, *obj, r.obj_len) == 0 &&
-			ut_read_all(c->fd, err, r.err_len) == 0;
+	bool received = ut_read_all(c->fd, &r, sizeof(r)) == 0 && r.err_len < errlen;
+	if (received) {
+		*obj = xmalloc(r.obj_len);
+		received = ut_read_all(c->fd, *obj, r.obj_len) == 0 && ut_read_all(c->fd, err, r.err_len) == 0;
+	}
 	close(c->fd);
 	c->fd = -1;
 	int status = 0;
@@ -506,8 +501,8 @@ static int place_object(struct ut_object_build *b, struct object_place *at)
 
 void ut_build_objects(struct ut_object_build *builds, unsigned n)
 {
-	struct object_place *at = calloc(n + 1, sizeof(*at));
-	struct child *children = calloc(n + 1, sizeof(*children));
+	struct object_place *at = xcalloc(n + 1, sizeof(*at));
+	struct child *children = xcalloc(n + 1, sizeof(*children));
 	for (unsigned i = 0; i < n; i++) {
 		struct ut_object_build *b = &builds[i];
 		children[i].fd = -1;
@@ -515,10 +510,7 @@ void ut_build_objects(struct ut_object_build *builds, unsigned n)
 		b->len = 0;
 		b->cached = false;
 		b->err[0] = 0;
-		if (!at || !children) {
-			snprintf(b->err, sizeof(b->err), "out of memory");
-			b->rc = -1;
-		} else if ((b->rc = place_object(b, &at[i])) == 0 && ut_cache_read(at[i].obj_path, &b->obj, &b->len) == 0) {
+		if ((b->rc = place_object(b, &at[i])) == 0 && ut_cache_read(at[i].obj_path, &b->obj, &b->len) == 0) {
 			b->cached = true;
 			ut_cache_used(at[i].obj_path);
 		} else if (b->rc == 0) {
@@ -527,7 +519,7 @@ void ut_build_objects(struct ut_object_build *builds, unsigned n)
 	}
 	bool compiled = false;
 	for (unsigned i = 0; i < n; i++)
-		if (children && children[i].fd >= 0) {
+		if (children[i].fd >= 0) {
 			builds[i].rc = finish_child(&children[i], &builds[i].obj, &builds[i].len, builds[i].err,
 						    sizeof(builds[i].err));
 			compiled = true;

@@ -2,6 +2,7 @@
 
 #include <linux/types.h>
 
+#include "base/alloc.h"
 #include "bpf/records.h"
 #include "runtime/loader.h"
 #include "runtime/reorder.h"
@@ -122,14 +123,12 @@ struct ut_consumer *ut_consumer_new(struct bpf_object *obj, ut_record_len_fn *le
 		snprintf(err, errlen, "the BPF object has no loaded ut_events ring buffer");
 		return NULL;
 	}
-	struct ut_consumer *c = calloc(1, sizeof(*c));
 	int ncpus = libbpf_num_possible_cpus();
-	if (!c || ncpus <= 0) {
-		snprintf(err, errlen, "cannot set up the ring buffer reader: %s",
-			 c ? strerror(-ncpus) : "out of memory");
-		free(c);
+	if (ncpus <= 0) {
+		snprintf(err, errlen, "cannot set up the ring buffer reader: %s", strerror(-ncpus));
 		return NULL;
 	}
+	struct ut_consumer *c = xcalloc(1, sizeof(*c));
 	c->fn = fn;
 	c->ctx = ctx;
 	c->ncpus = (unsigned)ncpus;
@@ -140,12 +139,12 @@ struct ut_consumer *ut_consumer_new(struct bpf_object *obj, ut_record_len_fn *le
 	c->cpu_state_fd = map_fd(obj, "ut_cpu");
 	struct bpf_program *flush = bpf_object__find_program_by_name(obj, "ut_flush");
 	c->flush_fd = flush ? bpf_program__fd(flush) : -1;
-	c->per_cpu = calloc(c->ncpus, sizeof(*c->per_cpu));
-	c->cpu_states = calloc(c->ncpus, sizeof(*c->cpu_states));
-	c->quiet_until = calloc(c->ncpus, sizeof(*c->quiet_until));
+	c->per_cpu = xcalloc(c->ncpus, sizeof(*c->per_cpu));
+	c->cpu_states = xcalloc(c->ncpus, sizeof(*c->cpu_states));
+	c->quiet_until = xcalloc(c->ncpus, sizeof(*c->quiet_until));
 	c->reorder = ut_reorder_new(c->ncpus, len, ctx);
 	c->rb = ring_buffer__new(events_fd, on_sample, c, NULL);
-	if (!c->rb || !c->per_cpu || !c->cpu_states || !c->quiet_until) {
+	if (!c->rb) {
 		snprintf(err, errlen, "cannot set up the ring buffer reader: %s", strerror(errno));
 		ut_consumer_free(c);
 		return NULL;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+
 /* The name of section s, or NULL when it is not in the names section. */
 static const char *section_name(const unsigned char *in, size_t size, const Elf64_Shdr *names, const Elf64_Shdr *s)
 {
@@ -28,9 +30,9 @@ static bool rewrite(unsigned char *in, size_t *len, const Elf64_Ehdr *eh, const 
 {
 	size_t size = *len, pos = sizeof(*eh);
 	unsigned n = eh->e_shnum, kept = 0;
-	unsigned char *out = malloc(size);
-	Elf64_Shdr *ns = malloc(n * sizeof(*ns));
-	bool ok = out && ns;
+	unsigned char *out = xmalloc(size);
+	Elf64_Shdr *ns = xcalloc(n, sizeof(*ns));
+	bool ok = true;
 	for (unsigned i = 0; i < n && ok; i++) {
 		if (drop[i])
 			continue;
@@ -99,12 +101,11 @@ void ut_strip_debug_sections(void *obj, size_t *len)
 	    (size - eh.e_shoff) / sizeof(Elf64_Shdr) < eh.e_shnum)
 		return;
 	unsigned n = eh.e_shnum;
-	Elf64_Shdr *sh = malloc(n * sizeof(*sh));
-	bool *drop = calloc(n, sizeof(*drop));
-	unsigned *to = calloc(n, sizeof(*to));
-	bool ok = sh && drop && to, any = false;
-	if (ok)
-		memcpy(sh, in + eh.e_shoff, n * sizeof(*sh));
+	Elf64_Shdr *sh = xcalloc(n, sizeof(*sh));
+	bool *drop = xcalloc(n, sizeof(*drop));
+	unsigned *to = xcalloc(n, sizeof(*to));
+	bool ok = true, any = false;
+	memcpy(sh, in + eh.e_shoff, n * sizeof(*sh));
 	for (unsigned i = 1; i < n && ok; i++) {
 		const char *name = section_name(in, size, &sh[eh.e_shstrndx], &sh[i]);
 		ok = name && (sh[i].sh_type == SHT_NOBITS || (sh[i].sh_offset <= size && sh[i].sh_size <= size - sh[i].sh_offset));

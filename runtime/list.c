@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "kernel/kernel.h"
 #include "probes/kind.h"
 
@@ -63,17 +64,17 @@ static void no_probe_matches(struct ut_kernel *k, const char *pattern)
 	/* candidates: the kinds -l lists (when no kind was written) and the
 	 * categories */
 	n = ut_kernel_tracepoints_matching(k, "*", &names);
-	char **cands = calloc((size_t)(n > 0 ? n : 0) + UT_PROBE_KIND_COUNT, sizeof(char *));
+	char **cands = xcalloc((size_t)(n > 0 ? n : 0) + UT_PROBE_KIND_COUNT, sizeof(char *));
 	unsigned ncands = 0;
-	for (int kind = 0; cands && !def && kind < UT_PROBE_KIND_COUNT; kind++)
+	for (int kind = 0; !def && kind < UT_PROBE_KIND_COUNT; kind++)
 		if (probe_kind_def((enum ut_probe_kind)kind)->list)
-			cands[ncands++] = strdup(probe_kind_name((enum ut_probe_kind)kind));
-	for (int i = 0; cands && i < n; i++) {
+			cands[ncands++] = xstrdup(probe_kind_name((enum ut_probe_kind)kind));
+	for (int i = 0; i < n; i++) {
 		names[i][strcspn(names[i], ":")] = 0;
 		if (!ncands || strcmp(cands[ncands - 1], names[i]) != 0)   /* sorted: categories in runs */
-			cands[ncands++] = strdup(names[i]);
+			cands[ncands++] = xstrdup(names[i]);
 	}
-	const char *near = cands ? ut_suggest(word, cands, ncands) : NULL;
+	const char *near = ut_suggest(word, cands, ncands);
 	fprintf(stderr, "uring-trace: '%s' is %s tracepoint category on this kernel%s%s%s (list them with: "
 		"uring-trace -l 'tracepoint:*')\n", word, def ? "no" : "neither a probe kind -l lists nor a",
 		near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");

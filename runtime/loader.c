@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "kernel/kernel.h"
 #include "probes/kind.h"
 
@@ -78,12 +79,8 @@ static int capture_print(enum libbpf_print_level level, const char *fmt, va_list
 	if (n <= 0)
 		return 0;
 	if (captured_len + (size_t)n + 1 > captured_cap) {
-		size_t cap = (captured_len + (size_t)n + 1) * 2;
-		char *grown = realloc(captured, cap);
-		if (!grown)
-			return 0;
-		captured = grown;
-		captured_cap = cap;
+		captured_cap = (captured_len + (size_t)n + 1) * 2;
+		captured = xrealloc(captured, captured_cap);
 	}
 	vsnprintf(captured + captured_len, captured_cap - captured_len, fmt, ap);
 	captured_len += (size_t)n;
@@ -275,11 +272,9 @@ static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, cons
 		return 0;  /* an object without filters */
 	size_t size;
 	const void *initial = bpf_map__initial_value(map, &size);
-	void *data = malloc(size);
-	if (!initial || !data) {
-		free(data);
+	if (!initial)
 		return -ENOMEM;
-	}
+	void *data = xmalloc(size);
 	memcpy(data, initial, size);
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);   /* bpf_ktime_get_ns()'s clock */
@@ -620,28 +615,21 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 		return NULL;
 	}
 	struct ut_kernel *k = o->kernel ? o->kernel : ut_kernel_open();
-	struct ut_loaded *l = calloc(1, sizeof(*l));
-	if (!k || !l) {
-		snprintf(err, errlen, "out of memory");
-		free(l);
-		if (k != o->kernel)
-			ut_kernel_close(k);
-		return NULL;
-	}
+	struct ut_loaded *l = xcalloc(1, sizeof(*l));
 	/* the script's probes, then the built-ins: exec always, fork and free for -c */
 	const bool asked[UT_BUILTIN_COUNT] = {
 		[UT_BUILTIN_EXEC] = true, [UT_BUILTIN_FORK] = o->follow_forks, [UT_BUILTIN_FREE] = o->follow_forks,
 	};
-	l->probes = calloc(o->nprobes + UT_BUILTIN_COUNT, sizeof(*l->probes));
-	if (l->probes && o->nprobes)
+	l->probes = xcalloc(o->nprobes + UT_BUILTIN_COUNT, sizeof(*l->probes));
+	if (o->nprobes)
 		memcpy(l->probes, o->probes, o->nprobes * sizeof(*l->probes));
-	l->nprobes = l->script_probes = l->probes ? o->nprobes : 0;
+	l->nprobes = l->script_probes = o->nprobes;
 	for (unsigned b = 0; b < UT_BUILTIN_COUNT; b++)
-		if (asked[b] && l->probes)
+		if (asked[b])
 			l->probes[l->nprobes++] = builtins[b];
-	l->choice = calloc(l->nprobes + 1, sizeof(*l->choice));
-	l->links = calloc(l->nprobes + 1, sizeof(*l->links));
-	l->disk_devs = calloc(o->ndisks + 1, sizeof(*l->disk_devs));
+	l->choice = xcalloc(l->nprobes + 1, sizeof(*l->choice));
+	l->links = xcalloc(l->nprobes + 1, sizeof(*l->links));
+	l->disk_devs = xcalloc(o->ndisks + 1, sizeof(*l->disk_devs));
 	l->can_flush = can_run_on_cpu();
 	l->untrusted_loads = can_cast_untrusted(k);
 	if (o->verbose)
@@ -655,7 +643,7 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 				     : "this kernel cannot run a program on a chosen CPU (BPF_F_TEST_RUN_ON_CPU): each "
 				       "probe hit's records go to the ring buffer at its end (slower)");
 	libbpf_print_fn_t previous_print = libbpf_set_print(capture_print);
-	bool ok = l->probes && l->choice && l->links && l->disk_devs;
+	bool ok = true;
 	for (unsigned i = 0; ok && i < o->ndisks; i++)
 		ok = look_up_disk(&o->disks[i], &l->disk_devs[i], err, errlen);
 	for (unsigned i = 0; ok && i < l->nprobes; i++) {
@@ -682,8 +670,6 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 	if (k != o->kernel)
 		ut_kernel_close(k);
 	if (step == STEP_FAIL) {
-		if (!l->probes || !l->choice || !l->links || !l->disk_devs)
-			snprintf(err, errlen, "out of memory");
 		ut_unload(l);
 		return NULL;
 	}
@@ -776,7 +762,7 @@ void ut_detach(struct ut_loaded *l, struct ut_detach_stats *stats)
 	unsigned total = 0;
 	for (unsigned i = 0; i < l->nprobes; i++)
 		total += l->links[i].n;
-	struct bpf_link **slow = calloc(total ? total : 1, sizeof(*slow));
+	struct bpf_link **slow = xcalloc(total ? total : 1, sizeof(*slow));
 	for (unsigned i = 0; i < l->nprobes; i++) {
 		if (!l->links[i].n)
 			continue;
@@ -784,7 +770,7 @@ void ut_detach(struct ut_loaded *l, struct ut_detach_stats *stats)
 		bool slow_kind = probe_kind_def(alt->kind)->slow_detach;
 		for (unsigned j = 0; j < l->links[i].n; j++) {
 			s.links++;
-			if (slow && slow_kind)
+			if (slow_kind)
 				slow[s.slow_links++] = l->links[i].v[j];
 			else
 				bpf_link__destroy(l->links[i].v[j]);

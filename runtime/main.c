@@ -13,11 +13,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/hash.h"
 #include "compiler/compiler.h"
+#include "compiler/diag.h"
 #include "compiler/gen_native.h"
 #include "compiler/program_io.h"
 #include "fxt/fxt.h"
+#include "kernel/kernel.h"
 #include "tools/tools.h"
 #include "tools/render.h"
 #include "runtime/cache.h"
@@ -261,7 +264,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_DUMP:
 			o->dump = ut_dump_named(optarg);
 			if (o->dump == UT_DUMP_NONE)
-				die_usage("--dump takes a pass: ast, typed, resources, placement, c or reader-c", optarg);
+				die_usage("--dump takes a pass: ast, typed, resources, placement, reuse, c, reader-c or program", optarg);
 			break;
 		case OPT_COMPILE: o->compile_only = true; break;
 		case OPT_ALL_IN_KERNEL: o->all_in_kernel = true; break;
@@ -351,9 +354,7 @@ static int render_command(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	struct svg_render_options ro = {0};
-	const char **only = calloc((size_t)argc, sizeof(*only));
-	if (!only)
-		return 1;
+	const char **only = xcalloc((size_t)argc, sizeof(*only));
 	int c;
 	char *end;
 	while ((c = getopt_long(argc, argv, "o:", longs, NULL)) != -1) {
@@ -484,9 +485,8 @@ static void keep_program(const struct ut_program_cache *kept, const struct ut_pr
 	bool ok = false;
 	if (warned) {
 		snprintf(why, sizeof(why), "the compile warned (its warnings are shown at each run)");
-	} else if (ut_program_save(prog, objs, &image, &len) != 0) {
-		snprintf(why, sizeof(why), "out of memory");
 	} else {
+		ut_program_save(prog, objs, &image, &len);
 		ok = ut_program_cache_put(kept, prog, inputs, report, image, len, why, sizeof(why));
 		free(image);
 	}
@@ -589,15 +589,15 @@ static int run_script(struct options *o)
 	if (o->compile_only) {
 		void *out;
 		size_t out_len;
-		if (ut_program_save(prog, &objs, &out, &out_len) != 0 || ut_write_file_atomic(o->output, out, out_len) != 0) {
+		ut_program_save(prog, &objs, &out, &out_len);
+		if (ut_write_file_atomic(o->output, out, out_len) != 0) {
 			fprintf(stderr, "uring-trace: cannot write %s: %s\n", o->output, strerror(errno));
 			rc = 1;
 		} else if (!o->quiet) {
 			fprintf(stderr, "uring-trace: wrote %s (%zu bytes); run it with: uring-trace %s\n", o->output, out_len,
 				o->output);
 		}
-		if (rc == 0)
-			free(out);
+		free(out);
 	} else {
 		if (kept.path[0])
 			keep_program(&kept, prog, &objs, &inputs, report, d.warnings > 0, o->verbose);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "base/alloc.h"
 #include "base/bytes.h"
 #include "base/hash.h"
 #include "compiler/program_io.h"
@@ -137,12 +138,7 @@ static char *take_string(struct byte_reader *r)
 	const char *at = byte_take(r, len);
 	if (!at)
 		return NULL;
-	char *s = malloc(len + 1);
-	if (s) {
-		memcpy(s, at, len);
-		s[len] = 0;
-	}
-	return s;
+	return xstrndup(at, len);
 }
 
 void *ut_program_cache_get(const struct ut_program_cache *c, size_t *len, char **report)

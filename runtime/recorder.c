@@ -94,7 +94,7 @@ static void kept_put(struct kept_set *s, uint64_t a, uint64_t b, const void *rec
 	if (s->lru.count >= s->max)
 		kept_remove(s, lru_oldest(&s->lru));
 	struct kept *k = lru_add(&s->lru, a, b);
-	k->rec = xalloc_check(malloc(size));
+	k->rec = xmalloc(size);
 	k->size = (uint32_t)size;
 	memcpy(k->rec, rec, size);
 	s->bytes += size + KEPT_OVERHEAD;
@@ -298,7 +298,7 @@ void ut_recorder_add(struct ut_recorder *r, const void *rec, size_t size)
 	struct chunk *c = r->last;
 	if (!c || c->capacity - c->used < need) {
 		size_t capacity = need > CHUNK_BYTES ? need : CHUNK_BYTES;
-		c = xalloc_check(malloc(sizeof(*c) + capacity));
+		c = xmalloc(sizeof(*c) + capacity);
 		*c = (struct chunk){.capacity = capacity};
 		if (r->last)
 			r->last->next = c;

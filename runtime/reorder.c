@@ -104,7 +104,7 @@ static void push_in_order(struct cpu_queue *q, struct queued item)
 
 void ut_reorder_add(struct ut_reorder *r, const void *sample, size_t size)
 {
-	struct sample_copy *copy = xalloc_check(malloc(sizeof(*copy) + size));
+	struct sample_copy *copy = xmalloc(sizeof(*copy) + size);
 	memcpy(copy->bytes, sample, size);
 	copy->records_left = 1;   /* held until every record is queued */
 	const unsigned char *p = copy->bytes;

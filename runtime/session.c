@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "base/alloc.h"
 #include "bpf/records.h"
 #include "engine/engine.h"
 #include "fxt/fxt.h"
@@ -122,9 +123,7 @@ static pid_t start_command(const char *cmd, const struct ut_identity *as, bool s
 		 * through sh: the command (or sh) keeps the pid the probes
 		 * filter on, and the processes it starts are followed in BPF. */
 		if (!strpbrk(cmd, "|&;<>()$`\\\"'*?[#~=%{}\n")) {
-			char *copy = strdup(cmd), *argv[256], *save = NULL;
-			if (!copy)
-				command_failed(report[1], 127, "cannot run '%s': out of memory", cmd);
+			char *copy = xstrdup(cmd), *argv[256], *save = NULL;
 			int n = 0;
 			for (char *w = strtok_r(copy, " \t", &save); w && n < 255; w = strtok_r(NULL, " \t", &save))
 				argv[n++] = w;
@@ -137,12 +136,7 @@ static pid_t start_command(const char *cmd, const struct ut_identity *as, bool s
 		/* One simple command is exec'ed by sh, keeping its pid; a list
 		 * (`cd dir && ./app`, `a; b`) runs as sh wrote it, sh's
 		 * children followed ("exec cd dir && ..." would fail). */
-		bool list = shell_list(cmd);
-		char *line = malloc(strlen(cmd) + 6);
-		if (!line)
-			command_failed(report[1], 127, "cannot run '%s': out of memory", cmd);
-		sprintf(line, "%s%s", list ? "" : "exec ", cmd);
-		execl("/bin/sh", "sh", "-c", line, (char *)NULL);
+		execl("/bin/sh", "sh", "-c", xasprintf("%s%s", shell_list(cmd) ? "" : "exec ", cmd), (char *)NULL);
 		command_failed(report[1], 127, "cannot run /bin/sh for '%s': %s", cmd, strerror(errno));
 	}
 	int fork_errno = errno;
@@ -179,6 +173,23 @@ struct session {
 	 * it takes them, each a native u32 length and its bytes (for
 	 * bench/replay_bench, which times the reader's work on them) */
 	FILE *capture;
+	/* --json -: standard output carries the JSON alone; the text that
+	 * goes there otherwise (printf, the maps, the -c command's output)
+	 * goes to standard error (text_out) */
+	bool json_stdout;
+	FILE *text_out;
+	pid_t child;                     /* the -c command while it runs */
+	int child_status;
+	int rc;                          /* the exit status */
+	/* what the run, then the stop, leave for the report */
+	bool tty;                        /* a status line on standard error */
+	uint64_t reader_cpu_started;
+	struct ut_detach_stats detached;
+	bool *kernel_full;               /* per map: a BPF map that filled up */
+	uint64_t emitted, lost;          /* probe hits the kernel sent, and lost */
+	struct ut_loaded_runs runs;
+	bool trace_cut;                  /* the trace file could not be written whole */
+	uint64_t trace_write_ns;
 };
 
 static size_t record_len(void *ctx, const void *rec, size_t avail)
@@ -586,11 +597,7 @@ static struct window_file *window_open(struct session *s, const char *path, uint
 		fprintf(stderr, "uring-trace: cannot write the trace: %s\n", err);
 		return NULL;
 	}
-	struct window_file *f = calloc(1, sizeof(*f));
-	if (!f) {
-		fxt_writer_close(w, err, sizeof(err));
-		return NULL;
-	}
+	struct window_file *f = xcalloc(1, sizeof(*f));
 	*f = (struct window_file){.w = w, .e = new_engine(s->o, w), .from = from, .to = to, .trigger = trigger};
 	snprintf(f->path, sizeof(f->path), "%s", path);
 	ut_decode_declare_names(s->prog, f->e);
@@ -754,302 +761,364 @@ static void use_compiled_user_side(struct ut_user_side *u, const struct ut_progr
 		fprintf(stderr, "uring-trace: the reader interprets the script's user side (%s)\n", err);
 }
 
-int ut_trace(struct options *o, struct ut_program *prog, const struct ut_program_objects *objs, struct ut_kernel *k)
+/* Says which probe alternatives attached (-v), or which degraded. */
+static void report_attached(const struct session *s)
 {
-	struct session s = {.o = o, .prog = prog};
+	const struct ut_program *prog = s->prog;
+	if (!s->o->verbose) {
+		if (!s->o->quiet)
+			note_degraded(prog, s->loaded);
+		return;
+	}
+	for (unsigned i = 0; i < prog->nprobes; i++) {
+		int a = ut_loaded_alt(s->loaded, i);
+		const char *skipped = ut_loaded_skipped(s->loaded, i);
+		if (a >= 0)
+			fprintf(stderr, "uring-trace: %s:%d: attached %s:%s%s%s\n", prog->probes[i].loc.file,
+				prog->probes[i].loc.line, probe_kind_name(prog->probes[i].alts[a].kind),
+				prog->probes[i].alts[a].target, skipped[0] ? " (skipped: " : "",
+				skipped[0] ? skipped : "");
+		else if (prog->probes[i].nalts && probe_kind_def(prog->probes[i].alts[0].kind)->runs == PROBE_ATTACHED)
+			fprintf(stderr, "uring-trace: %s: not attached (%s)\n", prog->probes[i].spec, skipped);
+	}
+}
+
+/* The start: the trace file and its engine (or the flight recorder), the
+ * -c command (held until the probes are attached), the program loaded and
+ * attached, the reader's decoder, BEGIN, then the command released.
+ * False when the session ends there (s->rc says how). */
+static bool session_start(struct session *s, const struct ut_program_objects *objs, struct ut_kernel *k)
+{
+	struct options *o = s->o;
+	struct ut_program *prog = s->prog;
 	char err[4096];
-	int rc = 0;
-	/* --json -: standard output carries the JSON alone; the text that
-	 * goes there otherwise (printf, the maps, the -c command's output)
-	 * goes to standard error.  printf lines come out as they are made,
-	 * into a pipe too. */
-	bool json_stdout = o->json && strcmp(o->json, "-") == 0;
-	FILE *text_out = json_stdout ? stderr : stdout;
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	s->json_stdout = o->json && strcmp(o->json, "-") == 0;
+	s->text_out = s->json_stdout ? stderr : stdout;
+	setvbuf(stdout, NULL, _IOLBF, 0);   /* printf lines come out as they are made, into a pipe too */
 	if (!o->summary_only) {
-		s.writer = fxt_writer_open(o->output, err, sizeof(err));
-		if (!s.writer) {
+		s->writer = fxt_writer_open(o->output, err, sizeof(err));
+		if (!s->writer) {
 			fprintf(stderr, "uring-trace: cannot write the trace: %s\n", err);
-			return 1;
+			s->rc = 1;
+			return false;
 		}
 		if (o->ring_s)
-			s.recorder = ut_recorder_new(prog, seconds_ns(o->ring_s), o->ring_bytes);
+			s->recorder = ut_recorder_new(prog, seconds_ns(o->ring_s), o->ring_bytes);
 		else
-			s.engine = new_engine(o, s.writer);
+			s->engine = new_engine(o, s->writer);
 	}
-	int release_fd = -1, report_fd = -1, child_status = 0;
-	pid_t child = 0;
+	int release_fd = -1, report_fd = -1;
 	if (o->command) {
-		child = start_command(o->command, &o->command_as, json_stdout, &release_fd, &report_fd);
-		if (child < 0) {
+		s->child = start_command(o->command, &o->command_as, s->json_stdout, &release_fd, &report_fd);
+		if (s->child < 0) {
 			fprintf(stderr, "uring-trace: cannot start '%s': %s\n", o->command, strerror(errno));
-			rc = 1;
-			goto out;
+			s->child = 0;
+			s->rc = 1;
+			return false;
 		}
 	}
 	struct ut_load_opts lo = {
 		.obj = objs->bpf, .obj_len = objs->bpf_len, .probes = prog->probes, .nprobes = prog->nprobes,
 		.disks = prog->disks, .ndisks = prog->ndisks,
 		.ringbuf_bytes = o->buffer_bytes,
-		.filter_tgid = child ? (uint32_t)child : (uint32_t)o->pid,
-		.follow_forks = child != 0,
+		.filter_tgid = s->child ? (uint32_t)s->child : (uint32_t)o->pid,
+		.follow_forks = s->child != 0,
 		.filter_comm = o->comm,
 		.sample_permyriad = o->sample_pct > 0 ? (uint32_t)(o->sample_pct * 100 + 0.5) : 0,
 		.verbose = o->verbose,
 		.kernel = k,
 	};
-	s.loaded = ut_load(&lo, err, sizeof(err));
-	if (!s.loaded) {
+	s->loaded = ut_load(&lo, err, sizeof(err));
+	if (!s->loaded) {
 		fprintf(stderr, "uring-trace: %s\n", err);
-		if (child) {
-			kill(child, SIGKILL);
-			waitpid(child, NULL, 0);
+		if (s->child) {
+			kill(s->child, SIGKILL);
+			waitpid(s->child, NULL, 0);
 			close(report_fd);
+			s->child = 0;
 		}
-		rc = 1;
-		goto out;
+		s->rc = 1;
+		return false;
 	}
-	s.obj = ut_loaded_object(s.loaded);
-	s.requests = map_requests(s.obj);
-	s.consumer = ut_consumer_new(s.obj, record_len, on_record, &s, err, sizeof(err));
-	if (!s.consumer) {
+	s->obj = ut_loaded_object(s->loaded);
+	s->requests = map_requests(s->obj);
+	s->consumer = ut_consumer_new(s->obj, record_len, on_record, s, err, sizeof(err));
+	if (!s->consumer) {
 		fprintf(stderr, "uring-trace: %s\n", err);
-		rc = 1;
-		goto out;
+		s->child = 0;   /* held: it ends as uring-trace does (the pipe releasing it closes) */
+		s->rc = 1;
+		return false;
 	}
-	ut_stacks_open(s.obj, prog, child ? child : (pid_t)o->pid);
-	ut_user_maps_init(&s.user_maps, prog);
+	ut_stacks_open(s->obj, prog, s->child ? s->child : (pid_t)o->pid);
+	ut_user_maps_init(&s->user_maps, prog);
 	const char *capture = getenv("UT_CAPTURE_RECORDS");
-	if (capture && !(s.capture = fopen(capture, "wb")))
+	if (capture && !(s->capture = fopen(capture, "wb")))
 		fprintf(stderr, "uring-trace: cannot write %s (UT_CAPTURE_RECORDS): %s\n", capture, strerror(errno));
-	s.dec = (struct ut_decoder){.prog = prog, .engine = s.engine, .recorder = s.recorder, .print_out = text_out,
-				    .clear_map = on_clear, .zero_map = on_zero, .print_map = on_print,
-				    .maps_ctx = &s,
-				    .user_side = ut_user_side_new(prog, &s.user_maps, lo.sample_permyriad),
-				    .shared_exit_ts = s.requests ? &s.requests[UT_REQUEST_EXIT] : NULL};
-	use_compiled_user_side(s.dec.user_side, prog, objs, o);
-	if (s.engine)
-		ut_decode_declare_names(prog, s.engine);
-	if (o->verbose)
-		for (unsigned i = 0; i < prog->nprobes; i++) {
-			int a = ut_loaded_alt(s.loaded, i);
-			const char *skipped = ut_loaded_skipped(s.loaded, i);
-			if (a >= 0)
-				fprintf(stderr, "uring-trace: %s:%d: attached %s:%s%s%s\n", prog->probes[i].loc.file,
-					prog->probes[i].loc.line, probe_kind_name(prog->probes[i].alts[a].kind),
-					prog->probes[i].alts[a].target, skipped[0] ? " (skipped: " : "",
-					skipped[0] ? skipped : "");
-			else if (prog->probes[i].nalts && probe_kind_def(prog->probes[i].alts[0].kind)->runs == PROBE_ATTACHED)
-				fprintf(stderr, "uring-trace: %s: not attached (%s)\n", prog->probes[i].spec, skipped);
-		}
-	else if (!o->quiet)
-		note_degraded(prog, s.loaded);
-	report_builtins(prog, s.loaded, o);
-	if (s.engine)
-		mark_start(s.engine);
-	run_once_probes(&s, PROBE_RUN_AT_START);
-	if (child) {
+	s->dec = (struct ut_decoder){.prog = prog, .engine = s->engine, .recorder = s->recorder,
+				     .print_out = s->text_out, .clear_map = on_clear, .zero_map = on_zero,
+				     .print_map = on_print, .maps_ctx = s,
+				     .user_side = ut_user_side_new(prog, &s->user_maps, lo.sample_permyriad),
+				     .shared_exit_ts = s->requests ? &s->requests[UT_REQUEST_EXIT] : NULL};
+	use_compiled_user_side(s->dec.user_side, prog, objs, o);
+	if (s->engine)
+		ut_decode_declare_names(prog, s->engine);
+	report_attached(s);
+	report_builtins(prog, s->loaded, o);
+	if (s->engine)
+		mark_start(s->engine);
+	run_once_probes(s, PROBE_RUN_AT_START);
+	if (s->child) {
 		if (write(release_fd, "g", 1) != 1)
 			fprintf(stderr, "uring-trace: cannot start the command\n");
 		close(release_fd);
 		char why[512];
 		ssize_t n = read(report_fd, why, sizeof(why) - 1);
 		close(report_fd);
-		if (n > 0) {
+		if (n > 0) {   /* it could not be run */
 			fprintf(stderr, "uring-trace: %.*s\n", (int)n, why);
-			waitpid(child, &child_status, 0);
-			rc = WEXITSTATUS(child_status);
-			goto out;
+			waitpid(s->child, &s->child_status, 0);
+			s->child = 0;
+			s->rc = WEXITSTATUS(s->child_status);
+			return false;
 		}
 	}
+	return true;
+}
+
+/* The run: records read as they come, until the end (-d, Ctrl-C, exit(),
+ * the -c command's end); snapshots taken and written on the way. */
+static void session_run(struct session *s)
+{
+	struct options *o = s->o;
 	if (!o->quiet && !o->command)
-		fprintf(stderr, "uring-trace: tracing%s; Ctrl-C to stop\n", s.writer ? "" : " (summary only)");
-	bool tty = isatty(2) && !o->quiet;
+		fprintf(stderr, "uring-trace: tracing%s; Ctrl-C to stop\n", s->writer ? "" : " (summary only)");
+	s->tty = isatty(2) && !o->quiet;
 	double started = ut_now_s(), last_status = started;
-	uint64_t reader_cpu_started = reader_cpu_ns();
+	s->reader_cpu_started = reader_cpu_ns();
 	uint64_t last_records = 0;
-	while (!stop_signal && !ut_decode_exited(&s.dec)) {
-		int n = ut_consumer_poll(s.consumer, 100);
+	while (!stop_signal && !ut_decode_exited(&s->dec)) {
+		int n = ut_consumer_poll(s->consumer, 100);
 		if (n < 0 && n != -EINTR) {
 			fprintf(stderr, "uring-trace: reading events failed: %s\n", strerror(-n));
-			rc = 1;
+			s->rc = 1;
 			break;
 		}
 		ut_stacks_poll();   /* before the child is reaped: its frames can still be named */
 		if (snapshot_signal) {
 			snapshot_signal = 0;
-			take_snapshot_trigger(&s, now_ns());
+			take_snapshot_trigger(s, now_ns());
 		}
-		script_snapshot(&s);
-		continue_snapshot(&s, false);
-		note_trace_size(&s);
-		note_ring_cut(&s);
+		script_snapshot(s);
+		continue_snapshot(s, false);
+		note_trace_size(s);
+		note_ring_cut(s);
 		if (o->duration > 0 && ut_now_s() - started >= o->duration)
 			break;
-		if (child && waitpid(child, &child_status, WNOHANG) == child) {
-			child = 0;
+		if (s->child && waitpid(s->child, &s->child_status, WNOHANG) == s->child) {
+			s->child = 0;
 			break;
 		}
 		if (ut_now_s() - last_status >= 1.0) {
-			if (tty)
-				status_line(&s, started, &last_records, &last_status);
+			if (s->tty)
+				status_line(s, started, &last_records, &last_status);
 			else
 				last_status = ut_now_s();
 		}
 	}
-	if (tty)
+	if (s->tty)
 		fputc('\n', stderr);
-	struct ut_detach_stats ds;
-	ut_detach(s.loaded, &ds);
-	ut_consumer_drain_detached(s.consumer);
-	ut_decode_read_end(&s.dec);
-	bool *kernel_full = xcalloc(prog->nmaps + 1, sizeof(bool));
+}
+
+/* The stop: the probes detached and their last records read, END run, the
+ * flight recorder's last window written, the trace closed. */
+static void session_stop(struct session *s)
+{
+	struct options *o = s->o;
+	struct ut_program *prog = s->prog;
+	ut_detach(s->loaded, &s->detached);
+	ut_consumer_drain_detached(s->consumer);
+	ut_decode_read_end(&s->dec);
+	s->kernel_full = xcalloc(prog->nmaps + 1, sizeof(bool));
 	for (unsigned i = 0; i < prog->nmaps; i++)
-		kernel_full[i] = ut_kernel_map_full(&prog->maps[i], s.obj);
-	run_once_probes(&s, PROBE_RUN_AT_EXIT);
+		s->kernel_full[i] = ut_kernel_map_full(&prog->maps[i], s->obj);
+	run_once_probes(s, PROBE_RUN_AT_EXIT);
 	ut_stacks_poll();
-	uint64_t emitted, lost;
-	totals(&s, &emitted, &lost);
-	lost += ut_consumer_unsent_hits(s.consumer);
-	struct ut_loaded_runs runs;
-	ut_loaded_runs(s.loaded, &runs);
-	uint64_t missed = runs.missed;
-	if (s.recorder) {
-		script_snapshot(&s);
-		continue_snapshot(&s, true);
+	totals(s, &s->emitted, &s->lost);
+	s->lost += ut_consumer_unsent_hits(s->consumer);
+	ut_loaded_runs(s->loaded, &s->runs);
+	if (s->recorder) {
+		script_snapshot(s);
+		continue_snapshot(s, true);
 		/* the last window, in the -o file */
-		uint64_t to = s.dec.last_ts ? s.dec.last_ts : now_ns(), window = seconds_ns(o->ring_s), events;
-		s.engine = new_engine(o, s.writer);
-		ut_decode_declare_names(prog, s.engine);
-		mark_start(s.engine);
-		mark_window(&s, s.engine, to > window ? to - window : 0, to);
+		uint64_t to = s->dec.last_ts ? s->dec.last_ts : now_ns(), window = seconds_ns(o->ring_s), events;
+		s->engine = new_engine(o, s->writer);
+		ut_decode_declare_names(prog, s->engine);
+		mark_start(s->engine);
+		mark_window(s, s->engine, to > window ? to - window : 0, to);
 		struct ut_recorder_cursor cur;
-		ut_recorder_start(s.recorder, s.engine, to > window ? to - window : 0, 0, &cur);
+		ut_recorder_start(s->recorder, s->engine, to > window ? to - window : 0, 0, &cur);
 		double writing_started = ut_now_s();
-		events = ut_recorder_continue(s.recorder, s.engine, &cur, to, UINT64_MAX);
+		events = ut_recorder_continue(s->recorder, s->engine, &cur, to, UINT64_MAX);
 		if (o->verbose)
 			fprintf(stderr, "uring-trace: the window's %llu events (%.0f MiB kept) went to the engine in %.3f s\n",
-				(unsigned long long)events, (double)ut_recorder_bytes(s.recorder) / (1 << 20),
+				(unsigned long long)events, (double)ut_recorder_bytes(s->recorder) / (1 << 20),
 				ut_now_s() - writing_started);
-		uint64_t oldest = ut_recorder_oldest(s.recorder), from = to > window ? to - window : 0;
+		uint64_t oldest = ut_recorder_oldest(s->recorder), from = to > window ? to - window : 0;
 		if (!o->quiet && oldest > from)
 			fprintf(stderr, "uring-trace: the last %.3g s (of the %.3g s asked: --ring-size held no more): "
 				"%llu events of %llu kept\n", (double)(to - oldest) / 1e9, o->ring_s,
-				(unsigned long long)events, (unsigned long long)s.dec.records);
+				(unsigned long long)events, (unsigned long long)s->dec.records);
 		else if (!o->quiet)
 			fprintf(stderr, "uring-trace: the last %.3g s: %llu events of %llu kept\n", o->ring_s,
-				(unsigned long long)events, (unsigned long long)s.dec.records);
+				(unsigned long long)events, (unsigned long long)s->dec.records);
 	}
-	if (s.engine) {
-		ut_engine_finish(s.engine, s.dec.last_ts ? s.dec.last_ts : now_ns());
-		if (ut_engine_disk_full(s.engine)) {   /* an error, said even with -q */
+	if (s->engine) {
+		ut_engine_finish(s->engine, s->dec.last_ts ? s->dec.last_ts : now_ns());
+		if (ut_engine_disk_full(s->engine)) {   /* an error, said even with -q */
 			fprintf(stderr, "uring-trace: the trace was cut (disk full): %llu events were left out of it, what "
 				"was open then ends there marked cut (the summary counts them)\n",
-				(unsigned long long)ut_engine_stats(s.engine)->events_cut);
-			rc = 1;
+				(unsigned long long)ut_engine_stats(s->engine)->events_cut);
+			s->rc = 1;
 		}
 	}
-	bool trace_cut = false;
-	uint64_t trace_write_ns = 0;
-	if (s.writer) {
+	if (s->writer) {
+		char err[4096];
 		uint64_t kept_bytes;
-		fxt_writer_flush(s.writer);
-		trace_write_ns = fxt_writer_write_ns(s.writer);
-		uint64_t kept = fxt_writer_events_written(s.writer, &kept_bytes);
-		if (fxt_writer_close(s.writer, err, sizeof(err)) != 0) {
+		fxt_writer_flush(s->writer);
+		s->trace_write_ns = fxt_writer_write_ns(s->writer);
+		uint64_t kept = fxt_writer_events_written(s->writer, &kept_bytes);
+		if (fxt_writer_close(s->writer, err, sizeof(err)) != 0) {
 			fprintf(stderr, "uring-trace: writing the trace failed: %s; the trace is cut after its first %llu "
 				"events (%.1f MB)\n", err, (unsigned long long)kept, (double)kept_bytes / 1e6);
-			trace_cut = true;
-			rc = 1;
+			s->trace_cut = true;
+			s->rc = 1;
 		}
-		s.writer = NULL;
+		s->writer = NULL;
 	}
-	ut_print_maps(prog, s.obj, &s.user_maps, text_out);
-	if (o->json) {
-		FILE *j = json_stdout ? stdout : fopen(o->json, "w");
-		if (!j) {
-			fprintf(stderr, "uring-trace: cannot write %s: %s\n", o->json, strerror(errno));
-			rc = 1;
-		} else {
-			fprintf(j, "{\"events\":%llu,\"lost\":%llu,\"late\":%llu,\"missed\":%llu,\"approximate\":[",
-				(unsigned long long)s.dec.records, (unsigned long long)lost,
-				(unsigned long long)s.dec.lost_late, (unsigned long long)missed);
-			if (lost || s.dec.lost_late)
-				report_approximate_maps(prog, lost + s.dec.lost_late, NULL, j);
-			fputs("],\"maps\":", j);
-			ut_maps_json(prog, s.obj, &s.user_maps, j);
-			fputs("}\n", j);
-			if (j != stdout)
-				fclose(j);
-		}
+}
+
+/* --json: the counts and the maps. */
+static void report_json(struct session *s)
+{
+	struct options *o = s->o;
+	FILE *j = s->json_stdout ? stdout : fopen(o->json, "w");
+	if (!j) {
+		fprintf(stderr, "uring-trace: cannot write %s: %s\n", o->json, strerror(errno));
+		s->rc = 1;
+		return;
 	}
-	if (!o->quiet) {
-		fprintf(stderr, "uring-trace: %llu events, %llu lost", (unsigned long long)s.dec.records,
-			(unsigned long long)lost);
-		if (trace_cut)
-			fprintf(stderr, "; the trace in %s is cut", o->output);
-		else if (!o->summary_only)
-			fprintf(stderr, "; trace written to %s (open it at https://ui.perfetto.dev)", o->output);
-		fputc('\n', stderr);
-		if (lost)
-			report_lost(&s, o->buffer_bytes ? o->buffer_bytes : (size_t)8 << 20);
-		if (s.dec.lost_late)
-			fprintf(stderr, "uring-trace: %llu records reached the reader after it had written past their "
-				"time and were left out (the reader was behind): trace less, or use --sample\n",
-				(unsigned long long)s.dec.lost_late);
-		if (missed)
-			fprintf(stderr, "uring-trace: the kernel skipped %llu probe hits (a probe's program was already "
-				"running on that CPU, interrupted or hit by itself): counts and flows miss them\n",
-				(unsigned long long)missed);
-		if (s.engine) {
-			ut_engine_report_limits(s.engine, stderr);
-			const struct ut_engine_stats *es = ut_engine_stats(s.engine);
-			if (es->events_cut && !ut_engine_disk_full(s.engine))
-				fprintf(stderr, "uring-trace: the trace was cut (%s): %llu events were left out of it, "
-					"what was open then ends there marked cut (the summary counts them)\n",
-					ut_engine_cut_reason(s.engine), (unsigned long long)es->events_cut);
-		}
-		report_full_maps(prog, &s.user_maps, kernel_full);
-		if (lost || s.dec.lost_late)
-			report_approximate_maps(prog, lost + s.dec.lost_late, stderr, NULL);
-		if (s.dec.malformed)
-			fprintf(stderr, "uring-trace: %llu records could not be used (unknown or short, or a hit whose "
-				"statements ran past their bound): the compiled script or the records are damaged\n",
-				(unsigned long long)s.dec.malformed);
-		if (o->verbose) {
-			/* what the ring carried, or would have: a split probe's hit is one record */
-			fprintf(stderr, "uring-trace: the kernel sent %llu probe hits and lost %llu\n",
-				(unsigned long long)emitted, (unsigned long long)lost);
-			fprintf(stderr, "uring-trace: detached %u links (%u slow) in %.1f ms\n", ds.links, ds.slow_links, ds.ms);
-			fprintf(stderr, "uring-trace: the reader fell behind %llu times (its queue of records reached "
-				"its bound and was handed on at once)\n",
-				(unsigned long long)ut_consumer_full_reads(s.consumer));
-			report_time(&s, &runs, reader_cpu_ns() - reader_cpu_started, trace_write_ns);
-		}
+	fprintf(j, "{\"events\":%llu,\"lost\":%llu,\"late\":%llu,\"missed\":%llu,\"approximate\":[",
+		(unsigned long long)s->dec.records, (unsigned long long)s->lost,
+		(unsigned long long)s->dec.lost_late, (unsigned long long)s->runs.missed);
+	if (s->lost || s->dec.lost_late)
+		report_approximate_maps(s->prog, s->lost + s->dec.lost_late, NULL, j);
+	fputs("],\"maps\":", j);
+	ut_maps_json(s->prog, s->obj, &s->user_maps, j);
+	fputs("}\n", j);
+	if (j != stdout)
+		fclose(j);
+}
+
+/* The report: the maps, --json, and the summary on standard error. */
+static void session_report(struct session *s)
+{
+	struct options *o = s->o;
+	struct ut_program *prog = s->prog;
+	uint64_t lost = s->lost, missed = s->runs.missed;
+	ut_print_maps(prog, s->obj, &s->user_maps, s->text_out);
+	if (o->json)
+		report_json(s);
+	if (o->quiet)
+		return;
+	fprintf(stderr, "uring-trace: %llu events, %llu lost", (unsigned long long)s->dec.records,
+		(unsigned long long)lost);
+	if (s->trace_cut)
+		fprintf(stderr, "; the trace in %s is cut", o->output);
+	else if (!o->summary_only)
+		fprintf(stderr, "; trace written to %s (open it at https://ui.perfetto.dev)", o->output);
+	fputc('\n', stderr);
+	if (lost)
+		report_lost(s, o->buffer_bytes ? o->buffer_bytes : (size_t)8 << 20);
+	if (s->dec.lost_late)
+		fprintf(stderr, "uring-trace: %llu records reached the reader after it had written past their "
+			"time and were left out (the reader was behind): trace less, or use --sample\n",
+			(unsigned long long)s->dec.lost_late);
+	if (missed)
+		fprintf(stderr, "uring-trace: the kernel skipped %llu probe hits (a probe's program was already "
+			"running on that CPU, interrupted or hit by itself): counts and flows miss them\n",
+			(unsigned long long)missed);
+	if (s->engine) {
+		ut_engine_report_limits(s->engine, stderr);
+		const struct ut_engine_stats *es = ut_engine_stats(s->engine);
+		if (es->events_cut && !ut_engine_disk_full(s->engine))
+			fprintf(stderr, "uring-trace: the trace was cut (%s): %llu events were left out of it, what was "
+				"open then ends there marked cut (the summary counts them)\n", ut_engine_cut_reason(s->engine),
+				(unsigned long long)es->events_cut);
 	}
-	free(kernel_full);
-	if (child) {   /* uring-trace ended first */
-		kill(child, SIGTERM);
-		waitpid(child, &child_status, 0);
-	} else if (o->command && rc == 0) {
-		rc = command_status(o, child_status);
+	report_full_maps(prog, &s->user_maps, s->kernel_full);
+	if (lost || s->dec.lost_late)
+		report_approximate_maps(prog, lost + s->dec.lost_late, stderr, NULL);
+	if (s->dec.malformed)
+		fprintf(stderr, "uring-trace: %llu records could not be used (unknown or short, or a hit whose "
+			"statements ran past their bound): the compiled script or the records are damaged\n",
+			(unsigned long long)s->dec.malformed);
+	if (o->verbose) {
+		/* what the ring carried, or would have: a split probe's hit is one record */
+		fprintf(stderr, "uring-trace: the kernel sent %llu probe hits and lost %llu\n",
+			(unsigned long long)s->emitted, (unsigned long long)lost);
+		fprintf(stderr, "uring-trace: detached %u links (%u slow) in %.1f ms\n", s->detached.links,
+			s->detached.slow_links, s->detached.ms);
+		fprintf(stderr, "uring-trace: the reader fell behind %llu times (its queue of records reached "
+			"its bound and was handed on at once)\n",
+			(unsigned long long)ut_consumer_full_reads(s->consumer));
+		report_time(s, &s->runs, reader_cpu_ns() - s->reader_cpu_started, s->trace_write_ns);
 	}
-out:
-	if (s.engine)
-		ut_engine_free(s.engine);
-	if (s.writer)
-		fxt_writer_close(s.writer, err, sizeof(err));
-	if (s.consumer)
-		ut_consumer_free(s.consumer);
-	if (s.loaded)
-		ut_unload(s.loaded);
+}
+
+/* The -c command's end: ended if it still runs (uring-trace ended first),
+ * else its exit status is the session's. */
+static void command_end(struct session *s)
+{
+	if (s->child) {
+		kill(s->child, SIGTERM);
+		waitpid(s->child, &s->child_status, 0);
+	} else if (s->o->command && s->rc == 0) {
+		s->rc = command_status(s->o, s->child_status);
+	}
+}
+
+/* What the session holds, freed. */
+static void session_free(struct session *s)
+{
+	char err[256];
+	free(s->kernel_full);
+	if (s->engine)
+		ut_engine_free(s->engine);
+	if (s->writer)
+		fxt_writer_close(s->writer, err, sizeof(err));
+	if (s->consumer)
+		ut_consumer_free(s->consumer);
+	if (s->loaded)
+		ut_unload(s->loaded);
 	ut_stacks_close();
-	ut_user_side_free(s.dec.user_side);
-	ut_user_maps_free(&s.user_maps);
-	ut_recorder_free(s.recorder);
-	if (s.requests)
-		munmap((void *)s.requests, (size_t)sysconf(_SC_PAGESIZE));
-	if (s.capture)
-		fclose(s.capture);
-	return rc;
+	ut_user_side_free(s->dec.user_side);
+	ut_user_maps_free(&s->user_maps);
+	ut_recorder_free(s->recorder);
+	if (s->requests)
+		munmap((void *)s->requests, (size_t)sysconf(_SC_PAGESIZE));
+	if (s->capture)
+		fclose(s->capture);
+}
+
+int ut_trace(struct options *o, struct ut_program *prog, const struct ut_program_objects *objs, struct ut_kernel *k)
+{
+	struct session s = {.o = o, .prog = prog};
+	if (session_start(&s, objs, k)) {
+		session_run(&s);
+		session_stop(&s);
+		session_report(&s);
+		command_end(&s);
+	}
+	session_free(&s);
+	return s.rc;
 }

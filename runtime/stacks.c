@@ -181,7 +181,7 @@ static void read_mappings(struct proc *p)
 		if (perms[2] != 'x' || file[0] != '/')
 			continue;
 		grow_array((void **)&fresh.m, &cap, fresh.n + 1, sizeof(*fresh.m));
-		char *copy = xalloc_check(strdup(file));
+		char *copy = xstrdup(file);
 		fresh.m[fresh.n++] = (struct mapping){.start = start, .end = end, .offset = offset, .path = copy};
 	}
 	fclose(f);
@@ -202,10 +202,7 @@ static struct proc *proc_of(pid_t pid)
 				read_mappings(&st.procs[i]);
 			return &st.procs[i];
 		}
-	struct proc *v = realloc(st.procs, (st.nprocs + 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	st.procs = v;
+	st.procs = xrealloc_array(st.procs, st.nprocs + 1, sizeof(*st.procs));
 	struct proc *p = &st.procs[st.nprocs++];
 	*p = (struct proc){.pid = pid};
 	read_mappings(p);
@@ -217,18 +214,10 @@ static struct file *file_of(const char *path)
 	for (size_t i = 0; i < st.nfiles; i++)
 		if (strcmp(st.files[i].path, path) == 0)
 			return &st.files[i];
-	struct file *v = realloc(st.files, (st.nfiles + 1) * sizeof(*v));
-	char *copy = strdup(path);
-	if (!v || !copy) {
-		free(copy);
-		if (v)
-			st.files = v;
-		return NULL;
-	}
-	st.files = v;
+	st.files = xrealloc_array(st.files, st.nfiles + 1, sizeof(*st.files));
 	struct file *f = &st.files[st.nfiles++];
 	char err[128];
-	*f = (struct file){.path = copy};
+	*f = (struct file){.path = xstrdup(path)};
 	f->failed = ut_elf_syms_read(path, &f->syms, err, sizeof(err)) != 0;
 	return f;
 }
@@ -246,7 +235,7 @@ static void user_frame(struct proc *p, uint64_t ip, char *buf, size_t len)
 	uint64_t offset = ip - m->start + m->offset, addr;
 	struct file *f = file_of(m->path);
 	const struct ut_elf_sym *s = NULL;
-	if (f && !f->failed && ut_elf_offset_addr(&f->syms, offset, &addr) == 0)
+	if (!f->failed && ut_elf_offset_addr(&f->syms, offset, &addr) == 0)
 		s = ut_elf_sym_at(&f->syms, addr);
 	if (s) {
 		snprintf(buf, len, "%s+0x%" PRIx64, s->name, addr - s->addr);
@@ -276,14 +265,8 @@ static void remember(uint64_t id, char *text)
 	if ((st.n + 1) * 2 > st.cap) {
 		struct named *old = st.named;
 		size_t old_cap = st.cap;
-		size_t cap = st.cap ? st.cap * 2 : 1024;
-		struct named *v = calloc(cap, sizeof(*v));
-		if (!v) {
-			free(text);
-			return;
-		}
-		st.named = v;
-		st.cap = cap;
+		st.cap = st.cap ? st.cap * 2 : 1024;
+		st.named = xcalloc(st.cap, sizeof(*st.named));
 		for (size_t i = 0; i < old_cap; i++)
 			if (old[i].id)
 				*slot_of(old[i].id) = old[i];
@@ -296,9 +279,7 @@ static void remember(uint64_t id, char *text)
 static char *stack_text(const struct stack *s)
 {
 	size_t cap = 256, at = 0;
-	char *text = malloc(cap);
-	if (!text)
-		return NULL;
+	char *text = xmalloc(cap);
 	text[0] = 0;
 	struct proc *p = s->pid ? proc_of((pid_t)s->pid) : NULL;
 	unsigned n = s->nframes < STACK_FRAMES ? s->nframes : STACK_FRAMES;
@@ -311,10 +292,7 @@ static char *stack_text(const struct stack *s)
 		size_t len = strlen(frame);
 		if (at + len + 2 > cap) {
 			cap = (at + len + 2) * 2;
-			char *t = realloc(text, cap);
-			if (!t)
-				break;
-			text = t;
+			text = xrealloc(text, cap);
 		}
 		if (i)
 			text[at++] = '\n';
@@ -332,8 +310,6 @@ static const char *name_stack(uint64_t id)
 	if (st.fd < 0 || bpf_map_lookup_elem(st.fd, &id, &s) != 0)
 		return "[stack not kept: the stack table was full]";
 	char *text = stack_text(&s);
-	if (!text)
-		return "";
 	remember(id, text);
 	return text;
 }

@@ -1,5 +1,6 @@
 #include "runtime/summary.h"
 
+#include "base/alloc.h"
 #include "base/json.h"
 
 #include <bpf/bpf.h>
@@ -80,32 +81,26 @@ static int value_copies(const struct ut_map *m, enum bpf_map_type type, size_t *
 }
 
 /* Appends an entry: key, and its value as ncpu copies stride bytes apart. */
-static int add_entry(const struct ut_map *m, const void *key, const unsigned char *vals, int ncpu, size_t stride,
-		     struct entries *out, size_t *cap)
+static void add_entry(const struct ut_map *m, const void *key, const unsigned char *vals, int ncpu, size_t stride,
+		      struct entries *out, size_t *cap)
 {
 	if (out->n == *cap) {
-		size_t n = *cap ? *cap * 2 : 64;
-		struct entry *v = realloc(out->v, n * sizeof(*v));
-		if (v)
-			out->v = v;
-		unsigned char *k = realloc(out->keys, n * m->key_size);
-		if (k)
-			out->keys = k;
-		if (!v || !k)
-			return -1;
-		*cap = n;
+		*cap = *cap ? *cap * 2 : 64;
+		out->v = xrealloc_array(out->v, *cap, sizeof(*out->v));
+		out->keys = xrealloc_array(out->keys, *cap, m->key_size);
 	}
 	struct entry *e = &out->v[out->n];
 	memcpy(out->keys + out->n * m->key_size, key, m->key_size);
 	combine(m, vals, ncpu, stride, e);
-	e->text = m->agg == UT_AGG_LAST && m->value_show.display == UT_SHOW_STRING ? strndup((const char *)vals, m->value_size) : NULL;
+	e->text = m->agg == UT_AGG_LAST && m->value_show.display == UT_SHOW_STRING ? xstrndup((const char *)vals, m->value_size) : NULL;
 	e->tuple = NULL;
-	if (m->ntuple && (e->tuple = malloc(m->value_size)) != NULL)
+	if (m->ntuple) {
+		e->tuple = xmalloc(m->value_size);
 		memcpy(e->tuple, vals, m->value_size);
+	}
 	if (is_hist(m))
 		memcpy(&e->bucket, (const unsigned char *)key + m->key_size - 8, 8);
 	out->n++;
-	return 0;
 }
 
 static int read_bpf_entries(const struct ut_map *m, struct bpf_object *obj, struct entries *out)
@@ -122,31 +117,28 @@ static int read_bpf_entries(const struct ut_map *m, struct bpf_object *obj, stru
 	int ncpu = value_copies(m, type, &stride);
 	if (ncpu <= 0)
 		return -1;
-	unsigned char *vals = malloc(stride * (size_t)ncpu);
-	unsigned char *key = calloc(1, m->key_size), *next = calloc(1, m->key_size);
+	unsigned char *vals = xcalloc((size_t)ncpu, stride);
+	unsigned char *key = xcalloc(1, m->key_size), *next = xcalloc(1, m->key_size);
 	size_t cap = 0;
-	int rc = vals && key && next ? 0 : -1;
 	void *prev = NULL;
-	while (rc == 0 && bpf_map_get_next_key(fd, prev, next) == 0) {
+	while (bpf_map_get_next_key(fd, prev, next) == 0) {
 		memcpy(key, next, m->key_size);
 		prev = key;
 		if (bpf_map_lookup_elem(fd, key, vals) != 0 || (slot && all_zero(vals, stride * (size_t)ncpu)))
 			continue;
-		rc = add_entry(m, key, vals, ncpu, stride, out, &cap);
+		add_entry(m, key, vals, ncpu, stride, out, &cap);
 	}
 	free(vals);
 	free(key);
 	free(next);
-	return rc;
+	return 0;
 }
 
-static int read_user_entries(const struct ut_map *m, const struct ut_user_map *um, struct entries *out)
+static void read_user_entries(const struct ut_map *m, const struct ut_user_map *um, struct entries *out)
 {
 	size_t cap = 0;
 	for (uint32_t i = 0; i < um->count; i++)
-		if (add_entry(m, ut_user_map_entry_key(um, i), ut_user_map_entry_value(um, i), 1, m->value_size, out, &cap) < 0)
-			return -1;
-	return 0;
+		add_entry(m, ut_user_map_entry_key(um, i), ut_user_map_entry_value(um, i), 1, m->value_size, out, &cap);
 }
 
 /* Map i's entries, from the reader's table for a user-side map, else from
@@ -157,8 +149,11 @@ static int read_entries(const struct ut_program *prog, unsigned i, struct bpf_ob
 	const struct ut_map *m = &prog->maps[i];
 	memset(out, 0, sizeof(*out));
 	out->key_size = m->key_size;
-	int rc = !m->user_side ? read_bpf_entries(m, obj, out)
-		 : user && i < user->n ? read_user_entries(m, &user->maps[i], out) : 0;
+	int rc = 0;
+	if (!m->user_side)
+		rc = read_bpf_entries(m, obj, out);
+	else if (user && i < user->n)
+		read_user_entries(m, &user->maps[i], out);
 	if (rc < 0) {
 		free_entries(out);
 		return -1;
@@ -310,10 +305,8 @@ static int cmp_groups(const void *pa, const void *pb)
 static void print_hists(const struct ut_program *prog, const struct ut_map *m, struct entries *es, uint64_t top,
 			FILE *out)
 {
-	struct hist_group *groups = calloc(es->n, sizeof(*groups));
+	struct hist_group *groups = xcalloc(es->n, sizeof(*groups));
 	size_t ng = 0;
-	if (!groups)
-		return;
 	for (size_t j = 0; j < es->n;) {
 		struct hist_group *g = &groups[ng++];
 		g->start = j;
@@ -550,20 +543,20 @@ static void empty_map(const struct ut_program *prog, struct bpf_object *obj, str
 	enum bpf_map_type type = bpf_map__type(map);
 	size_t stride;
 	int ncpu = value_copies(m, type, &stride);
-	unsigned char *zeros = ncpu > 0 ? calloc((size_t)ncpu, stride) : NULL;
-	unsigned char *key = calloc(1, m->key_size), *next = calloc(1, m->key_size);
+	unsigned char *zeros = ncpu > 0 ? xcalloc((size_t)ncpu, stride) : NULL;
+	unsigned char *key = xcalloc(1, m->key_size), *next = xcalloc(1, m->key_size);
 	void *prev = NULL;
 	if (zeros && type == BPF_MAP_TYPE_PERCPU_ARRAY) {
 		uint32_t index = 0;
 		bpf_map_update_elem(fd, &index, zeros, BPF_ANY);
 	} else if (keep_keys) {
-		while (zeros && key && next && bpf_map_get_next_key(fd, prev, next) == 0) {
+		while (zeros && bpf_map_get_next_key(fd, prev, next) == 0) {
 			memcpy(key, next, m->key_size);
 			prev = key;
 			bpf_map_update_elem(fd, key, zeros, BPF_EXIST);
 		}
 	} else {
-		while (key && bpf_map_get_next_key(fd, NULL, key) == 0)
+		while (bpf_map_get_next_key(fd, NULL, key) == 0)
 			if (bpf_map_delete_elem(fd, key) != 0)
 				break;
 	}
@@ -590,9 +583,9 @@ bool ut_kernel_map_full(const struct ut_map *m, struct bpf_object *obj)
 		return false;
 	size_t stride;
 	int ncpu = value_copies(m, bpf_map__type(map), &stride);
-	unsigned char *key = malloc(m->key_size), *vals = calloc((size_t)(ncpu > 0 ? ncpu : 1), stride);
+	unsigned char *key = xmalloc(m->key_size), *vals = xcalloc((size_t)(ncpu > 0 ? ncpu : 1), stride);
 	bool full = false;
-	if (key && vals && ncpu > 0) {
+	if (ncpu > 0) {
 		/* a key no script writes, most likely; one more entry fits or not */
 		memset(key, 0xa5, m->key_size);
 		int fd = bpf_map__fd(map);

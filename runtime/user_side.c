@@ -10,6 +10,7 @@
 #include "base/alloc.h"
 #include "base/hashmap.h"
 #include "compiler/gen_native.h"
+#include "compiler/reader_ops.h"
 #include "runtime/cache.h"
 #include "runtime/decode.h"
 #include "runtime/native.h"
@@ -277,17 +278,15 @@ struct hit {
 	uint32_t steps;                /* left */
 };
 
-/* A string value: len bytes, none of them NUL, then (as far as its
+/* The helpers the native code has too (compiler/reader_ops.h): a string
+ * value (struct str) is len bytes, none of them NUL, then (as far as its
  * array goes) NULs. */
-struct str {
-	const char *p;
-	size_t len;
-};
-
-static struct str str_in(const void *p, size_t capacity)
-{
-	return (struct str){p, strnlen(p, capacity)};
-}
+typedef uint64_t u64;
+typedef int64_t s64;
+typedef uint32_t u32;
+typedef uint16_t u16;
+typedef uint8_t u8;
+#include "compiler/reader_helpers.h"
 
 static unsigned char *local_at(const struct hit *h, unsigned slot)
 {
@@ -360,32 +359,13 @@ static uint64_t header_value(const struct hit *h, unsigned which)
 
 static uint64_t truncated(uint64_t v, unsigned bytes, bool sgn)
 {
+#define TRUNCATE(n, to_signed, to_unsigned) \
+	case n: return sgn ? to_signed(v) : to_unsigned(v);
 	switch (bytes) {
-	case 1: return sgn ? (uint64_t)(int64_t)(int8_t)v : (uint8_t)v;
-	case 2: return sgn ? (uint64_t)(int64_t)(int16_t)v : (uint16_t)v;
-	case 4: return sgn ? (uint64_t)(int64_t)(int32_t)v : (uint32_t)v;
+	UT_UX_TRUNCATIONS(TRUNCATE)
 	default: return v;
 	}
-}
-
-/* Signed division as the compiler writes it for BPF (which has none):
- * the magnitudes divided, then C's sign; BPF's x / 0 is 0 and x % 0 is x. */
-static uint64_t signed_divide(uint64_t a, uint64_t b, bool modulo)
-{
-	bool na = (int64_t)a < 0, nb = (int64_t)b < 0;
-	uint64_t x = na ? 0 - a : a, y = nb ? 0 - b : b;
-	if (modulo) {
-		uint64_t r = y ? x % y : x;
-		return na ? 0 - r : r;
-	}
-	uint64_t q = y ? x / y : 0;
-	return na != nb ? 0 - q : q;
-}
-
-static bool str_equal(struct str a, struct str b, size_t n)
-{
-	size_t la = a.len < n ? a.len : n, lb = b.len < n ? b.len : n;
-	return la == lb && memcmp(a.p, b.p, la) == 0;
+#undef TRUNCATE
 }
 
 static uint64_t eval_operation(struct hit *h, const struct ut_uexpr *e);
@@ -422,14 +402,9 @@ static __attribute__((noinline)) uint64_t eval_map_int(struct hit *h, const stru
 
 static __attribute__((noinline)) uint64_t eval_str_operation(struct hit *h, const struct ut_uexpr *e)
 {
-	if (e->op == UT_UX_STR_INT) {
-		struct str s = eval_str(h, e->a);
-		uint64_t a = 0;
-		for (size_t k = 0; k < s.len && k < e->n && k < 8; k++)
-			a |= (uint64_t)(unsigned char)s.p[k] << (8 * k);
-		return a;
-	}
-	return str_equal(eval_str(h, e->a), eval_str(h, e->b), e->n) == (e->op == UT_UX_STREQ);
+	if (e->op == UT_UX_STR_INT)
+		return str_int(eval_str(h, e->a), e->n);
+	return str_eq(eval_str(h, e->a), eval_str(h, e->b), e->n) == (e->op == UT_UX_STREQ);
 }
 
 static uint64_t eval_operation(struct hit *h, const struct ut_uexpr *e)
@@ -447,36 +422,20 @@ static uint64_t eval_operation(struct hit *h, const struct ut_uexpr *e)
 	case UT_UX_TRUNC: return truncated(eval_int(h, e->a), e->n, e->sgn);
 	case UT_UX_STR_INT: case UT_UX_STREQ: case UT_UX_STRNE:
 		return eval_str_operation(h, e);
-	case UT_UX_ADD: case UT_UX_SUB: case UT_UX_MUL: case UT_UX_UDIV: case UT_UX_UMOD: case UT_UX_SDIV:
-	case UT_UX_SMOD: case UT_UX_AND: case UT_UX_OR: case UT_UX_XOR: case UT_UX_SHL: case UT_UX_USHR:
-	case UT_UX_SSHR: case UT_UX_EQ: case UT_UX_NE: case UT_UX_ULT: case UT_UX_ULE: case UT_UX_SLT:
-	case UT_UX_SLE:
+#define BINARY_CASE(op, c) case op:
+	UT_UX_BINARY_OPS(BINARY_CASE)
 		break;
+#undef BINARY_CASE
 	default:   /* a string, or a leaf (eval_int's) */
 		return 0;
 	}
 	a = eval_int(h, e->a);
 	b = eval_int(h, e->b);
 	switch (e->op) {
-	case UT_UX_ADD: return a + b;
-	case UT_UX_SUB: return a - b;
-	case UT_UX_MUL: return a * b;
-	case UT_UX_UDIV: return b ? a / b : 0;
-	case UT_UX_UMOD: return b ? a % b : a;
-	case UT_UX_SDIV: return signed_divide(a, b, false);
-	case UT_UX_SMOD: return signed_divide(a, b, true);
-	case UT_UX_AND: return a & b;
-	case UT_UX_OR: return a | b;
-	case UT_UX_XOR: return a ^ b;
-	case UT_UX_SHL: return a << (b & 63);
-	case UT_UX_USHR: return a >> (b & 63);
-	case UT_UX_SSHR: return (uint64_t)((int64_t)a >> (b & 63));
-	case UT_UX_EQ: return a == b;
-	case UT_UX_NE: return a != b;
-	case UT_UX_ULT: return a < b;
-	case UT_UX_ULE: return a <= b;
-	case UT_UX_SLT: return (int64_t)a < (int64_t)b;
-	default: return (int64_t)a <= (int64_t)b;   /* UT_UX_SLE */
+#define BINARY(op, c) case op: return c;
+	UT_UX_BINARY_OPS(BINARY)
+#undef BINARY
+	default: return 0;
 	}
 }
 
@@ -488,20 +447,20 @@ static struct str eval_str(struct hit *h, unsigned i)
 		return (struct str){e->text, strlen(e->text)};
 	case UT_UX_CAPTURED:
 		if (e->field >= h->ev->nfields)
-			return (struct str){"", 0};
+			return no_str;
 		return str_in(h->rec + h->ev->fields[e->field].offset, h->ev->fields[e->field].size);
 	case UT_UX_LOCAL:
 		if (e->slot >= h->ev->nlocals)
-			return (struct str){"", 0};
+			return no_str;
 		return str_in(local_at(h, e->slot), ut_ulocal_capacity(&h->ev->locals[e->slot]));
 	case UT_UX_MAP: {
 		const unsigned char *v = map_read(h, e);
-		return v ? str_in(v, h->prog->maps[e->map].value_size) : (struct str){"", 0};
+		return v ? str_in(v, h->prog->maps[e->map].value_size) : no_str;
 	}
 	case UT_UX_COND:
 		return eval_int(h, e->a) ? eval_str(h, e->b) : eval_str(h, e->c);
 	default:   /* an integer */
-		return (struct str){"", 0};
+		return no_str;
 	}
 }
 

@@ -24,9 +24,9 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "engine/engine.h"
-#include "fxt/reader.h"
 #include "base/hashmap.h"
+#include "fxt/fxt.h"
+#include "fxt/reader.h"
 
 #define NONE UINT32_MAX
 
@@ -74,7 +74,7 @@ static uint32_t intern(struct strings *s, const char *text)
 		if (created) {
 			grow_array((void **)&s->items, &s->capacity, s->count + 1, sizeof(*s->items));
 			*pos = s->count;
-			s->items[s->count] = xalloc_check(strdup(text));
+			s->items[s->count] = xstrdup(text);
 			return (uint32_t)s->count++;
 		}
 		if (strcmp(s->items[*pos], text) == 0)

@@ -117,8 +117,7 @@ static struct object_entry *object_get(struct object_set *set, uint64_t koid)
 static void object_set_name(struct object_entry *o, const char *name)
 {
 	free(o->name);
-	o->name = strdup(name);
-	xalloc_check(o->name);
+	o->name = xstrdup(name);
 }
 
 static void object_set_free(struct object_set *set)
@@ -145,8 +144,8 @@ static void count_name(struct stats *s, unsigned type, const char *category, con
 			*pos = s->nnames;
 			struct name_count *n = &s->names[s->nnames++];
 			n->event_type = type;
-			n->category = xalloc_check(strdup(category));
-			n->name = xalloc_check(strdup(name));
+			n->category = xstrdup(category);
+			n->name = xstrdup(name);
 			n->count = 1;
 			return;
 		}

@@ -2,8 +2,8 @@
 # Dump tests: for every tests/compiler/dump/NAME.ut, `--dump PASS` prints
 # what each compiler pass leaves (docs/architecture.md), byte for byte as
 # NAME.PASS holds it for each PASS file there is (ast, typed, resources,
-# placement, reader-c).  Scripts are checked against the kernel stored in
-# tests/kernel.  UPDATE=1 rewrites the NAME.PASS files there are (a new one
+# placement, reuse, reader-c, program).  Scripts are checked against the kernel
+# stored in tests/kernel.  UPDATE=1 rewrites the NAME.PASS files there are (a new one
 # starts empty): review the diff before committing.
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -12,7 +12,7 @@
 use_kernel_snapshot || { fail dump "cannot unpack the stored kernel"; exit 1; }
 cd "$(dirname "$0")/dump" || exit 1
 for ut in *.ut; do
-  for pass in ast typed resources placement reader-c; do
+  for pass in ast typed resources placement reuse reader-c program; do
     name=dump/${ut%.ut}.$pass
     want=${ut%.ut}.$pass
     [ -f "$want" ] || continue
@@ -30,7 +30,7 @@ done
 # an unknown pass is a usage error
 "$UT" --dump nosuch -e 'BEGIN { exit(); }' >/dev/null 2>"$TMP/usage.err"
 rc=$?
-if [ "$rc" -eq 2 ] && grep -q "ast, typed, resources, placement, c or reader-c" "$TMP/usage.err"; then
+if [ "$rc" -eq 2 ] && grep -q "ast, typed, resources, placement, reuse, c, reader-c or program" "$TMP/usage.err"; then
   pass dump/unknown_pass
 else
   fail dump/unknown_pass "exit status $rc: $(head -c 300 "$TMP/usage.err")"

@@ -20,7 +20,8 @@ FUZZ_OPTS    ?=
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -I. -I$(GEN_DIR) -MMD -MP
-FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(LIB_C)) $(FUZZ_DIR)/gen/parser.o $(FUZZ_DIR)/gen/lexer.o
+FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(LIB_C)) $(FUZZ_DIR)/gen/parser.o $(FUZZ_DIR)/gen/lexer.o \
+	$(FUZZ_DIR)/gen/reader_helpers.o
 FUZZ_NAMES   := compiler grammar decode fxt
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
 

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "compiler/compiler.h"
+#include "compiler/diag.h"
+#include "kernel/kernel.h"
 #include "compiler/parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -36,12 +36,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/files.h"
+#include "base/strbuf.h"
 #include "bpf/records.h"
 #include "compiler/compiler.h"
+#include "compiler/diag.h"
 #include "compiler/program_io.h"
 #include "engine/engine.h"
 #include "fxt/fxt.h"
+#include "kernel/kernel.h"
 #include "tools/tools.h"
 #include "runtime/decode.h"
 #include "runtime/reorder.h"
@@ -86,8 +90,7 @@ static void compile_script(struct ut_kernel *k, const char *path, const char *st
 		exit(1);
 	}
 	images = xrealloc_array(images, nimages + 1, sizeof(*images));
-	if (ut_program_save(p, &(struct ut_program_objects){.bpf = ""}, &images[nimages].data, &images[nimages].len) != 0)
-		abort();
+	ut_program_save(p, &(struct ut_program_objects){.bpf = ""}, &images[nimages].data, &images[nimages].len);
 	nimages++;
 	ut_program_free(p);
 }
@@ -583,8 +586,7 @@ static struct ut_program *program(struct choices *in, bool with_user_side)
 	user_side(in, p);
 	void *data;
 	size_t len;
-	if (ut_program_save(p, &(struct ut_program_objects){.bpf = ""}, &data, &len) != 0)
-		abort();
+	ut_program_save(p, &(struct ut_program_objects){.bpf = ""}, &data, &len);
 	ut_program_free(p);
 	/* now and then a damaged file: bytes changed where the input says */
 	for (unsigned n = rarely(in, 4) ? 1 + pick(in, 4) : 0; n > 0; n--) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/engine.h"
 #include "fxt/records.h"
 #include "tests/unit/check.h"
 

@@ -1,7 +1,7 @@
 /* Lexer, parser and checker: scripts parsed into AST shapes, locations
  * and messages; whole compilations (against the running kernel) that must
  * succeed or fail with given errors. */
-#include "compiler/compiler.h"
+#include "compiler/passes.h"
 #include "compiler/parse.h"
 #include "tests/unit/check.h"
 
