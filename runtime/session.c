@@ -410,7 +410,7 @@ static void report_approximate_maps(const struct ut_program *prog, uint64_t lost
 {
 	unsigned n = 0;
 	for (unsigned i = 0; i < prog->nmaps; i++) {
-		if (!prog->maps[i].user_side)
+		if (!prog->maps[i].user_side || prog->maps[i].is_private)
 			continue;
 		if (j)
 			fprintf(j, "%s\"%s\"", n ? "," : "", prog->maps[i].name);

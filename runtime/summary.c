@@ -355,7 +355,7 @@ void ut_print_maps(const struct ut_program *prog, struct bpf_object *obj, const 
 {
 	for (unsigned i = 0; i < prog->nmaps; i++) {
 		struct entries es;
-		if (read_sorted(prog, i, obj, user, &es) < 0)
+		if (prog->maps[i].is_private || read_sorted(prog, i, obj, user, &es) < 0)
 			continue;
 		if (es.n)
 			fputc('\n', out);
@@ -425,12 +425,14 @@ static void json_bounds(const struct ut_map *m, uint64_t bucket, FILE *out)
 void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user, FILE *out)
 {
 	fputc('{', out);
+	bool first = true;
 	for (unsigned i = 0; i < prog->nmaps; i++) {
 		const struct ut_map *m = &prog->maps[i];
 		struct entries es;
-		if (read_sorted(prog, i, obj, user, &es) < 0)
+		if (m->is_private || read_sorted(prog, i, obj, user, &es) < 0)
 			continue;
-		fprintf(out, "%s", i ? "," : "");
+		fprintf(out, "%s", first ? "" : ",");
+		first = false;
 		ut_json_string(out, m->name);
 		fputs(":[", out);
 		for (size_t j = 0; j < es.n; j++) {

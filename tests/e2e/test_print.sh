@@ -94,3 +94,17 @@ assert m["@keys"] == [{"key": [-3, "0x5", "s", "-EAGAIN"], "value": 1}], m["@key
 assert m["@st"] == [{"key": [], "value": {"count": 1, "average": 3, "total": 3}}], m["@st"]
 PY
 then pass print/json_types_and_buckets; else fail print/json_types_and_buckets "$(cat "$TMP/maps.json" "$TMP/maps.err")"; fi
+
+# private maps are the script's bookkeeping: neither in the text summary nor
+# in the JSON (print() still prints one when asked)
+"$UT" -q --summary-only --json "$TMP/private.json" -e 'private @start, @seen;
+	BEGIN { @start[1] = 5; @seen = count(); @shown[2] = 7; print(@start); exit(); }' \
+	>"$TMP/private.out" 2>"$TMP/private.err"
+if python3 - "$TMP/private.json" "$TMP/private.out" <<'PY'
+import json, sys
+maps = json.load(open(sys.argv[1]))["maps"]
+assert list(maps) == ["@shown"], maps
+out = open(sys.argv[2]).read().split("\n")
+assert [l for l in out if l] == ["@start[1]: 5", "@shown[2]: 7"], out
+PY
+then pass print/private_maps; else fail print/private_maps "$(cat "$TMP/private.json" "$TMP/private.out" "$TMP/private.err")"; fi
