@@ -1007,8 +1007,8 @@ static void report_json(struct session *s)
 		s->rc = 1;
 		return;
 	}
-	fprintf(j, "{\"events\":%llu,\"lost\":%llu,\"late\":%llu,\"missed\":%llu,\"approximate\":[",
-		(unsigned long long)s->dec.records, (unsigned long long)s->lost,
+	fprintf(j, "{\"schema\":%d,\"events\":%llu,\"lost\":%llu,\"late\":%llu,\"missed\":%llu,\"approximate\":[",
+		UT_JSON_SCHEMA, (unsigned long long)s->dec.records, (unsigned long long)s->lost,
 		(unsigned long long)s->dec.lost_late, (unsigned long long)s->runs.missed);
 	if (s->lost || s->dec.lost_late)
 		report_approximate_maps(s->prog, s->lost + s->dec.lost_late, NULL, j);
