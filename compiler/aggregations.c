@@ -166,3 +166,37 @@ const struct ut_agg_kind *ut_agg_named(const char *name)
 			return &ut_aggs[i];
 	return NULL;
 }
+
+const struct ut_summary_percentile ut_summary_percentiles[UT_SUMMARY_PERCENTILES] = {
+	{"p50", 500000}, {"p90", 900000}, {"p99", 990000}, {"p99.9", 999000},
+};
+
+int64_t ut_hist_percentile(const struct ut_map *m, const uint64_t *buckets, const int64_t *counts, size_t n,
+			   uint32_t ppm)
+{
+	uint64_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += counts[i] > 0 ? (uint64_t)counts[i] : 0;
+	if (!total)
+		return 0;
+	unsigned __int128 scaled = (unsigned __int128)total * (ppm < UT_PERCENTILE_WHOLE ? ppm : UT_PERCENTILE_WHOLE);
+	uint64_t rank = (uint64_t)((scaled + UT_PERCENTILE_WHOLE - 1) / UT_PERCENTILE_WHOLE), seen = 0;
+	if (rank < 1)
+		rank = 1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t c = counts[i] > 0 ? (uint64_t)counts[i] : 0;
+		if (seen + c < rank) {
+			seen += c;
+			continue;
+		}
+		struct ut_bucket_bounds b;
+		ut_aggs[m->agg].bucket_bounds(m, buckets[i], &b);
+		if (!b.has_min)
+			return b.max;
+		if (!b.has_max)
+			return b.min;
+		__int128 width = (__int128)b.max - b.min;
+		return (int64_t)(b.min + width * (__int128)(rank - seen) / (__int128)c);
+	}
+	return 0;
+}

@@ -50,6 +50,23 @@ struct ut_agg_kind {
 };
 
 extern const struct ut_agg_kind ut_aggs[UT_AGG_KINDS];
+
+/* Percentiles in parts per million: p50 is 500000, p99.9 999000. */
+#define UT_PERCENTILE_WHOLE 1000000u
+/* The summary's: p50, p90, p99 and p99.9. */
+#define UT_SUMMARY_PERCENTILES 4
+extern const struct ut_summary_percentile {
+	const char *name;   /* "p99.9" */
+	uint32_t ppm;
+} ut_summary_percentiles[UT_SUMMARY_PERCENTILES];
+
+/* A histogram's value at a percentile (ppm of its values are at or below
+ * it), from its n buckets (ascending, each with its count): the bucket
+ * holding the value of rank ceil(total * ppm / 10^6), the k-th of the c
+ * values of its bucket [min, max], is min + (max - min) * k / c; an open
+ * bucket gives its one bound.  0 for no values. */
+int64_t ut_hist_percentile(const struct ut_map *m, const uint64_t *buckets, const int64_t *counts, size_t n,
+			   uint32_t ppm);
 /* The aggregation called name, or NULL. */
 const struct ut_agg_kind *ut_agg_named(const char *name);
 

@@ -763,6 +763,33 @@ static void compiler_free(struct compiler *c, struct node *items)
 	free(c->texts);
 }
 
+/* private @a, @b;: the maps are the script's bookkeeping, neither printed
+ * nor in the JSON.  A module's maps exist only where the script uses
+ * what touches them: a name no probe uses is an error in the script
+ * alone (a misspelt map would be printed after all). */
+static void mark_private(struct compiler *c, struct node *decl)
+{
+	char **names = xcalloc(c->nmaps + 1, sizeof(char *));
+	for (unsigned i = 0; i < c->nmaps; i++)
+		names[i] = c->maps[i].name;
+	bool in_script = decl->loc.file == intern(c, c->opts->file ? c->opts->file : "-e");
+	for (struct node *m = decl->a; m; m = m->next) {
+		unsigned i = 0;
+		while (i < c->nmaps && strcmp(c->maps[i].name, m->str) != 0)
+			i++;
+		if (i < c->nmaps) {
+			c->maps[i].is_private = true;
+			continue;
+		}
+		if (!in_script)
+			continue;
+		const char *near = ut_suggest(m->str, names, c->nmaps);
+		diag_error(c->d, m->loc, "private %s names a map no probe uses%s%s%s: name the maps the script's probes use",
+			   m->str, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+	}
+	free(names);
+}
+
 /* The check pass: declarations, -D, then each probe's alternatives. */
 static void check_program(struct compiler *c, struct node *items)
 {
@@ -808,6 +835,9 @@ static void check_program(struct compiler *c, struct node *items)
 			diag_error(c->d, c->maps[i].read_loc, "%s is read but never assigned", c->maps[i].name);
 	}
 	free(assigned);
+	for (struct node *n = items; n; n = n->next)
+		if (n->kind == N_PRIVATE)
+			mark_private(c, n);
 	/* the program's probes moved as the array grew */
 	for (unsigned i = 0; i < c->nalts; i++)
 		c->alts[i]->probe = &c->prog->probes[c->alts[i]->probe_index];

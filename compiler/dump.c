@@ -21,9 +21,10 @@ static void maps_typed(const struct compiler *c, FILE *f)
 		for (unsigned k = 0; k < m->nkeys; k++)
 			fprintf(f, "%s%s", k ? ", " : "", type_text(&m->key_types[k], buf, sizeof(buf)));
 		if (m->kind == MAP_AGG)
-			fprintf(f, "] = %s()\n", ut_aggs[m->agg].name);
+			fprintf(f, "] = %s()", ut_aggs[m->agg].name);
 		else
-			fprintf(f, "] : %s\n", type_text(&m->value_type, buf, sizeof(buf)));
+			fprintf(f, "] : %s", type_text(&m->value_type, buf, sizeof(buf)));
+		fprintf(f, "%s\n", m->is_private ? " private" : "");
 	}
 }
 

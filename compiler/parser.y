@@ -99,10 +99,10 @@ static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allo
 
 %token <num> INT
 %token <str> STRING IDENT LOCAL MAPNAME PROBE_SPEC TYPE INCLUDE
-%token IMPORT CONST TABLE FN PROBE UNFILTERED IF ELSE RETURN FOR BREAK CONTINUE DOTDOT SLICE INSTANT COUNTER FLOW SPAN TRACK ON WITH STRUCT
+%token IMPORT CONST TABLE FN PROBE UNFILTERED PRIVATE IF ELSE RETURN FOR BREAK CONTINUE DOTDOT SLICE INSTANT COUNTER FLOW SPAN TRACK ON WITH STRUCT
 %token EQ NE LE GE AND OR SHL SHR DEFAULT_OP INC ADD_ASSIGN SUB_ASSIGN PRED_OPEN PRED_CLOSE
 
-%type <list> spec_fields items choices table_entries params probe_list alt_specs stmts exprs with_list
+%type <list> spec_fields items choices table_entries params probe_list alt_specs stmts exprs with_list map_names
 %type <node> spec_field item choice table_entry probe_alts spec
 %type <node> predicate block stmt if_stmt else_part expr opt_exprs map_ref keyref track with with_item opt_name cast_type
 %type <num> opt_optional stars
@@ -150,6 +150,8 @@ item: IMPORT STRING ';'                { $$ = mk(N_IMPORT, @2, ctx); $$->str = $
     | FN IDENT '(' params ')' '=' expr ';' { $$ = mk(N_FN, @2, ctx); $$->str = $2; $$->a = $4.head; $$->b = $7; }
     | FN IDENT '(' params ')' block    { $$ = mk(N_FN, @2, ctx); $$->str = $2; $$->a = $4.head; $$->b = $6; }
     | PROBE IDENT '=' probe_list ';'   { $$ = mk(N_ALIAS, @2, ctx); $$->str = $2; $$->a = $4.head; }
+    /* the script's bookkeeping maps: neither printed nor in the JSON */
+    | PRIVATE map_names ';'            { $$ = mk(N_PRIVATE, @1, ctx); $$->a = $2.head; }
     | probe_list predicate block       { $$ = mk(N_PROBE_BLOCK, @1, ctx); $$->a = $1.head; $$->b = $2; $$->c = $3; }
     /* runs for every task: -p, -c and --comm do not filter it */
     | UNFILTERED probe_list predicate block {
@@ -157,6 +159,9 @@ item: IMPORT STRING ';'                { $$ = mk(N_IMPORT, @2, ctx); $$->str = $
 	}
     ;
 
+map_names: MAPNAME                    { $$ = (struct node_list){0}; node_list_push(&$$, mk(N_MAP_REF, @1, ctx)); $$.head->str = $1; }
+         | map_names ',' MAPNAME      { struct node *m = mk(N_MAP_REF, @3, ctx); m->str = $3; $$ = $1; node_list_push(&$$, m); }
+         ;
 choices: choice                        { $$ = (struct node_list){0}; node_list_push(&$$, $1); }
        | choices '|' choice            { $$ = $1; node_list_push(&$$, $3); }
        ;

@@ -395,6 +395,7 @@ struct ut_map {
 	/* in the reader (split execution): no BPF map, bpf_name is NULL; keys
 	 * and values keep the same layout, bounded to as many entries */
 	bool user_side;
+	bool is_private;            /* the script's bookkeeping (private @m;): not in the summary */
 };
 
 /* A plain-assignment map whose values are strings. */

@@ -333,7 +333,8 @@ static void map_layout(struct compiler *c, unsigned i)
 	const struct ut_agg_kind *kind = &ut_aggs[m->agg];   /* UT_AGG_LAST: plain values */
 	*out = (struct ut_map){.name = xstrdup(m->name), .bpf_name = xasprintf("m_%u", i),
 			       .agg = m->agg, .lhist_min = m->lhist_min,
-			       .lhist_max = m->lhist_max, .lhist_step = m->lhist_step, .nkeys = m->nkeys};
+			       .lhist_max = m->lhist_max, .lhist_step = m->lhist_step, .nkeys = m->nkeys,
+			       .is_private = m->is_private};
 	out->keys = xcalloc(m->nkeys + 1, sizeof(*out->keys));
 	out->key_show = xcalloc(m->nkeys + 1, sizeof(*out->key_show));
 	uint32_t off = 0;

@@ -410,7 +410,7 @@ static void report_approximate_maps(const struct ut_program *prog, uint64_t lost
 {
 	unsigned n = 0;
 	for (unsigned i = 0; i < prog->nmaps; i++) {
-		if (!prog->maps[i].user_side)
+		if (!prog->maps[i].user_side || prog->maps[i].is_private)
 			continue;
 		if (j)
 			fprintf(j, "%s\"%s\"", n ? "," : "", prog->maps[i].name);
@@ -1007,8 +1007,8 @@ static void report_json(struct session *s)
 		s->rc = 1;
 		return;
 	}
-	fprintf(j, "{\"events\":%llu,\"lost\":%llu,\"late\":%llu,\"missed\":%llu,\"approximate\":[",
-		(unsigned long long)s->dec.records, (unsigned long long)s->lost,
+	fprintf(j, "{\"schema\":%d,\"events\":%llu,\"lost\":%llu,\"late\":%llu,\"missed\":%llu,\"approximate\":[",
+		UT_JSON_SCHEMA, (unsigned long long)s->dec.records, (unsigned long long)s->lost,
 		(unsigned long long)s->dec.lost_late, (unsigned long long)s->runs.missed);
 	if (s->lost || s->dec.lost_late)
 		report_approximate_maps(s->prog, s->lost + s->dec.lost_late, NULL, j);

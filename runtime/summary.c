@@ -285,6 +285,33 @@ static void value_text(const struct ut_program *prog, const struct ut_map *m, co
 		snprintf(buf, len, "%" PRId64, e->shown);
 }
 
+/* The summary's percentiles (ut_summary_percentiles) of a histogram's
+ * entries of one key, v[0..n) by bucket. */
+static void hist_percentiles(const struct ut_map *m, const struct entry *v, size_t n,
+			     int64_t out[UT_SUMMARY_PERCENTILES])
+{
+	uint64_t *buckets = xcalloc(n + 1, sizeof(*buckets));
+	int64_t *counts = xcalloc(n + 1, sizeof(*counts));
+	for (size_t i = 0; i < n; i++) {
+		buckets[i] = v[i].bucket;
+		counts[i] = v[i].shown;
+	}
+	for (unsigned p = 0; p < UT_SUMMARY_PERCENTILES; p++)
+		out[p] = ut_hist_percentile(m, buckets, counts, n, ut_summary_percentiles[p].ppm);
+	free(buckets);
+	free(counts);
+}
+
+/* A line of a histogram's percentiles, after its buckets. */
+static void print_percentiles(const struct ut_map *m, const struct entry *v, size_t n, FILE *out)
+{
+	int64_t p[UT_SUMMARY_PERCENTILES];
+	hist_percentiles(m, v, n, p);
+	for (unsigned i = 0; i < UT_SUMMARY_PERCENTILES; i++)
+		fprintf(out, "%s%s %" PRId64, i ? ", " : "", ut_summary_percentiles[i].name, p[i]);
+	fputc('\n', out);
+}
+
 /* A histogram's entries of one key: es->v[start..end), their counts'
  * total. */
 struct hist_group {
@@ -320,6 +347,7 @@ static void print_hists(const struct ut_program *prog, const struct ut_map *m, s
 		key_text(prog, m, &es->v[groups[i].start], key, sizeof(key));
 		fprintf(out, "%s%s%s%s:\n", m->name, m->nkeys ? "[" : "", key, m->nkeys ? "]" : "");
 		print_hist(m, es->v + groups[i].start, groups[i].end - groups[i].start, out);
+		print_percentiles(m, es->v + groups[i].start, groups[i].end - groups[i].start, out);
 		fputc('\n', out);
 	}
 	free(groups);
@@ -355,7 +383,7 @@ void ut_print_maps(const struct ut_program *prog, struct bpf_object *obj, const 
 {
 	for (unsigned i = 0; i < prog->nmaps; i++) {
 		struct entries es;
-		if (read_sorted(prog, i, obj, user, &es) < 0)
+		if (prog->maps[i].is_private || read_sorted(prog, i, obj, user, &es) < 0)
 			continue;
 		if (es.n)
 			fputc('\n', out);
@@ -422,45 +450,82 @@ static void json_bounds(const struct ut_map *m, uint64_t bucket, FILE *out)
 		fputs("null", out);
 }
 
+/* The key of entry e as a JSON array: numbers where the summary shows
+ * numbers, a stack as an array of its frames, other keys as their text. */
+static void json_key(const struct ut_program *prog, const struct ut_map *m, const struct entry *e, FILE *out)
+{
+	fputc('[', out);
+	for (unsigned k = 0; k < m->nkeys; k++) {
+		char one[256];
+		const char *stack = key_stack(m, e, k);
+		fprintf(out, "%s", k ? "," : "");
+		if (stack) {   /* an array of frames */
+			fputc('[', out);
+			for (const char *f = stack, *nl; *f; f = nl + !!*nl) {
+				nl = f + strcspn(f, "\n");
+				snprintf(one, sizeof(one), "%.*s", (int)(nl - f), f);
+				fprintf(out, "%s", f == stack ? "" : ",");
+				ut_json_string(out, one);
+			}
+			fputc(']', out);
+			continue;
+		}
+		json_field(prog, m->keys, m->nkeys, e->key, m->key_size, &m->key_show[k], out);
+	}
+	fputc(']', out);
+}
+
+/* A histogram's entries of one key, v[0..n) by bucket, as one object:
+ * its key, how many values it holds, its buckets and its percentiles. */
+static void json_hist(const struct ut_program *prog, const struct ut_map *m, const struct entry *v, size_t n, FILE *out)
+{
+	int64_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += v[i].shown;
+	fputs("{\"key\":", out);
+	json_key(prog, m, &v[0], out);
+	fprintf(out, ",\"count\":%" PRId64 ",\"buckets\":[", total);
+	for (size_t i = 0; i < n; i++) {
+		char label[96];
+		ut_aggs[m->agg].bucket_label(m, v[i].bucket, label, sizeof(label));
+		fputs(i ? ",{\"bucket\":" : "{\"bucket\":", out);
+		ut_json_string(out, label);
+		json_bounds(m, v[i].bucket, out);
+		fprintf(out, ",\"count\":%" PRId64 "}", v[i].shown);
+	}
+	int64_t p[UT_SUMMARY_PERCENTILES];
+	hist_percentiles(m, v, n, p);
+	fputs("],\"percentiles\":{", out);
+	for (unsigned i = 0; i < UT_SUMMARY_PERCENTILES; i++)
+		fprintf(out, "%s\"%s\":%" PRId64, i ? "," : "", ut_summary_percentiles[i].name, p[i]);
+	fputs("}}", out);
+}
+
 void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user, FILE *out)
 {
 	fputc('{', out);
+	bool first = true;
 	for (unsigned i = 0; i < prog->nmaps; i++) {
 		const struct ut_map *m = &prog->maps[i];
 		struct entries es;
-		if (read_sorted(prog, i, obj, user, &es) < 0)
+		if (m->is_private || read_sorted(prog, i, obj, user, &es) < 0)
 			continue;
-		fprintf(out, "%s", i ? "," : "");
+		fprintf(out, "%s", first ? "" : ",");
+		first = false;
 		ut_json_string(out, m->name);
 		fputs(":[", out);
-		for (size_t j = 0; j < es.n; j++) {
-			fprintf(out, "%s{\"key\":[", j ? "," : "");
-			for (unsigned k = 0; k < m->nkeys; k++) {
-				char one[256];
-				const char *stack = key_stack(m, &es.v[j], k);
-				fprintf(out, "%s", k ? "," : "");
-				if (stack) {   /* an array of frames */
-					fputc('[', out);
-					for (const char *f = stack, *nl; *f; f = nl + !!*nl) {
-						nl = f + strcspn(f, "\n");
-						snprintf(one, sizeof(one), "%.*s", (int)(nl - f), f);
-						fprintf(out, "%s", f == stack ? "" : ",");
-						ut_json_string(out, one);
-					}
-					fputc(']', out);
-					continue;
-				}
-				json_field(prog, m->keys, m->nkeys, es.v[j].key, m->key_size, &m->key_show[k], out);
+		for (size_t j = 0, next; j < es.n; j = next) {
+			fputs(j ? "," : "", out);
+			next = j + 1;
+			if (is_hist(m)) {   /* the buckets of one key (sorted: read_sorted) */
+				while (next < es.n && cmp_key_prefix(&es.v[j], &es.v[next]) == 0)
+					next++;
+				json_hist(prog, m, es.v + j, next - j, out);
+				continue;
 			}
-			fputs("]", out);
-			if (is_hist(m)) {
-				char label[96];
-				ut_aggs[m->agg].bucket_label(m, es.v[j].bucket, label, sizeof(label));
-				fputs(",\"bucket\":", out);
-				ut_json_string(out, label);
-				json_bounds(m, es.v[j].bucket, out);
-				fprintf(out, ",\"count\":%" PRId64, es.v[j].shown);
-			} else if (m->ntuple && es.v[j].tuple) {   /* an array of its elements */
+			fputs("{\"key\":", out);
+			json_key(prog, m, &es.v[j], out);
+			if (m->ntuple && es.v[j].tuple) {   /* an array of its elements */
 				fputs(",\"value\":[", out);
 				for (unsigned k = 0; k < m->ntuple; k++) {
 					fputs(k ? "," : "", out);

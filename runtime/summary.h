@@ -13,7 +13,11 @@ struct ut_user_maps;
 /* Prints every map of prog: BPF maps from the loaded object, user-side
  * maps from the reader's tables (user). */
 void ut_print_maps(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user, FILE *out);
-/* The maps as a JSON object {"@name": [...], ...}. */
+/* The version of --json's document (docs/json.md): a new one when a field
+ * changes its meaning or goes; fields may be added within a version. */
+#define UT_JSON_SCHEMA 1
+
+/* The maps as a JSON object {"@name": [...], ...}, private ones left out. */
 void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user, FILE *out);
 /* print(@x, top, div): the map named name ("@x") as bpftrace prints it,
  * its top entries (all: 0), aggregations divided by div (0, 1: not). */

@@ -85,8 +85,8 @@ def summary(maps, m):
     entries = {}
     for e in maps[m]:
         key = tuple(e["key"])
-        if "bucket" in e:   # a histogram: how many values it holds
-            entries[key] = entries.get(key, 0) + e["count"]
+        if "buckets" in e:   # a histogram: how many values it holds
+            entries[key] = e["count"]
         else:
             entries[key] = None if m in timed else e["value"]
     return entries

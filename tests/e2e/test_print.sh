@@ -41,6 +41,7 @@ cat >"$TMP/want.out" <<'OUT'
 [64, 128)              0 |                                                    |
 [128, 256)             0 |                                                    |
 [256, 512)             1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+p50 3, p90 511, p99 511, p99.9 511
 
 @v: 7
 text
@@ -85,12 +86,33 @@ then pass print/at_intervals; else fail print/at_intervals "$(cat "$TMP/interval
 	@keys[-3, hex(5), "s", errname(-11)] = count(); @st = stats(3); exit(); }' >/dev/null 2>"$TMP/maps.err"
 if python3 - "$TMP/maps.json" <<'PY'
 import json, sys
-m = json.load(open(sys.argv[1]))["maps"]
-h = [(e["min"], e["max"], e["count"]) for e in m["@h"]]
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == 1, d["schema"]
+m = d["maps"]
+assert [(e["key"], e["count"]) for e in m["@h"]] == [([], 4)], m["@h"]
+h = [(b["min"], b["max"], b["count"]) for b in m["@h"][0]["buckets"]]
 assert h == [(None, -1, 1), (0, 0, 1), (4, 7, 1), (524288, 1048575, 1)], h
-l = [(e["key"], e["min"], e["max"]) for e in m["@l"]]
+# linear within the bucket of the value of rank ceil(4 * p): its k-th of c
+# is min + (max - min) * k / c
+assert m["@h"][0]["percentiles"] == {"p50": 0, "p90": 1048575, "p99": 1048575, "p99.9": 1048575}, m["@h"]
+l = [(e["key"], b["min"], b["max"]) for e in m["@l"] for b in e["buckets"]]
 assert l == [([7, "k"], 0, 9), ([7, "k"], 20, None)], l
+assert m["@l"][0]["percentiles"] == {"p50": 9, "p90": 20, "p99": 20, "p99.9": 20}, m["@l"]
 assert m["@keys"] == [{"key": [-3, "0x5", "s", "-EAGAIN"], "value": 1}], m["@keys"]
 assert m["@st"] == [{"key": [], "value": {"count": 1, "average": 3, "total": 3}}], m["@st"]
 PY
 then pass print/json_types_and_buckets; else fail print/json_types_and_buckets "$(cat "$TMP/maps.json" "$TMP/maps.err")"; fi
+
+# private maps are the script's bookkeeping: neither in the text summary nor
+# in the JSON (print() still prints one when asked)
+"$UT" -q --summary-only --json "$TMP/private.json" -e 'private @start, @seen;
+	BEGIN { @start[1] = 5; @seen = count(); @shown[2] = 7; print(@start); exit(); }' \
+	>"$TMP/private.out" 2>"$TMP/private.err"
+if python3 - "$TMP/private.json" "$TMP/private.out" <<'PY'
+import json, sys
+maps = json.load(open(sys.argv[1]))["maps"]
+assert list(maps) == ["@shown"], maps
+out = open(sys.argv[2]).read().split("\n")
+assert [l for l in out if l] == ["@start[1]: 5", "@shown[2]: 7"], out
+PY
+then pass print/private_maps; else fail print/private_maps "$(cat "$TMP/private.json" "$TMP/private.out" "$TMP/private.err")"; fi

@@ -79,7 +79,7 @@ expected = sorted(sector(op["offset"]) for op in reads)
 def value(map_name, key):
     return sum(e["value"] for e in m[map_name] if e["key"] == key)
 def hist_counts(map_name, key):
-    return {e["bucket"]: e["count"] for e in m[map_name] if e["key"] == key and e["count"]}
+    return {b["bucket"]: b["count"] for e in m[map_name] if e["key"] == key for b in e["buckets"]}
 
 
 # The trace: request spans on the disk's group, with the submitter's pid.

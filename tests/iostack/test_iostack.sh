@@ -63,11 +63,8 @@ sysdev = os.path.realpath(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st
 disk = os.path.basename(os.path.dirname(sysdev) if os.path.exists(f"{sysdev}/partition") else sysdev)
 
 def count_map(mapname):
-    """a histogram map's event count per key (its JSON has one entry per bucket)"""
-    counts = {}
-    for e in m["maps"].get(mapname, []):
-        counts[tuple(e["key"])] = counts.get(tuple(e["key"]), 0) + e["count"]
-    return counts
+    """a histogram map's event count per key"""
+    return {tuple(e["key"]): e["count"] for e in m["maps"].get(mapname, [])}
 def hist_count(mapname, key):
     return count_map(mapname).get(key, 0)
 
