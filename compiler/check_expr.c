@@ -796,8 +796,36 @@ struct map_info *map_get(struct check *ck, struct node *ref)
 	return m;
 }
 
-/* The keys of a map access: the map takes each key's type where it has
- * none yet, and a longer string's. */
+/* A name for a map's key, from the expression that gives it: a local's or
+ * a builtin's name, a field's member, a table's last word (io_uring_op:
+ * "op"), a function's first argument (errname(args.res): "res"); NULL when
+ * none (a constant, arithmetic: the metrics then say key0, key1, ...). */
+static const char *key_name_of(const struct node *e)
+{
+	switch (e->kind) {
+	case N_LOCAL:
+		return e->str[0] == '$' ? e->str + 1 : e->str;
+	case N_IDENT:
+		return e->ref == REF_CONST ? NULL : e->str;
+	case N_FIELD:
+		return e->str;
+	case N_INDEX:
+		if (e->ref == REF_TABLE && e->a->kind == N_IDENT) {
+			const char *last = strrchr(e->a->str, '_');
+			return last && last[1] ? last + 1 : e->a->str;
+		}
+		return NULL;
+	case N_CALL:
+		return e->a ? key_name_of(e->a) : e->str;
+	case N_CAST:
+		return key_name_of(e->a);
+	default:
+		return NULL;
+	}
+}
+
+/* The keys of a map access: the map takes each key's type (and name)
+ * where it has none yet, and a longer string's. */
 void check_map_key(struct check *ck, int map, struct node *ref)
 {
 	unsigned i = 0;
@@ -814,6 +842,8 @@ void check_map_key(struct check *ck, int map, struct node *ref)
 			ERR(ck, e, "a map key must be an integer, pointer or string, not %s", type_name(t));
 			continue;
 		}
+		if (!m->key_names[i])   /* the first site that gives it one */
+			m->key_names[i] = key_name_of(e);
 		if (m->key_types[i].kind == T_NONE) {
 			m->key_types[i] = *t;
 		} else if (m->key_types[i].kind != t->kind) {

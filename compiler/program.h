@@ -385,6 +385,10 @@ struct ut_map {
 	unsigned nkeys;
 	struct ut_field *keys;      /* key layout (offsets inside the key struct) */
 	struct ut_value *key_show;  /* how each key is shown (field = key index) */
+	/* each key's name, from the expression that first gave it ($op: "op",
+	 * args.ctx: "ctx"); "" when it has none (metrics' labels, the live
+	 * view's columns) */
+	char **key_names;
 	uint32_t key_size, value_size;
 	struct ut_value value_show; /* plain assignments: how the value is shown */
 	/* a value that is a tuple: its elements' layout in the value, and how

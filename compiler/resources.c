@@ -337,6 +337,7 @@ static void map_layout(struct compiler *c, unsigned i)
 			       .is_private = m->is_private};
 	out->keys = xcalloc(m->nkeys + 1, sizeof(*out->keys));
 	out->key_show = xcalloc(m->nkeys + 1, sizeof(*out->key_show));
+	out->key_names = xcalloc(m->nkeys + 1, sizeof(*out->key_names));
 	uint32_t off = 0;
 	for (unsigned k = 0; k < m->nkeys; k++) {
 		const struct type *t = &m->key_types[k];
@@ -345,6 +346,7 @@ static void map_layout(struct compiler *c, unsigned i)
 							: t->is_signed ? UT_F_S64 : UT_F_U64,
 						 .offset = off, .size = size};
 		out->key_show[k] = type_shown(t, k);
+		out->key_names[k] = xstrdup(m->key_names[k] ? m->key_names[k] : "");
 		off += size;
 	}
 	if (kind->bpf_bucket)

@@ -36,6 +36,7 @@ struct options {
 	bool all_in_kernel;          /* --all-in-kernel */
 	enum ut_dump dump;           /* --dump PASS */
 	const char *json;
+	const char *metrics;         /* --metrics [ADDR:]PORT */
 	const char *includes[32];
 	unsigned nincludes;
 	const char *defines[64];     /* -D NAME=VALUE */

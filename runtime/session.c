@@ -27,6 +27,7 @@
 #include "runtime/consumer.h"
 #include "runtime/decode.h"
 #include "runtime/loader.h"
+#include "runtime/metrics.h"
 #include "runtime/native.h"
 #include "runtime/recorder.h"
 #include "runtime/stacks.h"
@@ -169,6 +170,7 @@ struct session {
 	volatile uint64_t *requests;     /* bpf/ut.h's ut_requests, mapped (NULL: could not be) */
 	bool snapshot_refused_noted, size_noted;
 	uint64_t cut_before;             /* --ring: records up to here left for --ring-size */
+	struct ut_metrics *metrics;      /* --metrics */
 	/* UT_CAPTURE_RECORDS=FILE: the records the reader takes, in the order
 	 * it takes them, each a native u32 length and its bytes (for
 	 * bench/replay_bench, which times the reader's work on them) */
@@ -795,6 +797,16 @@ static bool session_start(struct session *s, const struct ut_program_objects *ob
 	s->json_stdout = o->json && strcmp(o->json, "-") == 0;
 	s->text_out = s->json_stdout ? stderr : stdout;
 	setvbuf(stdout, NULL, _IOLBF, 0);   /* printf lines come out as they are made, into a pipe too */
+	if (o->metrics) {   /* before anything loads: a port in use is said at once */
+		s->metrics = ut_metrics_start(o->metrics, err, sizeof(err));
+		if (!s->metrics) {
+			fprintf(stderr, "uring-trace: %s\n", err);
+			s->rc = 2;
+			return false;
+		}
+		if (!o->quiet)
+			fprintf(stderr, "uring-trace: metrics at http://%s/metrics\n", ut_metrics_address(s->metrics));
+	}
 	if (!o->summary_only) {
 		s->writer = fxt_writer_open(o->output, err, sizeof(err));
 		if (!s->writer) {
@@ -887,6 +899,37 @@ static bool session_start(struct session *s, const struct ut_program_objects *ob
 
 /* The run: records read as they come, until the end (-d, Ctrl-C, exit(),
  * the -c command's end); snapshots taken and written on the way. */
+/* --metrics: a fresh text for the scrape that waits for one (and the last
+ * one at the end): the tracer's own counts, then the script's maps. */
+static void publish_metrics(struct session *s, bool at_end)
+{
+	if (!s->metrics || (!at_end && !ut_metrics_wanted(s->metrics)))
+		return;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
+		return;
+	uint64_t emitted, lost;
+	totals(s, &emitted, &lost);
+	const struct {
+		const char *name, *help;
+		uint64_t value;
+	} own[] = {
+		{"uring_trace_events_total", "records the reader took from the kernel", s->dec.records},
+		{"uring_trace_events_lost_total", "records lost: the ring buffer was full", lost},
+		{"uring_trace_events_late_total", "records left out: they came after the reader wrote past their time",
+		 s->dec.lost_late},
+	};
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", own[i].name, own[i].help, own[i].name,
+			own[i].name, (unsigned long long)own[i].value);
+	ut_maps_prometheus(s->prog, s->obj, &s->user_maps, f);
+	if (fclose(f) == 0)
+		ut_metrics_publish(s->metrics, text, len);
+	free(text);
+}
+
 static void session_run(struct session *s)
 {
 	struct options *o = s->o;
@@ -912,6 +955,7 @@ static void session_run(struct session *s)
 		continue_snapshot(s, false);
 		note_trace_size(s);
 		note_ring_cut(s);
+		publish_metrics(s, false);
 		if (o->duration > 0 && ut_now_s() - started >= o->duration)
 			break;
 		if (s->child && waitpid(s->child, &s->child_status, WNOHANG) == s->child) {
@@ -1026,6 +1070,7 @@ static void session_report(struct session *s)
 	struct ut_program *prog = s->prog;
 	uint64_t lost = s->lost, missed = s->runs.missed;
 	ut_print_maps(prog, s->obj, &s->user_maps, s->text_out);
+	publish_metrics(s, true);   /* the summary's figures, for a last scrape */
 	if (o->json)
 		report_json(s);
 	if (o->quiet)
@@ -1108,6 +1153,7 @@ static void session_free(struct session *s)
 		munmap((void *)s->requests, (size_t)sysconf(_SC_PAGESIZE));
 	if (s->capture)
 		fclose(s->capture);
+	ut_metrics_stop(s->metrics);
 }
 
 int ut_trace(struct options *o, struct ut_program *prog, const struct ut_program_objects *objs, struct ut_kernel *k)

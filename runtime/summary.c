@@ -5,6 +5,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/types.h>
@@ -662,4 +663,170 @@ bool ut_kernel_map_full(const struct ut_map *m, struct bpf_object *obj)
 	free(key);
 	free(vals);
 	return full;
+}
+
+/* ---- Prometheus's text format (the metrics endpoint, --metrics) ---- */
+
+/* Into a metric or label name: [a-zA-Z0-9_] kept, the rest '_'; a name
+ * that would start with a digit gets prefix. */
+static void metric_name_part(const char *s, const char *prefix, char *out, size_t len)
+{
+	size_t at = 0;
+	if (isdigit((unsigned char)*s))
+		at = (size_t)snprintf(out, len, "%s", prefix);
+	for (; *s && at + 1 < len; s++)
+		out[at++] = isalnum((unsigned char)*s) || *s == '_' ? *s : '_';
+	out[at < len ? at : len - 1] = 0;
+}
+
+/* A histogram's unit, from its map's name (@latency_us): values in
+ * seconds for Prometheus (its base unit) when the name says a time. */
+struct metric_unit {
+	const char *suffix, *base;   /* "_us" becomes "_seconds" */
+	double scale;
+};
+static const struct metric_unit time_units[] = {
+	{"_ns", "_seconds", 1e-9}, {"_us", "_seconds", 1e-6}, {"_ms", "_seconds", 1e-3}, {"_s", "_seconds", 1},
+};
+
+/* The metric's name for map m ("@latency_us": uring_trace_latency_seconds,
+ * *scale 1e-6), before a counter's "_total". */
+static void metric_name(const struct ut_map *m, char *out, size_t len, double *scale)
+{
+	char base[256];
+	metric_name_part(m->name[1] ? m->name + 1 : "map", "m", base, sizeof(base));
+	*scale = 1;
+	size_t n = strlen(base);
+	for (size_t i = 0; is_hist(m) && i < sizeof(time_units) / sizeof(time_units[0]); i++) {
+		size_t s = strlen(time_units[i].suffix);
+		if (n > s && strcmp(base + n - s, time_units[i].suffix) == 0) {
+			base[n - s] = 0;
+			*scale = time_units[i].scale;
+			snprintf(out, len, "uring_trace_%s%s", base, time_units[i].base);
+			return;
+		}
+	}
+	snprintf(out, len, "uring_trace_%s", base);
+}
+
+/* A label value, escaped as the format wants (\\, \", \n). */
+static void label_value(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fprintf(out, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+/* The labels of entry e: each key under its name (the expression that gave
+ * it: op, path, ctx; key0... when it has none), and extra (le="..."). */
+static void metric_labels(const struct ut_program *prog, const struct ut_map *m, const struct entry *e, const char *extra,
+			  FILE *out)
+{
+	if (!m->nkeys && !extra)
+		return;
+	fputc('{', out);
+	for (unsigned k = 0; k < m->nkeys; k++) {
+		char name[64], value[512];
+		const char *given = m->key_names && m->key_names[k][0] ? m->key_names[k] : NULL;
+		if (given)
+			metric_name_part(given, "key_", name, sizeof(name));
+		else
+			snprintf(name, sizeof(name), "key%u", k);
+		for (unsigned j = 0; j < k; j++)   /* the same name twice: the second numbered */
+			if (m->key_names && strcmp(m->key_names[j], m->key_names[k]) == 0)
+				snprintf(name + strlen(name), sizeof(name) - strlen(name), "_%u", k);
+		const char *stack = key_stack(m, e, k);
+		if (stack) {   /* frames joined with ';', as flame graphs take them */
+			snprintf(value, sizeof(value), "%s", stack);
+			for (char *c = value; *c; c++)
+				*c = *c == '\n' ? ';' : *c;
+		} else {
+			ut_value_text(prog, m->keys, m->nkeys, e->key, m->key_size, &m->key_show[k], value, sizeof(value));
+		}
+		fprintf(out, "%s%s=", k ? "," : "", name);
+		label_value(out, value);
+	}
+	if (extra)
+		fprintf(out, "%s%s", m->nkeys ? "," : "", extra);
+	fputc('}', out);
+}
+
+/* A histogram's entries of one key as a Prometheus histogram: every
+ * bucket from the lowest to the highest taken (the empty ones too, so
+ * that a bucket's series does not come and go), cumulative, its upper
+ * bound in the metric's unit; the sum from each bucket's middle (BPF
+ * histograms keep counts, not values: an estimate). */
+static void metric_hist(const struct ut_program *prog, const struct ut_map *m, const char *name, double scale,
+			const struct entry *v, size_t n, FILE *out)
+{
+	int64_t cumulative = 0;
+	double sum = 0;
+	size_t at = 0;
+	for (uint64_t b = v[0].bucket; b <= v[n - 1].bucket; b++) {
+		int64_t count = 0;
+		if (at < n && v[at].bucket == b)
+			count = v[at++].shown;
+		struct ut_bucket_bounds bounds;
+		ut_aggs[m->agg].bucket_bounds(m, b, &bounds);
+		cumulative += count;
+		double lo = bounds.has_min ? (double)bounds.min : bounds.has_max ? (double)bounds.max : 0;
+		double hi = bounds.has_max ? (double)bounds.max : lo;
+		sum += (double)count * (lo + hi) / 2 * scale;
+		if (!bounds.has_max)
+			continue;   /* above the last bound: +Inf's */
+		char le[64];
+		snprintf(le, sizeof(le), "le=\"%.9g\"", (double)bounds.max * scale);
+		fprintf(out, "%s_bucket", name);
+		metric_labels(prog, m, &v[0], le, out);
+		fprintf(out, " %" PRId64 "\n", cumulative);
+	}
+	fprintf(out, "%s_bucket", name);
+	metric_labels(prog, m, &v[0], "le=\"+Inf\"", out);
+	fprintf(out, " %" PRId64 "\n%s_sum", cumulative, name);
+	metric_labels(prog, m, &v[0], NULL, out);
+	fprintf(out, " %.9g\n%s_count", sum, name);
+	metric_labels(prog, m, &v[0], NULL, out);
+	fprintf(out, " %" PRId64 "\n", cumulative);
+}
+
+void ut_maps_prometheus(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user, FILE *out)
+{
+	for (unsigned i = 0; i < prog->nmaps; i++) {
+		const struct ut_map *m = &prog->maps[i];
+		struct entries es;
+		if (m->is_private || m->ntuple || !value_is_number(m) || read_sorted(prog, i, obj, user, &es) < 0)
+			continue;   /* text values and tuples are no metrics */
+		char name[300];
+		double scale;
+		metric_name(m, name, sizeof(name), &scale);
+		bool counter = m->agg == UT_AGG_COUNT;
+		if (counter && (strlen(name) < 6 || strcmp(name + strlen(name) - 6, "_total") != 0))
+			strcat(name, "_total");
+		const char *agg = ut_aggs[m->agg].name ? ut_aggs[m->agg].name : "value";
+		fprintf(out, "# HELP %s uring-trace map %s (%s)\n# TYPE %s %s\n", name, m->name, agg, name,
+			is_hist(m) ? "histogram" : counter ? "counter" : "gauge");
+		for (size_t j = 0, next; j < es.n; j = next) {
+			next = j + 1;
+			if (is_hist(m)) {   /* the buckets of one key (sorted: read_sorted) */
+				while (next < es.n && cmp_key_prefix(&es.v[j], &es.v[next]) == 0)
+					next++;
+				metric_hist(prog, m, name, scale, es.v + j, next - j, out);
+				continue;
+			}
+			fputs(name, out);
+			metric_labels(prog, m, &es.v[j], NULL, out);
+			if (m->agg == UT_AGG_AVG || m->agg == UT_AGG_STATS)
+				fprintf(out, " %.9g\n", es.v[j].total.count ? (double)es.v[j].total.sum / (double)es.v[j].total.count : 0);
+			else
+				fprintf(out, " %" PRId64 "\n", es.v[j].shown);
+		}
+		free_entries(&es);
+	}
 }

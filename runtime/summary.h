@@ -19,6 +19,13 @@ void ut_print_maps(const struct ut_program *prog, struct bpf_object *obj, const 
 
 /* The maps as a JSON object {"@name": [...], ...}, private ones left out. */
 void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user, FILE *out);
+/* The maps in Prometheus's text format (the metrics endpoint): counts as
+ * counters, hist() and lhist() as histograms (in seconds when the map's
+ * name ends in _ns, _us, _ms or _s), other numbers as gauges; a map's keys
+ * are labels named after the expressions that gave them.  Private maps,
+ * text values and tuples are left out. */
+void ut_maps_prometheus(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user,
+			FILE *out);
 /* print(@x, top, div): the map named name ("@x") as bpftrace prints it,
  * its top entries (all: 0), aggregations divided by div (0, 1: not). */
 void ut_print_map_named(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user,
