@@ -34,8 +34,10 @@ static bool trusted_stat(const struct stat *st, const char *path, bool sticky_ok
 	return true;
 }
 
-/* real (a path with no symbolic link) and every directory above it. */
-static bool trusted_chain(const char *real, char *why, size_t len)
+/* real (a path with no symbolic link) and every directory above it; real
+ * itself may be sticky and writable by all when a directory is to be made
+ * in it (parent). */
+static bool trusted_chain(const char *real, bool parent, char *why, size_t len)
 {
 	char prefix[PATH_MAX];
 	size_t n = strlen(real);
@@ -59,13 +61,13 @@ static bool trusted_chain(const char *real, char *why, size_t len)
 			snprintf(why, len, "%s is a symbolic link", prefix);
 			return false;
 		}
-		if (!trusted_stat(&st, prefix, end < n, why, len))
+		if (!trusted_stat(&st, prefix, end < n || parent, why, len))
 			return false;
 	}
 	return true;
 }
 
-bool ut_trusted_dir(const char *dir, char *real, size_t reallen, char *why, size_t whylen)
+bool ut_trusted_dir(const char *dir, bool parent, char *real, size_t reallen, char *why, size_t whylen)
 {
 	char resolved[PATH_MAX];
 	if (!realpath(dir, resolved)) {
@@ -76,7 +78,7 @@ bool ut_trusted_dir(const char *dir, char *real, size_t reallen, char *why, size
 		snprintf(why, whylen, "%s: path too long", dir);
 		return false;
 	}
-	return !checked() || trusted_chain(resolved, why, whylen);
+	return !checked() || trusted_chain(resolved, parent, why, whylen);
 }
 
 /* path's directory resolved, and its last name: the file is then reached
@@ -126,7 +128,7 @@ bool ut_trusted_file(const char *path, char *why, size_t whylen)
 	}
 	if (!S_ISREG(st.st_mode))
 		snprintf(why, whylen, "%s is %s", path, S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
-	else if (trusted_chain(real, why, whylen))
+	else if (trusted_chain(real, false, why, whylen))
 		return true;
 	errno = EPERM;
 	return false;
@@ -154,7 +156,7 @@ int ut_read_trusted_file(const char *path, void **data, size_t *len, char *why, 
 		snprintf(why, whylen, "%s is not a regular file", path);
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(real, '/') - real), real);
-	if (!ok || !trusted_stat(&st, path, false, why, whylen) || !trusted_chain(dir[0] ? dir : "/", why, whylen)) {
+	if (!ok || !trusted_stat(&st, path, false, why, whylen) || !trusted_chain(dir[0] ? dir : "/", false, why, whylen)) {
 		close(fd);
 		errno = EPERM;
 		return -1;

@@ -17,8 +17,9 @@
 /* Whether dir (an existing directory) is trusted; *real gets its path with
  * no symbolic link (use that from then on: a link on the way could be
  * changed).  false with why ("/home/u/.cache is owned by uid 1000, not
- * root"). */
-bool ut_trusted_dir(const char *dir, char *real, size_t reallen, char *why, size_t whylen);
+ * root").  parent: dir is where a directory will be made, and may be
+ * sticky and writable by all (/tmp) as the directories above it. */
+bool ut_trusted_dir(const char *dir, bool parent, char *real, size_t reallen, char *why, size_t whylen);
 
 /* Whether path is a regular file there (for root: trusted, and itself not
  * a symbolic link); false with why and errno (ENOENT: there is none). */

@@ -122,12 +122,12 @@ int ut_cache_dir(char *dir, size_t len, char *err, size_t errlen)
 	 * it (base/trust.h). */
 	char part[PATH_MAX], why[PATH_MAX + 64];
 	existing_part(chosen, part, sizeof(part));
-	bool trusted = ut_trusted_dir(part, dir, len, why, sizeof(why));
+	bool trusted = ut_trusted_dir(part, strcmp(part, chosen) != 0, dir, len, why, sizeof(why));
 	if (trusted && make_dirs(chosen) != 0) {
 		snprintf(err, errlen, "cannot create cache directory %s: %s", chosen, strerror(errno));
 		return -1;
 	}
-	if (trusted && ut_trusted_dir(chosen, dir, len, why, sizeof(why)))
+	if (trusted && ut_trusted_dir(chosen, false, dir, len, why, sizeof(why)))
 		return 0;
 	static char refused[PATH_MAX];
 	if (strcmp(refused, chosen) != 0) {

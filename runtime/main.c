@@ -105,7 +105,7 @@ static void die_usage(const char *msg, const char *arg)
 
 enum { OPT_EMIT_C = 256, OPT_DUMP, OPT_COMPILE, OPT_SAMPLE, OPT_BUFFER, OPT_SUMMARY_ONLY, OPT_JSON,
        OPT_VERSION, OPT_COMM, OPT_RING, OPT_AFTER, OPT_MAX_SNAPSHOTS, OPT_MAX_SIZE, OPT_ALL_IN_KERNEL,
-       OPT_RUN_AS, OPT_RING_SIZE, OPT_METRICS };
+       OPT_RUN_AS, OPT_RING_SIZE, OPT_METRICS, OPT_LIVE };
 
 /* uring-trace's long options; others are script flags (parse_options). */
 static const struct option long_options[] = {
@@ -132,6 +132,7 @@ static const struct option long_options[] = {
 	{"summary-only", no_argument, NULL, OPT_SUMMARY_ONLY},
 	{"json", required_argument, NULL, OPT_JSON},
 	{"metrics", required_argument, NULL, OPT_METRICS},
+	{"live", optional_argument, NULL, OPT_LIVE},
 	{"verbose", no_argument, NULL, 'v'},
 	{"quiet", no_argument, NULL, 'q'},
 	{NULL, 0, NULL, 0},
@@ -272,6 +273,11 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_SUMMARY_ONLY: o->summary_only = true; break;
 		case OPT_JSON: o->json = optarg; break;
 		case OPT_METRICS: o->metrics = optarg; break;
+		case OPT_LIVE:
+			o->live_s = 1;
+			if (optarg && parse_duration(optarg, &o->live_s) < 0)
+				die_usage("--live takes an interval like 1s or 500ms (--live=2s)", optarg);
+			break;
 		case 'v': o->verbose = true; break;
 		case 'q': o->quiet = true; break;
 		default: exit(2);

@@ -37,6 +37,7 @@ struct options {
 	enum ut_dump dump;           /* --dump PASS */
 	const char *json;
 	const char *metrics;         /* --metrics [ADDR:]PORT */
+	double live_s;               /* --live: the interval; 0 = no live view */
 	const char *includes[32];
 	unsigned nincludes;
 	const char *defines[64];     /* -D NAME=VALUE */

@@ -26,6 +26,7 @@
 #include "probes/kind.h"
 #include "runtime/consumer.h"
 #include "runtime/decode.h"
+#include "runtime/live.h"
 #include "runtime/loader.h"
 #include "runtime/metrics.h"
 #include "runtime/native.h"
@@ -171,6 +172,8 @@ struct session {
 	bool snapshot_refused_noted, size_noted;
 	uint64_t cut_before;             /* --ring: records up to here left for --ring-size */
 	struct ut_metrics *metrics;      /* --metrics */
+	struct ut_live *live;            /* --live */
+	double live_at;                  /* its last interval's end */
 	/* UT_CAPTURE_RECORDS=FILE: the records the reader takes, in the order
 	 * it takes them, each a native u32 length and its bytes (for
 	 * bench/replay_bench, which times the reader's work on them) */
@@ -930,12 +933,28 @@ static void publish_metrics(struct session *s, bool at_end)
 	free(text);
 }
 
+/* --live: the interval that ended, drawn. */
+static void draw_live(struct session *s)
+{
+	double now = ut_now_s();
+	if (!s->live || now - s->live_at < s->o->live_s)
+		return;
+	uint64_t emitted, lost;
+	totals(s, &emitted, &lost);
+	ut_live_draw(s->live, s->obj, &s->user_maps, now - s->live_at, s->dec.records, lost);
+	s->live_at = now;
+}
+
 static void session_run(struct session *s)
 {
 	struct options *o = s->o;
 	if (!o->quiet && !o->command)
 		fprintf(stderr, "uring-trace: tracing%s; Ctrl-C to stop\n", s->writer ? "" : " (summary only)");
-	s->tty = isatty(2) && !o->quiet;
+	s->tty = isatty(2) && !o->quiet && !o->live_s;   /* the live view is the status */
+	if (o->live_s) {
+		s->live = ut_live_new(s->prog, stdout);
+		s->live_at = ut_now_s();
+	}
 	double started = ut_now_s(), last_status = started;
 	s->reader_cpu_started = reader_cpu_ns();
 	uint64_t last_records = 0;
@@ -956,6 +975,7 @@ static void session_run(struct session *s)
 		note_trace_size(s);
 		note_ring_cut(s);
 		publish_metrics(s, false);
+		draw_live(s);
 		if (o->duration > 0 && ut_now_s() - started >= o->duration)
 			break;
 		if (s->child && waitpid(s->child, &s->child_status, WNOHANG) == s->child) {
@@ -1154,6 +1174,7 @@ static void session_free(struct session *s)
 	if (s->capture)
 		fclose(s->capture);
 	ut_metrics_stop(s->metrics);
+	ut_live_free(s->live);
 }
 
 int ut_trace(struct options *o, struct ut_program *prog, const struct ut_program_objects *objs, struct ut_kernel *k)

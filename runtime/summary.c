@@ -830,3 +830,23 @@ void ut_maps_prometheus(const struct ut_program *prog, struct bpf_object *obj, c
 		free_entries(&es);
 	}
 }
+
+void ut_map_visit(const struct ut_program *prog, unsigned i, struct bpf_object *obj, const struct ut_user_maps *user,
+		  void (*row)(void *ctx, const struct ut_map_row *r), void *ctx)
+{
+	const struct ut_map *m = &prog->maps[i];
+	struct entries es;
+	if (m->ntuple || !value_is_number(m) || read_entries(prog, i, obj, user, &es) < 0)
+		return;
+	for (size_t j = 0; j < es.n; j++) {
+		char key[1024];
+		key_text(prog, m, &es.v[j], key, sizeof(key));
+		struct ut_map_row r = {.key = key, .value = es.v[j].shown, .bucket = is_hist(m), .index = es.v[j].bucket};
+		if (m->agg == UT_AGG_AVG || m->agg == UT_AGG_STATS)
+			r.value = es.v[j].total.count ? es.v[j].total.sum / (int64_t)es.v[j].total.count : 0;
+		if (r.bucket)
+			ut_aggs[m->agg].bucket_bounds(m, r.index, &r.bounds);
+		row(ctx, &r);
+	}
+	free_entries(&es);
+}

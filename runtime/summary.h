@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "compiler/aggregations.h"
 #include "compiler/program.h"
 
 struct bpf_object;
@@ -26,6 +27,20 @@ void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const s
  * text values and tuples are left out. */
 void ut_maps_prometheus(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user,
 			FILE *out);
+/* One entry of a map as numbers (ut_map_visit): its keys' text (", "
+ * between them), the number the summary shows (an average for avg() and
+ * stats()), and for a histogram the bucket it counts. */
+struct ut_map_row {
+	const char *key;
+	int64_t value;
+	bool bucket;
+	uint64_t index;
+	struct ut_bucket_bounds bounds;
+};
+/* Calls row for each entry of map i, in no order; maps of text values or
+ * tuples give none. */
+void ut_map_visit(const struct ut_program *prog, unsigned i, struct bpf_object *obj, const struct ut_user_maps *user,
+		  void (*row)(void *ctx, const struct ut_map_row *r), void *ctx);
 /* print(@x, top, div): the map named name ("@x") as bpftrace prints it,
  * its top entries (all: 0), aggregations divided by div (0, 1: not). */
 void ut_print_map_named(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user,

@@ -112,6 +112,13 @@ grep -q "not using the cache $TMP/home/.cache/uring-trace: .*owned by uid $uid" 
 # a directory under one another user can write to: the user could swap it
 mkdir -p "$TMP/home/inner" && chown root "$TMP/home/inner" && chmod 755 "$TMP/home/inner"
 untrusted cache_under_users_dir "$TMP/home is owned by uid $uid" "$TMP/home/inner"
+# a cache to be made in /tmp (sticky, writable by all: no one can take
+# what root makes there) is made and used
+fresh=/tmp/ut-privileges-fresh-$$
+UT_CACHE_DIR=$fresh "$UT" -q --summary-only -e 'BEGIN { exit(); }' >/dev/null 2>"$TMP/fresh.err"
+[ -d "$fresh/obj" ] && [ "$(stat -c %U "$fresh")" = root ] && ! grep -q 'not using the cache' "$TMP/fresh.err" \
+	&& pass privileges/cache_made_in_tmp || fail privileges/cache_made_in_tmp "$(cat "$TMP/fresh.err")"
+rm -rf "$fresh"
 [ "$(private_dirs)" = "$before" ] && pass privileges/private_cache_removed \
 	|| fail privileges/private_cache_removed "left: $(comm -13 <(echo "$before") <(private_dirs))"
 
