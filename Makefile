@@ -24,7 +24,7 @@ CFLAGS   := $(CFLAGS_BASE) $(SANFLAGS) $(EXTRA_CFLAGS)
 CXXFLAGS := $(CXXFLAGS_BASE) $(SANFLAGS)
 LDFLAGS  := $(SANFLAGS)
 LLVM_LIBDIR := $(shell $(LLVM_CONFIG) --libdir)
-LDLIBS   := -lbpf -lelf -lz -lmicrohttpd -lpthread -lm -ldl
+LDLIBS   := -lbpf -lelf -lz -lmicrohttpd -ljson-c -lpthread -lm -ldl
 # The clang wrapper is a separate shared object, loaded with dlopen only when
 # a script must be compiled: running a compiled script (.uto) needs no clang.
 BPFCC_LIBS := -L$(LLVM_LIBDIR) -Wl,-rpath,$(LLVM_LIBDIR) -lclang-cpp -lLLVM-14

@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(build-essential pkg-config flex bison libbpf-dev libelf-dev zlib1g-dev
       clang-14 llvm-14-dev libclang-14-dev libclang-cpp14-dev liburing-dev
       libclang-rt-14-dev libxml2-utils fio systemtap-sdt-dev bpftrace sudo
-      libmicrohttpd-dev prometheus tmux)
+      libmicrohttpd-dev libjson-c-dev prometheus tmux)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -25,6 +25,7 @@
 #include "tools/render.h"
 #include "runtime/cache.h"
 #include "runtime/program_cache.h"
+#include "runtime/diff.h"
 #include "runtime/info.h"
 #include "runtime/list.h"
 #include "runtime/native.h"
@@ -105,7 +106,7 @@ static void die_usage(const char *msg, const char *arg)
 
 enum { OPT_EMIT_C = 256, OPT_DUMP, OPT_COMPILE, OPT_SAMPLE, OPT_BUFFER, OPT_SUMMARY_ONLY, OPT_JSON,
        OPT_VERSION, OPT_COMM, OPT_RING, OPT_AFTER, OPT_MAX_SNAPSHOTS, OPT_MAX_SIZE, OPT_ALL_IN_KERNEL,
-       OPT_RUN_AS, OPT_RING_SIZE, OPT_METRICS, OPT_LIVE };
+       OPT_RUN_AS, OPT_RING_SIZE, OPT_METRICS, OPT_LIVE, OPT_BASELINE, OPT_DIFF };
 
 /* uring-trace's long options; others are script flags (parse_options). */
 static const struct option long_options[] = {
@@ -133,6 +134,8 @@ static const struct option long_options[] = {
 	{"json", required_argument, NULL, OPT_JSON},
 	{"metrics", required_argument, NULL, OPT_METRICS},
 	{"live", optional_argument, NULL, OPT_LIVE},
+	{"baseline", required_argument, NULL, OPT_BASELINE},
+	{"diff", required_argument, NULL, OPT_DIFF},
 	{"verbose", no_argument, NULL, 'v'},
 	{"quiet", no_argument, NULL, 'q'},
 	{NULL, 0, NULL, 0},
@@ -273,6 +276,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case OPT_SUMMARY_ONLY: o->summary_only = true; break;
 		case OPT_JSON: o->json = optarg; break;
 		case OPT_METRICS: o->metrics = optarg; break;
+		case OPT_BASELINE: o->baseline = optarg; break;
+		case OPT_DIFF: o->diff = optarg; break;
 		case OPT_LIVE:
 			o->live_s = 1;
 			if (optarg && parse_duration(optarg, &o->live_s) < 0)
@@ -648,7 +653,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "uring-trace: %s\n", why);
 		return 2;
 	}
+	if (o.diff && !(o.diff_against = ut_summary_json_read(o.diff, why, sizeof(why)))) {
+		fprintf(stderr, "uring-trace: --diff: %s\n", why);
+		return 2;
+	}
 	int rc = run_script(&o);
 	ut_identity_free(&o.command_as);
+	ut_summary_json_free(o.diff_against);
 	return rc;
 }

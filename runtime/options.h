@@ -13,6 +13,8 @@
 /* --ring-size's default: the flight recorder's memory bound. */
 #define UT_RING_BYTES (128u << 20)
 
+struct ut_summary_json;
+
 struct options {
 	const char *script;
 	const char *program;        /* -e */
@@ -38,6 +40,9 @@ struct options {
 	const char *json;
 	const char *metrics;         /* --metrics [ADDR:]PORT */
 	double live_s;               /* --live: the interval; 0 = no live view */
+	const char *baseline;        /* --baseline FILE */
+	const char *diff;            /* --diff FILE */
+	struct ut_summary_json *diff_against;   /* its summary, read before tracing (runtime/diff.h) */
 	const char *includes[32];
 	unsigned nincludes;
 	const char *defines[64];     /* -D NAME=VALUE */

@@ -26,6 +26,7 @@
 #include "probes/kind.h"
 #include "runtime/consumer.h"
 #include "runtime/decode.h"
+#include "runtime/diff.h"
 #include "runtime/live.h"
 #include "runtime/loader.h"
 #include "runtime/metrics.h"
@@ -1062,15 +1063,9 @@ static void session_stop(struct session *s)
 }
 
 /* --json: the counts and the maps. */
-static void report_json(struct session *s)
+/* The summary as JSON (docs/json.md) into j. */
+static void write_json(struct session *s, FILE *j)
 {
-	struct options *o = s->o;
-	FILE *j = s->json_stdout ? stdout : fopen(o->json, "w");
-	if (!j) {
-		fprintf(stderr, "uring-trace: cannot write %s: %s\n", o->json, strerror(errno));
-		s->rc = 1;
-		return;
-	}
 	fprintf(j, "{\"schema\":%d,\"events\":%llu,\"lost\":%llu,\"late\":%llu,\"missed\":%llu,\"approximate\":[",
 		UT_JSON_SCHEMA, (unsigned long long)s->dec.records, (unsigned long long)s->lost,
 		(unsigned long long)s->dec.lost_late, (unsigned long long)s->runs.missed);
@@ -1079,8 +1074,43 @@ static void report_json(struct session *s)
 	fputs("],\"maps\":", j);
 	ut_maps_json(s->prog, s->obj, &s->user_maps, j);
 	fputs("}\n", j);
-	if (j != stdout)
-		fclose(j);
+}
+
+/* --json FILE, --baseline FILE: the summary as JSON written to path ("-":
+ * standard output). */
+static void report_json(struct session *s, const char *path)
+{
+	FILE *j = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+	if (!j) {
+		fprintf(stderr, "uring-trace: cannot write %s: %s\n", path, strerror(errno));
+		s->rc = 1;
+		return;
+	}
+	write_json(s, j);
+	if (j != stdout && fclose(j) != 0) {
+		fprintf(stderr, "uring-trace: cannot write %s: %s\n", path, strerror(errno));
+		s->rc = 1;
+	}
+}
+
+/* --diff FILE: what changed since the summary in FILE, after the maps. */
+static void report_diff(struct session *s)
+{
+	char *text = NULL, why[512];
+	size_t len = 0;
+	FILE *j = open_memstream(&text, &len);
+	if (!j)
+		return;
+	write_json(s, j);
+	if (fclose(j) != 0)
+		return;
+	struct ut_summary_json *now = ut_summary_json_parse(text, why, sizeof(why));
+	if (now)
+		ut_summary_diff(s->o->diff_against, now, s->o->diff, s->text_out);
+	else
+		fprintf(stderr, "uring-trace: --diff: %s\n", why);
+	ut_summary_json_free(now);
+	free(text);
 }
 
 /* The report: the maps, --json, and the summary on standard error. */
@@ -1092,7 +1122,11 @@ static void session_report(struct session *s)
 	ut_print_maps(prog, s->obj, &s->user_maps, s->text_out);
 	publish_metrics(s, true);   /* the summary's figures, for a last scrape */
 	if (o->json)
-		report_json(s);
+		report_json(s, o->json);
+	if (o->baseline)
+		report_json(s, o->baseline);
+	if (o->diff_against)
+		report_diff(s);
 	if (o->quiet)
 		return;
 	fprintf(stderr, "uring-trace: %llu events, %llu lost", (unsigned long long)s->dec.records,
