@@ -842,8 +842,8 @@ void check_map_key(struct check *ck, int map, struct node *ref)
 			ERR(ck, e, "a map key must be an integer, pointer or string, not %s", type_name(t));
 			continue;
 		}
-		if (!m->key_names[i])   /* the first site that gives it one */
-			m->key_names[i] = key_name_of(e);
+		if (!m->key_names[i] && key_name_of(e))   /* the first site that gives it one */
+			m->key_names[i] = xstrdup(key_name_of(e));
 		if (m->key_types[i].kind == T_NONE) {
 			m->key_types[i] = *t;
 		} else if (m->key_types[i].kind != t->kind) {

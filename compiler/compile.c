@@ -747,8 +747,11 @@ static void compiler_free(struct compiler *c, struct node *items)
 	free(c->consts);
 	free(c->fns);
 	free(c->aliases);
-	for (unsigned i = 0; i < c->nmaps; i++)
+	for (unsigned i = 0; i < c->nmaps; i++) {
 		free(c->maps[i].name);
+		for (unsigned k = 0; k < 8; k++)
+			free(c->maps[i].key_names[k]);
+	}
 	free(c->maps);
 	free(c->tuples);
 	free(c->flow_in_reader);

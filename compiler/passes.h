@@ -161,7 +161,7 @@ struct map_info {
 	enum map_kind kind;
 	unsigned nkeys;
 	struct type key_types[8];
-	const char *key_names[8];   /* from the expression that first gave each key (check_map_key) */
+	char *key_names[8];         /* from the expression that first gave each key (check_map_key) */
 	struct type value_type;
 	int64_t lhist_min, lhist_max, lhist_step;
 	bool read_in_bpf;

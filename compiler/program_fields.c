@@ -244,11 +244,15 @@ static void save_struct(struct pf_writer *w, const struct pf_struct *d, const vo
 		}
 		case PF_STRUCT: save_struct(w, f->of, v); break;
 		case PF_ARRAY: case PF_ALONG: {
+			/* an array along another that a program made by hand left
+			 * out (a map's key names) is saved as zeros */
+			static const unsigned char zeros[256];
 			unsigned n = count_of(s, f);
+			const char *elems = array_of(s, f);
 			if (f->kind == PF_ARRAY)
 				pf_write_u32(w, n);
 			for (unsigned i = 0; i < n; i++)
-				save_struct(w, f->of, (const char *)array_of(s, f) + i * f->of->size);
+				save_struct(w, f->of, elems ? (const void *)(elems + i * f->of->size) : (const void *)zeros);
 			break;
 		}
 		}
