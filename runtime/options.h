@@ -36,6 +36,9 @@ struct options {
 	bool all_in_kernel;          /* --all-in-kernel */
 	enum ut_dump dump;           /* --dump PASS */
 	const char *json;
+	int fail_on;                 /* --fail-on: exit 3 on a finding at this severity or above; -1: none */
+	int snapshot_on;             /* --snapshot-on: a first finding at this severity or above takes a
+					snapshot (--ring); -1: none */
 	const char *includes[32];
 	unsigned nincludes;
 	const char *defines[64];     /* -D NAME=VALUE */
