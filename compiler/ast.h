@@ -128,6 +128,11 @@ static inline bool is_int(const struct type *t) { return t->kind == T_INT || t->
 /* Conditions take integers and pointers (a pointer is true when not NULL). */
 static inline bool is_cond(const struct type *t) { return is_int(t) || t->kind == T_PTR; }
 
+/* node.num of the N_CALL the statement `finding "TAG" ...` is (parser.y,
+ * finding_stmt): a: the tag (N_STR), the severity, the message (a fmt()
+ * call); b: the key; c: the with list; d: the fix (a fmt() call) or NULL. */
+#define FINDING_STATEMENT 1
+
 /* node.num of an N_IMPORT from `#include <path>`, and of the constants it
  * brings (compile.c, load_header). */
 #define IMPORT_OF_HEADER 1

@@ -61,6 +61,21 @@ static void check_func(struct check *ck, struct node *n)
 	n->type.table = (int16_t)naming_table(ck, "func", key, name);
 }
 
+/* info, warn, crit: a finding's severities, constants */
+static void check_severity(struct check *ck, struct node *n)
+{
+	int64_t level = UT_INFO;
+	while (level < UT_CRIT && strcmp(ut_severity_names[level], n->str) != 0)
+		level++;
+	struct node *value = node_new(N_INT, n->loc);
+	value->num = level;
+	node_free(n->resolved);
+	n->resolved = value;
+	n->ref = REF_CONST;
+	check_expr(ck, value);
+	n->type = value->type;
+}
+
 #define U32 {.kind = T_INT, .size = 4}
 #define U64 {.kind = T_INT, .size = 8}
 
@@ -94,6 +109,9 @@ const struct builtin builtins[] = {
 	{"cpid", U32, UT_SHOW_KOID, .cexpr = "(ut_follow_forks ? ut_filter_tgid : 0)"},
 	{"probe", .check = check_probe},
 	{"func", .check = check_func},
+	{"info", .check = check_severity},
+	{"warn", .check = check_severity},
+	{"crit", .check = check_severity},
 	{NULL},
 };
 
@@ -782,7 +800,8 @@ static char *gen_exists(struct gen *g, struct node *n, struct node **args, int n
 }
 
 extern const struct statement_def statement_printf, statement_cat, statement_exit, statement_snapshot,
-	statement_delete, statement_clear, statement_zero, statement_print, statement_time, statement_join;
+	statement_delete, statement_clear, statement_zero, statement_print, statement_time, statement_join,
+	statement_finding;
 
 const struct call_def calls[] = {
 	{"hex", 1, 1, check_show, gen_shown, UT_SHOW_HEX, .shows_argument = true},
@@ -822,6 +841,8 @@ const struct call_def calls[] = {
 	{"print", 1, 3, .statement = &statement_print},
 	{"time", 0, 1, .statement = &statement_time},
 	{"join", 1, 2, .statement = &statement_join},
+	/* finding "TAG"[key] SEVERITY "message", ...: a statement of its own (parser.y) */
+	{"finding", 0, CALL_MAX_ARGS, .statement = &statement_finding},
 	{NULL},
 };
 

@@ -144,7 +144,7 @@ static void check_key(struct check *ck, struct node *keyref)
 		ERR(ck, keyref_key(keyref), "the key of %s[...] must be an integer or a pointer, not %s", keyref->str, a_type(t));
 }
 
-static void check_with(struct check *ck, struct node *with, bool counter, struct node *n)
+void check_with(struct check *ck, struct node *with, bool counter, struct node *n)
 {
 	for (struct node *w = with; w; w = w->next) {
 		for (struct node *o = with; o != w; o = o->next)
@@ -416,7 +416,9 @@ bool const_int(struct compiler *c, const struct node *n, int64_t *v, int depth)
 		return true;
 	case N_IDENT: {
 		struct node *k = find_decl(c->consts, c->nconsts, n->str);
-		return k && k->sym != -2 && const_int(c, k->a, v, depth + 1);
+		if (!k)   /* a builtin constant (warn), checked */
+			return n->ref == REF_CONST && n->resolved && const_int(c, n->resolved, v, depth + 1);
+		return k->sym != -2 && const_int(c, k->a, v, depth + 1);
 	}
 	case N_UNOP:
 		if (!const_int(c, n->a, &sx, depth + 1))

@@ -81,5 +81,8 @@ int format_args(struct check *ck, struct node *call, struct node **args);
 /* fmt() and printf(): the format (args[0]) is applied in user space to the
  * values args[1..na-1], each a value of the record. */
 void check_format_values(struct check *ck, struct node **args, int na);
+/* A record's with list: names given once, values a record keeps; a
+ * counter's (counter) are numbers.  n: the statement, for messages. */
+void check_with(struct check *ck, struct node *with, bool counter, struct node *n);
 
 #endif

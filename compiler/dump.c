@@ -69,7 +69,7 @@ static const char *const event_ops[UT_EV_OP_COUNT] = {
 	[UT_EV_SPAN_END] = "span end", [UT_EV_GROUP_NAME] = "track name", [UT_EV_PRINT] = "printf", [UT_EV_CAT] = "cat",
 	[UT_EV_EXIT] = "exit", [UT_EV_CLEAR] = "clear", [UT_EV_HIT] = "hit", [UT_EV_SNAPSHOT] = "snapshot",
 	[UT_EV_PRINT_MAP] = "print map", [UT_EV_ZERO] = "zero", [UT_EV_TIME] = "time", [UT_EV_JOIN] = "join",
-	[UT_EV_SCHED_SWITCH] = "context switch", [UT_EV_SCHED_WAKEUP] = "wakeup",
+	[UT_EV_SCHED_SWITCH] = "context switch", [UT_EV_SCHED_WAKEUP] = "wakeup", [UT_EV_FINDING] = "finding",
 };
 
 static void value_dump(const struct ut_value *v, FILE *f)

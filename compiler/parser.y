@@ -70,6 +70,49 @@ static struct node *type_node(struct parse_ctx *ctx, YYLTYPE l, char *struct_nam
 	return n;
 }
 
+/* A message or fix of a finding: fmt(text, values...), as records keep
+ * formats. */
+static struct node *format_call(struct parse_ctx *ctx, YYLTYPE l, char *text, struct node *values)
+{
+	struct node *n = mk(N_CALL, l, ctx);
+	n->str = xstrdup("fmt");
+	n->a = mk(N_STR, l, ctx);
+	n->a->str = text;
+	n->a->next = values;
+	return n;
+}
+
+/* finding "TAG"[keys] SEVERITY "message", values... fix "...", values...
+ * with name = value, ...: the statement builtin finding() (statements.c),
+ * its parts where its check finds them.  'finding' and 'fix' are no
+ * keywords: scripts may have names of theirs. */
+static struct node *finding_stmt(struct parse_ctx *ctx, YYLTYPE l, char *word, YYLTYPE tag_l, char *tag,
+				 struct node *keys, struct node *severity, struct node *message, char *fix_word,
+				 YYLTYPE fix_l, struct node *fix, struct node *with)
+{
+	if (strcmp(word, "finding") != 0)
+		diag_error(ctx->diag, LOC(l), "'%s \"...\"' is no statement (a finding is 'finding \"TAG\" SEVERITY "
+			   "\"message\", values...')", word);
+	if (fix_word && strcmp(fix_word, "fix") != 0)
+		diag_error(ctx->diag, LOC(fix_l), "expected 'fix', 'with' or ';' after a finding's message, not '%s'",
+			   fix_word);
+	free(word);
+	free(fix_word);
+	struct node *call = mk(N_CALL, l, ctx);
+	call->str = xstrdup("finding");
+	call->num = FINDING_STATEMENT;
+	call->a = mk(N_STR, tag_l, ctx);
+	call->a->str = tag;
+	call->a->next = severity;
+	severity->next = message;
+	call->b = keys;
+	call->c = with;
+	call->d = fix;
+	struct node *stmt = mk(N_EXPR_STMT, l, ctx);
+	stmt->a = call;
+	return stmt;
+}
+
 /* "begin", "end", "step", "phase" are words only inside trace statements. */
 static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allow_step, bool allow_phase)
 {
@@ -103,6 +146,7 @@ static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allo
 %token EQ NE LE GE AND OR SHL SHR DEFAULT_OP INC ADD_ASSIGN SUB_ASSIGN PRED_OPEN PRED_CLOSE
 
 %type <list> spec_fields items choices table_entries params probe_list alt_specs stmts exprs with_list map_names
+%type <list> finding_keys format_values
 %type <node> spec_field item choice table_entry probe_alts spec
 %type <node> predicate block stmt if_stmt else_part expr opt_exprs map_ref keyref track with with_item opt_name cast_type
 %type <num> opt_optional stars
@@ -262,6 +306,13 @@ stmt: ';'                              { $$ = NULL; }
 		$$->a = $2; $$->b = $4; $$->d = $5; $$->c = $6;
 	}
     | TRACK keyref '=' expr ';'        { $$ = mk(N_TRACK_NAME, @1, ctx); $$->a = $2; $$->b = $4; }
+    | IDENT STRING finding_keys expr STRING format_values with ';' {
+		$$ = finding_stmt(ctx, @1, $1, @2, $2, $3.head, $4, format_call(ctx, @5, $5, $6.head), NULL, @1, NULL, $7);
+	}
+    | IDENT STRING finding_keys expr STRING format_values IDENT STRING format_values with ';' {
+		$$ = finding_stmt(ctx, @1, $1, @2, $2, $3.head, $4, format_call(ctx, @5, $5, $6.head), $7, @7,
+				  format_call(ctx, @8, $8, $9.head), $10);
+	}
     /* sched switch with prev_pid = ..., ...; sched wakeup with pid = ..., ...;
      * ('sched' is no keyword: scripts have a const of that name) */
     | IDENT IDENT WITH with_list ';'  {
@@ -275,6 +326,12 @@ stmt: ';'                              { $$ = NULL; }
 	}
     ;
 
+finding_keys: %empty                   { $$ = (struct node_list){0}; }
+            | '[' exprs ']'            { $$ = $2; }
+            ;
+format_values: %empty                  { $$ = (struct node_list){0}; }
+             | ',' exprs               { $$ = $2; }
+             ;
 else_part: %empty                      { $$ = NULL; }
          | ELSE block                  { $$ = $2; }
          | ELSE if_stmt                { $$ = $2; }

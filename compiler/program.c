@@ -6,6 +6,8 @@
 #include "base/alloc.h"
 #include "compiler/program.h"
 
+const char *const ut_severity_names[UT_SEVERITIES] = {"info", "warn", "crit"};
+
 const char *const ut_sched_value_names[UT_SV_COUNT] = {
 	[UT_SV_CPU] = "cpu", [UT_SV_PID] = "pid", [UT_SV_TID] = "tid", [UT_SV_COMM] = "comm",
 	[UT_SV_PREV_PID] = "prev_pid", [UT_SV_PREV_TID] = "prev_tid", [UT_SV_PREV_STATE] = "prev_state",

@@ -163,8 +163,20 @@ enum ut_event_op {
 	UT_EV_SCHED_WAKEUP, /* a thread woken (ut_sched_wakeup) */
 	UT_EV_CAT,          /* cat(path, ...): the file's contents to stdout; name is
 			       the path, a format as printf's */
+	UT_EV_FINDING,      /* a finding (below): name is its tag */
 	UT_EV_OP_COUNT
 };
+
+/* A finding's record (UT_EV_FINDING) has its parts as its args, in this
+ * order: "severity" (a number: 0 info, 1 warn, 2 crit), "message" and
+ * "fix" (texts, formats), then its key's values each named
+ * UT_FINDING_KEY, then the evidence (the with values, by name).  Its
+ * identity is its tag and its key's values as text. */
+enum ut_finding_arg { UT_FINDING_SEVERITY, UT_FINDING_MESSAGE, UT_FINDING_FIX, UT_FINDING_PARTS };
+#define UT_FINDING_KEY "[]"   /* no with name can be it */
+enum ut_severity { UT_INFO, UT_WARN, UT_CRIT, UT_SEVERITIES };
+/* "info", "warn", "crit": the script's constants, the summary's words */
+extern const char *const ut_severity_names[UT_SEVERITIES];
 
 /* Scheduling events (runtime/decode.c) find their values by the names of
  * their args (ut_event.args, each a UT_VAL_FIELD of the record; the

@@ -262,6 +262,9 @@ static bool program_ok(const struct ut_program *p)
 		for (unsigned a = 0; a < e->nargs; a++)
 			if (!value_ok(&e->args[a].value, e->nfields, p->ntables))
 				return false;
+		/* a finding's tag, and its severity, message and fix (enum ut_finding_arg) */
+		if (e->op == UT_EV_FINDING && (e->name.kind != UT_VAL_TEXT || !e->name.text || e->nargs < UT_FINDING_PARTS))
+			return false;
 	}
 	for (unsigned i = 0; i < p->nmaps; i++) {
 		const struct ut_map *m = &p->maps[i];

@@ -114,12 +114,16 @@ static void record_key(struct stage_walk *w, struct record *r, struct node *keyr
 	r->ev->key = field_value(r, keyref_key(keyref));
 }
 
+void record_arg(struct record *r, const char *name, struct ut_value v)
+{
+	r->ev->args = xrealloc_array(r->ev->args, r->ev->nargs + 1, sizeof(*r->ev->args));
+	r->ev->args[r->ev->nargs++] = (struct ut_named_value){xstrdup(name), v};
+}
+
 static void record_args(struct record *r, struct node *with)
 {
-	for (struct node *a = with; a; a = a->next) {
-		r->ev->args = xrealloc_array(r->ev->args, r->ev->nargs + 1, sizeof(*r->ev->args));
-		r->ev->args[r->ev->nargs++] = (struct ut_named_value){xstrdup(a->str), record_value(r, a->a)};
-	}
+	for (struct node *a = with; a; a = a->next)
+		record_arg(r, a->str, record_value(r, a->a));
 }
 
 static enum ut_event_op phase_op(int op, enum ut_event_op b, enum ut_event_op s, enum ut_event_op e)

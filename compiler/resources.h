@@ -16,6 +16,8 @@ unsigned record_add_field(struct record *r, enum ut_field_type type, uint32_t si
 /* A checked value the record holds: literal text, a format and its
  * values, or a field the probe fills. */
 struct ut_value record_value(struct record *r, struct node *n);
+/* An argument of the record (a with value): its name and value. */
+void record_arg(struct record *r, const char *name, struct ut_value v);
 /* fmt() and printf(): the format (the call's first argument) and the
  * values it takes, a field each. */
 struct ut_value record_format(struct record *r, struct node *call);

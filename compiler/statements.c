@@ -287,3 +287,82 @@ const struct statement_def statement_join = {
 	/* and the kernel part of a split hit writes no record but the hit's */
 	.kernel_only = "join() reads its strings into its record",
 };
+
+/* ---- finding "TAG"[key] SEVERITY "message", values... fix "...", values...
+ * with name = value, ...: a named problem with its evidence and a fix
+ * (parser.y builds the call: ast.h, FINDING_STATEMENT).  The reader keeps
+ * one per tag and key (runtime/findings.c) ---- */
+
+#define FINDING_TAG_MAX 32
+#define FINDING_KEYS_MAX 8
+
+static bool tag_ok(const char *tag)
+{
+	size_t n = strlen(tag);
+	if (n == 0 || n > FINDING_TAG_MAX || tag[0] < 'A' || tag[0] > 'Z')
+		return false;
+	return strspn(tag, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") == n;
+}
+
+static void check_finding(struct check *ck, struct node *call)
+{
+	if (call->num != FINDING_STATEMENT) {
+		ERR(ck, call, "finding is a statement of its own: finding \"TAG\"[key] SEVERITY \"message\", values... "
+		    "fix \"...\", values... with name = value, ...");
+		return;
+	}
+	struct node *tag = call->a, *severity = tag->next, *message = severity->next;
+	if (!tag_ok(tag->str))
+		ERR(ck, tag, "a finding's tag is capital letters, digits and '-', starting with a letter, at most %d "
+		    "characters (\"PUNT\", \"SHORT-WRITE\"), not \"%s\"", FINDING_TAG_MAX, tag->str);
+	unsigned nkeys = 0;
+	for (struct node *k = call->b; k; k = k->next, nkeys++) {
+		check_expr(ck, k);
+		if (nkeys == FINDING_KEYS_MAX)
+			ERR(ck, k, "a finding's key has at most %d values, as a map's", FINDING_KEYS_MAX);
+		else if (k->type.kind != T_INT && k->type.kind != T_PTR && k->type.kind != T_STR && k->type.kind != T_NONE)
+			ERR(ck, k, "a finding's key is integers, pointers or strings, as a map's, not %s", a_type(&k->type));
+	}
+	check_expr(ck, severity);
+	int64_t level;
+	if (!is_int(&severity->type))
+		ERR(ck, severity, "a finding's severity is info, warn or crit (0, 1, 2), not %s", a_type(&severity->type));
+	else if (const_int(ck->c, severity, &level, 0) && (level < UT_INFO || level > UT_CRIT))
+		ERR(ck, severity, "a finding's severity is info, warn or crit (0, 1, 2), not %lld", (long long)level);
+	check_value(ck, message);
+	if (call->d)
+		check_value(ck, call->d);
+	check_with(ck, call->c, false, call);
+}
+
+/* name: the tag; args: severity, message, fix, the key's values, the
+ * evidence (compiler/program.h, enum ut_finding_arg) */
+static void record_finding(struct record *r, struct node *call)
+{
+	struct node *tag = call->a, *severity = tag->next, *message = severity->next;
+	r->ev->name = (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup(tag->str)};
+	record_arg(r, "severity", record_value(r, severity));
+	record_arg(r, "message", record_value(r, message));
+	record_arg(r, "fix", call->d ? record_value(r, call->d) : (struct ut_value){.kind = UT_VAL_TEXT, .text = xstrdup("")});
+	for (struct node *k = call->b; k; k = k->next)
+		record_arg(r, UT_FINDING_KEY, record_value(r, k));
+	for (struct node *w = call->c; w; w = w->next)
+		record_arg(r, w->str, record_value(r, w->a));
+}
+
+static void finding_fields(struct node *call, field_each each, void *ctx)
+{
+	struct node *tag = call->a, *severity = tag->next, *message = severity->next;
+	value_fields(severity, each, ctx);
+	value_fields(message, each, ctx);
+	if (call->d)
+		value_fields(call->d, each, ctx);
+	for (struct node *k = call->b; k; k = k->next)
+		value_fields(k, each, ctx);
+	for (struct node *w = call->c; w; w = w->next)
+		value_fields(w->a, each, ctx);
+}
+
+const struct statement_def statement_finding = {
+	.check = check_finding, .op = UT_EV_FINDING, .record = record_finding, .fields = finding_fields,
+};

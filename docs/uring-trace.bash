@@ -6,8 +6,8 @@ _uring_trace()
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 	local opts="-e -o -p -c -d -l -I -D -v -q -h --comm --run-as --sample --buffer --ring --after
-		--max-snapshots --max-size --emit-c --dump --all-in-kernel --compile --summary-only --json --verbose
-		--quiet --info --version --help --all-rings"
+		--max-snapshots --max-size --emit-c --dump --all-in-kernel --compile --summary-only --json --fail-on
+		--snapshot-on --verbose --quiet --info --version --help --all-rings"
 	if [ "$COMP_CWORD" -eq 1 ] && [[ $cur != -* ]]; then
 		COMPREPLY=($(compgen -W "dump stats render" -- "$cur") $(compgen -f -X '!*.ut' -- "$cur") \
 			   $(compgen -d -- "$cur"))
@@ -37,6 +37,8 @@ _uring_trace()
 		COMPREPLY=($(compgen -u -- "$cur")); return ;;
 	--dump)
 		COMPREPLY=($(compgen -W "ast typed resources placement reuse c reader-c program" -- "$cur")); return ;;
+	--fail-on|--snapshot-on)
+		COMPREPLY=($(compgen -W "info warn crit" -- "$cur")); return ;;
 	-l)
 		COMPREPLY=($(compgen -W "tracepoint:io_uring:* tracepoint:block:* tracepoint:syscalls:*" -- "$cur"))
 		return ;;

@@ -13,6 +13,7 @@
 #include "bpf/records.h"
 #include "engine/engine.h"
 #include "kernel/disks.h"
+#include "runtime/findings.h"
 #include "runtime/recorder.h"
 #include "runtime/stacks.h"
 #include "runtime/user_side.h"
@@ -389,19 +390,10 @@ static const char *value_str(const struct ut_program *prog, const struct ut_fiel
 	return buf;
 }
 
-/* Arguments keep their numbers where they are numbers (queries in
- * Perfetto want them), and become text where a script gave them names. */
-#define MAX_ARGS 32
-struct decoded_args {
-	struct ut_arg args[MAX_ARGS];
-	char text[MAX_ARGS][256];
-	unsigned n;
-};
-
 static void to_arg(const struct ut_program *prog, const struct ut_event *ev, const void *rec, size_t size,
-		   const char *name, const struct ut_value *v, struct decoded_args *out)
+		   const char *name, const struct ut_value *v, struct ut_decoded_args *out)
 {
-	if (out->n >= MAX_ARGS || v->kind == UT_VAL_NONE)
+	if (out->n >= UT_DECODED_ARGS_MAX || v->kind == UT_VAL_NONE)
 		return;
 	struct ut_arg *a = &out->args[out->n];
 	char *text = out->text[out->n];
@@ -415,6 +407,45 @@ static void to_arg(const struct ut_program *prog, const struct ut_event *ev, con
 	a->kind = UT_ARG_STR;
 	a->s = value_str(prog, ev->fields, ev->nfields, rec, size, v, text, sizeof(out->text[0]));
 	out->n++;
+}
+
+void ut_decode_arg(const struct ut_program *p, const struct ut_event *ev, const void *rec, size_t size, unsigned i,
+		   struct ut_decoded_args *out)
+{
+	if (i < ev->nargs)
+		to_arg(p, ev, rec, size, ev->args[i].name, &ev->args[i].value, out);
+}
+
+enum ut_severity ut_finding_severity(const struct ut_event *ev, const void *rec, size_t size)
+{
+	const struct ut_value *v = &ev->args[UT_FINDING_SEVERITY].value;
+	const struct ut_field *f = v->kind == UT_VAL_FIELD ? &ev->fields[v->field] : NULL;
+	int64_t level = f && f->type != UT_F_STR && field_in_record(f, size) ? (int64_t)field_u64(f, rec) : UT_INFO;
+	return level <= UT_INFO ? UT_INFO : level >= UT_CRIT ? UT_CRIT : (enum ut_severity)level;
+}
+
+/* A finding's first record (runtime/findings.c counts the others): an
+ * instant on the thread it was made on (uring-trace's own in BEGIN and
+ * END), "TAG: message", with its severity, message, fix and evidence. */
+static void finding_instant(const struct ut_program *p, struct ut_engine *e, const struct ut_rec_hdr *h,
+			    const struct ut_event *ev, const void *rec, size_t size)
+{
+	char message[512], fix[512], name[600];
+	ut_value_text(p, ev->fields, ev->nfields, rec, size, &ev->args[UT_FINDING_MESSAGE].value, message,
+		      sizeof(message));
+	ut_value_text(p, ev->fields, ev->nfields, rec, size, &ev->args[UT_FINDING_FIX].value, fix, sizeof(fix));
+	snprintf(name, sizeof(name), "%s: %s", ev->name.text, message);
+	struct ut_decoded_args args;
+	args.args[0] = (struct ut_arg){.name = "severity", .kind = UT_ARG_STR,
+				       .s = ut_severity_names[ut_finding_severity(ev, rec, size)]};
+	args.args[1] = (struct ut_arg){.name = "message", .kind = UT_ARG_STR, .s = message};
+	args.args[2] = (struct ut_arg){.name = "fix", .kind = UT_ARG_STR, .s = fix};
+	args.n = 3;
+	for (unsigned i = UT_FINDING_PARTS; i < ev->nargs; i++)
+		if (strcmp(ev->args[i].name, UT_FINDING_KEY) != 0)
+			ut_decode_arg(p, ev, rec, size, i, &args);
+	struct ut_track thread = {.kind = UT_TRACK_THREAD, .pid = h->pid, .tid = h->tid};
+	ut_instant(e, h->ts, &thread, "finding", name, args.args, args.n);
 }
 
 static void thread_record(struct ut_engine *e, const struct ut_rec_hdr *h, const void *rec, size_t size)
@@ -550,9 +581,13 @@ void ut_decode_trace(const struct ut_program *p, struct ut_engine *e, const void
 		sched_record(e, h, ev, rec, size);
 		return;
 	}
+	if (ev->op == UT_EV_FINDING) {
+		finding_instant(p, e, h, ev, rec, size);
+		return;
+	}
 	char name_text[512];
 	const char *name = value_str(p, ev->fields, ev->nfields, rec, size, &ev->name, name_text, sizeof(name_text));
-	struct decoded_args args;
+	struct ut_decoded_args args;
 	args.n = 0;
 	for (unsigned i = 0; i < ev->nargs; i++)
 		to_arg(p, ev, rec, size, ev->args[i].name, &ev->args[i].value, &args);
@@ -712,6 +747,18 @@ static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 		if (d->zero_map && ev->name.kind == UT_VAL_TEXT)
 			d->zero_map(d->maps_ctx, ev->name.text);
 		return;
+	case UT_EV_FINDING: {
+		/* kept in the findings; the first of its tag and key is marked in
+		 * the trace, and its first at --snapshot-on's severity or above
+		 * takes a snapshot */
+		enum ut_severity severity = ut_finding_severity(ev, rec, size);
+		int before = d->findings ? ut_findings_take(d->findings, p, ev, rec, size) : -1;
+		if (d->snapshot_findings && severity >= d->snapshot_on && before < (int)d->snapshot_on && !d->snapshot_ts)
+			d->snapshot_ts = h->ts;
+		if (before < 0)
+			to_trace(d, rec, size);
+		return;
+	}
 	case UT_EV_PRINT: case UT_EV_CAT: case UT_EV_EXIT: case UT_EV_CLEAR: {
 		char name_text[512];
 		const char *name = value_str(p, ev->fields, ev->nfields, rec, size, &ev->name, name_text,

@@ -8,11 +8,13 @@
 #include <stdio.h>
 
 #include "compiler/program.h"
+#include "fxt/fxt.h"
 
-struct ut_arg;
 struct ut_engine;
 struct ut_recorder;
 struct ut_user_side;
+
+struct ut_findings;
 
 struct ut_decoder {
 	const struct ut_program *prog;
@@ -26,6 +28,13 @@ struct ut_decoder {
 	uint64_t exit_ts;             /* ... at this time: later records are not read (0: not called) */
 	volatile uint64_t *shared_exit_ts; /* exit()'s time shared with the kernel (bpf/ut.h, ut_requests), or NULL */
 	uint64_t snapshot_ts;         /* the reader ran snapshot() then (0: not since the last look) */
+	/* the findings made (UT_EV_FINDING; NULL: each is marked as if it
+	 * were the first); with snapshot_findings, the first of a tag and key
+	 * at snapshot_on or above takes a snapshot (--snapshot-on) as
+	 * snapshot() does */
+	struct ut_findings *findings;
+	bool snapshot_findings;
+	enum ut_severity snapshot_on;
 	/* clear(@map), zero(@map), print(@map, top, div): done by the caller,
 	 * which owns the maps */
 	void (*clear_map)(void *ctx, const char *name);
@@ -60,6 +69,21 @@ bool ut_decode_exited(struct ut_decoder *d);
 /* The records from here on are read whatever exit() said: END probes run
  * after it. */
 void ut_decode_read_end(struct ut_decoder *d);
+
+/* A record's args as trace arguments: numbers where they are numbers
+ * (queries in Perfetto want them), text where the script gave names,
+ * made in text[]. */
+#define UT_DECODED_ARGS_MAX 32
+struct ut_decoded_args {
+	struct ut_arg args[UT_DECODED_ARGS_MAX];
+	char text[UT_DECODED_ARGS_MAX][256];
+	unsigned n;
+};
+/* The severity of a finding record (UT_EV_FINDING), in range. */
+enum ut_severity ut_finding_severity(const struct ut_event *ev, const void *rec, size_t size);
+/* Appends arg i of ev (the record rec's event) to out. */
+void ut_decode_arg(const struct ut_program *p, const struct ut_event *ev, const void *rec, size_t size, unsigned i,
+		   struct ut_decoded_args *out);
 
 /* Writes a record of the trace (a trace construct, a thread's name, a
  * loss) to e.  The record is known well-formed: ut_decode_record took it. */

@@ -24,6 +24,7 @@
 #include "tools/tools.h"
 #include "tools/render.h"
 #include "runtime/cache.h"
+#include "runtime/findings.h"
 #include "runtime/program_cache.h"
 #include "runtime/diff.h"
 #include "runtime/info.h"
@@ -106,7 +107,7 @@ static void die_usage(const char *msg, const char *arg)
 
 enum { OPT_EMIT_C = 256, OPT_DUMP, OPT_COMPILE, OPT_SAMPLE, OPT_BUFFER, OPT_SUMMARY_ONLY, OPT_JSON,
        OPT_VERSION, OPT_COMM, OPT_RING, OPT_AFTER, OPT_MAX_SNAPSHOTS, OPT_MAX_SIZE, OPT_ALL_IN_KERNEL,
-       OPT_RUN_AS, OPT_RING_SIZE, OPT_METRICS, OPT_LIVE, OPT_BASELINE, OPT_DIFF };
+       OPT_RUN_AS, OPT_RING_SIZE, OPT_METRICS, OPT_LIVE, OPT_BASELINE, OPT_DIFF, OPT_FAIL_ON, OPT_SNAPSHOT_ON };
 
 /* uring-trace's long options; others are script flags (parse_options). */
 static const struct option long_options[] = {
@@ -136,6 +137,8 @@ static const struct option long_options[] = {
 	{"live", optional_argument, NULL, OPT_LIVE},
 	{"baseline", required_argument, NULL, OPT_BASELINE},
 	{"diff", required_argument, NULL, OPT_DIFF},
+	{"fail-on", required_argument, NULL, OPT_FAIL_ON},
+	{"snapshot-on", required_argument, NULL, OPT_SNAPSHOT_ON},
 	{"verbose", no_argument, NULL, 'v'},
 	{"quiet", no_argument, NULL, 'q'},
 	{NULL, 0, NULL, 0},
@@ -283,6 +286,14 @@ static void parse_options(int argc, char **argv, struct options *o)
 			if (optarg && parse_duration(optarg, &o->live_s) < 0)
 				die_usage("--live takes an interval like 1s or 500ms (--live=2s)", optarg);
 			break;
+		case OPT_FAIL_ON: case OPT_SNAPSHOT_ON: {
+			int level = ut_severity_named(optarg);
+			if (level < 0)
+				die_usage(ch == OPT_FAIL_ON ? "--fail-on takes a severity: info, warn or crit"
+							    : "--snapshot-on takes a severity: info, warn or crit", optarg);
+			*(ch == OPT_FAIL_ON ? &o->fail_on : &o->snapshot_on) = level;
+			break;
+		}
 		case 'v': o->verbose = true; break;
 		case 'q': o->quiet = true; break;
 		default: exit(2);
@@ -317,6 +328,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 		die_usage("--run-as says who runs -c's command: give -c too", NULL);
 	if (o->ring_s && o->summary_only)
 		die_usage("--ring keeps the trace's last seconds to write them; --summary-only writes no trace", NULL);
+	if (o->snapshot_on >= 0 && !o->ring_s)
+		die_usage("--snapshot-on writes the flight recorder's window when a finding is made: give --ring too", NULL);
 }
 
 /* Flags and -D set a script's constants: without a script to compile
@@ -640,7 +653,8 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 2 && strcmp(argv[1], "render") == 0)
 		return render_command(argc - 1, argv + 1);
-	struct options o = {.output = "trace.fxt", .after_s = 1, .max_snapshots = 10, .ring_bytes = UT_RING_BYTES};
+	struct options o = {.output = "trace.fxt", .after_s = 1, .max_snapshots = 10, .ring_bytes = UT_RING_BYTES,
+			    .fail_on = -1, .snapshot_on = -1};
 	parse_options(argc, argv, &o);
 	if (o.compile_only && strcmp(o.output, "trace.fxt") == 0)
 		die_usage("--compile needs -o FILE.uto", NULL);

@@ -43,6 +43,9 @@ struct options {
 	const char *baseline;        /* --baseline FILE */
 	const char *diff;            /* --diff FILE */
 	struct ut_summary_json *diff_against;   /* its summary, read before tracing (runtime/diff.h) */
+	int fail_on;                 /* --fail-on: exit 3 on a finding at this severity or above; -1: none */
+	int snapshot_on;             /* --snapshot-on: a first finding at this severity or above takes a
+					snapshot (--ring); -1: none */
 	const char *includes[32];
 	unsigned nincludes;
 	const char *defines[64];     /* -D NAME=VALUE */

@@ -27,6 +27,7 @@
 #include "runtime/consumer.h"
 #include "runtime/decode.h"
 #include "runtime/diff.h"
+#include "runtime/findings.h"
 #include "runtime/live.h"
 #include "runtime/loader.h"
 #include "runtime/metrics.h"
@@ -874,6 +875,8 @@ static bool session_start(struct session *s, const struct ut_program_objects *ob
 				     .print_out = s->text_out, .clear_map = on_clear, .zero_map = on_zero,
 				     .print_map = on_print, .maps_ctx = s,
 				     .user_side = ut_user_side_new(prog, &s->user_maps, lo.sample_permyriad),
+				     .findings = ut_findings_new(), .snapshot_findings = o->snapshot_on >= 0,
+				     .snapshot_on = o->snapshot_on >= 0 ? (enum ut_severity)o->snapshot_on : UT_INFO,
 				     .shared_exit_ts = s->requests ? &s->requests[UT_REQUEST_EXIT] : NULL};
 	use_compiled_user_side(s->dec.user_side, prog, objs, o);
 	if (s->engine)
@@ -1073,6 +1076,8 @@ static void write_json(struct session *s, FILE *j)
 		report_approximate_maps(s->prog, s->lost + s->dec.lost_late, NULL, j);
 	fputs("],\"maps\":", j);
 	ut_maps_json(s->prog, s->obj, &s->user_maps, j);
+	fputs(",\"findings\":", j);
+	ut_findings_json(s->dec.findings, j);
 	fputs("}\n", j);
 }
 
@@ -1120,6 +1125,7 @@ static void session_report(struct session *s)
 	struct ut_program *prog = s->prog;
 	uint64_t lost = s->lost, missed = s->runs.missed;
 	ut_print_maps(prog, s->obj, &s->user_maps, s->text_out);
+	ut_findings_print(s->dec.findings, s->text_out);
 	publish_metrics(s, true);   /* the summary's figures, for a last scrape */
 	if (o->json)
 		report_json(s, o->json);
@@ -1175,7 +1181,8 @@ static void session_report(struct session *s)
 }
 
 /* The -c command's end: ended if it still runs (uring-trace ended first),
- * else its exit status is the session's. */
+ * else its exit status is the session's.  Then --fail-on: a finding at
+ * its severity or above makes the status 3, unless uring-trace failed. */
 static void command_end(struct session *s)
 {
 	if (s->child) {
@@ -1184,6 +1191,9 @@ static void command_end(struct session *s)
 	} else if (s->o->command && s->rc == 0) {
 		s->rc = command_status(s->o, s->child_status);
 	}
+	bool failed = s->rc == 1 || s->rc == 2;
+	if (s->o->fail_on >= 0 && ut_findings_worst(s->dec.findings) >= s->o->fail_on && !failed)
+		s->rc = 3;
 }
 
 /* What the session holds, freed. */
@@ -1201,6 +1211,7 @@ static void session_free(struct session *s)
 		ut_unload(s->loaded);
 	ut_stacks_close();
 	ut_user_side_free(s->dec.user_side);
+	ut_findings_free(s->dec.findings);
 	ut_user_maps_free(&s->user_maps);
 	ut_recorder_free(s->recorder);
 	if (s->requests)

@@ -13,7 +13,8 @@ if [ $rc -eq 0 ] && diff -u "$dir/semantics.txt" "$TMP/out.txt" >"$TMP/diff.txt"
 else
 	fail user_side/semantics_in_bpf "rc=$rc $(head -20 "$TMP/diff.txt" "$TMP/err.txt")"
 fi
-sed -E 's/^.*"maps"://; s/}$//' "$TMP/out.json" >"$TMP/maps.json"
+python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["maps"], separators=(",", ":")))' \
+	"$TMP/out.json" >"$TMP/maps.json"
 if diff -u "$dir/semantics.json" "$TMP/maps.json" >"$TMP/diff.txt"; then
 	pass user_side/semantics_json_in_bpf
 else

@@ -1,0 +1,35 @@
+/* The findings a script makes (`finding "TAG"[key] SEVERITY "message"
+ * ...`: UT_EV_FINDING records), kept by the reader: one per identity, its
+ * tag and its key's values, with how often it was made, when and where
+ * first, the highest severity it was made with, and its latest message,
+ * fix and evidence.  The summary prints them after the maps, and --json
+ * holds them (docs/json.md). */
+#ifndef UT_FINDINGS_H
+#define UT_FINDINGS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "compiler/program.h"
+
+struct ut_findings;
+
+struct ut_findings *ut_findings_new(void);
+void ut_findings_free(struct ut_findings *f);
+
+/* Takes a finding record of event ev (known well-formed): the highest
+ * severity its identity was made with before, -1 when this is its first
+ * (which the trace marks). */
+int ut_findings_take(struct ut_findings *f, const struct ut_program *p, const struct ut_event *ev, const void *rec,
+		     size_t size);
+/* The highest severity of the findings made; -1 when none was. */
+int ut_findings_worst(const struct ut_findings *f);
+/* The "findings" section of the text summary (nothing when none was
+ * made): the most severe first, then in the order first made. */
+void ut_findings_print(const struct ut_findings *f, FILE *out);
+/* The findings as a JSON array, in the same order. */
+void ut_findings_json(const struct ut_findings *f, FILE *out);
+/* The severity called name ("warn"); -1 when none is. */
+int ut_severity_named(const char *name);
+
+#endif
