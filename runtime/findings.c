@@ -283,3 +283,23 @@ void ut_findings_json(const struct ut_findings *f, FILE *out)
 	free(order);
 	fputc(']', out);
 }
+
+void ut_findings_visit(const struct ut_findings *f, void (*one)(void *ctx, const struct ut_finding_seen *seen),
+		       void *ctx)
+{
+	size_t *order = f ? in_order(f) : NULL;
+	for (size_t o = 0; f && o < f->n; o++) {
+		const struct finding *x = &f->v[order[o]];
+		char key[512] = "";
+		size_t at = 0;
+		for (unsigned k = 0; k < x->nkey && at + 1 < sizeof(key); k++) {
+			char text[256];
+			value_text(&x->key[k], text, sizeof(text));
+			at += (size_t)snprintf(key + at, sizeof(key) - at, "%s%s", k ? ", " : "", text);
+		}
+		struct ut_finding_seen seen = {.tag = x->tag, .key = key, .severity = x->severity, .count = x->count,
+					       .message = x->message};
+		one(ctx, &seen);
+	}
+	free(order);
+}

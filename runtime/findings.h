@@ -29,6 +29,16 @@ int ut_findings_worst(const struct ut_findings *f);
 void ut_findings_print(const struct ut_findings *f, FILE *out);
 /* The findings as a JSON array, in the same order. */
 void ut_findings_json(const struct ut_findings *f, FILE *out);
+/* A finding as the live view and the metrics show it. */
+struct ut_finding_seen {
+	const char *tag, *key;     /* key: its values' text, ", " between them ("" without) */
+	enum ut_severity severity;
+	uint64_t count;
+	const char *message;
+};
+/* Calls one for each finding, in the summary's order. */
+void ut_findings_visit(const struct ut_findings *f, void (*one)(void *ctx, const struct ut_finding_seen *seen),
+		       void *ctx);
 /* The severity called name ("warn"); -1 when none is. */
 int ut_severity_named(const char *name);
 

@@ -10,6 +10,7 @@
 #include "base/alloc.h"
 #include "base/hash.h"
 #include "base/hashmap.h"
+#include "runtime/findings.h"
 #include "runtime/summary.h"
 
 /* Rows a map shows at most (the busiest): on a terminal, fewer when the
@@ -168,8 +169,16 @@ static void draw_map(struct ut_live *l, const struct ut_map *m, double dt, unsig
 	free(rows);
 }
 
-void ut_live_draw(struct ut_live *l, struct bpf_object *obj, const struct ut_user_maps *user, double dt,
-		  uint64_t events, uint64_t lost)
+/* A finding, a line: the view's last section. */
+static void draw_finding(void *ctx, const struct ut_finding_seen *seen)
+{
+	struct ut_live *l = ctx;
+	fprintf(l->out, "  %-4s %s%s%s%s x%llu: %s%s\n", ut_severity_names[seen->severity], seen->tag, seen->key[0] ? "[" : "",
+		seen->key, seen->key[0] ? "]" : "", (unsigned long long)seen->count, seen->message, l->tty ? "\033[K" : "");
+}
+
+void ut_live_draw(struct ut_live *l, struct bpf_object *obj, const struct ut_user_maps *user,
+		  const struct ut_findings *findings, double dt, uint64_t events, uint64_t lost)
 {
 	unsigned rows = 0, cols = 100;
 	struct winsize ws;
@@ -204,6 +213,10 @@ void ut_live_draw(struct ut_live *l, struct bpf_object *obj, const struct ut_use
 		draw_map(l, m, dt, max, cols);
 		for (size_t j = 0; j < l->npieces; j++)
 			free(l->pieces[j].key);
+	}
+	if (ut_findings_worst(findings) >= 0) {
+		fprintf(l->out, "findings%s\n", l->tty ? "\033[K" : "");
+		ut_findings_visit(findings, draw_finding, l);
 	}
 	fputs(l->tty ? "\033[J" : "", l->out);
 	fflush(l->out);

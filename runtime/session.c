@@ -906,6 +906,17 @@ static bool session_start(struct session *s, const struct ut_program_objects *ob
 
 /* The run: records read as they come, until the end (-d, Ctrl-C, exit(),
  * the -c command's end); snapshots taken and written on the way. */
+/* A finding as a series of uring_trace_findings. */
+static void metric_finding(void *ctx, const struct ut_finding_seen *seen)
+{
+	FILE *f = ctx;
+	fputs("uring_trace_findings{tag=", f);
+	ut_prometheus_label_value(f, seen->tag);
+	fputs(",key=", f);
+	ut_prometheus_label_value(f, seen->key);
+	fprintf(f, ",severity=\"%s\"} %llu\n", ut_severity_names[seen->severity], (unsigned long long)seen->count);
+}
+
 /* --metrics: a fresh text for the scrape that waits for one (and the last
  * one at the end): the tracer's own counts, then the script's maps. */
 static void publish_metrics(struct session *s, bool at_end)
@@ -932,6 +943,9 @@ static void publish_metrics(struct session *s, bool at_end)
 		fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", own[i].name, own[i].help, own[i].name,
 			own[i].name, (unsigned long long)own[i].value);
 	ut_maps_prometheus(s->prog, s->obj, &s->user_maps, f);
+	fputs("# HELP uring_trace_findings how many times each finding was made (docs/doctor.md)\n"
+	      "# TYPE uring_trace_findings gauge\n", f);
+	ut_findings_visit(s->dec.findings, metric_finding, f);
 	if (fclose(f) == 0)
 		ut_metrics_publish(s->metrics, text, len);
 	free(text);
@@ -945,7 +959,7 @@ static void draw_live(struct session *s)
 		return;
 	uint64_t emitted, lost;
 	totals(s, &emitted, &lost);
-	ut_live_draw(s->live, s->obj, &s->user_maps, now - s->live_at, s->dec.records, lost);
+	ut_live_draw(s->live, s->obj, &s->user_maps, s->dec.findings, now - s->live_at, s->dec.records, lost);
 	s->live_at = now;
 }
 

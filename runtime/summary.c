@@ -709,8 +709,7 @@ static void metric_name(const struct ut_map *m, char *out, size_t len, double *s
 	snprintf(out, len, "uring_trace_%s", base);
 }
 
-/* A label value, escaped as the format wants (\\, \", \n). */
-static void label_value(FILE *out, const char *s)
+void ut_prometheus_label_value(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (; *s; s++) {
@@ -751,7 +750,7 @@ static void metric_labels(const struct ut_program *prog, const struct ut_map *m,
 			ut_value_text(prog, m->keys, m->nkeys, e->key, m->key_size, &m->key_show[k], value, sizeof(value));
 		}
 		fprintf(out, "%s%s=", k ? "," : "", name);
-		label_value(out, value);
+		ut_prometheus_label_value(out, value);
 	}
 	if (extra)
 		fprintf(out, "%s%s", m->nkeys ? "," : "", extra);

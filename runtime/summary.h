@@ -27,6 +27,8 @@ void ut_maps_json(const struct ut_program *prog, struct bpf_object *obj, const s
  * text values and tuples are left out. */
 void ut_maps_prometheus(const struct ut_program *prog, struct bpf_object *obj, const struct ut_user_maps *user,
 			FILE *out);
+/* A label's value in that format: quoted, \\, \" and \n escaped. */
+void ut_prometheus_label_value(FILE *out, const char *s);
 /* One entry of a map as numbers (ut_map_visit): its keys' text (", "
  * between them), the number the summary shows (an average for avg() and
  * stats()), and for a histogram the bucket it counts. */
