@@ -107,6 +107,9 @@ const struct builtin builtins[] = {
 	{"numaid", U32, 0, .cexpr = "bpf_get_numa_node_id()"},
 	/* -c's command's pid (0 without -c), set when the program is loaded */
 	{"cpid", U32, UT_SHOW_KOID, .cexpr = "(ut_follow_forks ? ut_filter_tgid : 0)"},
+	/* 1 when -p, -c or --comm restricts what is traced: set when the
+	 * program is loaded, so one compiled program serves any of them */
+	{"filtered", {.kind = T_INT, .size = 1}, 0, .cexpr = "(ut_filter_tgid != 0 || ut_filter_comm[0] != 0)"},
 	{"probe", .check = check_probe},
 	{"func", .check = check_func},
 	{"info", .check = check_severity},
