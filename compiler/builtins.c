@@ -69,11 +69,7 @@ static void check_severity(struct check *ck, struct node *n)
 		level++;
 	struct node *value = node_new(N_INT, n->loc);
 	value->num = level;
-	node_free(n->resolved);
-	n->resolved = value;
-	n->ref = REF_CONST;
-	check_expr(ck, value);
-	n->type = value->type;
+	stands_for(ck, n, value);
 }
 
 #define U32 {.kind = T_INT, .size = 4}

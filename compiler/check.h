@@ -64,6 +64,9 @@ int table_index(struct compiler *c, const char *name);
 /* The table name (made when first asked for) with an entry for key, named
  * text: how the `probe` and `func` builtins are shown. */
 int naming_table(struct check *ck, const char *name, int64_t key, const char *text);
+/* n stands for the constant value (a node of n's now): n's expansion,
+ * checked where n is (a positional parameter, a builtin constant). */
+void stands_for(struct check *ck, struct node *n, struct node *value);
 /* $1 .. and $#: a positional parameter, not a local. */
 bool is_positional(const char *name);
 /* The alternative's local name, or -1. */

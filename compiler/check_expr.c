@@ -652,11 +652,16 @@ static void positional(struct check *ck, struct node *n)
 			v->str = xstrdup(text);
 		v->num = num;
 	}
+	stands_for(ck, n, v);
+}
+
+void stands_for(struct check *ck, struct node *n, struct node *value)
+{
 	node_free(n->resolved);
-	n->resolved = v;
+	n->resolved = value;
 	n->ref = REF_CONST;
-	check_expr(ck, v);
-	n->type = v->type;
+	check_expr(ck, value);
+	n->type = value->type;
 }
 
 static void local_expr(struct check *ck, struct node *n)

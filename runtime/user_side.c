@@ -630,19 +630,25 @@ static bool step(struct hit *h)
 
 static enum ending run_list(struct hit *h, unsigned first, unsigned n);
 
+/* A loop's turn: its step, then its body.  GO_ON: the next turn; BREAK:
+ * out of the loop; else how the hit ends. */
+static enum ending loop_turn(struct hit *h, const struct ut_ustmt *s)
+{
+	if (!step(h))
+		return OUT_OF_STEPS;
+	enum ending e = run_list(h, s->body, s->nbody);
+	return e == CONTINUE ? GO_ON : e;
+}
+
 static enum ending run_for(struct hit *h, const struct ut_ustmt *s)
 {
 	if (s->slot >= h->ev->nlocals)
 		return GO_ON;
 	for (set_local_int(h, s->slot, eval_int(h, s->a)); (int64_t)local_int(h, s->slot) < (int64_t)eval_int(h, s->b);
 	     set_local_int(h, s->slot, local_int(h, s->slot) + 1)) {
-		if (!step(h))
-			return OUT_OF_STEPS;
-		enum ending e = run_list(h, s->body, s->nbody);
-		if (e == BREAK)
-			break;
-		if (e == RETURN || e == OUT_OF_STEPS)
-			return e;
+		enum ending e = loop_turn(h, s);
+		if (e != GO_ON)
+			return e == BREAK ? GO_ON : e;
 	}
 	return GO_ON;
 }
@@ -675,14 +681,10 @@ static enum ending run_for_map(struct hit *h, const struct ut_ustmt *s)
 {
 	const struct ut_map_entries *es = map_copy(h->u, s->map);
 	for (uint32_t i = 0; i < es->n; i++) {
-		if (!step(h))
-			return OUT_OF_STEPS;
 		take_entry(h, s, es, es->entries + (size_t)i * es->stride);
-		enum ending e = run_list(h, s->body, s->nbody);
-		if (e == BREAK)
-			break;
-		if (e == RETURN || e == OUT_OF_STEPS)
-			return e;
+		enum ending e = loop_turn(h, s);
+		if (e != GO_ON)
+			return e == BREAK ? GO_ON : e;
 	}
 	return GO_ON;
 }
