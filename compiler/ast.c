@@ -162,7 +162,7 @@ static const char *const kind_names[N_KIND_COUNT] = {
 	[N_PROBE_BLOCK] = "probe", [N_PROBE_ALTS] = "alternatives",
 	[N_PROBE_SPEC] = "spec", [N_PRIVATE] = "private", [N_BLOCK] = "block", [N_EXPR_STMT] = "expr-stmt",
 	[N_LOCAL_ASSIGN] = "local=", [N_MAP_ASSIGN] = "map=", [N_IF] = "if",
-	[N_RETURN] = "return", [N_FOR] = "for", [N_BREAK] = "break", [N_CONTINUE] = "continue",
+	[N_RETURN] = "return", [N_FOR] = "for", [N_FOR_MAP] = "for-map", [N_BREAK] = "break", [N_CONTINUE] = "continue",
 	[N_SLICE] = "slice",
 	[N_INSTANT] = "instant", [N_COUNTER] = "counter", [N_FLOW] = "flow",
 	[N_SPAN] = "span", [N_TRACK_NAME] = "track-name", [N_SCHED] = "sched", [N_WITH] = "with",

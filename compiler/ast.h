@@ -30,6 +30,8 @@ enum node_kind {
 	N_IF,           /* a: cond, b: then, c: else or NULL */
 	N_RETURN,
 	N_FOR,          /* str: "$i", a: first value, b: end (excluded), c: body */
+	N_FOR_MAP,      /* str: "$kv", a: N_MAP_REF (no keys), c: body; sym: its first entry local
+	                 * (the key's, then the value's: check.c, check_for_map) */
 	N_BREAK,
 	N_CONTINUE,
 	/* trace constructs, N_SLICE to N_SCHED (is_trace_construct) */
@@ -179,7 +181,7 @@ static inline bool is_trace_construct(const struct node *n) { return n->kind >= 
 
 /* Children with names, where the letters say nothing. */
 static inline struct node *stmt_call(const struct node *n) { return n->a; }      /* N_EXPR_STMT */
-static inline struct node *for_body(const struct node *n) { return n->c->a; }    /* N_FOR: its statements */
+static inline struct node *for_body(const struct node *n) { return n->c->a; }    /* N_FOR, N_FOR_MAP: its statements */
 static inline struct node *keyref_key(const struct node *n) { return n->a; }     /* N_KEYREF: the key */
 /* N_MAP_ASSIGN of an aggregation (@m = hist(v)): the aggregation's arguments */
 static inline struct node *agg_args(const struct node *n) { return n->b->a; }

@@ -69,11 +69,7 @@ static void check_severity(struct check *ck, struct node *n)
 		level++;
 	struct node *value = node_new(N_INT, n->loc);
 	value->num = level;
-	node_free(n->resolved);
-	n->resolved = value;
-	n->ref = REF_CONST;
-	check_expr(ck, value);
-	n->type = value->type;
+	stands_for(ck, n, value);
 }
 
 #define U32 {.kind = T_INT, .size = 4}
@@ -107,6 +103,9 @@ const struct builtin builtins[] = {
 	{"numaid", U32, 0, .cexpr = "bpf_get_numa_node_id()"},
 	/* -c's command's pid (0 without -c), set when the program is loaded */
 	{"cpid", U32, UT_SHOW_KOID, .cexpr = "(ut_follow_forks ? ut_filter_tgid : 0)"},
+	/* 1 when -p, -c or --comm restricts what is traced: set when the
+	 * program is loaded, so one compiled program serves any of them */
+	{"filtered", {.kind = T_INT, .size = 1}, 0, .cexpr = "(ut_filter_tgid != 0 || ut_filter_comm[0] != 0)"},
 	{"probe", .check = check_probe},
 	{"func", .check = check_func},
 	{"info", .check = check_severity},
@@ -780,6 +779,42 @@ static char *gen_pointer_space(struct gen *g, struct node *n, struct node **args
 	return r;
 }
 
+/* ---- maps read whole by the reader ---- */
+
+/* percentile(@m[k], P), percentile(@m[k], P, D): the value at P percent
+ * (P/D) of the histogram @m[k]'s values (hist(), lhist()), from its
+ * buckets as the summary's percentiles (compiler/aggregations.c); the
+ * reader computes it, from the map where either side keeps it.  num: the
+ * percentile in parts per million. */
+static void check_percentile(struct check *ck, struct node *n, struct node **args, int nargs)
+{
+	n->type = t_int(8, true);
+	struct node *ref = args[0];
+	struct compiler *c = ck->c;
+	unsigned m = 0;
+	while (ref->kind == N_MAP_REF && m < c->nmaps && strcmp(c->maps[m].name, ref->str) != 0)
+		m++;
+	if (ref->kind != N_MAP_REF) {
+		ERR(ck, ref, "percentile() takes a histogram's entry and a percent: percentile(@latency_us[$op], 99)");
+		return;
+	}
+	if (m == c->nmaps || c->maps[m].kind != MAP_AGG || !ut_aggs[c->maps[m].agg].bucket) {
+		ERR(ck, ref, "percentile() of %s, which no probe before it assigns a hist() or lhist()", ref->str);
+		return;
+	}
+	if (!map_get(ck, ref))
+		return;
+	check_map_key(ck, ref->sym, ref);
+	int64_t part, whole = 100;
+	if (!const_int(c, args[1], &part, 0) || (nargs == 3 && !const_int(c, args[2], &whole, 0)) || whole <= 0 ||
+	    part < 0 || part > whole || whole > UT_PERCENTILE_WHOLE) {
+		ERR(ck, args[1], "percentile()'s percent is a constant from 0 to 100, or a part of a whole: "
+		    "percentile(@m[k], 99), percentile(@m[k], 999, 1000) for p99.9");
+		return;
+	}
+	n->num = (part * UT_PERCENTILE_WHOLE + whole / 2) / whole;
+}
+
 /* ---- probe arguments ---- */
 
 static void check_exists(struct check *ck, struct node *n, struct node **args, int nargs)
@@ -830,6 +865,7 @@ const struct call_def calls[] = {
 	{"usym", 1, 1, check_usym, gen_usym, .show = UT_SHOW_USYM},
 	{"uptr", 1, 1, check_pointer_space, .gen = gen_pointer_space},
 	{"kptr", 1, 1, check_pointer_space, .gen = gen_pointer_space},
+	{"percentile", 2, 3, check_percentile, .reader_op = UT_UX_PERCENTILE},
 	/* statements (statements.c) */
 	{"printf", 1, CALL_MAX_ARGS, .statement = &statement_printf},
 	{"cat", 1, CALL_MAX_ARGS, .statement = &statement_cat},

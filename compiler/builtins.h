@@ -89,6 +89,10 @@ struct call_def {
 	 * a map takes it where it is (path()) */
 	bool map_memory;
 	bool unevaluated;           /* its arguments' types alone, no C reads them (sizeof()) */
+	/* computed by the reader alone, from its first argument's map (whole,
+	 * where either side keeps it): the operation the reader evaluates
+	 * over the map and its keys (percentile()); 0: none */
+	enum ut_uexpr_op reader_op;
 	const struct statement_def *statement;   /* a statement's hooks, or NULL */
 };
 extern const struct call_def calls[];

@@ -543,8 +543,99 @@ static void check_for(struct check *ck, struct node *n)
 	ck->loop_iterations = around;
 }
 
+/* The type of the entry local of map m: its key's k-th value, or (k -1)
+ * its value: a plain value as it is, an aggregation's number. */
+static struct type entry_type(const struct map_info *m, int k)
+{
+	struct type t = k >= 0 ? m->key_types[k] : m->kind == MAP_AGG ? t_int(8, true) : m->value_type;
+	t.direct = false;
+	return t;
+}
+
+/* for ($kv : @m) { ... }: the body runs for each entry of @m, in the
+ * reader (placement.c), $kv.0 its key ($kv.0.0 ... of several keys) and
+ * $kv.1 its value, locals of the loop's own (node.sym the first: the key's
+ * values, then the value). */
+static void check_for_map(struct check *ck, struct node *n)
+{
+	struct compiler *c = ck->c;
+	const char *var = n->str;
+	struct node *ref = n->a;
+	unsigned mi = 0;
+	while (mi < c->nmaps && strcmp(c->maps[mi].name, ref->str) != 0)
+		mi++;
+	const struct map_info *m = mi < c->nmaps ? &c->maps[mi] : NULL;
+	if (ref->a)
+		ERR(ck, ref, "a for loop takes the whole map, without keys: for (%s : %s)", var, ref->str);
+	else if (!m || m->kind == MAP_UNSET)
+		ERR(ck, ref, "for over %s, which no probe before it assigns", ref->str);
+	else if (m->kind == MAP_AGG && ut_aggs[m->agg].bucket_label)
+		ERR(ck, ref, "%s is a histogram: a loop would go over its buckets; percentile(%s[...], 99) gives a "
+		    "percentile of its values", m->name, m->name);
+	else if (m->kind == MAP_AGG && ut_aggs[m->agg].value_text)
+		ERR(ck, ref, "%s holds %s(), more than one number an entry; loop over a count(), sum() or avg() of the "
+		    "values", m->name, ut_aggs[m->agg].name);
+	else if (m->kind == MAP_VALUE && m->value_type.kind == T_TUPLE)
+		ERR(ck, ref, "%s holds tuples, and a loop over a map runs in the reader, which keeps no tuples", m->name);
+	else if (!m->nkeys)
+		ERR(ck, ref, "%s has no keys, no entries to loop over: read it as %s", m->name, m->name);
+	else if (find_local(ck, var) >= 0)
+		ERR(ck, n, "%s is already a local of this probe; give the loop's entry a name of its own", var);
+	else if (in_loop_of(ck, var))
+		ERR(ck, n, "%s is already the variable of a loop around this one; give this loop's another name", var);
+	else if (ck->loop_depth == UT_MAX_LOOP_DEPTH)
+		ERR(ck, n, "for loops nest at most %d deep", UT_MAX_LOOP_DEPTH);
+	else
+		goto ok;
+	return;
+ok:
+	ref->ref = REF_MAP;
+	ref->sym = (int)mi;
+	n->ref = REF_LOCAL;
+	n->sym = (int)ck->alt->nlocals;
+	for (int k = 0; k <= (int)m->nkeys; k++) {
+		int key = k < (int)m->nkeys ? k : -1;
+		char *name = key < 0 ? xasprintf("%s.1", var) : m->nkeys == 1 ? xasprintf("%s.0", var)
+										  : xasprintf("%s.0.%d", var, key);
+		add_local(ck, (struct local){.name = name, .type = entry_type(m, key), .loc = n->loc, .loop_var = true,
+					     .entry_of = n, .entry_key = key});
+	}
+	ck->loop_vars[ck->loop_depth] = var;
+	ck->loop_maps[ck->loop_depth++] = n;
+	check_stmts(ck, for_body(n));
+	ck->loop_maps[--ck->loop_depth] = NULL;
+}
+
+static enum walk_next entry_read_type(struct node *n, void *ctx)
+{
+	const struct alt_ctx *a = ctx;
+	if (n->kind == N_LOCAL && n->ref == REF_LOCAL && a->locals[n->sym].entry_of)
+		n->type = a->locals[n->sym].type;
+	return WALK_INTO;
+}
+
+void check_map_entries(struct compiler *c, struct alt_ctx *a)
+{
+	bool any = false;
+	for (unsigned i = 0; i < a->nlocals; i++) {
+		struct local *l = &a->locals[i];
+		if (l->entry_of) {
+			l->type = entry_type(&c->maps[l->entry_of->a->sym], l->entry_key);
+			any = true;
+		}
+	}
+	if (any)
+		walk_list(a->block, &(struct walker){.expansions = true, .pre = entry_read_type, .ctx = a});
+}
+
 static void check_local_assign(struct check *ck, struct node *n)
 {
+	struct node *loop = map_loop_of(ck, n->str);
+	if (loop) {
+		ERR(ck, n, "%s is the entry of the for loop over %s at %d:%d: only the loop sets it; copy %s.0 or %s.1 "
+		    "to another local", n->str, loop->a->str, loop->loc.line, loop->loc.col, n->str, n->str);
+		return;
+	}
 	if (is_positional(n->str)) {
 		ERR(ck, n, "%s is a positional parameter (given after the script on the command line); "
 		    "it cannot be assigned: copy it to a local", n->str);
@@ -616,6 +707,9 @@ static void check_stmt(struct check *ck, struct node *n)
 		return;
 	case N_FOR:
 		check_for(ck, n);
+		return;
+	case N_FOR_MAP:
+		check_for_map(ck, n);
 		return;
 	case N_BREAK: case N_CONTINUE:
 		if (ck->loop_depth)

@@ -17,6 +17,7 @@ struct check {
 	bool reads_args;            /* the predicate or statements read a probe argument */
 	int macro_depth;            /* script functions expanded around the node */
 	const char *loop_vars[UT_MAX_LOOP_DEPTH];   /* of the for loops around the statement */
+	struct node *loop_maps[UT_MAX_LOOP_DEPTH];  /* each loop's N_FOR_MAP; NULL: a loop over a range */
 	unsigned loop_depth;
 	uint64_t loop_iterations;   /* of the loops around the statement, multiplied (1: none) */
 };
@@ -63,12 +64,21 @@ int table_index(struct compiler *c, const char *name);
 /* The table name (made when first asked for) with an entry for key, named
  * text: how the `probe` and `func` builtins are shown. */
 int naming_table(struct check *ck, const char *name, int64_t key, const char *text);
+/* n stands for the constant value (a node of n's now): n's expansion,
+ * checked where n is (a positional parameter, a builtin constant). */
+void stands_for(struct check *ck, struct node *n, struct node *value);
 /* $1 .. and $#: a positional parameter, not a local. */
 bool is_positional(const char *name);
 /* The alternative's local name, or -1. */
 int find_local(struct check *ck, const char *name);
 /* True inside the body of a for loop whose variable is name. */
 bool in_loop_of(struct check *ck, const char *name);
+/* The loop over a map around the statement whose variable is name, or NULL. */
+struct node *map_loop_of(struct check *ck, const char *name);
+/* check.c: the entry locals of the loops over maps take their maps' final
+ * types (a later probe may give a map longer strings), and so do the
+ * nodes that read them. */
+void check_map_entries(struct compiler *c, struct alt_ctx *a);
 
 /* check.c: a value a record stores (a name, an argument, a key): literal
  * text and fmt() are kept as written, user space makes their text. */

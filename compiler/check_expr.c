@@ -73,6 +73,96 @@ bool in_loop_of(struct check *ck, const char *name)
 	return false;
 }
 
+struct node *map_loop_of(struct check *ck, const char *name)
+{
+	for (unsigned i = ck->loop_depth; i-- > 0;)
+		if (ck->loop_maps[i] && strcmp(ck->loop_vars[i], name) == 0)
+			return ck->loop_maps[i];
+	return NULL;
+}
+
+/* ---- the entries of a for loop over a map ---- */
+
+/* The loop over a map whose entry field n names ($kv.0, $kv.0.1, $kv.1:
+ * N_FIELD down to the loop's variable), its fields' numbers outermost
+ * last in path[], their count in *depth; NULL when n is none. */
+static struct node *entry_path(struct check *ck, struct node *n, unsigned long path[2], unsigned *depth)
+{
+	const struct node *chain[3];
+	unsigned k = 0;
+	for (; n->kind == N_FIELD && k < 3; n = n->a)
+		chain[k++] = n;
+	struct node *loop = n->kind == N_LOCAL && k <= 2 ? map_loop_of(ck, n->str) : NULL;
+	for (unsigned i = 0; loop && i < k; i++) {
+		char *end;
+		path[k - 1 - i] = strtoul(chain[i]->str, &end, 10);
+		if (*end || chain[i]->str[0] < '0' || chain[i]->str[0] > '9')
+			path[k - 1 - i] = ~0ul;
+	}
+	*depth = k;
+	return loop;
+}
+
+/* A field of a loop's entry: n becomes the entry local it names (a key's
+ * value, $kv.0 or $kv.0.I, or the value, $kv.1).  False when n is no such
+ * field; true when it was one (an error reported, or n a local). */
+static bool entry_field(struct check *ck, struct node *n)
+{
+	unsigned long path[2];
+	unsigned depth;
+	struct node *loop = entry_path(ck, n, path, &depth);
+	if (!loop)
+		return false;
+	const struct map_info *m = &ck->c->maps[loop->a->sym];
+	int l = -1;
+	if (depth == 1 && path[0] == 1)
+		l = loop->sym + (int)m->nkeys;
+	else if (depth == 1 && path[0] == 0 && m->nkeys == 1)
+		l = loop->sym;
+	else if (depth == 2 && path[0] == 0 && m->nkeys > 1 && path[1] < m->nkeys)
+		l = loop->sym + (int)path[1];
+	if (l < 0 && depth == 1 && path[0] == 0)
+		ERR(ck, n, "%s.0 is the %u keys of %s, each its own value: %s.0.0 to %s.0.%u (or all of them as a map's "
+		    "keys, @m[%s.0])", loop->str, m->nkeys, m->name, loop->str, loop->str, m->nkeys - 1, loop->str);
+	else if (l < 0 && m->nkeys > 1)
+		ERR(ck, n, "an entry of %s has its keys %s.0.0 to %s.0.%u and its value %s.1", m->name, loop->str,
+		    loop->str, m->nkeys - 1, loop->str);
+	else if (l < 0)
+		ERR(ck, n, "an entry of %s has its key %s.0 and its value %s.1", m->name, loop->str, loop->str);
+	if (l < 0)
+		return true;
+	const struct local *local = &ck->alt->locals[l];
+	node_free_children(n);
+	n->kind = N_LOCAL;
+	n->a = n->b = n->c = n->d = n->resolved = NULL;
+	n->str = xstrdup(local->name);
+	n->ref = REF_LOCAL;
+	n->sym = l;
+	n->type = local->type;
+	return true;
+}
+
+/* @m2[$kv.0] of a loop over a map of several keys: its keys, each an
+ * entry field ($kv.0.0, $kv.0.1, ...), in place of the one. */
+static void entry_keys(struct check *ck, struct node *ref)
+{
+	unsigned long path[2];
+	unsigned depth;
+	struct node *loop = ref->a && !ref->a->next ? entry_path(ck, ref->a, path, &depth) : NULL;
+	if (!loop || depth != 1 || path[0] != 0 || ck->c->maps[loop->a->sym].nkeys < 2)
+		return;
+	struct node *whole = ref->a;
+	struct node_list keys = {0};
+	for (unsigned k = 0; k < ck->c->maps[loop->a->sym].nkeys; k++) {
+		struct node *f = node_new(N_FIELD, whole->loc);
+		f->a = node_clone(whole);
+		f->str = xasprintf("%u", k);
+		node_list_push(&keys, f);
+	}
+	ref->a = keys.head;
+	node_free(whole);
+}
+
 /* ---- tuples ---- */
 
 static bool same_type(const struct type *a, const struct type *b)
@@ -396,6 +486,8 @@ static bool is_args_field(const struct node *f)
 
 static void field_expr(struct check *ck, struct node *n)
 {
+	if (entry_field(ck, n))
+		return;
 	if (is_args_field(n)) {
 		arg_field(ck, n);
 		return;
@@ -560,11 +652,16 @@ static void positional(struct check *ck, struct node *n)
 			v->str = xstrdup(text);
 		v->num = num;
 	}
+	stands_for(ck, n, v);
+}
+
+void stands_for(struct check *ck, struct node *n, struct node *value)
+{
 	node_free(n->resolved);
-	n->resolved = v;
+	n->resolved = value;
 	n->ref = REF_CONST;
-	check_expr(ck, v);
-	n->type = v->type;
+	check_expr(ck, value);
+	n->type = value->type;
 }
 
 static void local_expr(struct check *ck, struct node *n)
@@ -573,7 +670,21 @@ static void local_expr(struct check *ck, struct node *n)
 		positional(ck, n);
 		return;
 	}
+	struct node *loop = map_loop_of(ck, n->str);
+	if (loop) {
+		ERR(ck, n, "%s is an entry of %s: %s.0 is its key, %s.1 its value", n->str, loop->a->str, n->str, n->str);
+		return;
+	}
 	int l = find_local(ck, n->str);
+	for (unsigned i = 0; l < 0 && i < ck->alt->nlocals; i++) {
+		const struct node *over = ck->alt->locals[i].entry_of;
+		if (over && strcmp(over->str, n->str) == 0) {
+			ERR(ck, n, "%s is the entry of the for loop over %s at %d:%d, and exists only in its body; copy %s.0 "
+			    "or %s.1 to another local there to keep it", n->str, over->a->str, over->loc.line, over->loc.col,
+			    n->str, n->str);
+			return;
+		}
+	}
 	if (l < 0) {
 		char **names = xcalloc(ck->alt->nlocals + 1, sizeof(char *)), hint[160];
 		for (unsigned i = 0; i < ck->alt->nlocals; i++)
@@ -766,6 +877,7 @@ struct map_info *map_get(struct check *ck, struct node *ref)
 	for (unsigned i = 0; i < c->nmaps; i++)
 		if (strcmp(c->maps[i].name, name) == 0)
 			m = &c->maps[i];
+	entry_keys(ck, ref);
 	if (ref->a && ref->a->kind == N_TUPLE && !ref->a->next) {
 		/* @m[(a, b)] is @m[a, b], as in bpftrace */
 		struct node *tuple = ref->a;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
+#include "compiler/check.h"
 #include "compiler/passes.h"
 #include "compiler/gen.h"
 #include "compiler/gen_native.h"
@@ -841,6 +842,8 @@ static void check_program(struct compiler *c, struct node *items)
 	for (struct node *n = items; n; n = n->next)
 		if (n->kind == N_PRIVATE)
 			mark_private(c, n);
+	for (unsigned i = 0; i < c->nalts; i++)
+		check_map_entries(c, c->alts[i]);
 	/* the program's probes moved as the array grew */
 	for (unsigned i = 0; i < c->nalts; i++)
 		c->alts[i]->probe = &c->prog->probes[c->alts[i]->probe_index];
@@ -880,6 +883,8 @@ struct ut_program *ut_compile(const struct ut_compile_opts *o, struct ut_kernel 
 		if (o->dump == UT_DUMP_RESOURCES)
 			dump_resources(c, dump);
 		placement(c);
+	}
+	if (d->errors == 0) {
 		if (o->dump == UT_DUMP_PLACEMENT)
 			dump_placement(c, dump);
 		if (o->report)

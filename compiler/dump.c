@@ -191,7 +191,7 @@ static void sides_dump(const struct node *n, int depth, FILE *f)
 				fprintf(f, "%*selse\n", depth * 2 + 2, "");
 				sides_dump(n->c, depth + 1, f);
 			}
-		} else if (n->kind == N_FOR)
+		} else if (n->kind == N_FOR || n->kind == N_FOR_MAP)
 			sides_dump(n->c, depth + 1, f);
 	}
 }

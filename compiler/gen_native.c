@@ -35,6 +35,9 @@ static const char prelude[] =
 	"CALL void ut_native_take(struct ut_native_env *, u32 map, void *key, s64 v);\n"
 	"CALL void ut_native_delete(struct ut_native_env *, u32 map, const void *key);\n"
 	"CALL void ut_native_emit(struct ut_native_env *, const void *record, u32 size);\n"
+	"struct ut_native_map_entries { const u8 *entries; u32 n, stride, value_offset; };\n"
+	"CALL void ut_native_entries(struct ut_native_env *, u32 map, struct ut_native_map_entries *out);\n"
+	"CALL s64 ut_native_percentile(struct ut_native_env *, u32 map, const void *key, u32 ppm);\n"
 	"CALL void *memcpy(void *, const void *, size_t);\n"
 	"CALL void *memmove(void *, const void *, size_t);\n"
 	"CALL void *memset(void *, int, size_t);\n";
@@ -247,6 +250,18 @@ static void value(struct ngen *g, unsigned x, bool str)
 	case UT_UX_MAP:
 		map_value(g, e, str);
 		return;
+	case UT_UX_PERCENTILE: {
+		if (str || e->map >= g->p->nmaps) {
+			sb_puts(b, none);
+			return;
+		}
+		char name[32];
+		snprintf(name, sizeof(name), "k%u", g->names++);
+		sb_puts(b, "({\n");
+		key(g, e->map, e->keys, e->nkeys, name);
+		sb_printf(b, "(u64)ut_native_percentile(env, %u, %s, %uu); })", e->map, name, (unsigned)e->i);
+		return;
+	}
 	case UT_UX_COND:
 		sb_puts(b, "((");
 		int_expr(g, e->a);
@@ -364,6 +379,44 @@ static void loop(struct ngen *g, const struct ut_ustmt *s)
 	sb_puts(g->b, "}\n");
 }
 
+/* A local takes the value at `from` (an expression of a const u8 *): an
+ * integer's 8 bytes, or a string of at most cap bytes. */
+static void take_value(struct ngen *g, unsigned slot, const char *from, uint32_t cap)
+{
+	const struct ut_ulocal *l = local(g, slot);
+	if (!l)
+		return;
+	if (!l->is_str) {
+		sb_printf(g->b, "l%u = ld8(%s);\n", slot, from);
+		return;
+	}
+	sb_printf(g->b, "{\nstruct str s = str_in(%s, %u);\nu64 n = s.len < %u ? s.len : %u;\n", from, cap, l->size,
+		  l->size);
+	sb_printf(g->b, "memcpy(l%u, s.p, n);\nmemset(l%u + n, 0, %u - n);\n}\n", slot, slot, ut_ulocal_bytes(l));
+}
+
+/* for ($kv : @m) over a copy of its entries: user_side.c's run_for_map */
+static void map_loop(struct ngen *g, const struct ut_ustmt *s)
+{
+	const struct ut_map *m = &g->p->maps[s->map];
+	unsigned v = g->names++;
+	sb_printf(g->b, "{\nstruct ut_native_map_entries m%u;\nut_native_entries(env, %u, &m%u);\n", v, s->map, v);
+	sb_printf(g->b, "for (u32 i%u = 0; i%u < m%u.n; i%u++) {\nSTEP();\n", v, v, v, v);
+	sb_printf(g->b, "const u8 *e%u = m%u.entries + (u64)i%u * m%u.stride;\n", v, v, v, v);
+	for (unsigned k = 0; k <= m->nkeys && local(g, s->slot + k); k++) {
+		char from[64];
+		if (k < m->nkeys)
+			snprintf(from, sizeof(from), "e%u + %u", v, m->keys[k].offset);
+		else
+			snprintf(from, sizeof(from), "e%u + m%u.value_offset", v, v);
+		take_value(g, s->slot + k, from, k < m->nkeys ? m->keys[k].size : m->value_size);
+	}
+	g->loops++;
+	stmts(g, s->body, s->nbody);
+	g->loops--;
+	sb_puts(g->b, "}\n}\n");
+}
+
 static void stmt(struct ngen *g, const struct ut_ustmt *s)
 {
 	switch (s->op) {
@@ -389,6 +442,10 @@ static void stmt(struct ngen *g, const struct ut_ustmt *s)
 		return;
 	case UT_US_FOR:
 		loop(g, s);
+		return;
+	case UT_US_FOR_MAP:
+		if (s->map < g->p->nmaps)
+			map_loop(g, s);
 		return;
 	case UT_US_BREAK: case UT_US_CONTINUE:
 		/* outside a loop, they end the hit as return does */

@@ -521,7 +521,7 @@ static void gen_reader_stmt(struct gen *g, struct node *n)
 		if (n->c)
 			gen_stmt(g, n->c);
 		return;
-	case N_FOR:   /* the same at every turn: captured once */
+	case N_FOR: case N_FOR_MAP:   /* the same at every turn: captured once */
 		gen_stmts(g, for_body(n));
 		return;
 	default:

@@ -131,7 +131,13 @@ static unsigned uexpr(struct ugen *u, struct node *n)
 		return add_expr(u, (struct ut_uexpr){.op = UT_UX_MAP, .map = (unsigned)n->sym, .keys = keys, .nkeys = nkeys,
 						     .is_str = ut_map_holds_string(&u->c->prog->maps[n->sym])});
 	}
-	case N_CALL:    /* a function's body, or a value shown another way */
+	case N_CALL:
+		if (n->ref == REF_FUNCTION && calls[n->sym].reader_op) {   /* over its map: percentile() */
+			unsigned nkeys, keys = map_keys(u, n->a, &nkeys);
+			return add_expr(u, (struct ut_uexpr){.op = calls[n->sym].reader_op, .map = (unsigned)n->a->sym,
+							     .keys = keys, .nkeys = nkeys, .i = n->num});
+		}
+		/* a function's body, or a value shown another way */
 		return uexpr(u, n->ref == REF_MACRO ? n->resolved : n->a);
 	case N_BINOP:
 		return binop(u, n);
@@ -252,6 +258,9 @@ static struct ut_ustmt ustmt(struct ugen *u, struct node *n)
 				      .a = add_expr(u, (struct ut_uexpr){.op = UT_UX_INT, .i = n->a->num}),
 				      .b = add_expr(u, (struct ut_uexpr){.op = UT_UX_INT, .i = n->b->num})};
 		break;
+	case N_FOR_MAP:   /* its entry locals follow one another from the key's */
+		s = (struct ut_ustmt){.op = UT_US_FOR_MAP, .map = (unsigned)n->a->sym, .slot = u->a->locals[n->sym].slot};
+		break;
 	case N_RETURN: s.op = UT_US_RETURN; break;
 	case N_BREAK: s.op = UT_US_BREAK; break;
 	case N_CONTINUE: s.op = UT_US_CONTINUE; break;
@@ -281,7 +290,7 @@ static unsigned ubody(struct ugen *u, struct node *list, unsigned *n)
 			s.body = ubody(u, stmt->b, &s.nbody);
 			if (stmt->c)
 				s.body2 = ubody(u, stmt->c, &s.nbody2);
-		} else if (stmt->kind == N_FOR) {
+		} else if (stmt->kind == N_FOR || stmt->kind == N_FOR_MAP) {
 			s.body = ubody(u, for_body(stmt), &s.nbody);
 		}
 		p->ustmts[first + i] = s;

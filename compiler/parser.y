@@ -283,6 +283,10 @@ stmt: ';'                              { $$ = NULL; }
     | FOR '(' LOCAL ':' expr DOTDOT expr ')' block {
 		$$ = mk(N_FOR, @1, ctx); $$->str = $3; $$->a = $5; $$->b = $7; $$->c = $9;
 	}
+    /* for ($kv : @m) { ... }: each entry of @m, $kv.0 its key, $kv.1 its value */
+    | FOR '(' LOCAL ':' map_ref ')' block {
+		$$ = mk(N_FOR_MAP, @1, ctx); $$->str = $3; $$->a = $5; $$->c = $7;
+	}
     | BREAK ';'                        { $$ = mk(N_BREAK, @1, ctx); }
     | CONTINUE ';'                     { $$ = mk(N_CONTINUE, @1, ctx); }
     | SLICE IDENT opt_name track with ';' {

@@ -92,6 +92,13 @@ struct alt_ctx {
 				       before it returns in the kernel too */
 	int hit_event;              /* its UT_EV_HIT event: the reader runs its other
 				       statements over the values it captures; -1: none */
+	/* what of the reader's alone (a loop over a map, percentile()) the
+	 * kernel would have to run: where, what it is ("for", a loop's entry
+	 * "$kv.1", "percentile"), and why (why NULL: nothing); the pass
+	 * reports it (placement.c, reader_only_errors) */
+	struct placed reader_only;
+	struct ut_loc reader_only_at;
+	const char *reader_only_what;
 	struct node **captures;     /* the expressions the kernel captures, in field order */
 	enum captured *captured;    /* per capture: where the kernel writes it */
 	unsigned ncaptures;
@@ -108,6 +115,10 @@ struct local {
 	struct type type;
 	struct ut_loc loc;          /* first assigned, or its first loop */
 	bool loop_var;              /* a for loop's variable: the loop alone sets it */
+	/* an entry of a for loop over a map (its N_FOR_MAP; NULL: none): its
+	 * key's entry_key-th value, or its value (-1) */
+	const struct node *entry_of;
+	int entry_key;
 	struct placed kernel;       /* placement.c: kept in the kernel, or in the reader */
 	unsigned slot;              /* in the reader: its slot in the hit's locals */
 	/* a kernel local the reader reads: its copy in the hit's record, set
@@ -226,7 +237,9 @@ typedef void (*field_each)(void *ctx, struct node *value, bool key);
  * samples on). */
 void record_fields(struct node *n, field_each each, void *ctx);
 /* placement.c: the side of each statement, local and map; the hit
- * records and their captured values; no user errors. */
+ * records and their captured values.  Its only user errors: what the
+ * reader alone computes (a loop over a map, percentile()) where the kernel
+ * would have to run it. */
 void placement(struct compiler *c);
 /* -v: how many probes the reader runs a part of, which maps it keeps and
  * why the kernel keeps the others. */

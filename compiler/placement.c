@@ -29,6 +29,7 @@
  * and a probe that touches no map of the reader's writes its records
  * itself (a record costs what a hit record does, and the reader less).
  * Only promotions to the kernel happen, so the walk ends. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,9 +106,24 @@ struct required {
 	const char *why;
 };
 
+/* The kernel would have to run what the reader alone computes (final
+ * walk: the one that marks): the first such is reported. */
+static void reader_only_in_kernel(struct place *p, const char *what, struct ut_loc where, struct placed why)
+{
+	if (p->final && !p->a->reader_only.why) {
+		p->a->reader_only = why;
+		p->a->reader_only_at = where;
+		p->a->reader_only_what = what;
+	}
+}
+
 static enum walk_next require_node(struct node *n, void *ctx)
 {
 	struct required *r = ctx;
+	if (n->kind == N_CALL && n->ref == REF_FUNCTION && calls[n->sym].reader_op) {
+		reader_only_in_kernel(r->p, n->str, n->loc, (struct placed){r->why, n->loc});
+		return WALK_PAST;   /* its map is read whole where it is */
+	}
 	if (n->kind == N_MAP_REF && n->ref == REF_MAP)
 		to_kernel(r->p, &r->p->c->maps[n->sym].kernel, r->why, n->loc);
 	else if (n->kind == N_LOCAL && n->ref == REF_LOCAL)
@@ -173,6 +189,8 @@ static unsigned classify(struct place *p, struct node *n)
 			return classify(p, n->resolved);
 		if (calls[n->sym].shows_argument)
 			return classify(p, n->a);
+		if (calls[n->sym].reader_op)   /* its map's keys; the map is read whole where it is */
+			return NEEDS_READER | classify_list(p, n->a->a);
 		require_kernel(p, n->a, "read by kernel code");   /* str(), path(), exists(), diskdev() */
 		return NEEDS_KERNEL;
 	case N_FIELD: case N_DEFAULT:
@@ -336,7 +354,9 @@ static unsigned reader_expr(struct place *p, struct node *n, const struct ctx *c
 		return n->ref == REF_CONST ? reader_expr(p, n->resolved, cx) : 1;
 	case N_INDEX:   /* a table's: the key */
 		return reader_expr(p, n->b, cx);
-	case N_CALL:    /* a function's body, or a value shown another way */
+	case N_CALL:    /* a function's body, a value shown another way, or a map's keys */
+		if (n->ref == REF_FUNCTION && calls[n->sym].reader_op)
+			return reader_list(p, n->a->a, cx) + 1;
 		return reader_expr(p, n->ref == REF_MACRO ? n->resolved : n->a, cx);
 	case N_MAP_REF:
 		d = reader_list(p, n->a, cx);
@@ -551,6 +571,56 @@ static struct walked walk_for(struct place *p, struct node *n, const struct ctx 
 	return w;
 }
 
+/* The first statement of list (marked: a final walk) with kernel work. */
+static const struct node *kernel_stmt_in(const struct node *list)
+{
+	for (const struct node *n = list; n; n = n->next) {
+		const struct node *inner = n->kind == N_BLOCK ? kernel_stmt_in(n->a)
+					   : n->kind == N_IF ? (kernel_stmt_in(n->b) ? kernel_stmt_in(n->b) : kernel_stmt_in(n->c))
+					   : NULL;
+		if (inner)
+			return inner;
+		if (n->side & PLACE_KERNEL && n->kind != N_BLOCK && n->kind != N_IF)
+			return n;
+	}
+	return NULL;
+}
+
+/* A loop over a map runs in the reader alone, over the map's entries (a
+ * copy: read from the kernel where the kernel keeps the map): its entry
+ * locals, its body and what decides it are the reader's.  Where the
+ * kernel would have to run it, or its body does kernel work (which would
+ * run once, not for each entry), the pass reports it.  Its turns are not
+ * known: the reader's step bound counts its body once. */
+static struct walked walk_for_map(struct place *p, struct node *n, const struct ctx *cx)
+{
+	struct ctx inner = *cx;
+	inner.up = cx;
+	inner.cond = NULL;
+	inner.depth = cx->depth + 1;
+	struct walked w = walk_stmts(p, for_body(n), &inner);
+	const struct map_info *m = &p->c->maps[n->a->sym];
+	const struct local *entry = NULL;
+	for (unsigned k = 0; k <= m->nkeys && !entry; k++)
+		if (in_kernel(&p->a->locals[n->sym + (int)k].kernel))
+			entry = &p->a->locals[n->sym + (int)k];
+	if (in_kernel(&p->a->all_kernel))
+		reader_only_in_kernel(p, "for", n->loc, p->a->all_kernel);
+	else if (cx->kernel_loop)
+		reader_only_in_kernel(p, "for", n->loc, (struct placed){"it is in a loop that runs in the kernel", n->loc});
+	else if (entry)
+		reader_only_in_kernel(p, entry->name, n->loc, entry->kernel);
+	else if (w.kernel && p->final) {
+		const struct node *work = kernel_stmt_in(for_body(n));
+		reader_only_in_kernel(p, "for", n->loc, (struct placed){"this in its body is kernel work, which would run "
+									 "once, not for each entry", work ? work->loc : n->loc});
+	}
+	p->steps += cx->iterations;
+	if (p->final)
+		n->side = PLACE_READER | (w.captures ? PLACE_CAPTURES : 0);
+	return (struct walked){.reader = true, .captures = w.captures};
+}
+
 static struct walked walk_stmt_at(struct place *p, struct node *n, const struct ctx *cx)
 {
 	switch (n->kind) {
@@ -572,6 +642,8 @@ static struct walked walk_stmt_at(struct place *p, struct node *n, const struct 
 		return walk_if(p, n, cx);
 	case N_FOR:
 		return walk_for(p, n, cx);
+	case N_FOR_MAP:
+		return walk_for_map(p, n, cx);
 	case N_RETURN:
 		if (cx->kernel_loop)
 			all_kernel(p, "it returns from a loop that runs in the kernel", n->loc);
@@ -596,7 +668,7 @@ static struct walked walk_stmt(struct place *p, struct node *n, const struct ctx
 	p->stmt_pos = p->pos++;
 	struct walked w = walk_stmt_at(p, n, cx);
 	p->stmt_pos = outer;
-	if (p->final && n->kind != N_IF && n->kind != N_FOR)
+	if (p->final && n->kind != N_IF && n->kind != N_FOR && n->kind != N_FOR_MAP)
 		n->side |= (w.kernel ? PLACE_KERNEL : 0) | (w.reader ? PLACE_READER : 0) |
 			   (w.captures ? PLACE_CAPTURES : 0);
 	return w;
@@ -616,14 +688,15 @@ static enum walk_next clear_marks(struct node *n, void *ctx)
 static void place_alternative(struct place *p)
 {
 	struct alt_ctx *a = p->a;
+	if (p->final) {
+		walk_list(a->block, &(struct walker){.expansions = true, .pre = clear_marks});
+		a->ncaptures = 0;
+		a->reader_only = (struct placed){0};
+	}
 	if (a->pred)
 		require_kernel(p, a->pred, "read in the predicate");
 	for (unsigned i = 0; i < a->ncomputed_args; i++)
 		require_kernel(p, a->computed_args[i].value, "read in a computed argument");
-	if (p->final) {
-		walk_list(a->block, &(struct walker){.expansions = true, .pre = clear_marks});
-		a->ncaptures = 0;
-	}
 	p->last_set = xcalloc(a->nlocals + 1, sizeof(*p->last_set));
 	p->first_read = xcalloc(a->nlocals + 1, sizeof(*p->first_read));
 	for (unsigned i = 0; i < a->nlocals; i++) {
@@ -681,6 +754,19 @@ static bool touches_reader_map(struct compiler *c, struct node *list)
 	return !walk_list(list, &(struct walker){.expansions = true, .pre = stop_at_reader_map, .ctx = c});
 }
 
+static enum walk_next stop_at_reader_only(struct node *n, void *ctx)
+{
+	(void)ctx;
+	bool reader_only = n->kind == N_FOR_MAP || (n->kind == N_CALL && n->ref == REF_FUNCTION && calls[n->sym].reader_op);
+	return reader_only ? WALK_STOP : WALK_INTO;
+}
+
+/* Whether statements list hold what the reader alone computes. */
+static bool needs_reader(struct node *list)
+{
+	return !walk_list(list, &(struct walker){.expansions = true, .pre = stop_at_reader_only});
+}
+
 /* Whether statements list write records (trace constructs, statement
  * builtins but those that update a map) in branches that may run. */
 static bool writes_records(struct compiler *c, const struct node *list)
@@ -702,7 +788,7 @@ static bool writes_records(struct compiler *c, const struct node *list)
 						      : writes_records(c, v ? n->b : n->c))
 				return true;
 			break;
-		case N_FOR:
+		case N_FOR: case N_FOR_MAP:
 			if (writes_records(c, n->c))
 				return true;
 			break;
@@ -725,12 +811,13 @@ static enum walk_next map_touched(struct node *n, void *ctx)
 }
 
 /* The cost's first choice: maps no recording probe touches stay in the
- * kernel. */
+ * kernel (a probe with what the reader alone computes sends its hits:
+ * its maps may be the reader's). */
 static void maps_of_silent_probes(struct compiler *c)
 {
 	bool *recorded = xcalloc(c->nmaps + 1, sizeof(bool));
 	for (unsigned i = 0; i < c->nalts; i++)
-		if (writes_records(c, c->alts[i]->block))
+		if (writes_records(c, c->alts[i]->block) || needs_reader(c->alts[i]->block))
 			walk_list(c->alts[i]->block, &(struct walker){.expansions = true, .pre = map_touched, .ctx = recorded});
 	for (unsigned m = 0; m < c->nmaps; m++)
 		if (!recorded[m])
@@ -753,7 +840,8 @@ static void settle(struct compiler *c)
 		/* the cost's second choice */
 		for (unsigned i = 0; !changed && i < c->nalts; i++) {
 			struct alt_ctx *a = c->alts[i];
-			if (!in_kernel(&a->all_kernel) && !touches_reader_map(c, a->block)) {
+			if (!in_kernel(&a->all_kernel) && !touches_reader_map(c, a->block) && !needs_reader(a->block) &&
+			    !needs_reader(a->pred)) {
 				a->all_kernel = (struct placed){"it touches no map of the reader's: it writes its records "
 								"itself", a->loc};
 				changed = true;
@@ -847,6 +935,33 @@ static void remembered_reads(struct compiler *c)
 	c->memo_maps = slots;
 }
 
+/* What the reader alone computes, where the kernel would have to: an
+ * error, with why. */
+static void reader_only_errors(struct compiler *c)
+{
+	for (unsigned i = 0; i < c->nalts; i++) {
+		const struct alt_ctx *a = c->alts[i];
+		if (!a->reader_only.why)
+			continue;
+		/* a probe the kernel runs whole: that is why */
+		const struct placed *why = in_kernel(&a->all_kernel) ? &a->all_kernel : &a->reader_only;
+		char where[PATH_MAX + 64] = "";
+		if (why->at.line != a->reader_only_at.line || why->at.col != a->reader_only_at.col)
+			snprintf(where, sizeof(where), " (%s:%d:%d)", why->at.file, why->at.line, why->at.col);
+		const char *whole = why == &a->all_kernel ? "this probe runs in the kernel whole: " : "";
+		const char *what = a->reader_only_what;
+		if (what[0] == '$')   /* an entry of the loop */
+			diag_error(c->d, a->reader_only_at, "a for loop over a map runs in the reader, over the map's entries, "
+				   "but here the kernel would need %s: %s%s%s", what, whole, why->why, where);
+		else if (strcmp(what, "for") == 0)
+			diag_error(c->d, a->reader_only_at, "a for loop over a map runs in the reader, over the map's entries, "
+				   "but here the kernel would run it: %s%s%s", whole, why->why, where);
+		else
+			diag_error(c->d, a->reader_only_at, "%s() is computed by the reader, from its map's entries, but "
+				   "here the kernel needs its value: %s%s%s", a->reader_only_what, whole, why->why, where);
+	}
+}
+
 void placement(struct compiler *c)
 {
 	if (c->opts->all_in_kernel) {
@@ -888,6 +1003,7 @@ void placement(struct compiler *c)
 		out->bpf_name = NULL;
 	}
 	remembered_reads(c);
+	reader_only_errors(c);
 	c->flow_in_reader = xcalloc(c->prog->nflows + 1, sizeof(bool));
 	for (unsigned i = 0; i < c->nalts; i++)
 		if (c->alts[i]->hit_event >= 0)

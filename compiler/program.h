@@ -257,6 +257,8 @@ enum ut_uexpr_op {
 	UT_UX_TRUNC,        /* a cut to n bytes (1, 2, 4), sign-extended when sgn */
 	UT_UX_BOOL,         /* !!a */
 	UT_UX_STR_INT,      /* the first n bytes of string a, little-endian */
+	UT_UX_PERCENTILE,   /* map[keys] (a histogram's, without its bucket): the value of
+			       percentile i (in parts per million) of its values */
 	UT_UX_OP_COUNT
 };
 
@@ -273,8 +275,8 @@ struct ut_uexpr {
 	unsigned field;      /* UT_UX_CAPTURED */
 	unsigned which;      /* UT_UX_HEADER */
 	unsigned slot;       /* UT_UX_LOCAL */
-	unsigned map;        /* UT_UX_MAP: index into ut_program.maps */
-	unsigned keys, nkeys;   /* UT_UX_MAP: expressions ut_program.ukeys[keys..+nkeys] */
+	unsigned map;        /* UT_UX_MAP, UT_UX_PERCENTILE: index into ut_program.maps */
+	unsigned keys, nkeys;   /* UT_UX_MAP, UT_UX_PERCENTILE: expressions ut_program.ukeys[keys..+nkeys] */
 };
 
 enum ut_ustmt_op {
@@ -292,6 +294,9 @@ enum ut_ustmt_op {
 	UT_US_EMIT,         /* the record of event (not a UT_EV_HIT): its fields from
 			       ut_program.ukeys[keys..+nkeys] in field order, its
 			       header the hit's */
+	UT_US_FOR_MAP,      /* for each entry of map (a copy taken first, whichever side
+			       keeps the map): the locals from slot on take its key's
+			       values, then its value (an aggregation's number); body */
 	UT_US_OP_COUNT
 };
 
@@ -489,5 +494,10 @@ void ut_event_index_sched(struct ut_event *ev);
 /* The operand expressions of e into ops (a map's keys are not operands):
  * their number. */
 unsigned ut_uexpr_operands(const struct ut_uexpr *e, unsigned ops[3]);
+/* Whether e has a map's keys (ut_program.ukeys[keys..+nkeys]). */
+static inline bool ut_uexpr_has_keys(const struct ut_uexpr *e)
+{
+	return e->op == UT_UX_MAP || e->op == UT_UX_PERCENTILE;
+}
 
 #endif

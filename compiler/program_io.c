@@ -120,6 +120,10 @@ static bool uexpr_ok(const struct ut_program *p, unsigned i, uint8_t *depth)
 	case UT_UX_MAP:
 		ok = umap_ok(p, e->map, e->keys, e->nkeys, i) && e->is_str == ut_map_holds_string(&p->maps[e->map]);
 		break;
+	case UT_UX_PERCENTILE:   /* of either side's histogram */
+		ok = !e->is_str && e->map < p->nmaps && ut_aggs[p->maps[e->map].agg].bucket &&
+		     e->nkeys == p->maps[e->map].nkeys && ukeys_ok(p, e->keys, e->nkeys, p->maps[e->map].keys, i);
+		break;
 	case UT_UX_NEG: case UT_UX_NOT: case UT_UX_BITNOT: case UT_UX_BOOL: case UT_UX_TRUNC:
 		ok = !e->is_str && expr_is(p, e->a, i, false);
 		break;
@@ -141,7 +145,7 @@ static bool uexpr_ok(const struct ut_program *p, unsigned i, uint8_t *depth)
 	for (unsigned k = 0; k < nops; k++)
 		if (depth[ops[k]] > deepest)
 			deepest = depth[ops[k]];
-	for (unsigned k = 0; e->op == UT_UX_MAP && k < e->nkeys; k++)
+	for (unsigned k = 0; ut_uexpr_has_keys(e) && k < e->nkeys; k++)
 		if (depth[p->ukeys[e->keys + k]] > deepest)
 			deepest = depth[p->ukeys[e->keys + k]];
 	depth[i] = (uint8_t)(deepest + 1);
@@ -190,6 +194,11 @@ static bool ustmt_ok(const struct ut_program *p, unsigned i, uint8_t *depth, boo
 		break;
 	case UT_US_FOR:
 		ok = expr_is(p, s->a, nx, false) && expr_is(p, s->b, nx, false) &&
+		     body_ok(p, i, s->body, s->nbody, depth, inside);
+		break;
+	case UT_US_FOR_MAP:   /* over either side's map of values, counts, sums, averages, minima, maxima */
+		ok = s->map < p->nmaps && p->maps[s->map].nkeys && !p->maps[s->map].ntuple &&
+		     !ut_aggs[p->maps[s->map].agg].bucket && !ut_aggs[p->maps[s->map].agg].value_text &&
 		     body_ok(p, i, s->body, s->nbody, depth, inside);
 		break;
 	case UT_US_BREAK: case UT_US_CONTINUE: case UT_US_RETURN: ok = true; break;

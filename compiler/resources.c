@@ -242,6 +242,9 @@ static void stage_stmt(struct stage_walk *w, struct node *n)
 	case N_FOR:
 		stage_for(w, n);
 		return;
+	case N_FOR_MAP:   /* the reader's: its records are the reader's to write */
+		stage_stmts(w, for_body(n));
+		return;
 	default:
 		if (is_trace_construct(n))
 			trace_record(w, n);

@@ -337,7 +337,7 @@ static void walk_reader_stmt(struct reuse_walk *w, struct node *n)
 		if (n->c)
 			walk_stmt(w, n->c);
 		return;
-	case N_FOR:   /* the same at every turn: captured once */
+	case N_FOR: case N_FOR_MAP:   /* the same at every turn: captured once */
 		walk_stmts(w, for_body(n));
 		return;
 	default:

@@ -878,6 +878,7 @@ static bool session_start(struct session *s, const struct ut_program_objects *ob
 				     .findings = ut_findings_new(), .snapshot_findings = o->snapshot_on >= 0,
 				     .snapshot_on = o->snapshot_on >= 0 ? (enum ut_severity)o->snapshot_on : UT_INFO,
 				     .shared_exit_ts = s->requests ? &s->requests[UT_REQUEST_EXIT] : NULL};
+	ut_user_side_kernel_maps(s->dec.user_side, s->obj);
 	use_compiled_user_side(s->dec.user_side, prog, objs, o);
 	if (s->engine)
 		ut_decode_declare_names(prog, s->engine);

@@ -164,6 +164,38 @@ static int read_entries(const struct ut_program *prog, unsigned i, struct bpf_ob
 	return 0;
 }
 
+bool ut_map_entries_read(const struct ut_program *prog, unsigned i, struct bpf_object *obj,
+			 const struct ut_user_maps *user, struct ut_map_entries *out)
+{
+	const struct ut_map *m = &prog->maps[i];
+	struct entries es;
+	*out = (struct ut_map_entries){0};
+	if ((!m->user_side && !obj) || read_entries(prog, i, obj, user, &es) < 0)
+		return false;
+	bool text = ut_map_holds_string(m);
+	uint32_t value_size = text && m->value_size > 8 ? m->value_size : 8;
+	out->value_offset = (m->key_size + 7) & ~7u;
+	out->stride = out->value_offset + ((value_size + 7) & ~7u);
+	out->n = (uint32_t)es.n;
+	out->entries = xcalloc(es.n + 1, out->stride);
+	for (size_t j = 0; j < es.n; j++) {
+		unsigned char *e = out->entries + j * out->stride;
+		memcpy(e, es.v[j].key, m->key_size);
+		if (text)
+			memcpy(e + out->value_offset, es.v[j].text, strnlen(es.v[j].text, m->value_size));
+		else
+			memcpy(e + out->value_offset, &es.v[j].shown, 8);
+	}
+	free_entries(&es);
+	return true;
+}
+
+void ut_map_entries_free(struct ut_map_entries *es)
+{
+	free(es->entries);
+	*es = (struct ut_map_entries){0};
+}
+
 static const struct ut_map *sort_map;
 
 /* The key without the histogram bucket: entries of one histogram. */

@@ -52,6 +52,19 @@ void ut_clear_map(const struct ut_program *prog, struct bpf_object *obj, struct 
 /* zero(@x): every entry of the map named name keeps its key, its value
  * zeros (a count or sum of 0; a slot a keyless count never hit). */
 void ut_zero_map(const struct ut_program *prog, struct bpf_object *obj, struct ut_user_maps *user, const char *name);
+/* A copy of a map's entries as a script reads them: n entries of stride
+ * bytes, each its key, then at value_offset its value: a plain value as
+ * it is (a string's bytes), an aggregation's number as an s64 (a
+ * histogram's: its bucket's count, the bucket in the key's last 8 bytes). */
+struct ut_map_entries {
+	unsigned char *entries;
+	uint32_t n, stride, value_offset;
+};
+/* Map i's entries, from the reader's table or the kernel's map; false
+ * when it cannot be read (out is then empty). */
+bool ut_map_entries_read(const struct ut_program *prog, unsigned i, struct bpf_object *obj,
+			 const struct ut_user_maps *user, struct ut_map_entries *out);
+void ut_map_entries_free(struct ut_map_entries *es);
 /* Whether m, a BPF hash map, holds all the entries it can: the kernel then
  * refused new keys, without a word (the probes are detached: nothing
  * writes it meanwhile). */

@@ -14,6 +14,7 @@
 #include "runtime/cache.h"
 #include "runtime/decode.h"
 #include "runtime/native.h"
+#include "runtime/summary.h"
 #include "runtime/user_maps.h"
 
 /* --sample on the user side: the decision drawn at a flow's begin,
@@ -70,6 +71,11 @@ struct ut_user_side {
 	unsigned char *record;            /* an emitted record being filled */
 	struct ut_native *native;         /* the compiled user side, or NULL */
 	ut_native_hit_fn **hit;           /* per event: its compiled hit, or NULL */
+	struct bpf_object *obj;           /* the kernel's maps, for reading whole */
+	/* the copies of maps the running hit's loops go over, freed when it
+	 * ends (a return inside a loop leaves it at once) */
+	struct ut_map_entries *copies;
+	size_t ncopies, copies_capacity;
 };
 
 /* Whether the header and integer fields of ev fill its record. */
@@ -104,7 +110,7 @@ static bool reads_unset_expr(const struct ut_program *p, unsigned x, const bool 
 	for (unsigned k = 0; k < n; k++)
 		if (reads_unset_expr(p, ops[k], set, seen))
 			return true;
-	for (unsigned k = 0; e->op == UT_UX_MAP && k < e->nkeys && e->keys + k < p->nukeys; k++)
+	for (unsigned k = 0; ut_uexpr_has_keys(e) && k < e->nkeys && e->keys + k < p->nukeys; k++)
 		if (reads_unset_expr(p, p->ukeys[e->keys + k], set, seen))
 			return true;
 	return false;
@@ -116,7 +122,7 @@ static bool reads_unset(const struct ut_program *p, unsigned first, unsigned n, 
 {
 	for (unsigned i = first; i < first + n && i < p->nustmts; i++) {
 		const struct ut_ustmt *s = &p->ustmts[i];
-		bool bodies = s->op == UT_US_IF || s->op == UT_US_FOR;
+		bool bodies = s->op == UT_US_IF || s->op == UT_US_FOR || s->op == UT_US_FOR_MAP;
 		if (reads_unset_expr(p, s->a, set, seen) || reads_unset_expr(p, s->b, set, seen) ||
 		    (bodies && (reads_unset(p, s->body, s->nbody, set, seen) ||
 				reads_unset(p, s->body2, s->nbody2, set, seen))))
@@ -195,10 +201,76 @@ struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_u
 	return u;
 }
 
+void ut_user_side_kernel_maps(struct ut_user_side *u, struct bpf_object *obj)
+{
+	u->obj = obj;
+}
+
+/* A copy of map's entries that lasts until the hit ends. */
+static const struct ut_map_entries *map_copy(struct ut_user_side *u, unsigned map)
+{
+	grow_array((void **)&u->copies, &u->copies_capacity, u->ncopies + 1, sizeof(*u->copies));
+	struct ut_map_entries *es = &u->copies[u->ncopies++];
+	ut_map_entries_read(u->prog, map, u->obj, u->maps, es);
+	return es;
+}
+
+static void hit_ended(struct ut_user_side *u)
+{
+	for (size_t i = 0; i < u->ncopies; i++)
+		ut_map_entries_free(&u->copies[i]);
+	u->ncopies = 0;
+}
+
+struct bucket_count {
+	uint64_t bucket;
+	int64_t count;
+};
+
+static int by_bucket(const void *a, const void *b)
+{
+	uint64_t x = ((const struct bucket_count *)a)->bucket, y = ((const struct bucket_count *)b)->bucket;
+	return x < y ? -1 : x > y;
+}
+
+/* percentile(map[key], ppm): over the buckets of the key (the key's last
+ * 8 bytes, the bucket's place, are not compared). */
+static int64_t percentile(struct ut_user_side *u, unsigned map, const unsigned char *key, uint32_t ppm)
+{
+	const struct ut_map *m = &u->prog->maps[map];
+	struct ut_map_entries es;
+	if (m->key_size < 8 || !ut_map_entries_read(u->prog, map, u->obj, u->maps, &es))
+		return 0;
+	struct bucket_count *v = xcalloc(es.n + 1, sizeof(*v));
+	size_t n = 0;
+	for (uint32_t i = 0; i < es.n; i++) {
+		const unsigned char *e = es.entries + (size_t)i * es.stride;
+		if (memcmp(e, key, m->key_size - 8) != 0)
+			continue;
+		memcpy(&v[n].bucket, e + m->key_size - 8, 8);
+		memcpy(&v[n++].count, e + es.value_offset, 8);
+	}
+	qsort(v, n, sizeof(*v), by_bucket);
+	uint64_t *buckets = xcalloc(n + 1, sizeof(*buckets));
+	int64_t *counts = xcalloc(n + 1, sizeof(*counts));
+	for (size_t i = 0; i < n; i++) {
+		buckets[i] = v[i].bucket;
+		counts[i] = v[i].count;
+	}
+	int64_t p = ut_hist_percentile(m, buckets, counts, n, ppm);
+	free(buckets);
+	free(counts);
+	free(v);
+	ut_map_entries_free(&es);
+	return p;
+}
+
 void ut_user_side_free(struct ut_user_side *u)
 {
 	if (!u)
 		return;
+	hit_ended(u);
+	free(u->copies);
 	free(u->samples);
 	free(u->samples_flow);
 	free(u->prep);
@@ -407,11 +479,19 @@ static __attribute__((noinline)) uint64_t eval_str_operation(struct hit *h, cons
 	return str_eq(eval_str(h, e->a), eval_str(h, e->b), e->n) == (e->op == UT_UX_STREQ);
 }
 
+static __attribute__((noinline)) uint64_t eval_percentile(struct hit *h, const struct ut_uexpr *e)
+{
+	unsigned char key[UT_MAP_KEY_MAX];
+	map_key(h, e->map, e->keys, e->nkeys, key);
+	return (uint64_t)percentile(h->u, e->map, key, (uint32_t)e->i);
+}
+
 static uint64_t eval_operation(struct hit *h, const struct ut_uexpr *e)
 {
 	uint64_t a, b;
 	switch (e->op) {
 	case UT_UX_MAP: return eval_map_int(h, e);
+	case UT_UX_PERCENTILE: return eval_percentile(h, e);
 	case UT_UX_NEG: return 0 - eval_int(h, e->a);
 	case UT_UX_NOT: return !eval_int(h, e->a);
 	case UT_UX_BITNOT: return ~eval_int(h, e->a);
@@ -550,19 +630,61 @@ static bool step(struct hit *h)
 
 static enum ending run_list(struct hit *h, unsigned first, unsigned n);
 
+/* A loop's turn: its step, then its body.  GO_ON: the next turn; BREAK:
+ * out of the loop; else how the hit ends. */
+static enum ending loop_turn(struct hit *h, const struct ut_ustmt *s)
+{
+	if (!step(h))
+		return OUT_OF_STEPS;
+	enum ending e = run_list(h, s->body, s->nbody);
+	return e == CONTINUE ? GO_ON : e;
+}
+
 static enum ending run_for(struct hit *h, const struct ut_ustmt *s)
 {
 	if (s->slot >= h->ev->nlocals)
 		return GO_ON;
 	for (set_local_int(h, s->slot, eval_int(h, s->a)); (int64_t)local_int(h, s->slot) < (int64_t)eval_int(h, s->b);
 	     set_local_int(h, s->slot, local_int(h, s->slot) + 1)) {
-		if (!step(h))
-			return OUT_OF_STEPS;
-		enum ending e = run_list(h, s->body, s->nbody);
-		if (e == BREAK)
-			break;
-		if (e == RETURN || e == OUT_OF_STEPS)
-			return e;
+		enum ending e = loop_turn(h, s);
+		if (e != GO_ON)
+			return e == BREAK ? GO_ON : e;
+	}
+	return GO_ON;
+}
+
+/* The locals from slot on take entry e's key values, then its value. */
+static void take_entry(struct hit *h, const struct ut_ustmt *s, const struct ut_map_entries *es, const unsigned char *e)
+{
+	const struct ut_map *m = &h->prog->maps[s->map];
+	for (unsigned k = 0; k <= m->nkeys; k++) {
+		unsigned slot = s->slot + k;
+		if (slot >= h->ev->nlocals)
+			return;
+		const struct ut_ulocal *l = &h->ev->locals[slot];
+		bool value = k == m->nkeys;
+		const unsigned char *at = value ? e + es->value_offset : e + m->keys[k].offset;
+		if (!l->is_str) {
+			set_local_int(h, slot, ld8(at));
+			continue;
+		}
+		struct str v = str_in(at, value ? m->value_size : m->keys[k].size);
+		size_t n = v.len < l->size ? v.len : l->size;
+		memcpy(local_at(h, slot), v.p, n);
+		memset(local_at(h, slot) + n, 0, ut_ulocal_bytes(l) - n);
+	}
+}
+
+/* for ($kv : @m): over a copy of the map's entries, so the body may change
+ * the map (delete the entry it is at) */
+static enum ending run_for_map(struct hit *h, const struct ut_ustmt *s)
+{
+	const struct ut_map_entries *es = map_copy(h->u, s->map);
+	for (uint32_t i = 0; i < es->n; i++) {
+		take_entry(h, s, es, es->entries + (size_t)i * es->stride);
+		enum ending e = loop_turn(h, s);
+		if (e != GO_ON)
+			return e == BREAK ? GO_ON : e;
 	}
 	return GO_ON;
 }
@@ -606,6 +728,8 @@ static enum ending run_stmt(struct hit *h, const struct ut_ustmt *s)
 		return eval_int(h, s->a) ? run_list(h, s->body, s->nbody) : run_list(h, s->body2, s->nbody2);
 	case UT_US_FOR:
 		return run_for(h, s);
+	case UT_US_FOR_MAP:
+		return run_for_map(h, s);
 	case UT_US_BREAK: return BREAK;
 	case UT_US_CONTINUE: return CONTINUE;
 	case UT_US_RETURN: return RETURN;
@@ -640,6 +764,7 @@ void ut_user_side_run(struct ut_user_side *u, struct ut_decoder *d, const void *
 		struct ut_native_env env = {u, d};
 		if (u->hit[hdr->event](&env, rec))
 			d->malformed++;
+		hit_ended(u);
 		return;
 	}
 	const struct event_prep *ep = &u->prep[hdr->event];
@@ -651,6 +776,7 @@ void ut_user_side_run(struct ut_user_side *u, struct ut_decoder *d, const void *
 	/* break or continue outside a loop ends the hit, as return does */
 	if (run_list(&h, ev->body, ev->nbody) == OUT_OF_STEPS)
 		d->malformed++;
+	hit_ended(u);
 }
 
 /* ---- the compiled user side: what its code calls ---- */
@@ -683,6 +809,17 @@ static void ut_native_delete(struct ut_native_env *env, uint32_t map, const void
 static void ut_native_emit(struct ut_native_env *env, const void *record, uint32_t size)
 {
 	ut_decode_record(env->d, record, size);
+}
+
+static void ut_native_entries(struct ut_native_env *env, uint32_t map, struct ut_native_map_entries *out)
+{
+	const struct ut_map_entries *es = map_copy(env->u, map);
+	*out = (struct ut_native_map_entries){es->entries, es->n, es->stride, es->value_offset};
+}
+
+static int64_t ut_native_percentile(struct ut_native_env *env, uint32_t map, const void *key, uint32_t ppm)
+{
+	return percentile(env->u, map, key, ppm);
 }
 
 bool ut_user_side_compiled(struct ut_user_side *u, const void *obj, size_t len, char *err, size_t errlen)

@@ -12,6 +12,7 @@
 
 #include "compiler/program.h"
 
+struct bpf_object;
 struct ut_decoder;
 struct ut_user_maps;
 
@@ -23,6 +24,9 @@ struct ut_user_side;
 struct ut_user_side *ut_user_side_new(const struct ut_program *prog, struct ut_user_maps *maps,
 				      uint32_t sample_permyriad);
 void ut_user_side_free(struct ut_user_side *u);
+/* The loaded object holding the maps the kernel keeps, which loops over
+ * maps and percentile() read whole (until set, such maps read as empty). */
+void ut_user_side_kernel_maps(struct ut_user_side *u, struct bpf_object *obj);
 
 /* Runs hits with the compiled user side in obj (compiler/gen_native.h,
  * built from this program) where it has a function for the hit's event,

@@ -95,9 +95,12 @@ else fail findings/fail_on_severity "status $rc_below below --fail-on, $rc_none 
 # writes a snapshot holding its instant
 timeout -k 10 120 "$UT" -q --ring 2s --after 100ms --snapshot-on=crit -o "$TMP/snap.fxt" \
 	-c "$UT_WORKLOADS/uring_doctor punt-async 200 > /dev/null" "$TMP/punts.ut" >/dev/null 2>"$TMP/snap.err"
-if [ -f "$TMP/snap.1.fxt" ] && [ ! -e "$TMP/snap.2.fxt" ] && "$UT" stats "$TMP/snap.1.fxt" | grep -q '^errors: 0$' &&
-	"$UT" dump "$TMP/snap.1.fxt" | grep -q 'name="snapshot"'; then
+"$UT" stats "$TMP/snap.1.fxt" >"$TMP/snap.stats" 2>&1
+"$UT" dump "$TMP/snap.1.fxt" >"$TMP/snap.dump" 2>&1
+if [ -f "$TMP/snap.1.fxt" ] && [ ! -e "$TMP/snap.2.fxt" ] && grep -q '^errors: 0$' "$TMP/snap.stats" &&
+	grep -q 'name="snapshot"' "$TMP/snap.dump"; then
 	pass findings/snapshot_on
 else
-	fail findings/snapshot_on "$(ls "$TMP"; tail -3 "$TMP/snap.err")"
+	fail findings/snapshot_on "$(ls "$TMP"; tail -3 "$TMP/snap.err"; grep -A3 '^errors' "$TMP/snap.stats";
+		grep -c 'name="snapshot"' "$TMP/snap.dump")"
 fi

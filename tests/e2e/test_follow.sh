@@ -200,3 +200,22 @@ if [ $rc -eq 0 ] && [ "$(nop_requests "$TMP/old.json")" = 0 ] &&
 else
 	fail follow/without_builtins_noted "rc=$rc, $(nop_requests "$TMP/old.json") NOP requests: $(head -c 600 "$TMP/old.err")"
 fi
+
+# filtered: 1 under -p, -c and --comm, 0 without them; set when the
+# program is loaded, so the program compiled for one run serves the others
+# (the program cache keeps it: not another compile)
+printf 'BEGIN { printf("filtered %%d\\n", filtered); exit(); }\n' >"$TMP/filtered.ut"
+sleep 1.1   # a script changed in the second before its compile is not kept
+sleep 30 & sleeper=$!
+"$UT" -q --summary-only "$TMP/filtered.ut" >"$TMP/f0.out" 2>&1
+"$UT" -v --summary-only -p $sleeper "$TMP/filtered.ut" >"$TMP/fp.out" 2>"$TMP/fp.err"
+"$UT" -q --summary-only --comm nosuch "$TMP/filtered.ut" >"$TMP/fcomm.out" 2>&1
+"$UT" -q --summary-only -c true "$TMP/filtered.ut" >"$TMP/fc.out" 2>&1
+kill $sleeper 2>/dev/null
+wait $sleeper 2>/dev/null
+if grep -qx 'filtered 0' "$TMP/f0.out" && grep -qx 'filtered 1' "$TMP/fp.out" && grep -qx 'filtered 1' "$TMP/fcomm.out" &&
+	grep -qx 'filtered 1' "$TMP/fc.out" && grep -q 'the compiled program from the cache' "$TMP/fp.err"; then
+	pass follow/filtered
+else
+	fail follow/filtered "$(cat "$TMP/f0.out" "$TMP/fp.out" "$TMP/fcomm.out" "$TMP/fc.out"; grep -i 'cache' "$TMP/fp.err")"
+fi

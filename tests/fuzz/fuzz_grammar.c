@@ -718,7 +718,7 @@ static void point_end(struct gen *g, unsigned depth)
 
 static void trace_stmt(struct gen *g, unsigned depth)
 {
-	switch (pick(&g->in, 7)) {
+	switch (pick(&g->in, 8)) {
 	case 0: case 1:   /* slices and instants */
 		if (pick(&g->in, 3) == 0) {
 			put(g, rarely(&g->in, 8) ? "slice middle" : "slice end");
@@ -762,6 +762,27 @@ static void trace_stmt(struct gen *g, unsigned depth)
 		keyref(g, ONE_OF(g, "ring", "disk"), depth);
 		put(g, " = ");
 		name_value(g, depth);
+		put(g, ";\n");
+		return;
+	case 6:   /* finding "TAG"[key] SEVERITY "message", ... fix "...", ... with ...; */
+		sb_printf(&g->out, "finding \"%s\"", ONE_OF(g, "PUNT", "SHORT-WRITE", "bad tag", "X1"));
+		if (pick(&g->in, 2)) {
+			put(g, "[");
+			expr(g, pick(&g->in, 2) ? W_INT : W_STR, depth + 1);
+			put(g, "]");
+		}
+		put(g, " ");
+		if (pick(&g->in, 3))
+			put(g, ONE_OF(g, "info", "warn", "crit", "3"));
+		else
+			expr(g, W_INT, depth + 1);
+		put(g, " ");
+		format_and_values(g, depth);
+		if (pick(&g->in, 2)) {
+			put(g, " fix ");
+			format_and_values(g, depth);
+		}
+		with(g, depth);
 		put(g, ";\n");
 		return;
 	default:
@@ -875,6 +896,15 @@ static void stmt(struct gen *g, unsigned depth)
 	case 7: {
 		if (depth >= MAX_DEPTH) {
 			map_stmt(g, depth);
+			return;
+		}
+		if (g->nmaps && pick(&g->in, 3) == 0) {   /* over a map: its entries */
+			sb_printf(&g->out, "for ($e%u : %s) { printf(\"%%d\\n\", $e%u.%s); ", g->loops,
+				  g->maps[pick(&g->in, g->nmaps)].name, g->loops, ONE_OF(g, "0", "1", "0.1", "2"));
+			g->loops++;
+			block(g, depth);
+			g->loops--;
+			put(g, "}\n");
 			return;
 		}
 		sb_printf(&g->out, "for ($i%u : ", g->loops);
