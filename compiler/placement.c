@@ -810,15 +810,28 @@ static enum walk_next map_touched(struct node *n, void *ctx)
 	return WALK_INTO;
 }
 
+/* The same in BEGIN and END, but for the maps their loops go over: a
+ * loop reads a copy of a map, from either side, once. */
+static enum walk_next map_touched_once(struct node *n, void *ctx)
+{
+	if (n->kind != N_FOR_MAP)
+		return map_touched(n, ctx);
+	walk_list(for_body(n), &(struct walker){.expansions = true, .pre = map_touched_once, .ctx = ctx});
+	return WALK_PAST;
+}
+
 /* The cost's first choice: maps no recording probe touches stay in the
  * kernel (a probe with what the reader alone computes sends its hits:
- * its maps may be the reader's). */
+ * its maps may be the reader's).  A loop of BEGIN or END over a map does
+ * not touch it so: the reader reads a kernel map's copy. */
 static void maps_of_silent_probes(struct compiler *c)
 {
 	bool *recorded = xcalloc(c->nmaps + 1, sizeof(bool));
 	for (unsigned i = 0; i < c->nalts; i++)
 		if (writes_records(c, c->alts[i]->block) || needs_reader(c->alts[i]->block))
-			walk_list(c->alts[i]->block, &(struct walker){.expansions = true, .pre = map_touched, .ctx = recorded});
+			walk_list(c->alts[i]->block,
+				  &(struct walker){.expansions = true, .ctx = recorded,
+						   .pre = c->alts[i]->def->runs == PROBE_ATTACHED ? map_touched : map_touched_once});
 	for (unsigned m = 0; m < c->nmaps; m++)
 		if (!recorded[m])
 			c->maps[m].kernel = (struct placed){"only probes that send no records touch it: an update there "

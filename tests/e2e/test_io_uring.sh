@@ -14,7 +14,8 @@ if [ $rc -ne 0 ]; then
 fi
 pass io_uring/runs
 # On this kernel every io_uring tracepoint has its BTF form, and each probe
-# must load as tp_btf (a rejected alternative falls back silently but for a
+# (18: io_uring_submit has two, one counting the requests of rings not
+# followed) must load as tp_btf (a rejected alternative falls back silently but for a
 # warning: a script or compiler bug, and a slower probe)
 # The reader keeps the per-request and per-ring state: kept in the kernel,
 # every request would cost hundreds of ns more of BPF (a script change that
@@ -27,10 +28,10 @@ done
 [ -z "$missing" ] && pass io_uring/reader_keeps_request_state \
 	|| fail io_uring/reader_keeps_request_state "in the kernel:$missing ($(grep 'placement: the kernel keeps' "$TMP/err.txt"))"
 attached=$(grep -c 'attached tp_btf:io_uring_' "$TMP/err.txt")
-if [ "$attached" -eq 17 ] && ! grep -q 'warning' "$TMP/err.txt"; then
+if [ "$attached" -eq 18 ] && ! grep -q 'warning' "$TMP/err.txt"; then
 	pass io_uring/all_probes_tp_btf
 else
-	fail io_uring/all_probes_tp_btf "$attached of 17 io_uring probes attached as tp_btf: $(grep -v 'attached tp_btf' "$TMP/err.txt" | head -5)"
+	fail io_uring/all_probes_tp_btf "$attached of 18 io_uring probes attached as tp_btf: $(grep -v 'attached tp_btf' "$TMP/err.txt" | head -5)"
 fi
 "$UT" stats --json "$TMP/trace.fxt" >"$TMP/stats.json" || fail io_uring/stats "uring-trace stats failed"
 "$UT" dump "$TMP/trace.fxt" >"$TMP/dump.txt" || fail io_uring/dump "uring-trace dump failed"
@@ -292,3 +293,26 @@ for mode in leak leak-exit; do
 		fail "io_uring/in_flight_${mode}_counted" "$(grep -E '^@(requests|cancelled)' "$TMP/$mode.out"); $(grep -E '^flows|^errors' "$TMP/$mode.stats")"
 	fi
 done
+
+# Attaching to a running program (-p): its ring was created before the
+# trace, and is adopted as it is first seen (the trace is of that process
+# only); system-wide without --all-rings such a ring is not followed, and
+# the end says how many requests were left out (IGNORED-RINGS).
+"$UT_WORKLOADS/nop_firehose" --seconds 8 --rate 2000 >"$TMP/attach.json" &
+workload=$!
+sleep 1
+"$UT" -q --json "$TMP/attach.sum.json" -o "$TMP/attach.fxt" -p $workload -d 2 >"$TMP/attach.out" 2>"$TMP/attach.err"
+"$UT" -q --summary-only --json "$TMP/wide.json" -d 2 >/dev/null 2>&1
+wait $workload
+python3 - "$TMP/attach.sum.json" "$TMP/wide.json" <<'PY'
+import json, sys
+a, w = (json.load(open(p)) for p in sys.argv[1:3])
+nops = sum(e["value"] for e in a["maps"].get("@requests", []) if e["key"][0] == "NOP")
+ok = nops >= 1000
+print("PASS io_uring/attach_p_adopts_ring" if ok else f"FAIL io_uring/attach_p_adopts_ring: {nops} NOP requests in 2 s of 2000/s")
+ignored = [f for f in w.get("findings", []) if f["tag"] == "IGNORED-RINGS"]
+ok = ignored and ignored[0]["evidence"]["requests"] >= 1000 and ignored[0]["severity"] == "info"
+print("PASS io_uring/ignored_rings_said" if ok else f"FAIL io_uring/ignored_rings_said: {w.get('findings')}")
+PY
+"$UT" stats "$TMP/attach.fxt" | grep -q '^errors: 0$' && pass io_uring/attach_trace_valid \
+	|| fail io_uring/attach_trace_valid "$("$UT" stats "$TMP/attach.fxt" | grep -A3 '^errors')"
