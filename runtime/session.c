@@ -173,6 +173,7 @@ struct session {
 	volatile uint64_t *requests;     /* bpf/ut.h's ut_requests, mapped (NULL: could not be) */
 	bool snapshot_refused_noted, size_noted;
 	uint64_t cut_before;             /* --ring: records up to here left for --ring-size */
+	bool reader_idle;                /* the last look at the ring buffer found nothing to hand on */
 	struct ut_metrics *metrics;      /* --metrics */
 	struct ut_live *live;            /* --live */
 	double live_at;                  /* its last interval's end */
@@ -593,6 +594,7 @@ struct window_file {
 	struct ut_recorder_cursor cur;
 	uint64_t from, to, trigger;   /* trigger: a snapshot's, else 0 */
 	uint64_t events;
+	bool marked;                  /* its trigger's instant is written */
 };
 
 static struct window_file *window_open(struct session *s, const char *path, uint64_t from, uint64_t to,
@@ -616,17 +618,27 @@ static struct window_file *window_open(struct session *s, const char *path, uint
 
 /* Writes up to max more records (all when at the end); true when the
  * window is whole: a record past its end came, or at the end all did. */
+/* A snapshot's "snapshot" instant, at its trigger. */
+static void mark_trigger(struct window_file *f)
+{
+	struct ut_track self = {.kind = UT_TRACK_GROUP, .group = "uring-trace", .key = 0};
+	ut_engine_group_name(f->e, self.group, self.key, "uring-trace");
+	ut_instant(f->e, f->trigger, &self, "uring-trace", "snapshot", NULL, 0);
+	f->marked = true;
+}
+
 static bool window_continue(struct session *s, struct window_file *f, uint64_t max, bool at_end)
 {
 	for (;;) {
 		f->events += ut_recorder_continue(s->recorder, f->e, &f->cur, f->to, max);
 		if (!f->cur.at_mark)
 			break;
-		struct ut_track self = {.kind = UT_TRACK_GROUP, .group = "uring-trace", .key = 0};
-		ut_engine_group_name(f->e, self.group, self.key, "uring-trace");
-		ut_instant(f->e, f->trigger, &self, "uring-trace", "snapshot", NULL, 0);
+		mark_trigger(f);
 	}
-	return f->cur.done || (f->cur.caught_up && at_end);
+	bool whole = f->cur.done || (f->cur.caught_up && at_end);
+	if (whole && f->trigger && !f->marked)   /* no record came after the trigger */
+		mark_trigger(f);
+	return whole;
 }
 
 static bool window_close(struct session *s, struct window_file *f)
@@ -701,9 +713,9 @@ static volatile uint64_t *map_requests(struct bpf_object *obj)
  * about 4 ms of the reader's time. */
 #define SNAPSHOT_RECORDS_A_TURN 20000
 
-/* The snapshot being taken gets its next records; once whole (records
- * come a few ms after their time: 300 ms past its end it is taken as
- * whole), it is closed. */
+/* The snapshot being taken gets its next records; once whole (a record
+ * past its end came, or 300 ms past its end the reader found nothing more
+ * to read), it is closed. */
 static void continue_snapshot(struct session *s, bool at_end)
 {
 	struct window_file *f = s->snapshot;
@@ -713,7 +725,11 @@ static void continue_snapshot(struct session *s, bool at_end)
 	/* over its bound, the recorder keeps what the snapshot has not
 	 * reached: write all of it now */
 	bool all = at_end || ut_recorder_over(s->recorder);
-	bool whole = window_continue(s, f, all ? UINT64_MAX : SNAPSHOT_RECORDS_A_TURN, at_end || now_ns() > f->to + slack);
+	/* the window's end passed long ago and the reader has nothing more
+	 * to read (a reader behind by more than the slack, under a load or a
+	 * sanitizer, still has the window's last records to come) */
+	bool ended = now_ns() > f->to + slack && s->reader_idle;
+	bool whole = window_continue(s, f, all ? UINT64_MAX : SNAPSHOT_RECORDS_A_TURN, at_end || ended);
 	if (!whole)
 		return;
 	unsigned n = s->snapshots;
@@ -979,6 +995,7 @@ static void session_run(struct session *s)
 	uint64_t last_records = 0;
 	while (!stop_signal && !ut_decode_exited(&s->dec)) {
 		int n = ut_consumer_poll(s->consumer, 100);
+		s->reader_idle = n == 0;
 		if (n < 0 && n != -EINTR) {
 			fprintf(stderr, "uring-trace: reading events failed: %s\n", strerror(-n));
 			s->rc = 1;
@@ -1046,10 +1063,10 @@ static void session_stop(struct session *s)
 			fprintf(stderr, "uring-trace: the window's %llu events (%.0f MiB kept) went to the engine in %.3f s\n",
 				(unsigned long long)events, (double)ut_recorder_bytes(s->recorder) / (1 << 20),
 				ut_now_s() - writing_started);
-		uint64_t oldest = ut_recorder_oldest(s->recorder), from = to > window ? to - window : 0;
-		if (!o->quiet && oldest > from)
+		uint64_t from = to > window ? to - window : 0;
+		if (!o->quiet && s->cut_before >= from)
 			fprintf(stderr, "uring-trace: the last %.3g s (of the %.3g s asked: --ring-size held no more): "
-				"%llu events of %llu kept\n", (double)(to - oldest) / 1e9, o->ring_s,
+				"%llu events of %llu kept\n", (double)(to - ut_recorder_oldest(s->recorder)) / 1e9, o->ring_s,
 				(unsigned long long)events, (unsigned long long)s->dec.records);
 		else if (!o->quiet)
 			fprintf(stderr, "uring-trace: the last %.3g s: %llu events of %llu kept\n", o->ring_s,
