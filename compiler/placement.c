@@ -978,10 +978,14 @@ static void reader_only_errors(struct compiler *c)
 void placement(struct compiler *c)
 {
 	if (c->opts->all_in_kernel) {
+		/* every map and every probe attached in the kernel; BEGIN and END,
+		 * run once by uring-trace, keep what needs the reader (a loop
+		 * over a map, a finding made from one) */
 		for (unsigned m = 0; m < c->nmaps; m++)
 			c->maps[m].kernel = (struct placed){"--all-in-kernel", c->maps[m].loc};
 		for (unsigned i = 0; i < c->nalts; i++)
-			c->alts[i]->all_kernel = (struct placed){"--all-in-kernel", c->alts[i]->loc};
+			if (c->alts[i]->def->runs == PROBE_ATTACHED)
+				c->alts[i]->all_kernel = (struct placed){"--all-in-kernel", c->alts[i]->loc};
 	} else {
 		maps_of_silent_probes(c);
 		tuples_in_kernel(c);

@@ -120,6 +120,9 @@ fi
 # block request completes; the trace shows it as a slice on dd's thread,
 # begun at the switch out (state D) and ended when the thread is woken or
 # runs again.  (On /var/tmp: /tmp may be a tmpfs, which has no O_DIRECT.)
+# Not every read sleeps: the virtual disk answers some before dd is
+# switched out (84 and 107 of 256 seen on loaded runs), so a quarter of
+# them is the bar; every slice begun must end.
 dfile=$(mktemp /var/tmp/ut-sched-d.XXXXXX)
 dd if=/dev/urandom of="$dfile" bs=1M count=1 status=none && sync
 "$UT" -q -o "$TMP/d.fxt" -c "dd if=$dfile of=/dev/null iflag=direct bs=4k count=256 status=none" \
@@ -128,7 +131,7 @@ rm -f "$dfile"
 "$UT" dump "$TMP/d.fxt" >"$TMP/d.dump" 2>&1
 begun=$(grep -c 'event duration_begin .*cat="sched" name="uninterruptible (D)"' "$TMP/d.dump")
 ended=$(grep -c 'event duration_end .*cat="sched" name="uninterruptible (D)"' "$TMP/d.dump")
-if [ "$begun" -ge 128 ] && [ "$begun" -eq "$ended" ] && "$UT" stats "$TMP/d.fxt" | grep -q '^errors: 0$'; then
+if [ "$begun" -ge 64 ] && [ "$begun" -eq "$ended" ] && "$UT" stats "$TMP/d.fxt" | grep -q '^errors: 0$'; then
 	pass sched/direct_reads_sleep_in_d
 else
 	fail sched/direct_reads_sleep_in_d "$begun D slices begun, $ended ended; $("$UT" stats "$TMP/d.fxt" 2>&1 | grep -E '^(scheduling|errors)|"dd"'); $(head -3 "$TMP/d.err")"
