@@ -26,7 +26,7 @@ matrix-payload: $(MATRIX_DIR)/kprobe_probe $(MATRIX_DIR)/kprobe_probe.bpf.o $(MA
 	build/uring-trace build/workloads/uring_paths build/workloads/fileio
 
 # The default script compiled on the host: guests run it without clang.
-$(MATRIX_DIR)/io_uring.uto: build/uring-trace scripts/io_uring.ut stdlib/io_uring.ut bpf/ut.h bpf/records.h
+$(MATRIX_DIR)/io_uring.uto: build/uring-trace scripts/io_uring.ut $(wildcard stdlib/*.ut) bpf/ut.h bpf/records.h
 	@mkdir -p $(dir $@)
 	build/uring-trace -q --compile -o $@ scripts/io_uring.ut
 
