@@ -130,8 +130,12 @@ int main(int argc, char **argv)
 		}
 	}
 	double took = cpu_seconds() - started;
-	printf("%" PRIu64 " records x %u rounds: %.0f ns a record (%" PRIu64 " malformed)\n", count, rounds,
-	       took * 1e9 / (double)(count * rounds), d.malformed);
+	/* a trace event: a record of the trace, the kernel's or one the user
+	 * side emitted (the hit records that carry the user side's values
+	 * are not events) */
+	printf("%" PRIu64 " records x %u rounds: %.0f ns a record, %" PRIu64 " trace events: %.1f ns an event (%" PRIu64
+	       " malformed)\n", count, rounds, took * 1e9 / (double)(count * rounds), d.records,
+	       d.records ? took * 1e9 / (double)d.records : 0.0, d.malformed);
 	ut_engine_finish(e, last + (uint64_t)rounds * (last - first + 1000));
 	ut_engine_free(e);
 	fxt_writer_close(w, err, sizeof(err));

@@ -26,7 +26,7 @@ ok = n >= 40000 and at == len(data)
 print(("PASS " if ok else "FAIL ") + "capture/whole" + ("" if ok else f": {n} records, {at} of {len(data)} bytes"))
 PY
 "$REPLAY" "$TMP/s.uto" "$TMP/s.rec" 2 >"$TMP/replay.out" 2>&1
-if grep -Eq '^[0-9]+ records x 2 rounds: [0-9]+ ns a record \(0 malformed\)$' "$TMP/replay.out"; then
+if grep -Eq '^[0-9]+ records x 2 rounds: [0-9]+ ns a record, [0-9]+ trace events: [0-9.]+ ns an event \(0 malformed\)$' "$TMP/replay.out"; then
 	pass capture/replays
 else
 	fail capture/replays "$(head -5 "$TMP/replay.out")"
