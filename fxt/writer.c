@@ -51,10 +51,23 @@ struct pinned_string {
 	uint16_t slot; /* 0 until first used */
 };
 
-/* A thread of the table (keyed by pid and tid), whose FXT index is its
- * index plus one. */
-struct thread_slot {
-	struct lru_link link;
+/* The thread table: slot i (FXT index i + 1) holds the thread keyed
+ * pid << 32 | tid.  A full table gives the slot of a thread not used
+ * lately to the next one, chosen by a clock hand (a slot used since the
+ * hand last passed it is passed over once): a record's look-up is a
+ * store of its slot's mark, where an LRU list relinked an item at nearly
+ * every record (a request's records alternate between its thread, its
+ * ring's track and a lane). */
+#define RECENT_THREADS 64u   /* power of two */
+struct thread_table {
+	uint64_t key[FXT_THREAD_SLOTS];
+	bool used_lately[FXT_THREAD_SLOTS];
+	uint32_t count, hand;
+	struct hmap index;   /* key -> slot */
+	/* the slot of a key looked up lately, by the key's hash: most look-ups
+	 * need no probe of the index */
+	uint64_t recent_key[RECENT_THREADS];
+	uint8_t recent_slot[RECENT_THREADS];
 };
 
 struct fxt_writer {
@@ -79,7 +92,7 @@ struct fxt_writer {
 	struct pinned_string pinned[PINNED_INDEX_SIZE]; /* by address */
 	unsigned npinned;
 
-	struct lru_set threads;   /* struct thread_slot */
+	struct thread_table threads;
 };
 
 static void set_error(struct fxt_writer *w, const char *what, const char *why)
@@ -310,27 +323,53 @@ uint16_t fxt_string_ref(struct fxt_writer *w, const char *s)
 	return string_ref(w, s);
 }
 
+
+static size_t recent_thread(uint64_t key)
+{
+	return (size_t)(key * 0x9e3779b97f4a7c15ull >> 58) & (RECENT_THREADS - 1);
+}
+
+/* A slot for a new thread: a free one, or the first the clock hand finds
+ * not used since it last passed (its thread leaves the index). */
+static uint32_t thread_slot_free(struct thread_table *t)
+{
+	if (t->count < FXT_THREAD_SLOTS)
+		return t->count++;
+	while (t->used_lately[t->hand]) {
+		t->used_lately[t->hand] = false;
+		t->hand = (t->hand + 1) % FXT_THREAD_SLOTS;
+	}
+	uint32_t slot = t->hand;
+	t->hand = (t->hand + 1) % FXT_THREAD_SLOTS;
+	hmap_remove(&t->index, t->key[slot], 0);
+	return slot;
+}
+
 uint8_t fxt_thread_ref(struct fxt_writer *w, uint32_t pid, uint32_t tid)
 {
-	/* records come in runs on one thread (a flow point is two) */
-	struct thread_slot *t = lru_newest(&w->threads);
-	if (t && t->link.a == pid && t->link.b == tid)
-		return (uint8_t)(lru_index(&w->threads, t) + 1);
-	t = lru_find(&w->threads, pid, tid);
-	if (t) {
-		lru_touch(&w->threads, t);
-		return (uint8_t)(lru_index(&w->threads, t) + 1);
+	struct thread_table *t = &w->threads;
+	uint64_t key = (uint64_t)pid << 32 | tid;
+	size_t r = recent_thread(key);
+	uint32_t slot = t->recent_slot[r];
+	if (t->recent_key[r] != key || slot >= t->count || t->key[slot] != key) {
+		uint64_t *found = hmap_find(&t->index, key, 0);
+		if (found) {
+			slot = (uint32_t)*found;
+		} else {
+			slot = thread_slot_free(t);
+			t->key[slot] = key;
+			bool created;
+			*hmap_insert(&t->index, key, 0, &created) = slot;
+			uint64_t *p = reserve(w, 3);
+			p[0] = FXT_REC_THREAD | 3ull << 4 | (uint64_t)(slot + 1) << 16;
+			p[1] = pid;
+			p[2] = tid;
+		}
+		t->recent_key[r] = key;
+		t->recent_slot[r] = (uint8_t)slot;
 	}
-	if (w->threads.count == FXT_THREAD_SLOTS)
-		lru_remove(&w->threads, lru_oldest(&w->threads));   /* its index is the next one added */
-	t = lru_add(&w->threads, pid, tid);
-	uint8_t i = (uint8_t)(lru_index(&w->threads, t) + 1);
-
-	uint64_t *p = reserve(w, 3);
-	p[0] = FXT_REC_THREAD | 3ull << 4 | (uint64_t)i << 16;
-	p[1] = pid;
-	p[2] = tid;
-	return i;
+	t->used_lately[slot] = true;
+	return (uint8_t)(slot + 1);
 }
 
 struct encoded_arg {
@@ -575,7 +614,6 @@ struct fxt_writer *fxt_writer_open(const char *path, char *err, size_t errlen)
 	w->gz = gz;
 	w->buf = xcalloc(WRITE_BUFFER_BYTES / 8, 8);
 	lru_init(&w->strings, sizeof(struct string_slot));
-	lru_init(&w->threads, sizeof(struct thread_slot));
 	write_preamble(w);
 	return w;
 }
@@ -648,7 +686,7 @@ int fxt_writer_close(struct fxt_writer *w, char *err, size_t errlen)
 	for (uint32_t i = 0; i < w->strings.count; i++)
 		free(((struct string_slot *)lru_at(&w->strings, i))->text);
 	lru_free(&w->strings);
-	lru_free(&w->threads);
+	hmap_free(&w->threads.index);
 	free(w->buf);
 	free(w->path);
 	free(w);
