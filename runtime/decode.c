@@ -390,22 +390,26 @@ static const char *value_str(const struct ut_program *prog, const struct ut_fiel
 	return buf;
 }
 
+/* The argument of value v, in a record holding all its event's fields
+ * (ut_decode_trace checks its size: the loader checked each field against
+ * it). */
 static void to_arg(const struct ut_program *prog, const struct ut_event *ev, const void *rec, size_t size,
 		   const char *name, const struct ut_value *v, struct ut_decoded_args *out)
 {
 	if (out->n >= UT_DECODED_ARGS_MAX || v->kind == UT_VAL_NONE)
 		return;
 	struct ut_arg *a = &out->args[out->n];
-	char *text = out->text[out->n];
 	a->name = name;
-	const struct ut_field *f = v->kind == UT_VAL_FIELD && v->field < ev->nfields ? &ev->fields[v->field] : NULL;
-	if (f && field_in_record(f, size) && f->type != UT_F_STR && displays[v->display].arg &&
-	    displays[v->display].arg(field_u64(f, rec), f, a)) {
-		out->n++;
-		return;
+	if (v->kind == UT_VAL_FIELD) {
+		const struct ut_field *f = &ev->fields[v->field];
+		const struct ut_display_kind *show = &displays[v->display];
+		if (f->type != UT_F_STR && show->arg && show->arg(field_u64(f, rec), f, a)) {
+			out->n++;
+			return;
+		}
 	}
 	a->kind = UT_ARG_STR;
-	a->s = value_str(prog, ev->fields, ev->nfields, rec, size, v, text, sizeof(out->text[0]));
+	a->s = value_str(prog, ev->fields, ev->nfields, rec, size, v, out->text[out->n], sizeof(out->text[0]));
 	out->n++;
 }
 
@@ -531,15 +535,13 @@ static void sched_record(struct ut_engine *e, const struct ut_rec_hdr *h, const 
 	ut_sched_switch(e, h->ts, cpu, &prev, state, &next);
 }
 
-/* The group and keys of a trace record (0 where its event has none). */
-static const char *record_place(const struct ut_program *p, const struct ut_event *ev, const void *rec,
-				uint64_t *gkey, uint64_t *key)
+/* The group and keys of a trace record holding all its event's fields
+ * (0 where its event has none). */
+static inline const char *record_place(const struct ut_program *p, const struct ut_event *ev, const void *rec,
+				       uint64_t *gkey, uint64_t *key)
 {
-	*gkey = *key = 0;
-	if (ev->group_key.kind == UT_VAL_FIELD && ev->group_key.field < ev->nfields)
-		*gkey = field_u64(&ev->fields[ev->group_key.field], rec);
-	if (ev->key.kind == UT_VAL_FIELD && ev->key.field < ev->nfields)
-		*key = field_u64(&ev->fields[ev->key.field], rec);
+	*gkey = ev->group_key.kind == UT_VAL_FIELD ? field_u64(&ev->fields[ev->group_key.field], rec) : 0;
+	*key = ev->key.kind == UT_VAL_FIELD ? field_u64(&ev->fields[ev->key.field], rec) : 0;
 	return ev->group >= 0 && (unsigned)ev->group < p->ngroups ? p->groups[ev->group] : NULL;
 }
 
@@ -574,7 +576,7 @@ void ut_decode_trace(const struct ut_program *p, struct ut_engine *e, const void
 		lost_record(e, rec, size);
 		return;
 	}
-	if (h->event >= p->nevents)
+	if (h->event >= p->nevents || size < p->events[h->event].size)
 		return;
 	const struct ut_event *ev = &p->events[h->event];
 	if (ev->op == UT_EV_SCHED_SWITCH || ev->op == UT_EV_SCHED_WAKEUP) {
@@ -586,7 +588,9 @@ void ut_decode_trace(const struct ut_program *p, struct ut_engine *e, const void
 		return;
 	}
 	char name_text[512];
-	const char *name = value_str(p, ev->fields, ev->nfields, rec, size, &ev->name, name_text, sizeof(name_text));
+	const char *name = ev->name.kind == UT_VAL_TEXT
+				   ? ev->name.text
+				   : value_str(p, ev->fields, ev->nfields, rec, size, &ev->name, name_text, sizeof(name_text));
 	struct ut_decoded_args args;
 	args.n = 0;
 	for (unsigned i = 0; i < ev->nargs; i++)
@@ -713,6 +717,10 @@ static void decode_one(struct ut_decoder *d, const void *rec, size_t size)
 	}
 	const struct ut_program *p = d->prog;
 	const struct ut_event *ev = &p->events[h->event];
+	if (size < ev->size) {   /* the ring's records have their event's size: see ut_decode_record_len */
+		d->malformed++;
+		return;
+	}
 	switch (ev->op) {
 	case UT_EV_SNAPSHOT:
 		if (!d->snapshot_ts)

@@ -81,12 +81,14 @@ struct ut_decoded_args {
 };
 /* The severity of a finding record (UT_EV_FINDING), in range. */
 enum ut_severity ut_finding_severity(const struct ut_event *ev, const void *rec, size_t size);
-/* Appends arg i of ev (the record rec's event) to out. */
+/* Appends arg i of ev (the record rec's event, holding all its fields: see
+ * ut_decode_trace) to out. */
 void ut_decode_arg(const struct ut_program *p, const struct ut_event *ev, const void *rec, size_t size, unsigned i,
 		   struct ut_decoded_args *out);
 
 /* Writes a record of the trace (a trace construct, a thread's name, a
- * loss) to e.  The record is known well-formed: ut_decode_record took it. */
+ * loss) to e: one ut_decode_record took (one shorter than its event's
+ * layout is left out). */
 void ut_decode_trace(const struct ut_program *p, struct ut_engine *e, const void *rec, size_t size);
 
 /* Where a trace record is drawn, for the flight recorder to keep what is
