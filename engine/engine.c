@@ -30,18 +30,24 @@
 #define MAX_COUNTER_SERIES 16u
 #define LOST_GROUP_KIND "uring-trace"
 
-/* An open slice; its category and name are copied into the track's arena
- * (slices close in stack order, so the arena is a stack too). */
+/* An open slice: its category and name are a program's stable strings
+ * (the writer's: ut_engine_stable_string), kept by address, or copied
+ * into the track's arena (slices close in stack order, so the arena is a
+ * stack too).  category_at is where its copies begin, whether or not it
+ * made any. */
 struct slice_frame {
 	uint32_t category_at, name_at;
+	const char *category, *name;   /* the stable strings, or NULL: copied */
 };
 
 /* The last value written for a counter series (counter name, arg name). */
 struct counter_series {
 	char *names; /* counter name, NUL, arg name */
-	/* the stable strings (the writer's) it was made from, else NULL: a
-	 * value given with them is found by address */
-	const char *stable_name, *stable_arg;
+	/* the string refs of its names when both are stable strings (the
+	 * writer's), else 0: a value given with stable names is found by
+	 * comparing refs (the same text at two addresses, two events' copies
+	 * of a counter's names, has one ref) */
+	uint16_t name_ref, arg_ref;
 	uint32_t arg_at;
 	enum ut_arg_kind kind;
 	uint64_t bits;
@@ -139,6 +145,11 @@ struct ut_engine {
 	struct group *groups;
 	size_t ngroups, groups_capacity;
 	struct hmap group_index; /* (kind, key) -> group */
+	/* the group found last, by its kind's address (a stable string) and
+	 * key: a ring's counters and spans come one after another; NULL: none */
+	const char *last_group_kind;
+	uint64_t last_group_key;
+	uint32_t last_group;
 
 	char **kinds; /* flow and group kind names; a handful per script */
 	const char **kinds_at; /* a stable string (the writer's) each was given as, found by address */
@@ -372,6 +383,8 @@ static void name_group(struct ut_engine *e, uint32_t gi, const char *name)
 
 static uint32_t find_group(struct ut_engine *e, const char *kind, uint64_t key)
 {
+	if (kind && kind == e->last_group_kind && key == e->last_group_key)
+		return e->last_group;
 	uint64_t *pos = hmap_find(&e->group_index, kind_id(e, kind), key);
 	return pos ? (uint32_t)*pos : NONE;
 }
@@ -381,12 +394,21 @@ static uint32_t find_group(struct ut_engine *e, const char *kind, uint64_t key)
 static uint32_t group_for(struct ut_engine *e, const char *kind, uint64_t key,
 			  const char *default_name)
 {
+	if (kind && kind == e->last_group_kind && key == e->last_group_key)
+		return e->last_group;
 	uint32_t kid = kind_id(e, kind);
 	bool created;
 	uint64_t *pos = hmap_insert(&e->group_index, kid, key, &created);
-	if (!created)
-		return (uint32_t)*pos;
-	uint32_t gi = (uint32_t)e->ngroups;
+	uint32_t gi = (uint32_t)*pos;
+	if (!created) {
+		if (e->kinds_at[kid] == kind) {   /* a stable string: its address is the kind */
+			e->last_group_kind = kind;
+			e->last_group_key = key;
+			e->last_group = gi;
+		}
+		return gi;
+	}
+	gi = (uint32_t)e->ngroups;
 	*pos = gi;
 	grow_array((void **)&e->groups, &e->groups_capacity, e->ngroups + 1, sizeof(*e->groups));
 	e->ngroups++;
@@ -407,9 +429,33 @@ static uint32_t group_for(struct ut_engine *e, const char *kind, uint64_t key,
 
 /* ---- slices ---- */
 
-static void arena_reserve(struct track *t, size_t more)
+static bool stable_string(const struct ut_engine *e, const char *s)
 {
-	grow_array((void **)&t->arena, &t->arena_capacity, t->arena_used + more, 1);
+	return e->w && fxt_string_is_stable(e->w, s);
+}
+
+/* s kept for slice f: by address when stable (NULL returned), else copied
+ * into t's arena at *at. */
+static const char *keep_name(const struct ut_engine *e, struct track *t, const char *s, uint32_t *at)
+{
+	*at = (uint32_t)t->arena_used;
+	if (stable_string(e, s))
+		return s;
+	size_t len = strlen(s) + 1;
+	grow_array((void **)&t->arena, &t->arena_capacity, t->arena_used + len, 1);
+	memcpy(t->arena + t->arena_used, s, len);
+	t->arena_used += len;
+	return NULL;
+}
+
+static const char *frame_category(const struct track *t, const struct slice_frame *f)
+{
+	return f->category ? f->category : t->arena + f->category_at;
+}
+
+static const char *frame_name(const struct track *t, const struct slice_frame *f)
+{
+	return f->name ? f->name : t->arena + f->name_at;
 }
 
 /* Forgets the outermost open slice of t (it stays unterminated in the
@@ -447,17 +493,13 @@ static void push_slice(struct ut_engine *e, uint32_t ti, uint64_t ts, const char
 		e->open_names -= names - t->arena_used;
 		e->stats.slices_evicted++;
 	}
-	size_t clen = strlen(category) + 1, nlen = strlen(name) + 1;
-	e->open_slices++;
-	e->open_names += clen + nlen;
-	arena_reserve(t, clen + nlen);
+	size_t before = t->arena_used;
 	grow_array((void **)&t->frames, &t->frames_capacity, t->depth + 1, sizeof(*t->frames));
 	struct slice_frame *f = &t->frames[t->depth++];
-	f->category_at = (uint32_t)t->arena_used;
-	memcpy(t->arena + t->arena_used, category, clen);
-	f->name_at = (uint32_t)(t->arena_used + clen);
-	memcpy(t->arena + f->name_at, name, nlen);
-	t->arena_used += clen + nlen;
+	f->category = keep_name(e, t, category, &f->category_at);
+	f->name = keep_name(e, t, name, &f->name_at);
+	e->open_slices++;
+	e->open_names += t->arena_used - before;   /* a stable string's record is in the trace already */
 	fxt_write_event(e->w, FXT_EV_DURATION_BEGIN, track_time(e, t, ts), t->pid, t->tid, category,
 			name, args, nargs, 0);
 }
@@ -473,8 +515,8 @@ static bool pop_slice(struct ut_engine *e, uint32_t ti, uint64_t ts, const char 
 	t->in_d_slice = false; /* when open it is the innermost: this one */
 	e->open_slices--;
 	e->open_names -= t->arena_used - f->category_at;
-	fxt_write_event(e->w, FXT_EV_DURATION_END, track_time(e, t, ts), t->pid, t->tid, t->arena + f->category_at,
-			rename ? rename : t->arena + f->name_at, args, nargs, 0);
+	fxt_write_event(e->w, FXT_EV_DURATION_END, track_time(e, t, ts), t->pid, t->tid, frame_category(t, f),
+			rename ? rename : frame_name(t, f), args, nargs, 0);
 	t->arena_used = f->category_at;
 	return true;
 }
@@ -774,22 +816,28 @@ static uint64_t counter_bits(const struct ut_arg *v)
 	}
 }
 
-static bool is_series(const struct counter_series *s, const char *name, const char *arg)
+/* A series' names: the strings, and their refs when both are stable (else 0). */
+struct series_names {
+	const char *name, *arg;
+	uint16_t name_ref, arg_ref;
+};
+
+static bool is_series(const struct counter_series *s, const struct series_names *n)
 {
-	if (s->stable_arg == arg && s->stable_name == name && arg)
-		return true;
+	if (s->arg_ref && n->arg_ref)
+		return s->arg_ref == n->arg_ref && s->name_ref == n->name_ref;
 	/* the first characters first: series on one track differ by their arg */
-	return s->names[s->arg_at] == arg[0] && strcmp(s->names + s->arg_at, arg) == 0 &&
-	       strcmp(s->names, name) == 0;
+	return s->names[s->arg_at] == n->arg[0] && strcmp(s->names + s->arg_at, n->arg) == 0 &&
+	       strcmp(s->names, n->name) == 0;
 }
 
-/* Index of series (name, arg) on t, looked for at guess first; nseries if none. */
-static uint32_t find_series(const struct track *t, const char *name, const char *arg, uint32_t guess)
+/* Index of series n on t, looked for at guess first; nseries if none. */
+static uint32_t find_series(const struct track *t, const struct series_names *n, uint32_t guess)
 {
-	if (guess < t->nseries && is_series(&t->series[guess], name, arg))
+	if (guess < t->nseries && is_series(&t->series[guess], n))
 		return guess;
 	for (uint32_t i = 0; i < t->nseries; i++)
-		if (is_series(&t->series[i], name, arg))
+		if (is_series(&t->series[i], n))
 			return i;
 	return t->nseries;
 }
@@ -799,14 +847,18 @@ static uint32_t find_series(const struct track *t, const char *name, const char 
  * are always written.  *next is where the series is looked for first: a
  * counter's values come in the same order every time, so after the
  * series of one value comes the next one's. */
-static bool counter_changed(struct ut_engine *e, struct track *t, const char *name, const struct ut_arg *v,
-			    uint32_t *next)
+static bool counter_changed(struct ut_engine *e, struct track *t, const char *name, uint16_t name_ref,
+			    const struct ut_arg *v, uint32_t *next)
 {
 	if (v->kind == UT_ARG_STR)
 		return true;
-	const char *arg = v->name ? v->name : "";
+	struct series_names n = {.name = name, .arg = v->name ? v->name : "", .name_ref = name_ref};
+	n.arg_ref = name_ref && e->w ? fxt_stable_ref(e->w, n.arg) : 0;
+	if (!n.arg_ref)
+		n.name_ref = 0;
+	const char *arg = n.arg;
 	uint64_t bits = counter_bits(v);
-	uint32_t found = find_series(t, name, arg, *next);
+	uint32_t found = find_series(t, &n, *next);
 	if (found < t->nseries) {
 		struct counter_series *s = &t->series[found];
 		bool changed = s->kind != v->kind || s->bits != bits;
@@ -831,9 +883,8 @@ static bool counter_changed(struct ut_engine *e, struct track *t, const char *na
 	memcpy(s->names, name, name_len);
 	memcpy(s->names + name_len + 1, arg, arg_len);
 	s->arg_at = (uint32_t)(name_len + 1);
-	bool stable = e->w && fxt_string_is_stable(e->w, name) && fxt_string_is_stable(e->w, arg);
-	s->stable_name = stable ? name : NULL;
-	s->stable_arg = stable ? arg : NULL;
+	s->name_ref = n.name_ref;
+	s->arg_ref = n.arg_ref;
 	s->kind = v->kind;
 	s->bits = bits;
 	*next = i + 1;
@@ -853,9 +904,10 @@ void ut_counter(struct ut_engine *e, uint64_t ts, const struct ut_track *t,
 		nvalues = FXT_MAX_ARGS;
 	struct ut_arg changed[FXT_MAX_ARGS];
 	unsigned nchanged = 0;
-	uint32_t next_series = tr->nseries; /* no guess for the first value */
+	uint32_t next_series = 0;   /* a track's first counter is looked for first */
+	uint16_t name_ref = e->w ? fxt_stable_ref(e->w, name) : 0;
 	for (unsigned i = 0; i < nvalues; i++) {
-		if (counter_changed(e, tr, name, &values[i], &next_series))
+		if (counter_changed(e, tr, name, name_ref, &values[i], &next_series))
 			changed[nchanged++] = values[i];
 		else
 			e->stats.counters_unchanged++;
@@ -996,7 +1048,7 @@ void ut_span_phase(struct ut_engine *e, uint64_t ts, const char *group, uint64_t
 	}
 	/* the phase takes the span's category; copy it out of the arena,
 	 * which push_slice may move */
-	const char *span_category = t->arena + t->frames[t->depth - 1].category_at;
+	const char *span_category = frame_category(t, &t->frames[t->depth - 1]);
 	char *category = copy_string(span_category);
 	push_slice(e, ti, ts, category, name, args, nargs);
 	free(category);

@@ -133,6 +133,10 @@ uint16_t fxt_string_ref(struct fxt_writer *w, const char *s);
 void fxt_string_stable(struct fxt_writer *w, const char *s);
 /* Whether s was declared stable (and fits the pinned strings). */
 bool fxt_string_is_stable(struct fxt_writer *w, const char *s);
+/* The string ref of s when it is stable (interned as fxt_string_ref does),
+ * else 0.  Stable strings of the same text have the same ref: their slot
+ * is the text's for good, so refs compare them. */
+uint16_t fxt_stable_ref(struct fxt_writer *w, const char *s);
 /* Interns thread (pid, tid), writing a thread record when it gets a slot;
  * returns the thread ref (1..255). */
 uint8_t fxt_thread_ref(struct fxt_writer *w, uint32_t pid, uint32_t tid);

@@ -323,6 +323,15 @@ uint16_t fxt_string_ref(struct fxt_writer *w, const char *s)
 	return string_ref(w, s);
 }
 
+uint16_t fxt_stable_ref(struct fxt_writer *w, const char *s)
+{
+	if (!s || !s[0])
+		return 0;
+	struct address_hit *hit = address_hit(w, s);
+	if (hit->s == s && hit->pinned)
+		return hit->slot;
+	return fxt_string_is_stable(w, s) ? string_ref_slow(w, s, hit) : 0;
+}
 
 static size_t recent_thread(uint64_t key)
 {
