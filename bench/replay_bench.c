@@ -8,6 +8,10 @@
  *   UT_CAPTURE_RECORDS=/tmp/s.rec build/uring-trace -o /tmp/s.fxt /tmp/s.uto   (a workload)
  *   build/bench/replay_bench /tmp/s.uto /tmp/s.rec [ROUNDS]
  *
+ * REPLAY_SPOOL=MB hands the trace's records to a spool of MB MiB and its
+ * converter thread (runtime/spool.h), as the tracer does by default, and
+ * says the loop's CPU time an event and the converter's apart.
+ *
  * Each round replays the records once more, their times moved past the
  * last round's, into one trace (written to a temporary file, deleted). */
 #include <fcntl.h>
@@ -26,13 +30,15 @@
 #include "engine/engine.h"
 #include "fxt/fxt.h"
 #include "runtime/decode.h"
+#include "runtime/spool.h"
 #include "runtime/user_maps.h"
 #include "runtime/user_side.h"
 
+/* This thread's CPU time: the loop's (a spool's converter has its own). */
 static double cpu_seconds(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -118,6 +124,11 @@ int main(int argc, char **argv)
 	    !ut_user_side_compiled(d.user_side, objs.user, objs.user_len, err, sizeof(err)))
 		fprintf(stderr, "replay_bench: interpreting: %s\n", err);
 	ut_decode_declare_names(prog, e);
+	const char *spool_mb = getenv("REPLAY_SPOOL");
+	if (spool_mb && !(d.spool = ut_spool_new(prog, e, w, (size_t)atoi(spool_mb) << 20, err, sizeof(err)))) {
+		fprintf(stderr, "replay_bench: %s\n", err);
+		return 1;
+	}
 	uint64_t *rec = malloc(MAX_RECORD);   /* a record's copy, aligned as the ring's */
 	double started = cpu_seconds();
 	for (unsigned r = 0; r < rounds; r++) {
@@ -136,6 +147,15 @@ int main(int argc, char **argv)
 	printf("%" PRIu64 " records x %u rounds: %.0f ns a record, %" PRIu64 " trace events: %.1f ns an event (%" PRIu64
 	       " malformed)\n", count, rounds, took * 1e9 / (double)(count * rounds), d.records,
 	       d.records ? took * 1e9 / (double)d.records : 0.0, d.malformed);
+	if (d.spool) {
+		struct ut_spool_stats st;
+		ut_spool_finish(d.spool);
+		ut_spool_stats(d.spool, &st);
+		printf("the converter: %.1f ns an event; the spool held at most %.0f MiB, full %" PRIu64 " times\n",
+		       d.records ? (double)st.converter_ns / (double)d.records : 0.0, (double)st.peak_bytes / (1 << 20),
+		       st.full_waits);
+		ut_spool_free(d.spool);
+	}
 	ut_engine_finish(e, last + (uint64_t)rounds * (last - first + 1000));
 	ut_engine_free(e);
 	fxt_writer_close(w, err, sizeof(err));

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "kernel/disks.h"
 #include "runtime/findings.h"
 #include "runtime/recorder.h"
+#include "runtime/spool.h"
 #include "runtime/stacks.h"
 #include "runtime/user_side.h"
 
@@ -163,21 +165,25 @@ static bool arg_stack(uint64_t raw, const struct ut_field *f, struct ut_arg *a)
 /* The wall-clock time of a CLOCK_MONOTONIC time (bpf_ktime_get_ns()) as
  * strftime's format fmt gives it, with %f for its microseconds (as
  * bpftrace's strftime). */
+/* The clocks' difference, read once: every time of a run is moved by the
+ * same amount (read at each call, it moved by a microsecond or so from one
+ * to the next).  Once for all threads (the trace's converter shows times
+ * too). */
+static uint64_t real_minus_mono;
+static pthread_once_t real_minus_mono_once = PTHREAD_ONCE_INIT;
+
+static void read_real_minus_mono(void)
+{
+	struct timespec mono, real;
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	real_minus_mono = ((uint64_t)real.tv_sec * 1000000000 + (uint64_t)real.tv_nsec) -
+			  ((uint64_t)mono.tv_sec * 1000000000 + (uint64_t)mono.tv_nsec);
+}
+
 void ut_wall_time_text(const char *fmt, uint64_t mono_ns, char *buf, size_t len)
 {
-	/* the clocks' difference, read once: every time of a run is moved by
-	 * the same amount (read at each call, it moved by a microsecond or
-	 * so from one to the next) */
-	static uint64_t real_minus_mono;
-	static bool have_difference;
-	if (!have_difference) {
-		struct timespec mono, real;
-		clock_gettime(CLOCK_MONOTONIC, &mono);
-		clock_gettime(CLOCK_REALTIME, &real);
-		real_minus_mono = ((uint64_t)real.tv_sec * 1000000000 + (uint64_t)real.tv_nsec) -
-				  ((uint64_t)mono.tv_sec * 1000000000 + (uint64_t)mono.tv_nsec);
-		have_difference = true;
-	}
+	pthread_once(&real_minus_mono_once, read_real_minus_mono);
 	/* in unsigned arithmetic: a damaged or made-up time may be any value */
 	int64_t wall = (int64_t)(mono_ns + real_minus_mono);
 	time_t secs = (time_t)(wall / 1000000000);
@@ -641,13 +647,15 @@ void ut_decode_trace(const struct ut_program *p, struct ut_engine *e, const void
 	}
 }
 
-/* A record of the trace: to the engine now, or to the flight recorder,
- * which hands it to an engine if it is still in its window when a
- * snapshot is written. */
+/* A record of the trace: to the flight recorder, which hands it to an
+ * engine if it is still in its window when a snapshot is written; to the
+ * spool, whose thread hands it to the engine; or to the engine now. */
 static void to_trace(struct ut_decoder *d, const void *rec, size_t size)
 {
 	if (d->recorder)
 		ut_recorder_add(d->recorder, rec, size);
+	else if (d->spool)
+		ut_spool_add(d->spool, rec, size);
 	else if (d->engine)
 		ut_decode_trace(d->prog, d->engine, rec, size);
 }

@@ -12,6 +12,7 @@
 
 struct ut_engine;
 struct ut_recorder;
+struct ut_spool;
 struct ut_user_side;
 
 struct ut_findings;
@@ -20,6 +21,7 @@ struct ut_decoder {
 	const struct ut_program *prog;
 	struct ut_engine *engine;     /* NULL: no trace file (--summary-only) */
 	struct ut_recorder *recorder; /* --ring: trace records go here, not to engine */
+	struct ut_spool *spool;       /* trace records go here, to a thread that owns engine */
 	FILE *print_out;              /* printf() output */
 	uint64_t first_ts, last_ts;
 	uint64_t records, malformed;

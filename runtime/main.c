@@ -107,7 +107,8 @@ static void die_usage(const char *msg, const char *arg)
 
 enum { OPT_EMIT_C = 256, OPT_DUMP, OPT_COMPILE, OPT_SAMPLE, OPT_BUFFER, OPT_SUMMARY_ONLY, OPT_JSON,
        OPT_VERSION, OPT_COMM, OPT_RING, OPT_AFTER, OPT_MAX_SNAPSHOTS, OPT_MAX_SIZE, OPT_ALL_IN_KERNEL,
-       OPT_RUN_AS, OPT_RING_SIZE, OPT_METRICS, OPT_LIVE, OPT_BASELINE, OPT_DIFF, OPT_FAIL_ON, OPT_SNAPSHOT_ON };
+       OPT_RUN_AS, OPT_RING_SIZE, OPT_METRICS, OPT_LIVE, OPT_BASELINE, OPT_DIFF, OPT_FAIL_ON, OPT_SNAPSHOT_ON,
+       OPT_SPOOL_SIZE };
 
 /* uring-trace's long options; others are script flags (parse_options). */
 static const struct option long_options[] = {
@@ -123,6 +124,7 @@ static const struct option long_options[] = {
 	{"buffer", required_argument, NULL, OPT_BUFFER},
 	{"ring", required_argument, NULL, OPT_RING},
 	{"ring-size", required_argument, NULL, OPT_RING_SIZE},
+	{"spool-size", required_argument, NULL, OPT_SPOOL_SIZE},
 	{"after", required_argument, NULL, OPT_AFTER},
 	{"max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS},
 	{"max-size", required_argument, NULL, OPT_MAX_SIZE},
@@ -239,6 +241,13 @@ static void parse_options(int argc, char **argv, struct options *o)
 			if (parse_size(optarg, 16u << 20, 1ull << 40, &bytes) < 0)
 				die_usage("--ring-size takes a size of at least 16M, e.g. 256M or 2G", optarg);
 			o->ring_bytes = (size_t)bytes;
+			break;
+		}
+		case OPT_SPOOL_SIZE: {
+			uint64_t bytes = 0;
+			if (strcmp(optarg, "0") != 0 && parse_size(optarg, 1u << 20, 1ull << 40, &bytes) < 0)
+				die_usage("--spool-size takes a size of at least 1M, e.g. 512M, or 0", optarg);
+			o->spool_bytes = (size_t)bytes;
 			break;
 		}
 		case OPT_AFTER:
@@ -654,7 +663,7 @@ int main(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "render") == 0)
 		return render_command(argc - 1, argv + 1);
 	struct options o = {.output = "trace.fxt", .after_s = 1, .max_snapshots = 10, .ring_bytes = UT_RING_BYTES,
-			    .fail_on = -1, .snapshot_on = -1};
+			    .fail_on = -1, .snapshot_on = -1, .spool_bytes = UT_SPOOL_BYTES};
 	parse_options(argc, argv, &o);
 	if (o.compile_only && strcmp(o.output, "trace.fxt") == 0)
 		die_usage("--compile needs -o FILE.uto", NULL);

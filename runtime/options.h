@@ -12,6 +12,9 @@
 
 /* --ring-size's default: the flight recorder's memory bound. */
 #define UT_RING_BYTES (128u << 20)
+/* --spool-size's default: the memory the trace's records may wait in for
+ * the converter (runtime/spool.h). */
+#define UT_SPOOL_BYTES (128u << 20)
 
 struct ut_summary_json;
 
@@ -29,6 +32,7 @@ struct options {
 	size_t buffer_bytes;        /* --buffer */
 	double ring_s;              /* --ring: seconds kept in memory; 0 = write as it comes */
 	size_t ring_bytes;          /* --ring-size: the bound of the memory that keeps them */
+	size_t spool_bytes;         /* --spool-size: the trace's records waiting for the converter; 0: none */
 	double after_s;             /* --after: a snapshot's seconds after its trigger */
 	unsigned max_snapshots;     /* --max-snapshots */
 	uint64_t max_size;          /* --max-size: bytes of a trace file; 0 = no limit */

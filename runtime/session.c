@@ -33,6 +33,7 @@
 #include "runtime/metrics.h"
 #include "runtime/native.h"
 #include "runtime/recorder.h"
+#include "runtime/spool.h"
 #include "runtime/stacks.h"
 #include "runtime/summary.h"
 #include "runtime/user_maps.h"
@@ -168,6 +169,8 @@ struct session {
 	struct ut_decoder dec;
 	struct ut_user_maps user_maps;   /* the maps the reader keeps (split execution) */
 	struct ut_recorder *recorder;    /* --ring */
+	struct ut_spool *spool;          /* the trace's records on their way to engine, which it owns */
+	struct ut_spool_stats spooled;   /* what it did, at the stop */
 	unsigned snapshots;              /* taken so far */
 	struct window_file *snapshot;    /* the one being written */
 	volatile uint64_t *requests;     /* bpf/ut.h's ut_requests, mapped (NULL: could not be) */
@@ -285,6 +288,18 @@ static void run_once_probes(struct session *s, enum probe_runs when)
 	ut_consumer_drain(s->consumer);
 }
 
+/* Bytes of the trace written so far (the converter's last count while it
+ * owns the writer). */
+static uint64_t trace_bytes(struct session *s)
+{
+	if (s->spool) {
+		struct ut_spool_stats st;
+		ut_spool_stats(s->spool, &st);
+		return st.trace_bytes;
+	}
+	return s->writer ? fxt_writer_bytes(s->writer) : 0;
+}
+
 static void status_line(struct session *s, double started, uint64_t *last_records, double *last_t)
 {
 	double t = ut_now_s();
@@ -292,8 +307,7 @@ static void status_line(struct session *s, double started, uint64_t *last_record
 	totals(s, &emitted, &lost);
 	double rate = (double)(s->dec.records - *last_records) / (t - *last_t > 0 ? t - *last_t : 1);
 	fprintf(stderr, "\r%6.1fs  %10.0f events/s  %llu events  %llu lost  %.1f MB trace   ", t - started, rate,
-		(unsigned long long)s->dec.records, (unsigned long long)lost,
-		s->writer ? (double)fxt_writer_bytes(s->writer) / 1e6 : 0.0);
+		(unsigned long long)s->dec.records, (unsigned long long)lost, (double)trace_bytes(s) / 1e6);
 	*last_records = s->dec.records;
 	*last_t = t;
 }
@@ -521,6 +535,13 @@ static void report_time(struct session *s, const struct ut_loaded_runs *runs, ui
 		(double)cpu_ns / 1e9, (double)cpu_ns / (double)records, (double)wall / 1e9,
 		percent(t->waiting_ns, wall), percent(t->reading_ns, wall), percent(t->handing_on_ns, wall),
 		percent(write_ns, wall));
+	if (s->spooled.records)
+		fprintf(stderr, "uring-trace: the trace's converter used %.2f s of CPU beside it, %.0f ns an event; its "
+			"spool held at most %.0f MiB (--spool-size %.0f MiB) and was full %llu times (the reader waited "
+			"%.2f s)\n", (double)s->spooled.converter_ns / 1e9,
+			(double)s->spooled.converter_ns / (double)s->spooled.records,
+			(double)s->spooled.peak_bytes / (1 << 20), (double)s->o->spool_bytes / (1 << 20),
+			(unsigned long long)s->spooled.full_waits, (double)s->spooled.full_wait_ns / 1e9);
 	if (runs->runs) {
 		fprintf(stderr, "uring-trace: the probes ran %llu times in the kernel, %.0f ns a run (bpf_stats)\n",
 			(unsigned long long)runs->runs, (double)runs->run_ns / (double)runs->runs);
@@ -747,7 +768,7 @@ static void continue_snapshot(struct session *s, bool at_end)
  * what keeps it small. */
 static void note_trace_size(struct session *s)
 {
-	if (s->size_noted || !s->writer || s->o->max_size || fxt_writer_bytes(s->writer) < (1ull << 30))
+	if (s->size_noted || !s->writer || s->o->max_size || trace_bytes(s) < (1ull << 30))
 		return;
 	s->size_noted = true;
 	if (!s->o->quiet)
@@ -902,6 +923,12 @@ static bool session_start(struct session *s, const struct ut_program_objects *ob
 	report_builtins(prog, s->loaded, o);
 	if (s->engine)
 		mark_start(s->engine);
+	if (s->engine && o->spool_bytes) {
+		s->spool = ut_spool_new(prog, s->engine, s->writer, o->spool_bytes, err, sizeof(err));
+		if (!s->spool)
+			fprintf(stderr, "uring-trace: warning: %s: the reader writes the trace itself\n", err);
+		s->dec.spool = s->spool;
+	}
 	run_once_probes(s, PROBE_RUN_AT_START);
 	if (s->child) {
 		if (write(release_fd, "g", 1) != 1)
@@ -1012,6 +1039,8 @@ static void session_run(struct session *s)
 		note_ring_cut(s);
 		publish_metrics(s, false);
 		draw_live(s);
+		if (s->spool)
+			ut_spool_flush(s->spool);
 		if (o->duration > 0 && ut_now_s() - started >= o->duration)
 			break;
 		if (s->child && waitpid(s->child, &s->child_status, WNOHANG) == s->child) {
@@ -1071,6 +1100,15 @@ static void session_stop(struct session *s)
 		else if (!o->quiet)
 			fprintf(stderr, "uring-trace: the last %.3g s: %llu events of %llu kept\n", o->ring_s,
 				(unsigned long long)events, (unsigned long long)s->dec.records);
+	}
+	if (s->spool) {   /* the rest of the trace, converted: the engine is the session's again */
+		double converting = ut_now_s();
+		ut_spool_finish(s->spool);
+		ut_spool_stats(s->spool, &s->spooled);
+		if (o->verbose)
+			fprintf(stderr, "uring-trace: the spooled records took %.3f s to convert after the stop\n",
+				ut_now_s() - converting);
+		s->dec.spool = NULL;
 	}
 	if (s->engine) {
 		ut_engine_finish(s->engine, s->dec.last_ts ? s->dec.last_ts : now_ns());
@@ -1232,6 +1270,7 @@ static void command_end(struct session *s)
 static void session_free(struct session *s)
 {
 	char err[256];
+	ut_spool_free(s->spool);   /* its thread owns the engine while it runs */
 	free(s->kernel_full);
 	if (s->engine)
 		ut_engine_free(s->engine);

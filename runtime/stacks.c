@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,11 @@ static struct {
 	size_t nfiles;
 } st = {.fd = -1, .added_fd = -1};
 
+/* The trace's converter thread (runtime/spool.h) names frames while the
+ * reader's loop polls: each entry point holds the lock (recursive: they
+ * call each other). */
+static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
 /* ---- kernel frames ---- */
 
 static int by_addr(const void *pa, const void *pb)
@@ -116,6 +122,7 @@ static void read_kallsyms(void)
 
 void ut_kernel_frame(uint64_t ip, char *buf, size_t len)
 {
+	pthread_mutex_lock(&lock);
 	if (!st.ksyms_read)
 		read_kallsyms();
 	size_t lo = 0, hi = st.nksyms;   /* the last symbol at or before ip */
@@ -130,6 +137,7 @@ void ut_kernel_frame(uint64_t ip, char *buf, size_t len)
 		snprintf(buf, len, "0x%" PRIx64, ip);
 	else
 		snprintf(buf, len, "%s+0x%" PRIx64, st.ksyms[lo - 1].name, ip - st.ksyms[lo - 1].addr);
+	pthread_mutex_unlock(&lock);
 }
 
 /* ---- user frames ---- */
@@ -247,7 +255,9 @@ static void user_frame(struct proc *p, uint64_t ip, char *buf, size_t len)
 
 void ut_user_frame(pid_t pid, uint64_t ip, char *buf, size_t len)
 {
+	pthread_mutex_lock(&lock);
 	user_frame(proc_of(pid), ip, buf, len);
+	pthread_mutex_unlock(&lock);
 }
 
 /* ---- stacks by id ---- */
@@ -314,7 +324,7 @@ static const char *name_stack(uint64_t id)
 	return text;
 }
 
-const char *ut_stack_text(uint64_t id)
+static const char *stack_text_of(uint64_t id)
 {
 	if (!id)
 		return "";
@@ -324,6 +334,14 @@ const char *ut_stack_text(uint64_t id)
 			return n->text;
 	}
 	return name_stack(id);
+}
+
+const char *ut_stack_text(uint64_t id)
+{
+	pthread_mutex_lock(&lock);
+	const char *text = stack_text_of(id);
+	pthread_mutex_unlock(&lock);
+	return text;
 }
 
 /* ---- the session ---- */
@@ -372,7 +390,7 @@ void ut_stacks_open(struct bpf_object *obj, const struct ut_program *prog, pid_t
 	st.user_stacks = program_shows(prog, UT_SHOW_USTACK) || program_shows(prog, UT_SHOW_USYM);
 }
 
-void ut_stacks_poll(void)
+static void stacks_poll(void)
 {
 	if (st.fd < 0)
 		return;
@@ -391,6 +409,13 @@ void ut_stacks_poll(void)
 		if (!st.cap || !slot_of(key)->id)
 			name_stack(key);
 	}
+}
+
+void ut_stacks_poll(void)
+{
+	pthread_mutex_lock(&lock);
+	stacks_poll();
+	pthread_mutex_unlock(&lock);
 }
 
 void ut_stacks_close(void)

@@ -31,3 +31,15 @@ if grep -Eq '^[0-9]+ records x 2 rounds: [0-9]+ ns a record, [0-9]+ trace events
 else
 	fail capture/replays "$(head -5 "$TMP/replay.out")"
 fi
+# The trace converted beside the loop (runtime/spool.c) is the one the
+# loop writes itself, byte for byte, a spool of one chunk (full at every
+# chunk: the loop waits for the converter) or of many
+REPLAY_TRACE="$TMP/inline.fxt" "$REPLAY" "$TMP/s.uto" "$TMP/s.rec" >/dev/null 2>&1
+for mb in 1 64; do
+	if REPLAY_SPOOL=$mb REPLAY_TRACE="$TMP/spool.fxt" "$REPLAY" "$TMP/s.uto" "$TMP/s.rec" >"$TMP/spool.out" 2>&1 &&
+		grep -q '^the converter: ' "$TMP/spool.out" && cmp -s "$TMP/inline.fxt" "$TMP/spool.fxt"; then
+		pass capture/spool_${mb}m_same_trace
+	else
+		fail capture/spool_${mb}m_same_trace "$(head -3 "$TMP/spool.out"; cmp "$TMP/inline.fxt" "$TMP/spool.fxt" 2>&1)"
+	fi
+done
