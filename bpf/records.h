@@ -29,13 +29,15 @@ struct ut_thread_rec {
  * the reader dropped records that came after it had written past their
  * time.  The CPU sends it before its next records; the reader puts it in
  * the stream in time order, and the trace ends there what was open
- * (engine/engine.h, ut_events_lost). */
+ * (engine/engine.h, ut_events_lost).  UT_LOST_SHED says instead that a
+ * CPU shed whole requests (bpf/ut.h, ut_shed_end): nothing of theirs is
+ * in the stream, and nothing open ends. */
 #define UT_EVENT_LOST 0xfffffffeu
-enum ut_lost_reason { UT_LOST_IN_KERNEL, UT_LOST_LATE };
+enum ut_lost_reason { UT_LOST_IN_KERNEL, UT_LOST_LATE, UT_LOST_SHED };
 struct ut_lost_rec {
 	struct ut_rec_hdr h;
 	__u64 since;
-	__u64 count;      /* probe hits (in the kernel) or records (late) lost */
+	__u64 count;      /* probe hits (in the kernel) or records (late) lost; requests shed */
 	__u64 reason;     /* enum ut_lost_reason */
 };
 
@@ -68,6 +70,14 @@ struct ut_cpu_state {
 	__u64 traced_verdict;  /* tgid << 32 | low 31 bits of ut_traced_changes << 1 | traced */
 	/* hits lost since the CPU last told the reader (ut_lost_rec) */
 	__u64 lost_since, lost_until, lost_hits;
+	/* requests shed (bpf/ut.h, ut_shed_end): in all, and since the CPU
+	 * last told the reader; whether the CPU sheds the requests it sees
+	 * begin (the ring's unread bytes when it last sent a sample) */
+	__u64 shed_requests;
+	__u64 shed_since, shed_until, shed_untold;
+	__u64 shed_looked;   /* when ut_shed_end last looked at the ring */
+	__u32 shedding;
+	__u32 shed_pad;
 };
 
 struct ut_probe_counters {

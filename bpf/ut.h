@@ -72,6 +72,26 @@ const volatile __u64 ut_start_ns = 0;         /* bpf_ktime_get_ns() when loaded:
  * runtime sets 0 where it cannot flush a CPU's stage itself (ut_flush). */
 #define UT_HOLD_MAX 2048
 const volatile __u32 ut_hold_bytes = UT_HOLD_MAX;
+/* Shedding (ut_shed_end): a CPU that finds more than ut_shed_above bytes
+ * unread in the ring when it sends a sample sheds the requests it sees
+ * begin, until it finds less than ut_shed_below; 0: it never sheds.  The
+ * runtime sets them to half and a quarter of the ring. */
+const volatile __u64 ut_shed_above = 0;
+const volatile __u64 ut_shed_below = 0;
+
+/* Whether the CPU sheds the requests it sees begin: past ut_shed_above
+ * bytes unread in the ring, until back under ut_shed_below.  Looked at
+ * once a sample the CPU sends, and while it sheds at most every 50 us of
+ * the requests it sheds (a CPU shedding all it sees sends nothing): the
+ * ring's positions are lines the reader writes. */
+#define UT_SHED_LOOK_NS 50000
+static __always_inline void ut_look_at_ring(struct ut_cpu_state *st)
+{
+	if (!ut_shed_above)
+		return;
+	__u64 unread = bpf_ringbuf_query(&ut_events, BPF_RB_AVAIL_DATA);
+	st->shedding = unread > (st->shedding ? ut_shed_below : ut_shed_above);
+}
 
 static __always_inline int ut_comm_matches(void)
 {
@@ -545,6 +565,23 @@ static __always_inline void ut_note_loss(struct ut_cpu_state *st, __u32 hits, __
 	st->lost_hits += hits;
 }
 
+/* Tells the reader of the requests this CPU shed since it last did (a
+ * notice the trace shows; nothing ends there).  A ring too full for it
+ * leaves it for the next sample. */
+static __always_inline void ut_tell_shed(struct ut_cpu_state *st)
+{
+	__u64 requests = st->shed_untold;
+	if (!requests)
+		return;
+	struct ut_lost_rec r;
+	ut_header(&r.h, UT_EVENT_LOST, st->shed_until, bpf_get_current_pid_tgid());
+	r.since = st->shed_since;
+	r.count = requests;
+	r.reason = UT_LOST_SHED;
+	if (bpf_ringbuf_output(&ut_events, &r, sizeof(r), 0) == 0)
+		st->shed_untold -= requests;
+}
+
 /* Tells the reader of the hits lost on this CPU before its next records
  * go out: without it, an end among them would leave its span open for the
  * next end with the same key.  0 when the notice could not be written
@@ -572,11 +609,13 @@ static __always_inline void ut_send(void *data, __u32 bytes, __u32 hits, __u32 p
 	struct ut_cpu_state *st = ut_cpu_state();
 	if (!st)
 		return;
+	ut_tell_shed(st);
 	int lost = !ut_tell_loss(st) ||
 		   bpf_ringbuf_output(&ut_events, data, bytes, ut_wakeup_flags(bytes)) != 0;
 	if (lost)
 		ut_note_loss(st, hits, st->held ? st->held_since : st->hit_ts);
 	ut_count_hits(probe, lost, hits);
+	ut_look_at_ring(st);
 }
 
 /* NULL when nested too deep: the hit's records are then lost (counted).
@@ -1134,6 +1173,113 @@ static __always_inline int ut_flow_sampled(__u32 kind, __u64 key, int begin)
 	}
 	__u8 *keep = bpf_map_lookup_elem(&ut_flow_sample, &id);
 	return keep ? *keep : 1;
+}
+
+/* ---- shedding (issue 38): whole requests left out before the ring
+ * buffer overflows ---- */
+
+/* A CPU past the ring's mark (ut_look_at_ring) sheds the requests it sees
+ * begin: a hit whose flow and span points all begin a flow (a request's
+ * submission) drops its records and its hit record, and its keys go into
+ * ut_shed_keys; a later hit with a point of a key there (a step, an end:
+ * the request's completion) drops its records too, whatever else it
+ * holds, and a hit that begins flows while it does marks them shed as
+ * well.  A hit with a point of a flow not shed keeps its records.  So a
+ * request is in the trace whole or not at all, with everything keyed to
+ * it (its spans): never a flow cut short.  The reader's maps miss what
+ * the shed hits did (the summary says so); the kernel's statements ran. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);   /* requests shed at once: the runtime may make it 1 */
+	__type(key, struct ut_flow_id);
+	__type(value, __u8);
+} ut_shed_keys SEC(".maps");
+
+/* Keys put into ut_shed_keys and not taken out yet (evictions aside):
+ * while none is, a flow point looks nothing up. */
+__u64 ut_shed_live = 0;
+
+/* A hit's flow and span points (the points whose keys the kernel has),
+ * a local of each program with any. */
+#define UT_SHED_BEGINS 2
+enum { UT_SHED_NONE, UT_SHED_KEEP, UT_SHED_DROP };
+struct ut_shed {
+	__u64 keys[UT_SHED_BEGINS];
+	__u32 kinds[UT_SHED_BEGINS];
+	__u32 begins;
+	__u32 state;
+};
+
+/* A point (a step, an end) of (kind, key): the hit is dropped when the
+ * flow was shed, kept otherwise. */
+static __always_inline void ut_shed_point(struct ut_shed *sh, __u32 kind, __u64 key, int end)
+{
+	if (ut_shed_live) {
+		struct ut_flow_id id = {.key = key, .kind = kind};
+		if (bpf_map_lookup_elem(&ut_shed_keys, &id)) {
+			sh->state = UT_SHED_DROP;
+			if (end && bpf_map_delete_elem(&ut_shed_keys, &id) == 0)
+				__sync_fetch_and_sub(&ut_shed_live, 1);
+			return;
+		}
+	}
+	if (sh->state == UT_SHED_NONE)
+		sh->state = UT_SHED_KEEP;
+}
+
+/* A begin of (kind, key): it follows the hit's decision (ut_shed_end). */
+static __always_inline void ut_shed_begin(struct ut_shed *sh, __u32 kind, __u64 key)
+{
+	__u32 n = sh->begins;
+	if (n >= 1 && sh->kinds[0] == kind && sh->keys[0] == key)
+		return;
+	if (n >= UT_SHED_BEGINS)
+		return;   /* a hit beginning more: its others are kept if it is */
+	sh->kinds[n & (UT_SHED_BEGINS - 1)] = kind;
+	sh->keys[n & (UT_SHED_BEGINS - 1)] = key;
+	sh->begins = n + 1;
+}
+
+/* The begin i of the hit takes its decision: shed, or kept (a key reused
+ * since it was shed is no longer). */
+static __always_inline void ut_shed_mark(const struct ut_shed *sh, __u32 i)
+{
+	if (i >= sh->begins)
+		return;
+	struct ut_flow_id id = {.key = sh->keys[i], .kind = sh->kinds[i]};
+	if (sh->state == UT_SHED_DROP) {
+		__u8 shed = 1;
+		if (bpf_map_update_elem(&ut_shed_keys, &id, &shed, BPF_NOEXIST) == 0)
+			__sync_fetch_and_add(&ut_shed_live, 1);
+	} else if (ut_shed_live && bpf_map_delete_elem(&ut_shed_keys, &id) == 0) {
+		__sync_fetch_and_sub(&ut_shed_live, 1);
+	}
+}
+
+/* At the hit's end: whether its records are dropped.  A hit with begins
+ * alone draws the decision, shed while its CPU sheds (counted, and told
+ * to the reader with its next sample). */
+static __always_inline int ut_shed_end(struct ut_shed *sh)
+{
+	if (sh->state == UT_SHED_NONE && sh->begins) {
+		struct ut_cpu_state *st = ut_cpu_state();
+		__u64 now = st && st->shedding ? bpf_ktime_get_ns() : 0;
+		if (now && now - st->shed_looked > UT_SHED_LOOK_NS) {
+			st->shed_looked = now;
+			ut_look_at_ring(st);
+		}
+		if (st && st->shedding) {
+			sh->state = UT_SHED_DROP;
+			if (!st->shed_untold)
+				st->shed_since = now;
+			st->shed_until = now;
+			st->shed_untold++;
+			st->shed_requests++;
+		}
+	}
+	ut_shed_mark(sh, 0);
+	ut_shed_mark(sh, 1);
+	return sh->state == UT_SHED_DROP;
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -35,6 +35,8 @@ struct gen {
 	bool computing;             /* writing a computed argument, at the top of the body */
 	bool member_base;           /* the expression is the base of a field read around it (gen_member) */
 	bool in_reader;             /* inside a statement of the reader's (its captures) */
+	bool sheds;                 /* a flow or span point of the hit's: it may be shed (ut_shed) */
+	unsigned loops;             /* C loops around the statement being written */
 	bool noted;                 /* the reader's work is noted on every path to here (ut_off) */
 	unsigned sunk;              /* ifs and blocks entered with the record still to reserve */
 	/* conditions captured with the record still to reserve: their values'

@@ -19,6 +19,53 @@ static void gen_stmts(struct gen *g, struct node *list)
 	}
 }
 
+/* ---- shedding (bpf/ut.h, ut_shed_end) ---- */
+
+/* The flow or span point n, whose key's C is key: a begin follows the
+ * hit's decision, a step or an end drops the hit when its flow was shed.
+ * The hit's records go or not at its end (gen_body).  Not in a loop: the
+ * verifier would follow its look-ups at every turn (the default script's
+ * reaps, all in the kernel, passed its million instructions), and a
+ * loop's points (CQEs reaped) are not a request's own. */
+static void shed_point(struct gen *g, const struct node *n, const char *key)
+{
+	if (g->loops)
+		return;
+	int kind = g->c->prog->events[n->event].flow;
+	if (n->op == OP_BEGIN)
+		emit(g, "ut_shed_begin(&ut_shed, %d, %s);", kind, key);
+	else
+		emit(g, "ut_shed_point(&ut_shed, %d, %s, %d);", kind, key, n->op == OP_END);
+	g->sheds = true;
+}
+
+/* The key of a flow or span point, or NULL. */
+static struct node *point_key(const struct node *n)
+{
+	return n->kind == N_FLOW ? keyref_key(n->a) : n->kind == N_SPAN ? keyref_key(n->b) : NULL;
+}
+
+/* A point the reader makes whose key the kernel captured for it (one of
+ * the reader's values cannot be looked at): the hit may be shed by it,
+ * whether or not the reader's conditions take it there. */
+static enum walk_next reader_point(struct node *n, void *ctx)
+{
+	struct gen *g = ctx;
+	struct node *key = point_key(n);
+	if (n->kind == N_FOR)   /* its points are not a request's own (shed_point) */
+		return WALK_PAST;
+	if (!key || key->capture < 0)
+		return WALK_INTO;
+	char *cx = xasprintf("ut_hit->f%d", key->capture);
+	emit(g, "if (ut_hit) {");
+	g->indent++;
+	shed_point(g, n, cx);
+	g->indent--;
+	emit(g, "}");
+	free(cx);
+	return WALK_PAST;
+}
+
 /* ---- records ---- */
 
 /* A record being filled: the C of each field's value, in field order
@@ -27,6 +74,7 @@ static void gen_stmts(struct gen *g, struct node *list)
  * the record). */
 struct record {
 	struct gen *g;
+	const struct node *n;
 	const struct ut_event *ev;
 	unsigned nvalues;
 	char **values;
@@ -49,6 +97,7 @@ static void record_field(void *ctx, struct node *value, bool key)
 		emit(g, "__u64 %s = (__u64)(%s);", tmp, cx);
 		free(cx);
 		cx = tmp;
+		shed_point(g, r->n, tmp);
 		if (!g->c->flow_in_reader[r->ev->flow])
 			r->guard = xasprintf("if (ut_flow_sampled(%d, %s, %d)) ", r->ev->flow, tmp, r->begin);
 	}
@@ -99,7 +148,8 @@ static void stage_send(struct gen *g, uint32_t bytes)
  * one): its values, its struct, and the code that fills it in the stage. */
 static void gen_record(struct gen *g, struct node *n)
 {
-	struct record r = {.g = g, .ev = &g->c->prog->events[n->event], .begin = n->kind == N_FLOW && n->op == OP_BEGIN};
+	struct record r = {.g = g, .n = n, .ev = &g->c->prog->events[n->event],
+			   .begin = n->kind == N_FLOW && n->op == OP_BEGIN};
 	record_fields(n, record_field, &r);
 	const struct statement_def *st = statement_of(n);
 	if (st && st->fill)
@@ -388,7 +438,9 @@ static void gen_for(struct gen *g, struct node *n)
 	struct strbuf body = {0}, *out = g->out;
 	g->out = &body;
 	g->indent++;
+	g->loops++;
 	gen_stmts(g, for_body(n));
+	g->loops--;
 	g->indent--;
 	g->out = out;
 	char *from = c_int64(n->a->num), *to = c_int64(n->b->num);
@@ -522,10 +574,13 @@ static void gen_reader_stmt(struct gen *g, struct node *n)
 			gen_stmt(g, n->c);
 		return;
 	case N_FOR: case N_FOR_MAP:   /* the same at every turn: captured once */
+		g->loops++;   /* the reader's loop: its points are not looked at */
 		gen_stmts(g, for_body(n));
+		g->loops--;
 		return;
 	default:
 		gen_captures_in(g, n);
+		reader_point(n, g);
 	}
 }
 
@@ -539,6 +594,8 @@ static void gen_stmt_at(struct gen *g, struct node *n)
 			g->in_reader = true;
 			gen_braced(g, n, gen_reader_stmt);
 			g->in_reader = in_reader;
+		} else {   /* the kernel goes no further into it but for its points */
+			walk_tree(n, &(struct walker){.expansions = true, .pre = reader_point, .ctx = g});
 		}
 		return;
 	}
@@ -621,6 +678,10 @@ static void gen_body(struct gen *g, struct strbuf *fn)
 	}
 	if (a->stage.bytes || g->returns)
 		sb_puts(&body, "ut_done: __attribute__((unused));\n");
+	if (g->sheds) {   /* the hit's points decide whether its records go (bpf/ut.h) */
+		sb_puts(&head, "\tstruct ut_shed ut_shed = {};\n");
+		sb_puts(&body, "\tif (ut_shed_end(&ut_shed))\n\t\tut_off = 0;\n");
+	}
 	if (a->stage.bytes)
 		sb_printf(&body, "\tut_batch_end(ut_batch, ut_off, %u);\n", a->probe_index);
 	for (unsigned i = 0; i < a->nlocals; i++) {

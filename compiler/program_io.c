@@ -1,7 +1,7 @@
 /* .uto files: a compiled script (its tables) and its BPF object, so a
  * script compiled once runs on other hosts and kernels without clang.
  *
- * Layout: the magic UT_PROGRAM_MAGIC ("UTO6"), then the program's tables,
+ * Layout: the magic UT_PROGRAM_MAGIC ("UTO8"), then the program's tables,
  * little-endian, as program_fields.c describes them (strings are a u32
  * length and bytes, 0xffffffff for NULL); then the user side's C hash,
  * its object's hash and the object (u64 length, bytes); the BPF object

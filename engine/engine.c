@@ -1189,6 +1189,25 @@ void ut_events_lost(struct ut_engine *e, uint64_t ts, uint64_t since, uint64_t l
 	e->stats.events++;
 }
 
+void ut_requests_shed(struct ut_engine *e, uint64_t ts, uint64_t since, uint64_t requests)
+{
+	if (!writing(e, ts))
+		return;
+	uint32_t gi = group_for(e, LOST_GROUP_KIND, 0, "uring-trace");
+	struct track *t = &e->tracks[e->groups[gi].main_track];
+	struct ut_arg args[] = {
+		{ .name = "shed", .kind = UT_ARG_UINT, .u = requests },
+		{ .name = "since_ns", .kind = UT_ARG_UINT, .u = since <= ts ? ts - since : 0 },
+		{ .name = "what", .kind = UT_ARG_STR,
+		  .s = "whole requests left out before the ring buffer overflowed (the reader was behind)" },
+	};
+	fxt_write_event(e->w, FXT_EV_INSTANT, track_time(e, t, ts), t->pid, t->tid, "uring-trace",
+			"requests shed", args, 3, 0);
+	e->stats.shed_markers++;
+	e->stats.requests_shed += requests;
+	e->stats.events++;
+}
+
 /* Closes everything still open at last_ts (never before a timestamp already
  * written) and releases the open state; stats stay readable until
  * ut_engine_free. */

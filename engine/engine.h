@@ -53,6 +53,8 @@ struct ut_engine_stats {
 	uint64_t processes_evicted;
 	uint64_t counters_unchanged; /* counter values not written: same as the last one */
 	uint64_t lost_markers;
+	uint64_t shed_markers;       /* ut_requests_shed calls, and the requests they said */
+	uint64_t requests_shed;
 	/* what losses ended (spans, slices) or forgot (flows) */
 	uint64_t spans_cut, slices_cut, flows_cut;
 	uint64_t events_late;        /* older than one written before: written at its time */
@@ -177,5 +179,11 @@ void ut_sched_wakeup(struct ut_engine *e, uint64_t ts, uint32_t cpu,
  * steps of what was open then find nothing open (a flow step or end
  * starts a new flow). */
 void ut_events_lost(struct ut_engine *e, uint64_t ts, uint64_t since, uint64_t lost, const char *what);
+
+/* Whole requests were shed between since and ts (left out by the kernel
+ * before the ring buffer overflowed: every point of their flows, and what
+ * is keyed to them): a marker on the "uring-trace" track says how many.
+ * Nothing open ends: what the trace holds of other requests is whole. */
+void ut_requests_shed(struct ut_engine *e, uint64_t ts, uint64_t since, uint64_t requests);
 
 #endif

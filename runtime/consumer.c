@@ -283,6 +283,16 @@ uint64_t ut_consumer_unsent_hits(const struct ut_consumer *c)
 	return c->unsent_hits;
 }
 
+uint64_t ut_consumer_shed(struct ut_consumer *c)
+{
+	uint64_t shed = 0;
+	if (!read_cpu_states(c))
+		return 0;
+	for (unsigned cpu = 0; cpu < c->ncpus; cpu++)
+		shed += c->cpu_states[cpu].shed_requests;
+	return shed;
+}
+
 int ut_consumer_counters(struct ut_consumer *c, uint32_t probe, struct ut_probe_totals *out)
 {
 	*out = (struct ut_probe_totals){0};

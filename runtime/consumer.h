@@ -32,6 +32,9 @@ int ut_consumer_poll(struct ut_consumer *c, int timeout_ms);
 uint64_t ut_consumer_full_reads(const struct ut_consumer *c);
 /* Hits ut_consumer_drain_detached gave up waiting for. */
 uint64_t ut_consumer_unsent_hits(const struct ut_consumer *c);
+/* Requests the CPUs shed (bpf/ut.h, ut_shed_end), in all, as of a fresh
+ * look at their states. */
+uint64_t ut_consumer_shed(struct ut_consumer *c);
 
 /* Where the reader's time went, wall clock: asleep waiting for records,
  * reading the ring buffer into the reorder queues (and asking idle CPUs

@@ -475,6 +475,10 @@ static void lost_record(struct ut_engine *e, const void *rec, size_t size)
 	const struct ut_lost_rec *l = rec;
 	if (size < sizeof(*l))
 		return;
+	if (l->reason == UT_LOST_SHED) {
+		ut_requests_shed(e, l->h.ts, l->since, l->count);
+		return;
+	}
 	ut_events_lost(e, l->h.ts, l->since, l->count,
 		       l->reason == UT_LOST_LATE ? "records that reached the reader too late to be put in order"
 						 : "probe hits with no room in the ring buffer");

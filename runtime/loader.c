@@ -255,6 +255,19 @@ static uint64_t wakeup_bytes(const struct ut_load_opts *o, struct bpf_object *ob
 	return share < compiled ? (share ? share : 1) : compiled;
 }
 
+/* The CPUs shed the requests that begin while the ring holds more than
+ * this unread, until it holds less than half of it (bpf/ut.h, ut_shed_end):
+ * half the ring, or UT_SHED_MARK bytes (tests make it small, or 0: never
+ * shed). */
+static uint64_t shed_mark(struct bpf_object *obj)
+{
+	const char *mark = getenv("UT_SHED_MARK");
+	if (mark)
+		return strtoull(mark, NULL, 10);
+	struct bpf_map *events = bpf_object__find_map_by_name(obj, "ut_events");
+	return events ? bpf_map__max_entries(events) / 2 : 0;
+}
+
 /* The filters and the script's disks are read-only data: set them in the
  * object before load so the verifier can prune what they switch off. */
 static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, const struct ut_loaded *l)
@@ -303,6 +316,10 @@ static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, cons
 		}
 		else if (strcmp(name, "ut_start_ns") == 0)
 			set_rodata_var(data, size, v, &start_ns, sizeof(start_ns));
+		else if (strcmp(name, "ut_shed_above") == 0 || strcmp(name, "ut_shed_below") == 0) {
+			uint64_t mark = shed_mark(obj) / (name[8] == 'a' ? 1 : 2);
+			set_rodata_var(data, size, v, &mark, sizeof(mark));
+		}
 		else if (strcmp(name, "ut_hold_bytes") == 0 && !l->can_flush)
 			set_rodata_var(data, size, v, &(uint32_t){0}, sizeof(uint32_t));
 		else if (strcmp(name, "ut_untrusted_loads") == 0)

@@ -168,7 +168,10 @@ static void carry(struct ut_recorder *r, const unsigned char *rec, size_t size)
 		kept_put(&r->threads, h->tid, 0, rec, size);
 		return;
 	}
-	if (h->event == UT_EVENT_LOST) {   /* what was open ends there */
+	if (h->event == UT_EVENT_LOST) {   /* what was open ends there, unless requests were shed */
+		const struct ut_lost_rec *l = (const void *)rec;
+		if (size >= sizeof(*l) && l->reason == UT_LOST_SHED)
+			return;
 		kept_clear(&r->slices);
 		kept_clear(&r->spans);
 		kept_clear(&r->phases);

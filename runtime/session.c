@@ -198,6 +198,7 @@ struct session {
 	struct ut_detach_stats detached;
 	bool *kernel_full;               /* per map: a BPF map that filled up */
 	uint64_t emitted, lost;          /* probe hits the kernel sent, and lost */
+	uint64_t shed;                   /* requests the kernel shed whole */
 	struct ut_loaded_runs runs;
 	bool trace_cut;                  /* the trace file could not be written whole */
 	uint64_t trace_write_ns;
@@ -306,8 +307,9 @@ static void status_line(struct session *s, double started, uint64_t *last_record
 	uint64_t emitted, lost;
 	totals(s, &emitted, &lost);
 	double rate = (double)(s->dec.records - *last_records) / (t - *last_t > 0 ? t - *last_t : 1);
-	fprintf(stderr, "\r%6.1fs  %10.0f events/s  %llu events  %llu lost  %.1f MB trace   ", t - started, rate,
-		(unsigned long long)s->dec.records, (unsigned long long)lost, (double)trace_bytes(s) / 1e6);
+	fprintf(stderr, "\r%6.1fs  %10.0f events/s  %llu events  %llu lost  %llu shed  %.1f MB trace   ", t - started,
+		rate, (unsigned long long)s->dec.records, (unsigned long long)lost,
+		(unsigned long long)ut_consumer_shed(s->consumer), (double)trace_bytes(s) / 1e6);
 	*last_records = s->dec.records;
 	*last_t = t;
 }
@@ -428,7 +430,8 @@ static void report_full_maps(const struct ut_program *prog, const struct ut_user
  * maps miss what they did, while the kernel's maps saw every hit.  Says
  * so on text after the summary, or with j writes their names as the items
  * of a JSON array. */
-static void report_approximate_maps(const struct ut_program *prog, uint64_t lost, FILE *text, FILE *j)
+static void report_approximate_maps(const struct ut_program *prog, uint64_t lost, uint64_t shed, FILE *text,
+				    FILE *j)
 {
 	unsigned n = 0;
 	for (unsigned i = 0; i < prog->nmaps; i++) {
@@ -440,7 +443,10 @@ static void report_approximate_maps(const struct ut_program *prog, uint64_t lost
 			fprintf(text, "%s%s", n ? ", " : "uring-trace: the summary is approximate: ", prog->maps[i].name);
 		n++;
 	}
-	if (!j && n)
+	if (!j && n && shed)
+		fprintf(text, " (kept by the reader) miss what the %llu lost or late hits and the %llu requests shed "
+			"did; the other maps are exact\n", (unsigned long long)lost, (unsigned long long)shed);
+	else if (!j && n)
 		fprintf(text, " (kept by the reader) miss what the %llu lost or late hits did; the other maps are "
 			"exact\n", (unsigned long long)lost);
 }
@@ -1074,6 +1080,7 @@ static void session_stop(struct session *s)
 	ut_stacks_poll();
 	totals(s, &s->emitted, &s->lost);
 	s->lost += ut_consumer_unsent_hits(s->consumer);
+	s->shed = ut_consumer_shed(s->consumer);
 	ut_loaded_runs(s->loaded, &s->runs);
 	if (s->recorder) {
 		script_snapshot(s);
@@ -1139,11 +1146,12 @@ static void session_stop(struct session *s)
 /* The summary as JSON (docs/json.md) into j. */
 static void write_json(struct session *s, FILE *j)
 {
-	fprintf(j, "{\"schema\":%d,\"events\":%llu,\"lost\":%llu,\"late\":%llu,\"missed\":%llu,\"approximate\":[",
-		UT_JSON_SCHEMA, (unsigned long long)s->dec.records, (unsigned long long)s->lost,
+	fprintf(j, "{\"schema\":%d,\"events\":%llu,\"lost\":%llu,\"shed\":%llu,\"late\":%llu,\"missed\":%llu,"
+		"\"approximate\":[", UT_JSON_SCHEMA, (unsigned long long)s->dec.records, (unsigned long long)s->lost,
+		(unsigned long long)s->shed,
 		(unsigned long long)s->dec.lost_late, (unsigned long long)s->runs.missed);
-	if (s->lost || s->dec.lost_late)
-		report_approximate_maps(s->prog, s->lost + s->dec.lost_late, NULL, j);
+	if (s->lost || s->dec.lost_late || s->shed)
+		report_approximate_maps(s->prog, s->lost + s->dec.lost_late, s->shed, NULL, j);
 	fputs("],\"maps\":", j);
 	ut_maps_json(s->prog, s->obj, &s->user_maps, j);
 	fputs(",\"findings\":", j);
@@ -1207,6 +1215,8 @@ static void session_report(struct session *s)
 		return;
 	fprintf(stderr, "uring-trace: %llu events, %llu lost", (unsigned long long)s->dec.records,
 		(unsigned long long)lost);
+	if (s->shed)
+		fprintf(stderr, ", %llu requests shed", (unsigned long long)s->shed);
 	if (s->trace_cut)
 		fprintf(stderr, "; the trace in %s is cut", o->output);
 	else if (!o->summary_only)
@@ -1214,6 +1224,11 @@ static void session_report(struct session *s)
 	fputc('\n', stderr);
 	if (lost)
 		report_lost(s, o->buffer_bytes ? o->buffer_bytes : (size_t)8 << 20);
+	if (s->shed)
+		fprintf(stderr, "uring-trace: %llu requests were shed whole: the ring buffer was more than half full (the "
+			"reader was behind), so the kernel left out the requests that began then, with everything keyed to "
+			"them; the trace's flows are whole, and its \"requests shed\" marks say when\n",
+			(unsigned long long)s->shed);
 	if (s->dec.lost_late)
 		fprintf(stderr, "uring-trace: %llu records reached the reader after it had written past their "
 			"time and were left out (the reader was behind): trace less, or use --sample\n",
@@ -1231,8 +1246,8 @@ static void session_report(struct session *s)
 				(unsigned long long)es->events_cut);
 	}
 	report_full_maps(prog, &s->user_maps, s->kernel_full);
-	if (lost || s->dec.lost_late)
-		report_approximate_maps(prog, lost + s->dec.lost_late, stderr, NULL);
+	if (lost || s->dec.lost_late || s->shed)
+		report_approximate_maps(prog, lost + s->dec.lost_late, s->shed, stderr, NULL);
 	if (s->dec.malformed)
 		fprintf(stderr, "uring-trace: %llu records could not be used (unknown or short, or a hit whose "
 			"statements ran past their bound): the compiled script or the records are damaged\n",
