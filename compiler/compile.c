@@ -402,30 +402,37 @@ static void compile_alternative(struct compiler *c, struct ut_probe *p, unsigned
 	a->pred = node_clone(block->b);
 	a->block = node_clone(block->c);
 	check_alternative(c, a);
+	a->idle = c->opts->no_trace && compile_out_trace(c, a);
 	c->alts = xrealloc_array(c->alts, c->nalts + 1, sizeof(*c->alts));
 	c->alts[c->nalts++] = a;
 }
 
 /* A probe whose predicate is false in each of its alternatives whatever
- * happens (a script flag's constant: --sched=0) would cost its attaching,
- * and a run of its program at every hit, for nothing: it is left out,
- * neither generated nor attached.  (Not one alternative alone: the loader
- * would then pick the next, whose hits would run.)  Its alternatives are
- * the last checked and it is the last probe made, so they go from the
- * ends.  false: it stays. */
+ * happens (a script flag's constant: --sched=0), or that has nothing left
+ * to do once the trace is compiled out (--summary-only: a probe that only
+ * draws), would cost its attaching, and a run of its program at every hit,
+ * for nothing: it is left out, neither generated nor attached.  (Not one
+ * alternative alone: the loader would then pick the next, whose hits would
+ * run.)  Its alternatives are the last checked and it is the last probe
+ * made, so they go from the ends.  false: it stays. */
 static bool left_out(struct compiler *c, unsigned pi, int errors)
 {
 	struct ut_probe *p = &c->prog->probes[pi];
 	if (c->d->errors != errors || p->nalts == 0 || pi + 1 != c->prog->nprobes)
 		return false;
+	bool idle = true;
 	for (unsigned i = c->nalts - p->nalts; i < c->nalts; i++) {
 		int64_t v;
-		if (!c->alts[i]->pred || !cond_folds(c, c->alts[i]->pred, &v) || v)
+		bool never = c->alts[i]->pred && cond_folds(c, c->alts[i]->pred, &v) && !v;
+		if (!never && !c->alts[i]->idle)
 			return false;
+		idle &= !never;
 	}
+	c->probes_idle += idle;
 	if (c->opts->report)
-		fprintf(c->opts->report, "uring-trace: %s:%d:%d: probe '%s' left out: its predicate is always false\n", p->loc.file,
-			p->loc.line, p->loc.col, p->spec);
+		fprintf(c->opts->report, "uring-trace: %s:%d:%d: probe '%s' left out: %s\n", p->loc.file, p->loc.line,
+			p->loc.col, p->spec, idle ? "it only draws, and no trace is written (--summary-only)"
+						 : "its predicate is always false");
 	for (unsigned i = c->nalts - p->nalts; i < c->nalts; i++)
 		alt_free(c->alts[i]);
 	c->nalts -= p->nalts;

@@ -47,6 +47,9 @@ struct ut_compile_opts {
 	unsigned npositional;
 	FILE *report;              /* -v's account of the compile (placement, probes left out), or NULL */
 	bool all_in_kernel;        /* --all-in-kernel: every statement and map in the kernel */
+	/* --summary-only (no trace is written): the trace constructs are
+	 * compiled out, and a probe left with nothing to do is left out */
+	bool no_trace;
 	/* Filled, when not NULL, with what the result depends on besides the
 	 * kernel and these options: the scripts read and the directories
 	 * imports were looked for in (runtime/program_cache.c keeps compiled

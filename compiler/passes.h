@@ -66,6 +66,7 @@ struct alt_ctx {
 	char record_struct[192];    /* tracepoints: our copy of the record struct */
 	const char *spec;           /* the alternative as written */
 	struct ut_loc loc;          /* where */
+	bool idle;                  /* nothing left to do once the trace is compiled out */
 	struct node *declared;      /* declared fields for absent tracepoints */
 	struct node *computed;      /* arguments computed from the alternative's own */
 	bool uses_parm6;            /* an argument reads PT_REGS_PARM6 (gen_stmt.c defines it for old libbpf) */
@@ -210,6 +211,8 @@ struct compiler {
 	unsigned memo_maps;         /* maps whose reads are remembered (placement.c) */
 	bool *flow_in_reader;       /* per flow kind (prog->flows): the reader emits some of
 				       its points, and samples them all (placement.c) */
+	unsigned compiled_out;      /* opts->no_trace: trace statements compiled out (placement.c) */
+	unsigned probes_idle;       /* ... probes left out with nothing else to do */
 	char **loaded_files;        /* imports already loaded */
 	unsigned nloaded;
 	unsigned in_header;         /* loading the module of an #include (load_header) */
@@ -236,6 +239,10 @@ typedef void (*field_each)(void *ctx, struct node *value, bool key);
  * record), in field order; key: a flow or span key (a u64 the kernel
  * samples on). */
 void record_fields(struct node *n, field_each each, void *ctx);
+/* placement.c, for opts->no_trace: the trace constructs of a's body are
+ * compiled out, and the assignments of locals nothing reads then; true
+ * when nothing is left for it to do (its probe is left out). */
+bool compile_out_trace(struct compiler *c, struct alt_ctx *a);
 /* placement.c: the side of each statement, local and map; the hit
  * records and their captured values.  Its only user errors: what the
  * reader alone computes (a loop over a map, percentile()) where the kernel

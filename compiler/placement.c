@@ -739,6 +739,120 @@ static void check_reader_bounds(struct place *p)
 		all_kernel(p, "it has more locals than the reader keeps a hit", a->loc);
 }
 
+/* ---- no trace (--summary-only) ---- */
+
+/* Trace constructs out of list (and the lists within), freed: its new
+ * head. */
+static struct node *strip_trace(struct compiler *c, struct node *list)
+{
+	struct node *head = NULL, **tail = &head;
+	for (struct node *n = list, *next; n; n = next) {
+		next = n->next;
+		n->next = NULL;
+		if (is_trace_construct(n)) {
+			node_free(n);
+			c->compiled_out++;
+			continue;
+		}
+		if (n->kind == N_BLOCK)
+			n->a = strip_trace(c, n->a);
+		else if (n->kind == N_IF) {
+			n->b = strip_trace(c, n->b);
+			n->c = strip_trace(c, n->c);
+		} else if (n->kind == N_FOR)
+			n->c = strip_trace(c, n->c);
+		else if (n->kind == N_EXPR_STMT && calls_function(stmt_call(n)))
+			stmt_call(n)->resolved = strip_trace(c, stmt_call(n)->resolved);
+		*tail = n;
+		tail = &n->next;
+	}
+	return head;
+}
+
+static enum walk_next local_read(struct node *n, void *ctx)
+{
+	bool *read = ctx;
+	if (n->kind == N_LOCAL && n->ref == REF_LOCAL)
+		read[n->sym] = true;
+	return WALK_INTO;
+}
+
+static bool does_nothing(const struct node *list, const bool *read);
+
+/* Whether statement n does nothing a hit leaves behind: it assigns locals
+ * nothing reads, in blocks, ifs and loops of such statements (expressions
+ * change nothing). */
+static bool does_nothing_one(const struct node *n, const bool *read)
+{
+	switch (n->kind) {
+	case N_LOCAL_ASSIGN: return !read[n->sym];
+	case N_BLOCK: return does_nothing(n->a, read);
+	case N_IF: return does_nothing(n->b, read) && does_nothing(n->c, read);
+	case N_FOR: return does_nothing(n->c, read);
+	case N_EXPR_STMT: return calls_function(stmt_call(n)) && does_nothing(stmt_call(n)->resolved, read);
+	default: return false;
+	}
+}
+
+static bool does_nothing(const struct node *list, const bool *read)
+{
+	for (const struct node *n = list; n; n = n->next)
+		if (!does_nothing_one(n, read))
+			return false;
+	return true;
+}
+
+static bool strip_unread(struct node **list, const bool *read);
+
+/* Strips inside an if's branch or a loop's body, which stays. */
+static bool strip_within(struct node *n, const bool *read)
+{
+	if (n && n->kind == N_BLOCK)
+		return strip_unread(&n->a, read);
+	if (n && n->kind == N_IF)
+		return strip_within(n->b, read) | strip_within(n->c, read);
+	return false;
+}
+
+/* The statements of list that do nothing out of it: first the assignments
+ * of locals nothing reads; true when any went. */
+static bool strip_unread(struct node **list, const bool *read)
+{
+	bool changed = false;
+	for (struct node **at = list; *at;) {
+		struct node *n = *at;
+		if (n->kind == N_BLOCK)
+			changed |= strip_unread(&n->a, read);
+		else if (n->kind == N_IF)
+			changed |= strip_within(n->b, read) | strip_within(n->c, read);
+		else if (n->kind == N_FOR)
+			changed |= strip_within(n->c, read);
+		else if (n->kind == N_EXPR_STMT && calls_function(stmt_call(n)))
+			changed |= strip_unread(&stmt_call(n)->resolved, read);
+		if (does_nothing_one(n, read)) {
+			*at = n->next;
+			n->next = NULL;
+			node_free(n);
+			changed = true;
+		} else {
+			at = &n->next;
+		}
+	}
+	return changed;
+}
+
+bool compile_out_trace(struct compiler *c, struct alt_ctx *a)
+{
+	a->block->a = strip_trace(c, a->block->a);
+	bool *read = xcalloc(a->nlocals + 1, sizeof(bool));
+	do {
+		memset(read, 0, (a->nlocals + 1) * sizeof(bool));
+		walk_list(a->block->a, &(struct walker){.expansions = true, .pre = local_read, .ctx = read});
+	} while (strip_unread(&a->block->a, read));
+	free(read);
+	return a->block->a == NULL;
+}
+
 /* ---- the program ---- */
 
 static enum walk_next stop_at_reader_map(struct node *n, void *ctx)
@@ -855,8 +969,9 @@ static void settle(struct compiler *c)
 			struct alt_ctx *a = c->alts[i];
 			if (!in_kernel(&a->all_kernel) && !touches_reader_map(c, a->block) && !needs_reader(a->block) &&
 			    !needs_reader(a->pred)) {
-				a->all_kernel = (struct placed){"it touches no map of the reader's: it writes its records "
-								"itself", a->loc};
+				a->all_kernel = (struct placed){c->opts->no_trace ? "it touches no map of the reader's"
+								: "it touches no map of the reader's: it writes its "
+								  "records itself", a->loc};
 				changed = true;
 			}
 		}
@@ -1032,6 +1147,9 @@ void placement_report(const struct compiler *c, FILE *out)
 	unsigned split = 0;
 	for (unsigned i = 0; i < c->nalts; i++)
 		split += c->alts[i]->hit_event >= 0;
+	if (c->opts->no_trace)
+		fprintf(out, "uring-trace: placement: no trace (--summary-only): %u trace statements compiled out, %u "
+			"probes left out (they only drew)\n", c->compiled_out, c->probes_idle);
 	fprintf(out, "uring-trace: placement: %u of %u probe alternatives send the reader their hits (--dump "
 		"placement tells what runs where, and why)\n", split, c->nalts);
 	for (int kernel = 0; kernel < 2; kernel++) {

@@ -120,6 +120,7 @@ bool ut_program_cache_find(struct ut_program_cache *c, const struct ut_compile_o
 	h = hash_strings(h, co->defines, co->ndefines);
 	h = hash_strings(h, co->positional, co->npositional);
 	h = ut_hash_bytes(h, &co->all_in_kernel, sizeof(co->all_in_kernel));
+	h = ut_hash_bytes(h, &co->no_trace, sizeof(co->no_trace));   /* its trace compiled out */
 	int n = snprintf(c->path, sizeof(c->path), "%s/prog/%016llx.utc", dir, (unsigned long long)h);
 	if (n < 0 || (size_t)n >= sizeof(c->path))
 		c->path[0] = 0;
