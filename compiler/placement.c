@@ -741,15 +741,23 @@ static void check_reader_bounds(struct place *p)
 
 /* ---- no trace (--summary-only) ---- */
 
-/* Trace constructs out of list (and the lists within), freed: its new
- * head. */
+/* A statement of the trace: a trace construct, or snapshot() (the flight
+ * recorder's). */
+static bool of_the_trace(const struct node *n)
+{
+	const struct statement_def *st = n->kind == N_EXPR_STMT ? statement_of(stmt_call(n)) : NULL;
+	return is_trace_construct(n) || (st && st->op == UT_EV_SNAPSHOT);
+}
+
+/* The trace's statements out of list (and the lists within), freed: its
+ * new head. */
 static struct node *strip_trace(struct compiler *c, struct node *list)
 {
 	struct node *head = NULL, **tail = &head;
 	for (struct node *n = list, *next; n; n = next) {
 		next = n->next;
 		n->next = NULL;
-		if (is_trace_construct(n)) {
+		if (of_the_trace(n)) {
 			node_free(n);
 			c->compiled_out++;
 			continue;

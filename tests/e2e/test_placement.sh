@@ -45,7 +45,7 @@ compare() {
 		pids+=($!)
 	done
 	for mode in placed interpreted kernel summary; do
-		if ! wait_for "$out/$mode.err" 'tracing; Ctrl-C to stop'; then
+		if ! wait_for "$out/$mode.err" 'tracing.*; Ctrl-C to stop'; then
 			fail "placement/$name/starts" "$mode: $(head -c 300 "$out/$mode.err")"
 			kill -INT "${pids[@]}" 2>/dev/null
 			wait "${pids[@]}"
