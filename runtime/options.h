@@ -14,7 +14,7 @@
 #define UT_RING_BYTES (128u << 20)
 /* --spool-size's default: the memory the trace's records may wait in for
  * the converter (runtime/spool.h). */
-#define UT_SPOOL_BYTES (128u << 20)
+#define UT_SPOOL_BYTES (64u << 20)
 
 struct ut_summary_json;
 
