@@ -35,6 +35,7 @@ struct ut_spool {
 	struct chunk *first, *last, *free;
 	size_t queued, chunks, max_chunks;
 	bool finishing;
+	bool urgent;             /* the loop waited for room: until a quarter is left queued */
 	struct ut_spool_stats stats;
 	struct chunk *filling;   /* the loop's, out of the lock */
 };
@@ -69,11 +70,11 @@ static void convert(struct ut_spool *s, const struct chunk *c)
 static void *converter(void *arg)
 {
 	struct ut_spool *s = arg;
-	/* idle, even when the spool is full: the loop then waits, which
-	 * leaves it the CPU; at a normal priority it would take a workload's
-	 * CPU as often as the loop's */
+	/* idle, but while the loop waits for room (a machine busy with other
+	 * work starved it: the loop slept on a full spool for most of a nop
+	 * firehose's run) and at the end */
 	set_policy(SCHED_IDLE);
-	bool finishing = false;
+	bool normal = false;
 	pthread_mutex_lock(&s->lock);
 	for (;;) {
 		while (!s->first && !s->finishing)
@@ -85,11 +86,14 @@ static void *converter(void *arg)
 		if (!s->first)
 			s->last = NULL;
 		s->queued--;
-		if (s->finishing && !finishing) {   /* the stop waits for it */
-			finishing = true;
-			set_policy(SCHED_OTHER);
-		}
+		if (s->urgent && s->queued * 4 <= s->max_chunks && !s->finishing)
+			s->urgent = false;
+		bool want_normal = s->urgent || s->finishing;
 		pthread_mutex_unlock(&s->lock);
+		if (want_normal != normal) {
+			normal = want_normal;
+			set_policy(normal ? SCHED_OTHER : SCHED_IDLE);
+		}
 		convert(s, c);
 		uint64_t bytes = fxt_writer_bytes(s->writer);
 		pthread_mutex_lock(&s->lock);
@@ -132,6 +136,7 @@ static struct chunk *take_chunk(struct ut_spool *s)
 	if (!s->free && s->chunks >= s->max_chunks) {
 		uint64_t t0 = now_ns(CLOCK_MONOTONIC);
 		s->stats.full_waits++;
+		s->urgent = true;
 		while (!s->free)
 			pthread_cond_wait(&s->room, &s->lock);
 		s->stats.full_wait_ns += now_ns(CLOCK_MONOTONIC) - t0;

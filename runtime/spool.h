@@ -7,10 +7,12 @@
  * they come.
  *
  * The spool is bounded in bytes.  When it is full the loop waits for the
- * converter to free a chunk (counted, and timed), which leaves it the CPU,
- * so the ring buffer fills instead of memory: the kernel then sheds whole
- * requests, or loses hits past that.  At the stop the converter runs at
- * normal priority until it has converted everything. */
+ * converter to free a chunk (counted, and timed), so the ring buffer fills
+ * instead of memory: the kernel then sheds whole requests, or loses hits
+ * past that.  Meanwhile, until it has a quarter of the bound left to
+ * convert, the converter runs at normal priority (a machine busy with
+ * other work would starve it, and the loop with it), and at the stop,
+ * until it has converted everything. */
 #ifndef UT_SPOOL_H
 #define UT_SPOOL_H
 #include <stddef.h>
