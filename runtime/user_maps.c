@@ -49,7 +49,10 @@ struct index_key {
 	uint64_t a, b;
 };
 
-static struct index_key index_key(const struct ut_user_map *m, const void *key)
+/* Inline, with find: the hits' map operations go through them (the
+ * compiler had made them calls of their own). */
+static inline __attribute__((always_inline)) struct index_key index_key(const struct ut_user_map *m,
+									  const void *key)
 {
 	struct index_key k = {0, 0};
 	if (m->key_size == 8)   /* most keys: copies of a known size, inlined */
@@ -85,13 +88,17 @@ static void remember(struct ut_user_map *m, uint32_t i, struct index_key k)
 }
 
 /* The entry of key (its index key k), or NO_ENTRY: the last one without
- * a look-up when it is the same. */
-static uint32_t find(const struct ut_user_map *m, const void *key, struct index_key k)
+ * a look-up when it is the same; a key of up to 16 bytes has no chain. */
+static inline __attribute__((always_inline)) uint32_t find(const struct ut_user_map *m, const void *key,
+							  struct index_key k)
 {
 	if (m->last != NO_ENTRY && m->last_a == k.a && m->last_b == k.b &&
 	    (exact(m) || memcmp(entry(m, m->last), key, m->key_size) == 0))
 		return m->last;
-	return find_in_chain(m, index_find(m, k), key);
+	const uint64_t *head = index_find(m, k);
+	if (exact(m))
+		return head ? (uint32_t)*head : NO_ENTRY;
+	return find_in_chain(m, head, key);
 }
 
 void *ut_user_map_lookup(struct ut_user_map *m, const void *key)
