@@ -1170,42 +1170,40 @@ static void write_cut_marker(struct ut_engine *e)
 			args, 2, 0);
 }
 
+/* A mark at ts on the uring-trace track: name, how many (count_name:
+ * count), since when, and what. */
+static void mark_stream(struct ut_engine *e, uint64_t ts, const char *name, const char *count_name, uint64_t count,
+			uint64_t since, const char *what)
+{
+	uint32_t gi = group_for(e, LOST_GROUP_KIND, 0, "uring-trace");
+	struct track *t = &e->tracks[e->groups[gi].main_track];
+	struct ut_arg args[] = {
+		{ .name = count_name, .kind = UT_ARG_UINT, .u = count },
+		{ .name = "since_ns", .kind = UT_ARG_UINT, .u = since <= ts ? ts - since : 0 },
+		{ .name = "what", .kind = UT_ARG_STR, .s = what ? what : "" },
+	};
+	fxt_write_event(e->w, FXT_EV_INSTANT, track_time(e, t, ts), t->pid, t->tid, "uring-trace", name, args, 3, 0);
+	e->stats.events++;
+}
+
 void ut_events_lost(struct ut_engine *e, uint64_t ts, uint64_t since, uint64_t lost, const char *what)
 {
 	if (!writing(e, ts))
 		return;
-	uint32_t gi = group_for(e, LOST_GROUP_KIND, 0, "uring-trace");
-	struct track *t = &e->tracks[e->groups[gi].main_track];
-	struct ut_arg args[] = {
-		{ .name = "lost", .kind = UT_ARG_UINT, .u = lost },
-		{ .name = "since_ns", .kind = UT_ARG_UINT, .u = since <= ts ? ts - since : 0 },
-		{ .name = "what", .kind = UT_ARG_STR, .s = what ? what : "" },
-	};
-	fxt_write_event(e->w, FXT_EV_INSTANT, track_time(e, t, ts), t->pid, t->tid, "uring-trace",
-			"events lost", args, 3, 0);
+	mark_stream(e, ts, "events lost", "lost", lost, since, what);
 	struct ut_arg cut = { .name = "cut_by_lost_events", .kind = UT_ARG_BOOL, .b = true };
 	cut_open(e, ts, &cut);
 	e->stats.lost_markers++;
-	e->stats.events++;
 }
 
 void ut_requests_shed(struct ut_engine *e, uint64_t ts, uint64_t since, uint64_t requests)
 {
 	if (!writing(e, ts))
 		return;
-	uint32_t gi = group_for(e, LOST_GROUP_KIND, 0, "uring-trace");
-	struct track *t = &e->tracks[e->groups[gi].main_track];
-	struct ut_arg args[] = {
-		{ .name = "shed", .kind = UT_ARG_UINT, .u = requests },
-		{ .name = "since_ns", .kind = UT_ARG_UINT, .u = since <= ts ? ts - since : 0 },
-		{ .name = "what", .kind = UT_ARG_STR,
-		  .s = "whole requests left out before the ring buffer overflowed (the reader was behind)" },
-	};
-	fxt_write_event(e->w, FXT_EV_INSTANT, track_time(e, t, ts), t->pid, t->tid, "uring-trace",
-			"requests shed", args, 3, 0);
+	mark_stream(e, ts, "requests shed", "shed", requests, since,
+		    "whole requests left out before the ring buffer overflowed (the reader was behind)");
 	e->stats.shed_markers++;
 	e->stats.requests_shed += requests;
-	e->stats.events++;
 }
 
 /* Closes everything still open at last_ts (never before a timestamp already

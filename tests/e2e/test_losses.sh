@@ -10,24 +10,15 @@
 source "$(dirname "$0")/../lib.sh"
 need_root_bpf losses || exit 0
 
-script='
-import "io_uring";
-io_uring_submit {
-	flow request[args.req] begin "submit" with user_data = args.user_data;
-	span ring[args.ctx] begin request[args.req] "request" with user_data = args.user_data;
-}
-io_uring_complete {
-	flow request[args.req] end "complete" with user_data = args.user_data;
-	span ring[args.ctx] end request[args.req] with done = args.user_data;
-}'
+script=$(dirname "$0")/requests.ut
 
 # Two firehoses, one per CPU (their request pointers are reused at once;
 # user_data is unique across both).
 run() { # NAME QUEUE BUFFER (hits lost: the kernel sheds no request, UT_SHED_MARK=0)
-	UT_SHED_MARK=0 UT_READER_QUEUE=$2 "$UT" --buffer $3 -o "$TMP/$1.fxt" -e "$script" \
+	UT_SHED_MARK=0 UT_READER_QUEUE=$2 "$UT" --buffer $3 -o "$TMP/$1.fxt" \
 		-c "sh -c '$UT_WORKLOADS/nop_firehose --count 400000 --cpu 0 >/dev/null &
 			   $UT_WORKLOADS/nop_firehose --count 400000 --cpu 1 >/dev/null; wait'" \
-		>/dev/null 2>"$TMP/$1.err"
+		"$script" >/dev/null 2>"$TMP/$1.err"
 }
 
 check() { # NAME: the trace passes stats, losses are marked, no end is another request's

@@ -12,16 +12,7 @@
 source "$(dirname "$0")/../lib.sh"
 need_root_bpf shed || exit 0
 
-script='
-import "io_uring";
-io_uring_submit {
-	flow request[args.req] begin "submit" with user_data = args.user_data;
-	span ring[args.ctx] begin request[args.req] "request" with user_data = args.user_data;
-}
-io_uring_complete {
-	flow request[args.req] end "complete" with user_data = args.user_data;
-	span ring[args.ctx] end request[args.req] with done = args.user_data;
-}'
+script=$(dirname "$0")/requests.ut
 
 # every flow and span that begins ends, with its own request's user_data,
 # and none ends that did not begin
@@ -70,8 +61,8 @@ print(("PASS " if ok else "FAIL ") + f"shed/{name}_requests_whole" +
 PY
 }
 
-UT_SHED_MARK=49152 "$UT" --buffer 256K --json "$TMP/small.json" -o "$TMP/small.fxt" -e "$script" \
-	-c "$UT_WORKLOADS/nop_firehose --count 300000 --cpu 1 >/dev/null" >/dev/null 2>"$TMP/small.err"
+UT_SHED_MARK=49152 "$UT" --buffer 256K --json "$TMP/small.json" -o "$TMP/small.fxt" \
+	-c "$UT_WORKLOADS/nop_firehose --count 300000 --cpu 1 >/dev/null" "$script" >/dev/null 2>"$TMP/small.err"
 shed=$(python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["shed"] if d["lost"] == 0 else -1)' \
 	"$TMP/small.json" 2>/dev/null)
 if [ "${shed:-0}" -gt 0 ] && grep -q "^uring-trace: [0-9]* events, 0 lost, $shed requests shed; trace written" "$TMP/small.err" &&
@@ -98,8 +89,8 @@ else
 fi
 
 # A kernel that sheds nothing (UT_SHED_MARK=0) says nothing of it.
-UT_SHED_MARK=0 "$UT" --json "$TMP/none.json" -o "$TMP/none.fxt" -e "$script" \
-	-c "$UT_WORKLOADS/nop_firehose --count 20000 --cpu 1 >/dev/null" >/dev/null 2>"$TMP/none.err"
+UT_SHED_MARK=0 "$UT" --json "$TMP/none.json" -o "$TMP/none.fxt" \
+	-c "$UT_WORKLOADS/nop_firehose --count 20000 --cpu 1 >/dev/null" "$script" >/dev/null 2>"$TMP/none.err"
 if python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["shed"] == 0' "$TMP/none.json" 2>/dev/null &&
 	! grep -q 'shed' "$TMP/none.err"; then
 	pass shed/none_unsaid
