@@ -150,6 +150,7 @@ int ut_p0_a0(void *ctx)
 	const __u32 ut_batch_cap __attribute__((unused)) = 264;
 	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
+	struct ut_shed ut_shed = {};
 	{
 		l_x = (void *)(((void *)ut_ctx(tp)->req));
 	}
@@ -198,6 +199,7 @@ int ut_p0_a0(void *ctx)
 	}
 	{
 		__u64 t4 = (__u64)(((void *)ut_ctx(tp)->req));
+		ut_shed_begin(&ut_shed, 0, t4);
 		if (ut_flow_sampled(0, t4, 1)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
 			struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 2, ut_now, ut_id);
@@ -208,6 +210,7 @@ int ut_p0_a0(void *ctx)
 	}
 	{
 		__u64 t5 = (__u64)(((void *)ut_ctx(tp)->req));
+		ut_shed_begin(&ut_shed, 0, t5);
 		if (ut_flow_sampled(0, t5, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_3)) {
 			struct ut_rec_3 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 3, ut_now, ut_id);
@@ -252,6 +255,8 @@ int ut_p0_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
+	if (ut_shed_end(&ut_shed))
+		ut_off = 0;
 	ut_batch_end(ut_batch, ut_off, 0);
 	return 0;
 }
@@ -272,6 +277,7 @@ int ut_p1_a0(void *ctx)
 	const __u32 ut_batch_cap __attribute__((unused)) = 120;
 	char *ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	__u32 ut_off = 0;
+	struct ut_shed ut_shed = {};
 	{
 		struct ut_mk_1 t8;
 		__builtin_memset(&t8, 0, sizeof(t8));
@@ -279,6 +285,7 @@ int ut_p1_a0(void *ctx)
 	}
 	{
 		__u64 t9 = (__u64)(((void *)ut_ctx(tp)->req));
+		ut_shed_point(&ut_shed, 0, t9, 1);
 		if (ut_flow_sampled(0, t9, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
 			struct ut_rec_7 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 7, ut_now, ut_id);
@@ -290,6 +297,7 @@ int ut_p1_a0(void *ctx)
 	}
 	{
 		__u64 t10 = (__u64)(((void *)ut_ctx(tp)->req));
+		ut_shed_point(&ut_shed, 0, t10, 1);
 		if (ut_flow_sampled(0, t10, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_8)) {
 			struct ut_rec_8 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 8, ut_now, ut_id);
@@ -307,6 +315,8 @@ int ut_p1_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
+	if (ut_shed_end(&ut_shed))
+		ut_off = 0;
 	ut_batch_end(ut_batch, ut_off, 1);
 	return 0;
 }

@@ -66,6 +66,7 @@ int ut_p0_a0(void *ctx)
 	char *ut_batch = 0;
 	struct ut_rec_10 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
+	struct ut_shed ut_shed = {};
 	ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
@@ -84,7 +85,15 @@ int ut_p0_a0(void *ctx)
 			__builtin_memcpy(ut_hit->f1, t0, sizeof(t0) < 16 ? sizeof(t0) : 16);
 		}
 	}
+	if (ut_hit) {
+		ut_shed_begin(&ut_shed, 0, ut_hit->f0);
+	}
+	if (ut_hit) {
+		ut_shed_begin(&ut_shed, 0, ut_hit->f0);
+	}
 ut_done: __attribute__((unused));
+	if (ut_shed_end(&ut_shed))
+		ut_off = 0;
 	ut_batch_end(ut_batch, ut_off, 0);
 	return 0;
 }
@@ -104,6 +113,7 @@ int ut_p1_a0(void *ctx)
 	char *ut_batch = 0;
 	struct ut_rec_11 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
+	struct ut_shed ut_shed = {};
 	ut_batch = ut_batch_begin(1, ut_now, &ut_id);
 	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
@@ -113,7 +123,15 @@ int ut_p1_a0(void *ctx)
 		ut_hit->f2 = (__u64)(((void *)ut_ctx(tp)->ctx));
 	}
 	ut_off = sizeof(*ut_hit);
+	if (ut_hit) {
+		ut_shed_point(&ut_shed, 0, ut_hit->f0, 1);
+	}
+	if (ut_hit) {
+		ut_shed_point(&ut_shed, 0, ut_hit->f0, 1);
+	}
 ut_done: __attribute__((unused));
+	if (ut_shed_end(&ut_shed))
+		ut_off = 0;
 	ut_batch_end(ut_batch, ut_off, 1);
 	return 0;
 }

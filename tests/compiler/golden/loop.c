@@ -178,6 +178,7 @@ int ut_p0_a0(void *ctx)
 	const __u32 ut_batch_cap __attribute__((unused)) = 32;
 	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
 	__u32 ut_off = 0;
+	struct ut_shed ut_shed = {};
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
@@ -193,6 +194,7 @@ int ut_p0_a0(void *ctx)
 	}
 	{
 		__u64 t3 = (__u64)(l_n);
+		ut_shed_begin(&ut_shed, 0, t3);
 		if (ut_flow_sampled(0, t3, 1)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 0, ut_now, ut_id);
@@ -224,6 +226,8 @@ int ut_p0_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
+	if (ut_shed_end(&ut_shed))
+		ut_off = 0;
 	ut_batch_end(ut_batch, ut_off, 0);
 	return 0;
 }

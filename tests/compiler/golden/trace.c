@@ -269,6 +269,7 @@ int ut_p2_a0(void *ctx)
 	const __u32 ut_batch_cap __attribute__((unused)) = 232;
 	char *ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	__u32 ut_off = 0;
+	struct ut_shed ut_shed = {};
 	{
 		char t2[16];
 		bpf_get_current_comm(t2, sizeof(t2));
@@ -283,6 +284,7 @@ int ut_p2_a0(void *ctx)
 	}
 	{
 		__u64 t3 = (__u64)(((void *)ut_ctx(tp)->req));
+		ut_shed_begin(&ut_shed, 0, t3);
 		if (ut_flow_sampled(0, t3, 1)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
 			struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 4, ut_now, ut_id);
@@ -294,6 +296,7 @@ int ut_p2_a0(void *ctx)
 	}
 	{
 		__u64 t4 = (__u64)(((void *)ut_ctx(tp)->req));
+		ut_shed_begin(&ut_shed, 0, t4);
 		if (ut_flow_sampled(0, t4, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_5)) {
 			struct ut_rec_5 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 5, ut_now, ut_id);
@@ -326,6 +329,8 @@ int ut_p2_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
+	if (ut_shed_end(&ut_shed))
+		ut_off = 0;
 	ut_batch_end(ut_batch, ut_off, 2);
 	return 0;
 }
@@ -343,8 +348,10 @@ int ut_p3_a0(void *ctx)
 	const __u32 ut_batch_cap __attribute__((unused)) = 104;
 	char *ut_batch = ut_batch_begin(3, ut_now, &ut_id);
 	__u32 ut_off = 0;
+	struct ut_shed ut_shed = {};
 	{
 		__u64 t7 = (__u64)(((void *)ut_ctx(tp)->req));
+		ut_shed_point(&ut_shed, 0, t7, 0);
 		if (ut_flow_sampled(0, t7, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_8)) {
 			struct ut_rec_8 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 8, ut_now, ut_id);
@@ -354,6 +361,7 @@ int ut_p3_a0(void *ctx)
 	}
 	{
 		__u64 t8 = (__u64)(((void *)ut_ctx(tp)->req));
+		ut_shed_point(&ut_shed, 0, t8, 0);
 		if (ut_flow_sampled(0, t8, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_9)) {
 			struct ut_rec_9 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 9, ut_now, ut_id);
@@ -371,6 +379,8 @@ int ut_p3_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
+	if (ut_shed_end(&ut_shed))
+		ut_off = 0;
 	ut_batch_end(ut_batch, ut_off, 3);
 	return 0;
 }
@@ -388,8 +398,10 @@ int ut_p4_a0(void *ctx)
 	const __u32 ut_batch_cap __attribute__((unused)) = 152;
 	char *ut_batch = ut_batch_begin(4, ut_now, &ut_id);
 	__u32 ut_off = 0;
+	struct ut_shed ut_shed = {};
 	{
 		__u64 t9 = (__u64)(((void *)ut_ctx(tp)->req));
+		ut_shed_point(&ut_shed, 0, t9, 1);
 		if (ut_flow_sampled(0, t9, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_11)) {
 			struct ut_rec_11 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 11, ut_now, ut_id);
@@ -400,6 +412,7 @@ int ut_p4_a0(void *ctx)
 	}
 	{
 		__u64 t10 = (__u64)(((void *)ut_ctx(tp)->req));
+		ut_shed_point(&ut_shed, 0, t10, 1);
 		if (ut_flow_sampled(0, t10, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_12)) {
 			struct ut_rec_12 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 12, ut_now, ut_id);
@@ -426,6 +439,8 @@ int ut_p4_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
+	if (ut_shed_end(&ut_shed))
+		ut_off = 0;
 	ut_batch_end(ut_batch, ut_off, 4);
 	return 0;
 }

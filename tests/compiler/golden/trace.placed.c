@@ -196,6 +196,7 @@ int ut_p2_a0(void *ctx)
 	char *ut_batch = 0;
 	struct ut_rec_17 *ut_hit __attribute__((unused)) = 0;
 	__u32 ut_off = 0;
+	struct ut_shed ut_shed = {};
 	ut_batch = ut_batch_begin(2, ut_now, &ut_id);
 	ut_hit = (void *)ut_batch;
 	if (ut_hit) {
@@ -214,7 +215,15 @@ int ut_p2_a0(void *ctx)
 			__builtin_memcpy(ut_hit->f1, t0, sizeof(t0) < 16 ? sizeof(t0) : 16);
 		}
 	}
+	if (ut_hit) {
+		ut_shed_begin(&ut_shed, 0, ut_hit->f2);
+	}
+	if (ut_hit) {
+		ut_shed_begin(&ut_shed, 0, ut_hit->f2);
+	}
 ut_done: __attribute__((unused));
+	if (ut_shed_end(&ut_shed))
+		ut_off = 0;
 	ut_batch_end(ut_batch, ut_off, 2);
 	return 0;
 }
@@ -232,8 +241,10 @@ int ut_p3_a0(void *ctx)
 	const __u32 ut_batch_cap __attribute__((unused)) = 104;
 	char *ut_batch = ut_batch_begin(3, ut_now, &ut_id);
 	__u32 ut_off = 0;
+	struct ut_shed ut_shed = {};
 	{
 		__u64 t1 = (__u64)(((void *)ut_ctx(tp)->req));
+		ut_shed_point(&ut_shed, 0, t1, 0);
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_8)) {
 			struct ut_rec_8 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 8, ut_now, ut_id);
@@ -243,6 +254,7 @@ int ut_p3_a0(void *ctx)
 	}
 	{
 		__u64 t2 = (__u64)(((void *)ut_ctx(tp)->req));
+		ut_shed_point(&ut_shed, 0, t2, 0);
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_9)) {
 			struct ut_rec_9 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 9, ut_now, ut_id);
@@ -260,6 +272,8 @@ int ut_p3_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
+	if (ut_shed_end(&ut_shed))
+		ut_off = 0;
 	ut_batch_end(ut_batch, ut_off, 3);
 	return 0;
 }
@@ -277,8 +291,10 @@ int ut_p4_a0(void *ctx)
 	const __u32 ut_batch_cap __attribute__((unused)) = 152;
 	char *ut_batch = ut_batch_begin(4, ut_now, &ut_id);
 	__u32 ut_off = 0;
+	struct ut_shed ut_shed = {};
 	{
 		__u64 t3 = (__u64)(((void *)ut_ctx(tp)->req));
+		ut_shed_point(&ut_shed, 0, t3, 1);
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_11)) {
 			struct ut_rec_11 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 11, ut_now, ut_id);
@@ -289,6 +305,7 @@ int ut_p4_a0(void *ctx)
 	}
 	{
 		__u64 t4 = (__u64)(((void *)ut_ctx(tp)->req));
+		ut_shed_point(&ut_shed, 0, t4, 1);
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_12)) {
 			struct ut_rec_12 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 12, ut_now, ut_id);
@@ -315,6 +332,8 @@ int ut_p4_a0(void *ctx)
 		}
 	}
 ut_done: __attribute__((unused));
+	if (ut_shed_end(&ut_shed))
+		ut_off = 0;
 	ut_batch_end(ut_batch, ut_off, 4);
 	return 0;
 }
