@@ -151,9 +151,12 @@ int main(int argc, char **argv)
 		struct ut_spool_stats st;
 		ut_spool_finish(d.spool);
 		ut_spool_stats(d.spool, &st);
-		printf("the converter: %.1f ns an event; the spool held at most %.0f MiB, full %" PRIu64 " times\n",
-		       d.records ? (double)st.converter_ns / (double)d.records : 0.0, (double)st.peak_bytes / (1 << 20),
-		       st.full_waits);
+		uint64_t converted = st.records - st.loop_records - st.stop_records;
+		printf("the converter: %.1f ns an event (%" PRIu64 " events); the spool held at most %.0f MiB, was full %"
+		       PRIu64 " times (the loop converted %" PRIu64 " events then, %.1f ns an event of the above), %" PRIu64
+		       " left at the end\n", converted ? (double)st.converter_ns / (double)converted : 0.0, converted,
+		       (double)st.peak_bytes / (1 << 20), st.full_times, st.loop_records,
+		       d.records ? (double)st.loop_ns / (double)d.records : 0.0, st.stop_records);
 		ut_spool_free(d.spool);
 	}
 	ut_engine_finish(e, last + (uint64_t)rounds * (last - first + 1000));

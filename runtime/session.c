@@ -541,13 +541,17 @@ static void report_time(struct session *s, const struct ut_loaded_runs *runs, ui
 		(double)cpu_ns / 1e9, (double)cpu_ns / (double)records, (double)wall / 1e9,
 		percent(t->waiting_ns, wall), percent(t->reading_ns, wall), percent(t->handing_on_ns, wall),
 		percent(write_ns, wall));
-	if (s->spooled.records)
-		fprintf(stderr, "uring-trace: the trace's converter used %.2f s of CPU beside it, %.0f ns an event; its "
-			"spool held at most %.0f MiB (--spool-size %.0f MiB) and was full %llu times (the reader waited "
-			"%.2f s)\n", (double)s->spooled.converter_ns / 1e9,
-			(double)s->spooled.converter_ns / (double)s->spooled.records,
-			(double)s->spooled.peak_bytes / (1 << 20), (double)s->o->spool_bytes / (1 << 20),
-			(unsigned long long)s->spooled.full_waits, (double)s->spooled.full_wait_ns / 1e9);
+	const struct ut_spool_stats *sp = &s->spooled;
+	uint64_t converted = sp->records - sp->loop_records - sp->stop_records;
+	if (sp->records)
+		fprintf(stderr, "uring-trace: the trace's converter thread used %.2f s of CPU beside it for %llu events, "
+			"%.0f ns an event; its spool held at most %.0f MiB (--spool-size %.0f MiB), was full %llu times "
+			"and the reader converted %llu events then (%.2f s of its CPU above), and %llu left at the stop "
+			"(%.2f s)\n", (double)sp->converter_ns / 1e9, (unsigned long long)converted,
+			converted ? (double)sp->converter_ns / (double)converted : 0.0, (double)sp->peak_bytes / (1 << 20),
+			(double)s->o->spool_bytes / (1 << 20), (unsigned long long)sp->full_times,
+			(unsigned long long)sp->loop_records, (double)sp->loop_ns / 1e9,
+			(unsigned long long)sp->stop_records, (double)sp->stop_ns / 1e9);
 	if (runs->runs) {
 		fprintf(stderr, "uring-trace: the probes ran %llu times in the kernel, %.0f ns a run (bpf_stats)\n",
 			(unsigned long long)runs->runs, (double)runs->run_ns / (double)runs->runs);

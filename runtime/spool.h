@@ -3,16 +3,17 @@
  * them into the trace (runtime/decode.c's ut_decode_trace, the engine, the
  * FXT writer) beside it, at idle priority (SCHED_IDLE): what the loop does
  * for a trace event is a copy, and the conversion takes the CPU time
- * nothing else wants.  The maps, printf() and exit() stay the loop's, as
- * they come.
+ * nothing else wants, never a workload's.  The maps, printf() and exit()
+ * stay the loop's, as they come.
  *
- * The spool is bounded in bytes.  When it is full the loop waits for the
- * converter to free a chunk (counted, and timed), so the ring buffer fills
- * instead of memory: the kernel then sheds whole requests, or loses hits
- * past that.  Meanwhile, until it has a quarter of the bound left to
- * convert, the converter runs at normal priority (a machine busy with
- * other work would starve it, and the loop with it), and at the stop,
- * until it has converted everything. */
+ * The spool is bounded in bytes.  When it is full the loop converts the
+ * oldest chunk itself (its CPU time, as when it wrote the trace itself),
+ * so the ring buffer waits instead of memory growing: past half of it the
+ * kernel sheds whole requests.  The thread converts a slice of records at
+ * a time holding the engine; the loop that needs it raises the thread to
+ * normal priority until its slice ends (idle, a machine busy with other
+ * work would starve it holding the engine).  The stop converts what is
+ * left in the loop. */
 #ifndef UT_SPOOL_H
 #define UT_SPOOL_H
 #include <stddef.h>
@@ -39,17 +40,20 @@ void ut_spool_add(struct ut_spool *s, const void *rec, size_t size);
  * reaches the trace at once, and chunks go out full otherwise. */
 void ut_spool_flush(struct ut_spool *s);
 
-/* Converts everything spooled (the converter at normal priority) and
- * ends its thread; the engine is the caller's again.  Once only. */
+/* Ends the converter thread and converts what is left; the engine is the
+ * caller's again.  Once only. */
 void ut_spool_finish(struct ut_spool *s);
 
 /* What the spool did, for -v. */
 struct ut_spool_stats {
 	uint64_t records;        /* spooled */
 	uint64_t peak_bytes;     /* of chunks held at once */
-	uint64_t full_waits;     /* times the loop waited for room */
-	uint64_t full_wait_ns;   /* ... and for how long in all */
+	uint64_t full_times;     /* times the loop found it full */
+	uint64_t loop_records;   /* ... and converted records itself */
+	uint64_t loop_ns;        /* ... in this much of its CPU time */
 	uint64_t converter_ns;   /* the converter thread's CPU time (after ut_spool_finish) */
+	uint64_t stop_records;   /* left at the stop, and converted by the loop */
+	uint64_t stop_ns;        /* ... in this much of its CPU time */
 	uint64_t trace_bytes;    /* the trace's, as the converter last saw it */
 };
 void ut_spool_stats(struct ut_spool *s, struct ut_spool_stats *out);
