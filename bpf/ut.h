@@ -1189,8 +1189,8 @@ static __always_inline int ut_flow_sampled(__u32 kind, __u64 key, int begin)
  * it (its spans): never a flow cut short.  The reader's maps miss what
  * the shed hits did (the summary says so); the kernel's statements ran. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);   /* requests shed at once: the runtime may make it 1 */
+	__uint(type, BPF_MAP_TYPE_HASH);   /* a plain one: an LRU hash's look-ups cost more */
+	__uint(max_entries, 16384);   /* requests shed at once: one more is kept */
 	__type(key, struct ut_flow_id);
 	__type(value, __u8);
 } ut_shed_keys SEC(".maps");
@@ -1240,46 +1240,70 @@ static __always_inline void ut_shed_begin(struct ut_shed *sh, __u32 kind, __u64 
 	sh->begins = n + 1;
 }
 
-/* The begin i of the hit takes its decision: shed, or kept (a key reused
- * since it was shed is no longer). */
-static __always_inline void ut_shed_mark(const struct ut_shed *sh, __u32 i)
+static __always_inline int ut_shed_put(const struct ut_shed *sh, __u32 i)
 {
-	if (i >= sh->begins)
-		return;
-	struct ut_flow_id id = {.key = sh->keys[i], .kind = sh->kinds[i]};
-	if (sh->state == UT_SHED_DROP) {
-		__u8 shed = 1;
-		if (bpf_map_update_elem(&ut_shed_keys, &id, &shed, BPF_NOEXIST) == 0)
-			__sync_fetch_and_add(&ut_shed_live, 1);
-	} else if (ut_shed_live && bpf_map_delete_elem(&ut_shed_keys, &id) == 0) {
+	struct ut_flow_id id = {.key = sh->keys[i & (UT_SHED_BEGINS - 1)], .kind = sh->kinds[i & (UT_SHED_BEGINS - 1)]};
+	__u8 shed = 1;
+	int rc = bpf_map_update_elem(&ut_shed_keys, &id, &shed, BPF_NOEXIST);
+	if (rc == 0)
+		__sync_fetch_and_add(&ut_shed_live, 1);
+	return rc == 0 || rc == -17;   /* -EEXIST: shed already (a key begun twice in a hit) */
+}
+
+static __always_inline void ut_shed_take_out(const struct ut_shed *sh, __u32 i)
+{
+	struct ut_flow_id id = {.key = sh->keys[i & (UT_SHED_BEGINS - 1)], .kind = sh->kinds[i & (UT_SHED_BEGINS - 1)]};
+	if (bpf_map_delete_elem(&ut_shed_keys, &id) == 0)
 		__sync_fetch_and_sub(&ut_shed_live, 1);
+}
+
+/* The hit's begins go into ut_shed_keys: false when one does not fit (the
+ * map is full: the hit is kept, and none of its keys is in). */
+static __always_inline int ut_shed_put_begins(const struct ut_shed *sh)
+{
+	if (sh->begins > 0 && !ut_shed_put(sh, 0))
+		return 0;
+	if (sh->begins > 1 && !ut_shed_put(sh, 1)) {
+		ut_shed_take_out(sh, 0);
+		return 0;
 	}
+	return 1;
 }
 
 /* At the hit's end: whether its records are dropped.  A hit with begins
  * alone draws the decision, shed while its CPU sheds (counted, and told
- * to the reader with its next sample). */
+ * to the reader with its next sample); a kept one's keys are taken out of
+ * ut_shed_keys (one reused since it was shed is no longer). */
 static __always_inline int ut_shed_end(struct ut_shed *sh)
 {
 	if (sh->state == UT_SHED_NONE && sh->begins) {
 		struct ut_cpu_state *st = ut_cpu_state();
-		__u64 now = st && st->shedding ? bpf_ktime_get_ns() : 0;
-		if (now && now - st->shed_looked > UT_SHED_LOOK_NS) {
-			st->shed_looked = now;
-			ut_look_at_ring(st);
-		}
 		if (st && st->shedding) {
-			sh->state = UT_SHED_DROP;
-			if (!st->shed_untold)
-				st->shed_since = now;
-			st->shed_until = now;
-			st->shed_untold++;
-			st->shed_requests++;
+			__u64 now = st->hit_ts;   /* its hit's, not a clock read */
+			if (now - st->shed_looked > UT_SHED_LOOK_NS) {
+				st->shed_looked = now;
+				ut_look_at_ring(st);
+			}
+			if (st->shedding && ut_shed_put_begins(sh)) {
+				sh->state = UT_SHED_DROP;
+				if (!st->shed_untold)
+					st->shed_since = now;
+				st->shed_until = now;
+				st->shed_untold++;
+				st->shed_requests++;
+			}
 		}
+		return sh->state == UT_SHED_DROP;
 	}
-	ut_shed_mark(sh, 0);
-	ut_shed_mark(sh, 1);
-	return sh->state == UT_SHED_DROP;
+	if (sh->state == UT_SHED_DROP) {   /* it continues a shed flow: its begins are shed too */
+		ut_shed_put_begins(sh);
+		return 1;
+	}
+	if (ut_shed_live && sh->begins > 0)
+		ut_shed_take_out(sh, 0);
+	if (ut_shed_live && sh->begins > 1)
+		ut_shed_take_out(sh, 1);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "GPL";
