@@ -889,8 +889,17 @@ static bool needs_reader(struct node *list)
 	return !walk_list(list, &(struct walker){.expansions = true, .pre = stop_at_reader_only});
 }
 
+/* With no trace, a finding's record is written once its rule's threshold
+ * passes, not at every hit: it does not make its probe one that records
+ * (the doctor's maps stay in the kernel with the rest). */
+static bool rare_record(const struct compiler *c, const struct node *n)
+{
+	return c->opts->no_trace && statement_of(stmt_call(n))->op == UT_EV_FINDING;
+}
+
 /* Whether statements list write records (trace constructs, statement
- * builtins but those that update a map) in branches that may run. */
+ * builtins but those that update a map and, with no trace, findings) in
+ * branches that may run. */
 static bool writes_records(struct compiler *c, const struct node *list)
 {
 	for (const struct node *n = list; n; n = n->next) {
@@ -902,7 +911,7 @@ static bool writes_records(struct compiler *c, const struct node *list)
 			break;
 		case N_EXPR_STMT:
 			if (calls_function(stmt_call(n)) ? writes_records(c, stmt_call(n)->resolved)
-							  : !statement_of(stmt_call(n))->updates_map)
+							  : !statement_of(stmt_call(n))->updates_map && !rare_record(c, n))
 				return true;
 			break;
 		case N_IF:
