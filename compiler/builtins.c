@@ -820,6 +820,8 @@ static void check_percentile(struct check *ck, struct node *n, struct node **arg
 static void check_exists(struct check *ck, struct node *n, struct node **args, int nargs)
 {
 	(void)nargs;
+	if (check_enum_exists(ck, n, args[0]))
+		return;
 	n->type = t_int(1, false);
 	check_exists_arg(ck, args[0]);
 }

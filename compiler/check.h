@@ -42,6 +42,7 @@ const char *a_type(const struct type *t);
 void check_expr(struct check *ck, struct node *n);
 /* exists(args.NAME): which argument it names, if any (f->ref). */
 void check_exists_arg(struct check *ck, struct node *f);
+bool check_enum_exists(struct check *ck, struct node *call, struct node *arg);
 /* A call of script function fn: its body, the call's arguments in place
  * (n->resolved), or NULL when it cannot be expanded (reported). */
 struct node *expand_macro(struct check *ck, struct node *n, struct node *fn);

@@ -505,11 +505,79 @@ static void field_expr(struct check *ck, struct node *n)
 	field_of_ptr(ck, n, &n->a->type);
 }
 
+/* ---- kernel enumerators ---- */
+
+/* A name that can only be a kernel enumerator (not a constant or builtin). */
+static bool names_enumerator(struct check *ck, const struct node *n)
+{
+	return n->kind == N_IDENT && strcmp(n->str, "args") != 0 && !find_decl(ck->c->consts, ck->c->nconsts, n->str) &&
+	       !builtin_named(n->str);
+}
+
+/* n becomes a use of the kernel enumerator named by name_node (n itself or
+ * one of its children): an entry of the program's enums (one per name and
+ * use), whose value the runtime looks up on the kernel that runs the
+ * script. */
+static void enum_use(struct check *ck, struct node *n, const struct node *name_node, enum ut_enum_use use,
+		     int64_t fallback)
+{
+	struct ut_program *p = ck->c->prog;
+	char *name = xstrdup(name_node->str);
+	unsigned i = 0;
+	while (i < p->nenums && !(strcmp(p->enums[i].name, name) == 0 && p->enums[i].use == (unsigned)use &&
+				  p->enums[i].fallback == fallback))
+		i++;
+	if (i == p->nenums) {
+		p->enums = xrealloc_array(p->enums, p->nenums + 1, sizeof(*p->enums));
+		p->enums[p->nenums++] = (struct ut_enum_ref){.name = xstrdup(name), .loc = n->loc, .use = use,
+							      .fallback = fallback};
+	}
+	int64_t v = 0;
+	if (use == UT_ENUM_EXISTS)
+		v = ut_kernel_enum_value(ck->c->k, name, &v) == 0;
+	else if (ut_kernel_enum_value(ck->c->k, name, &v) != 0)
+		v = fallback;
+	node_free_children(n);
+	n->a = n->b = n->c = n->d = n->resolved = NULL;
+	n->kind = N_IDENT;
+	n->str = name;
+	n->ref = REF_ENUM;
+	n->sym = (int)i;
+	n->num = v;   /* on the compiling kernel, for dumps */
+	n->type = use == UT_ENUM_EXISTS ? t_int(1, false) : t_int(8, v < 0);
+}
+
+/* exists(NAME) of an enumerator: whether the running kernel has it. */
+bool check_enum_exists(struct check *ck, struct node *call, struct node *arg)
+{
+	if (!names_enumerator(ck, arg))
+		return false;
+	enum_use(ck, call, arg, UT_ENUM_EXISTS, 0);
+	return true;
+}
+
+/* NAME ?? fallback of an enumerator: the fallback (a constant) where the
+ * running kernel lacks it. */
+static void enum_default(struct check *ck, struct node *n)
+{
+	int64_t fallback;
+	check_expr(ck, n->b);
+	if (!const_int(ck->c, n->b, &fallback, 0)) {
+		ERR(ck, n->b, "the default of enumerator %s is a constant integer: %s ?\? 0", n->a->str, n->a->str);
+		return;
+	}
+	enum_use(ck, n, n->a, UT_ENUM_OR_DEFAULT, fallback);
+}
+
 /* args.NAME ?? default: the default where this kernel has no such
  * argument (the field is REF_ABSENT, left unchecked). */
 static void default_expr(struct check *ck, struct node *n)
 {
 	struct node *f = n->a;
+	if (names_enumerator(ck, f)) {
+		enum_default(ck, n);
+		return;
+	}
 	if (!is_args_field(f)) {
 		ERR(ck, n, "'?\?' gives a default for a probe argument that may not exist: args.NAME ?\? value");
 		return;
@@ -533,7 +601,7 @@ static void default_expr(struct check *ck, struct node *n)
 void check_exists_arg(struct check *ck, struct node *f)
 {
 	if (!is_args_field(f)) {
-		ERR(ck, f, "exists() takes a probe argument: exists(args.NAME)");
+		ERR(ck, f, "exists() takes a probe argument or a kernel enumerator: exists(args.NAME), exists(NAME)");
 		return;
 	}
 	if (computed_arg(ck, f->str)) {
@@ -597,9 +665,7 @@ static void ident_expr(struct check *ck, struct node *n)
 	}
 	int64_t v;
 	if (ut_kernel_enum_value(c->k, n->str, &v) == 0) {
-		n->ref = REF_ENUM;
-		n->num = v;
-		n->type = t_int(8, v < 0);
+		enum_use(ck, n, n, UT_ENUM_VALUE, 0);
 		return;
 	}
 	/* the builtins, the constants, and the probe's arguments as args.NAME */

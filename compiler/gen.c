@@ -178,6 +178,9 @@ char *gen_program(struct compiler *c)
 	sb_puts(&out, parts.types.s ? parts.types.s : "");
 	for (unsigned i = 0; i < p->ndisks; i++)
 		sb_printf(&out, "const volatile __u64 ut_disk_%u = 0;   /* a diskdev(), set at load */\n", i);
+	for (unsigned i = 0; i < p->nenums; i++)
+		sb_printf(&out, "const volatile __s64 ut_enum_%u = 0;   /* %s on the running kernel, set at load */\n", i,
+			  p->enums[i].name);
 	sb_puts(&out, maps.s ? maps.s : "");
 	sb_puts(&out, parts.funcs.s ? parts.funcs.s : "");
 	sb_free(&map_types);

@@ -297,7 +297,7 @@ static char *gen_ident(struct gen *g, struct node *n)
 	case REF_PROBE: return xasprintf("%uU", g->alt->probe_index);
 	case REF_CONST: return gen_expr(g, n->resolved);
 	case REF_FUNC_NAME: return c_int64(n->num);
-	default: return c_int64(n->num);   /* REF_ENUM */
+	default: return xasprintf("((__s64)ut_enum_%d)", n->sym);   /* REF_ENUM: set at load */
 	}
 }
 

@@ -38,6 +38,7 @@ static const char prelude[] =
 	"struct ut_native_map_entries { const u8 *entries; u32 n, stride, value_offset; };\n"
 	"CALL void ut_native_entries(struct ut_native_env *, u32 map, struct ut_native_map_entries *out);\n"
 	"CALL s64 ut_native_percentile(struct ut_native_env *, u32 map, const void *key, u32 ppm);\n"
+	"CALL s64 ut_native_enum(struct ut_native_env *, u32 index);\n"
 	"CALL void *memcpy(void *, const void *, size_t);\n"
 	"CALL void *memmove(void *, const void *, size_t);\n"
 	"CALL void *memset(void *, int, size_t);\n";
@@ -215,6 +216,12 @@ static void value(struct ngen *g, unsigned x, bool str)
 			sb_puts(b, none);
 		else
 			sb_printf(b, "%lluull", (unsigned long long)e->i);
+		return;
+	case UT_UX_ENUM:
+		if (str)
+			sb_puts(b, none);
+		else
+			sb_printf(b, "(u64)ut_native_enum(env, %uu)", (unsigned)e->i);
 		return;
 	case UT_UX_STR:
 		if (!str) {

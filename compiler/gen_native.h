@@ -17,7 +17,8 @@ char *ut_gen_native(const struct ut_program *p);
 /* What the generated code calls, by these names (runtime/user_side.c). */
 #define UT_NATIVE_CALLS(X) \
 	X(ut_native_lookup) X(ut_native_value) X(ut_native_add) X(ut_native_take) \
-	X(ut_native_delete) X(ut_native_emit) X(ut_native_entries) X(ut_native_percentile)
+	X(ut_native_delete) X(ut_native_emit) X(ut_native_entries) X(ut_native_percentile) \
+	X(ut_native_enum)
 
 /* A copy of a map's entries that a loop over it goes over
  * (ut_native_entries; the generated code declares it alike): n entries of

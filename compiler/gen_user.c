@@ -115,7 +115,7 @@ static unsigned uexpr(struct ugen *u, struct node *n)
 		case REF_BUILTIN:   /* one of the header's (placement.c) */
 			return add_expr(u, (struct ut_uexpr){.op = UT_UX_HEADER, .which = builtins[n->sym].header});
 		case REF_PROBE: return add_expr(u, (struct ut_uexpr){.op = UT_UX_INT, .i = u->a->probe_index});
-		default: return add_expr(u, (struct ut_uexpr){.op = UT_UX_INT, .i = n->num});   /* REF_ENUM */
+		default: return add_expr(u, (struct ut_uexpr){.op = UT_UX_ENUM, .i = n->sym});   /* REF_ENUM */
 		}
 	case N_LOCAL: {
 		if (n->ref == REF_CONST)   /* a positional parameter */

@@ -61,7 +61,7 @@ unsigned ut_uexpr_operands(const struct ut_uexpr *e, unsigned ops[3])
 	ops[2] = e->c;
 	switch (e->op) {
 	case UT_UX_INT: case UT_UX_STR: case UT_UX_CAPTURED: case UT_UX_HEADER: case UT_UX_LOCAL: case UT_UX_MAP:
-	case UT_UX_PERCENTILE:
+	case UT_UX_PERCENTILE: case UT_UX_ENUM:
 		return 0;
 	case UT_UX_NEG: case UT_UX_NOT: case UT_UX_BITNOT: case UT_UX_BOOL: case UT_UX_TRUNC: case UT_UX_STR_INT:
 		return 1;

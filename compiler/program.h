@@ -259,6 +259,7 @@ enum ut_uexpr_op {
 	UT_UX_STR_INT,      /* the first n bytes of string a, little-endian */
 	UT_UX_PERCENTILE,   /* map[keys] (a histogram's, without its bucket): the value of
 			       percentile i (in parts per million) of its values */
+	UT_UX_ENUM,         /* i: the value of enums[i] on the running kernel */
 	UT_UX_OP_COUNT
 };
 
@@ -270,7 +271,7 @@ struct ut_uexpr {
 	bool sgn;            /* UT_UX_TRUNC: sign-extend */
 	uint16_t n;          /* string capacity; TRUNC/STR_INT/STREQ bytes */
 	unsigned a, b, c;    /* operand expressions */
-	int64_t i;           /* UT_UX_INT */
+	int64_t i;           /* UT_UX_INT; UT_UX_ENUM: its enums[] index */
 	char *text;          /* UT_UX_STR */
 	unsigned field;      /* UT_UX_CAPTURED */
 	unsigned which;      /* UT_UX_HEADER */
@@ -445,6 +446,26 @@ struct ut_disk_ref {
 	struct ut_loc loc;
 };
 
+/* A kernel enumerator the script names (REQ_F_FORCE_ASYNC_BIT): its value
+ * moves between kernels, so it is looked up again when the script is
+ * loaded, on the kernel that runs it, and set in the BPF object's
+ * read-only variable ut_enum_<index>; the reader reads value.  One entry
+ * per name and use. */
+enum ut_enum_use {
+	UT_ENUM_VALUE,       /* NAME: the kernel must have it */
+	UT_ENUM_OR_DEFAULT,  /* NAME ?? fallback */
+	UT_ENUM_EXISTS,      /* exists(NAME): 1 or 0 */
+	UT_ENUM_USES
+};
+
+struct ut_enum_ref {
+	char *name;
+	struct ut_loc loc;          /* its first use */
+	unsigned use;               /* enum ut_enum_use */
+	int64_t fallback;           /* UT_ENUM_OR_DEFAULT: where the kernel lacks it */
+	int64_t value;              /* on the running kernel, set when loaded */
+};
+
 struct ut_program {
 	char *bpf_c;                /* generated BPF C */
 	unsigned nprobes;
@@ -463,6 +484,8 @@ struct ut_program {
 	unsigned nstrings;
 	unsigned ndisks;
 	struct ut_disk_ref *disks;
+	unsigned nenums;
+	struct ut_enum_ref *enums;
 	/* the user side (see above) */
 	unsigned nuexprs, nustmts, nukeys;
 	struct ut_uexpr *uexprs;

@@ -134,6 +134,18 @@ STRUCT(static, pf_disk, ut_disk_ref, disk_ok, 0,
 	FIELD(struct ut_disk_ref, name, PF_STR),
 	FIELD(struct ut_disk_ref, loc, PF_LOC));
 
+static bool enum_ok(const void *s)
+{
+	const struct ut_enum_ref *e = s;
+	return e->name != NULL && e->use < UT_ENUM_USES;
+}
+
+STRUCT(static, pf_enum, ut_enum_ref, enum_ok, 0,
+	FIELD(struct ut_enum_ref, name, PF_STR),
+	FIELD(struct ut_enum_ref, loc, PF_LOC),
+	FIELD(struct ut_enum_ref, use, PF_UNSIGNED),
+	FIELD(struct ut_enum_ref, fallback, PF_I64));   /* value: set when loaded */
+
 STRUCT(static, pf_uexpr, ut_uexpr, NULL, 0,
 	FIELD(struct ut_uexpr, op, PF_UNSIGNED),
 	FIELD(struct ut_uexpr, is_str, PF_BOOL),
@@ -176,6 +188,7 @@ STRUCT(, pf_program, ut_program, NULL, 0,
 	ARRAY(struct ut_program, tables, ntables, pf_table),
 	ARRAY(struct ut_program, maps, nmaps, pf_map),
 	ARRAY(struct ut_program, disks, ndisks, pf_disk),
+	ARRAY(struct ut_program, enums, nenums, pf_enum),
 	ARRAY(struct ut_program, uexprs, nuexprs, pf_uexpr),
 	ARRAY(struct ut_program, ustmts, nustmts, pf_ustmt),
 	ARRAY(struct ut_program, ukeys, nukeys, pf_unsigned),

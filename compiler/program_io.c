@@ -1,7 +1,7 @@
 /* .uto files: a compiled script (its tables) and its BPF object, so a
  * script compiled once runs on other hosts and kernels without clang.
  *
- * Layout: the magic UT_PROGRAM_MAGIC ("UTO8"), then the program's tables,
+ * Layout: the magic UT_PROGRAM_MAGIC, then the program's tables,
  * little-endian, as program_fields.c describes them (strings are a u32
  * length and bytes, 0xffffffff for NULL); then the user side's C hash,
  * its object's hash and the object (u64 length, bytes); the BPF object
@@ -114,6 +114,7 @@ static bool uexpr_ok(const struct ut_program *p, unsigned i, uint8_t *depth)
 	bool ok;
 	switch (e->op) {
 	case UT_UX_INT: ok = !e->is_str; break;
+	case UT_UX_ENUM: ok = !e->is_str && e->i >= 0 && (uint64_t)e->i < p->nenums; break;
 	case UT_UX_HEADER: ok = !e->is_str && e->which <= UT_UH_CPU; break;
 	case UT_UX_STR: ok = e->is_str && e->text; break;
 	case UT_UX_CAPTURED: case UT_UX_LOCAL: ok = true; break;

@@ -298,7 +298,7 @@ static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, cons
 	const struct btf_type *t = btf__type_by_id(btf, (unsigned)sec);
 	const struct btf_var_secinfo *v = btf_var_secinfos(t);
 	for (unsigned i = 0; i < btf_vlen(t); i++, v++) {
-		unsigned disk;
+		unsigned disk, enumerator;
 		const char *name = btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off);
 		if (strcmp(name, "ut_filter_tgid") == 0)
 			set_rodata_var(data, size, v, &o->filter_tgid, sizeof(o->filter_tgid));
@@ -328,6 +328,8 @@ static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, cons
 			uint64_t dev = l->disk_devs[disk];
 			set_rodata_var(data, size, v, &dev, sizeof(dev));
 		}
+		else if (sscanf(name, "ut_enum_%u", &enumerator) == 1 && enumerator < o->nenums)
+			set_rodata_var(data, size, v, &o->enums[enumerator].value, sizeof(int64_t));
 	}
 	int rc = bpf_map__set_initial_value(map, data, size);
 	free(data);
@@ -537,6 +539,29 @@ static bool look_up_disk(const struct ut_disk_ref *d, uint32_t *dev, char *err, 
 	return false;
 }
 
+/* A kernel enumerator's value on this kernel (it may differ from the one
+ * that compiled the script): absent, its fallback, or an error. */
+static bool look_up_enum(struct ut_kernel *k, struct ut_enum_ref *e, char *err, size_t errlen)
+{
+	int64_t v;
+	bool here = ut_kernel_enum_value(k, e->name, &v) == 0;
+	if (e->use == UT_ENUM_EXISTS)
+		e->value = here;
+	else if (here)
+		e->value = v;
+	else if (e->use == UT_ENUM_OR_DEFAULT)
+		e->value = e->fallback;
+	else {
+		snprintf(err, errlen,
+			 "%s:%d:%d: kernel %s has no enumerator %s (the script was compiled on a kernel that has): "
+			 "write %s ?\? VALUE for a value where it is missing, or test exists(%s)",
+			 e->loc.file ? e->loc.file : "?", e->loc.line, e->loc.col, ut_kernel_release(k), e->name, e->name,
+			 e->name);
+		return false;
+	}
+	return true;
+}
+
 enum step { STEP_DONE, STEP_RETRY, STEP_FAIL };
 
 /* Loads the object with the current choices.  A program the kernel
@@ -663,6 +688,8 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 	bool ok = true;
 	for (unsigned i = 0; ok && i < o->ndisks; i++)
 		ok = look_up_disk(&o->disks[i], &l->disk_devs[i], err, errlen);
+	for (unsigned i = 0; ok && i < o->nenums; i++)
+		ok = look_up_enum(k, &o->enums[i], err, errlen);
 	for (unsigned i = 0; ok && i < l->nprobes; i++) {
 		l->choice[i].alt = -1;
 		const struct ut_probe *p = &l->probes[i];

@@ -28,6 +28,8 @@ struct ut_load_opts {
 	uint64_t wakeup_bytes;         /* ut_wakeup_bytes; 0 = from the ring's size (at most as compiled) */
 	const struct ut_disk_ref *disks; /* diskdev() disks: looked up here, set in ut_disk_<i> */
 	unsigned ndisks;
+	struct ut_enum_ref *enums;       /* kernel enumerators: their value here set in each and ut_enum_<i> */
+	unsigned nenums;
 	bool verbose;                  /* notes on skipped alternatives, verifier logs */
 	FILE *log;                     /* where verbose notes go; NULL = stderr */
 };

@@ -883,7 +883,7 @@ static bool session_start(struct session *s, const struct ut_program_objects *ob
 	}
 	struct ut_load_opts lo = {
 		.obj = objs->bpf, .obj_len = objs->bpf_len, .probes = prog->probes, .nprobes = prog->nprobes,
-		.disks = prog->disks, .ndisks = prog->ndisks,
+		.disks = prog->disks, .ndisks = prog->ndisks, .enums = prog->enums, .nenums = prog->nenums,
 		.ringbuf_bytes = o->buffer_bytes,
 		.filter_tgid = s->child ? (uint32_t)s->child : (uint32_t)o->pid,
 		.follow_forks = s->child != 0,

@@ -450,6 +450,7 @@ static inline uint64_t eval_int(struct hit *h, unsigned i)
 	uint64_t v;
 	switch (e->op) {
 	case UT_UX_INT: return (uint64_t)e->i;
+	case UT_UX_ENUM: return (uint64_t)h->prog->enums[e->i].value;
 	case UT_UX_CAPTURED:
 		if (e->field >= h->ev->nfields || h->int_at[e->field] < 0)
 			return 0;
@@ -820,6 +821,11 @@ static void ut_native_entries(struct ut_native_env *env, uint32_t map, struct ut
 static int64_t ut_native_percentile(struct ut_native_env *env, uint32_t map, const void *key, uint32_t ppm)
 {
 	return percentile(env->u, map, key, ppm);
+}
+
+static int64_t ut_native_enum(struct ut_native_env *env, uint32_t index)
+{
+	return env->u->prog->enums[index].value;
 }
 
 bool ut_user_side_compiled(struct ut_user_side *u, const void *obj, size_t len, char *err, size_t errlen)

@@ -28,10 +28,10 @@ done
 [ -z "$missing" ] && pass io_uring/reader_keeps_request_state \
 	|| fail io_uring/reader_keeps_request_state "in the kernel:$missing ($(grep 'placement: the kernel keeps' "$TMP/err.txt"))"
 attached=$(grep -c 'attached tp_btf:io_uring_' "$TMP/err.txt")
-if [ "$attached" -eq 18 ] && ! grep -q 'warning' "$TMP/err.txt"; then
+if [ "$attached" -eq 19 ] && ! grep -q 'warning' "$TMP/err.txt"; then
 	pass io_uring/all_probes_tp_btf
 else
-	fail io_uring/all_probes_tp_btf "$attached of 18 io_uring probes attached as tp_btf: $(grep -v 'attached tp_btf' "$TMP/err.txt" | head -5)"
+	fail io_uring/all_probes_tp_btf "$attached of 19 io_uring probes attached as tp_btf: $(grep -v 'attached tp_btf' "$TMP/err.txt" | head -5)"
 fi
 "$UT" stats --json "$TMP/trace.fxt" >"$TMP/stats.json" || fail io_uring/stats "uring-trace stats failed"
 "$UT" dump "$TMP/trace.fxt" >"$TMP/dump.txt" || fail io_uring/dump "uring-trace dump failed"

@@ -7,8 +7,9 @@
 #     flat (the last third of the run no higher than the first third's
 #     peak by more than 10 %);
 #   - no map fills ("was full" on stderr);
-#   - every snapshot (SIGUSR1 each minute) and the final trace are valid
-#     under `uring-trace stats`, with no slice left open.
+#   - every snapshot (SIGUSR1 each minute, and each request slower than
+#     20 ms) and the final trace are valid under `uring-trace stats`, with
+#     no slice left open (valid ones are removed once checked).
 #
 #   tests/soak/soak.sh [MINUTES]     (default 30)
 #
@@ -53,6 +54,28 @@ workloads() {
 	rm -rf "$tmp"
 }
 
+# Each snapshot is checked once written, and removed when valid: slow
+# requests take snapshots too (--slow-us), up to one every --after, and the
+# disk would fill over hours (10 s windows of up to --ring-size each).
+bad=0 traces=0
+check_trace() {   # FILE
+	traces=$((traces + 1))
+	"$UT" stats "$1" >"$1.stats" 2>&1
+	if [ $? -ne 0 ] || ! grep -q '^errors: 0$' "$1.stats" || ! grep -q '^slices open at the end: 0$' "$1.stats"; then
+		bad=$((bad + 1))
+		echo "  $1: $(grep -A2 -E '^errors|^slices open' "$1.stats" | head -4)"
+	elif [ "$1" != "$out/soak.fxt" ]; then
+		rm -f "$1" "$1.stats"
+	fi
+}
+check_snapshots() {   # all of them but the newest, which may still be written
+	local newest
+	newest=$(ls "$out" | sed -n 's/^soak\.\([0-9]*\)\.fxt$/\1/p' | sort -n | tail -1)
+	for f in "$out"/soak.[0-9]*.fxt; do
+		[ -e "$f" ] && [ "$f" != "$out/soak.$newest.fxt" ] && check_trace "$f"
+	done
+}
+
 start=$SECONDS
 next_snapshot=$((SECONDS + 60))
 echo "seconds,rss_kb" >"$out/rss.csv"
@@ -65,6 +88,7 @@ rounds=0
 while [ $((SECONDS - start)) -lt $((minutes * 60)) ] && kill -0 $tracer 2>/dev/null; do
 	workloads
 	rounds=$((rounds + 1))
+	check_snapshots
 	if [ $SECONDS -ge $next_snapshot ]; then
 		kill -USR1 $tracer
 		next_snapshot=$((SECONDS + 60))
@@ -89,14 +113,8 @@ last=$(tail -n +2 "$out/rss.csv" | tail -$((n / 3)) | cut -d, -f2 | sort -n | ta
 check rss_flat "$([ $n -ge 3 ] && [ "${last:-0}" -le $((${first:-0} * 11 / 10)) ] && echo 1)" \
 	"first third's peak ${first} kB, last third's ${last} kB"
 check no_map_full "$(grep -q 'was full' "$out/uring-trace.err" || echo 1)" "$(grep 'was full' "$out/uring-trace.err" | head -3)"
-bad=0 traces=0
 for f in "$out"/soak*.fxt; do
-	traces=$((traces + 1))
-	"$UT" stats "$f" >"$f.stats" 2>&1
-	if [ $? -ne 0 ] || ! grep -q '^errors: 0$' "$f.stats" || ! grep -q '^slices open at the end: 0$' "$f.stats"; then
-		bad=$((bad + 1))
-		echo "  $f: $(grep -A2 -E '^errors|^slices open' "$f.stats" | head -4)"
-	fi
+	[ -e "$f" ] && check_trace "$f"
 done
 check traces_valid "$([ $bad -eq 0 ] && [ $traces -ge 1 ] && echo 1)" "$bad of $traces traces invalid"
 
