@@ -50,6 +50,7 @@ expect errors ERRORS warn 'f["key"] == ["READ", "-EBADF"] and ev["failed"] >= 10
 expect leak LEAK warn 'f["key"] == ["READ", "ring closed"] and f["count"] == int(t["leaked"])'
 expect leak-exit LEAK warn 'f["key"] == ["READ", "process exited"] and f["count"] == int(t["leaked"])'
 expect sqpoll-idle SQPOLL warn 'ev["wakeups"] * 2 >= ev["submissions"]'
+expect sqpoll-spin SQPOLL-SPIN info 'ev["submissions"] == int(t["submits"]) and ev["wall_ms"] >= int(t["idle_ms"])'
 expect workers WORKERS warn 'ev["busy"] > 16'
 expect iowq-wait IOWQ-WAIT warn 'ev["waited"] >= 10'
 expect config-tw CONFIG info 'f["key"][0] == "task-work"'
@@ -82,6 +83,14 @@ if command -v fio >/dev/null; then
 	clean_run fio_direct_registered "fio --name=clean --filename=$TMP/fio.data --size=64M --ioengine=io_uring --direct=1 \
 		--rw=randread --bs=4k --iodepth=32 --iodepth_batch_submit=16 --iodepth_batch_complete_min=8 \
 		--registerfiles=1 --fixedbufs=1 --time_based --runtime=2 --output=/dev/null"
+	# a busy SQPOLL ring polls for its work: not a spin
+	"$UT" -q --summary-only --json "$TMP/fio_sqpoll.json" -c "fio --name=sqpoll --filename=$TMP/fio.data --size=64M \
+		--ioengine=io_uring --sqthread_poll=1 --rw=randread --bs=4k --iodepth=16 --time_based --runtime=2 \
+		--output=/dev/null" >/dev/null 2>"$TMP/fio_sqpoll.err"
+	spin=$(python3 -c 'import json, sys
+print(", ".join(f["message"] for f in json.load(open(sys.argv[1])).get("findings", []) if f["tag"] == "SQPOLL-SPIN"))' \
+		"$TMP/fio_sqpoll.json" 2>&1)
+	[ -z "$spin" ] && pass doctor/fio_sqpoll_no_spin || fail doctor/fio_sqpoll_no_spin "made $spin"
 else
 	skip doctor/fio_direct_registered "no fio"
 fi
