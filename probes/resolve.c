@@ -66,10 +66,11 @@ void probe_typed_params(struct compiler *c, struct alt_ctx *a, struct ut_param *
 			continue;
 		}
 		t.direct = t.kind == T_PTR && t.btf > 0 && direct;
+		/* through ut_ctx (bpf/ut.h): clang must not keep &ctx[i] */
 		if (t.kind == T_PTR)
-			probe_add_arg(a, name, t, xasprintf("((void *)ctx[%u])", i));
+			probe_add_arg(a, name, t, xasprintf("((void *)ut_ctx(ctx)[%u])", i));
 		else
-			probe_add_arg(a, name, t, xasprintf("((%s)(%s)ctx[%u])", t.is_signed ? "__s64" : "__u64",
+			probe_add_arg(a, name, t, xasprintf("((%s)(%s)ut_ctx(ctx)[%u])", t.is_signed ? "__s64" : "__u64",
 							   probe_int_c_type(t.size, t.is_signed), i));
 	}
 }
@@ -121,7 +122,7 @@ int probe_resolve_function(struct compiler *c, struct alt_ctx *a, const char *ta
 		if (ret_type == 0 || btf_arg_type(c, ret_type, &t) < 0)
 			t = probe_int_type(8, true);
 		char *cx = in_regs ? xasprintf("((%s)PT_REGS_RC(ctx))", t.kind == T_PTR ? "void *" : "__s64")
-				   : xasprintf("((%s)ctx[%u])", t.kind == T_PTR ? "void *" : "__s64", n);
+				   : xasprintf("((%s)ut_ctx(ctx)[%u])", t.kind == T_PTR ? "void *" : "__s64", n);
 		probe_add_arg(a, "retval", t, cx);
 	}
 	free(params);

@@ -210,11 +210,11 @@ int ut_p0_a0(__u64 *ctx)
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
-		t0.bucket = ut_log2_bucket((__s64)(((__s64)((struct io_uring_cqe *)(((void *)ctx[2])))->res)));
+		t0.bucket = ut_log2_bucket((__s64)(((__s64)((struct io_uring_cqe *)(((void *)ut_ctx(ctx)[2])))->res)));
 		ut_agg_add(&m_0, &t0, 1);
 	}
 	{
-		l_ring = (void *)(((void *)ctx[0]));
+		l_ring = (void *)(((void *)ut_ctx(ctx)[0]));
 	}
 	{
 		void *t1 = (void *)(l_ring);
@@ -226,7 +226,7 @@ int ut_p0_a0(__u64 *ctx)
 	{
 		struct ut_mk_2 t3;
 		__builtin_memset(&t3, 0, sizeof(t3));
-		t3.k0 = (__u64)(((__u64)((struct io_uring_cqe *)(((void *)ctx[2])))->user_data));
+		t3.k0 = (__u64)(((__u64)((struct io_uring_cqe *)(((void *)ut_ctx(ctx)[2])))->user_data));
 		ut_agg_add(&m_2, &t3, (__s64)(1));
 	}
 	return 0;
@@ -242,22 +242,22 @@ int ut_p1_a0(__u64 *ctx)
 	{
 		struct ut_mk_3 t4;
 		__builtin_memset(&t4, 0, sizeof(t4));
-		t4.k0 = (__u64)(((__u64)((struct io_kiocb *)(((void *)ctx[0])))->opcode));
-		t4.k1 = (__u64)(((__u64)((struct io_kiocb *)(((void *)ctx[0])))->flags));
+		t4.k0 = (__u64)(((__u64)((struct io_kiocb *)(((void *)ut_ctx(ctx)[0])))->opcode));
+		t4.k1 = (__u64)(((__u64)((struct io_kiocb *)(((void *)ut_ctx(ctx)[0])))->flags));
 		ut_agg_add(&m_3, &t4, (__s64)(1));
 	}
 	{
-		void *t6 = (void *)((struct io_kiocb *)(((void *)ctx[0])))->tctx;
+		void *t6 = (void *)((struct io_kiocb *)(((void *)ut_ctx(ctx)[0])))->tctx;
 		struct ut_mk_4 t5;
 		__builtin_memset(&t5, 0, sizeof(t5));
 		t5.k0 = (__u64)(t6);
 		ut_agg_add(&m_4, &t5, (__s64)(1));
 	}
 	{
-		void *t8 = (void *)((struct io_kiocb *)(((void *)ctx[0])))->ctx;
+		void *t8 = (void *)((struct io_kiocb *)(((void *)ut_ctx(ctx)[0])))->ctx;
 		struct ut_mk_5 t7;
 		__builtin_memset(&t7, 0, sizeof(t7));
-		t7.k0 = (__u64)(((__u64)(((__u64)(((__u64)ut_ptr_int(t8))) << (__u64)(16LL))) | (__u64)(((__u64)(((__u32)(__u64)(((__u64)((struct io_kiocb *)(((void *)ctx[0])))->opcode)))) & (__u64)(255LL)))));
+		t7.k0 = (__u64)(((__u64)(((__u64)(((__u64)ut_ptr_int(t8))) << (__u64)(16LL))) | (__u64)(((__u64)(((__u32)(__u64)(((__u64)((struct io_kiocb *)(((void *)ut_ctx(ctx)[0])))->opcode)))) & (__u64)(255LL)))));
 		ut_agg_add(&m_5, &t7, (__s64)(1));
 	}
 	return 0;
@@ -307,7 +307,7 @@ int ut_p3_a0(__u64 *ctx)
 	{
 		struct ut_mk_8 t17;
 		__builtin_memset(&t17, 0, sizeof(t17));
-		t17.k0 = (__u64)(((__u64)((struct io_kiocb *)(((void *)ctx[0])))->opcode));
+		t17.k0 = (__u64)(((__u64)((struct io_kiocb *)(((void *)ut_ctx(ctx)[0])))->opcode));
 		ut_agg_add(&m_8, &t17, (__s64)(1));
 	}
 	return 0;
@@ -368,7 +368,7 @@ int ut_p6_a0(__u64 *ctx)
 	if (!ut_pass_filter(&ut_id))
 		return 0;
 	{
-		void *t25 = (void *)(((void *)ctx[0]));
+		void *t25 = (void *)(((void *)ut_ctx(ctx)[0]));
 		struct ut_mk_12 t24;
 		__builtin_memset(&t24, 0, sizeof(t24));
 		t24.k0 = (__u64)(((__u64)ut_kread(struct io_kiocb, t25, opcode)));
@@ -385,7 +385,7 @@ int ut_p7_a0(__u64 *ctx)
 	if (!ut_pass_filter(&ut_id))
 		return 0;
 	{
-		void *t27 = (void *)(((void *)(((void *)ctx[0]))));
+		void *t27 = (void *)(((void *)(((void *)ut_ctx(ctx)[0]))));
 		struct ut_mk_13 t26;
 		__builtin_memset(&t26, 0, sizeof(t26));
 		t26.k0 = (__u64)(((__u64)ut_kread(struct io_ring_ctx, t27, flags)));
@@ -404,7 +404,7 @@ int ut_p8_a0(__u64 *ctx)
 	{
 		struct ut_mk_14 t28;
 		__builtin_memset(&t28, 0, sizeof(t28));
-		t28.k0 = (__u64)(((__u64)((struct io_kiocb *)(((void *)(((void *)ctx[0])))))->opcode));
+		t28.k0 = (__u64)(((__u64)((struct io_kiocb *)(((void *)(((void *)ut_ctx(ctx)[0])))))->opcode));
 		ut_agg_add(&m_14, &t28, (__s64)(1));
 	}
 	return 0;

@@ -47,18 +47,18 @@ int ut_p0_a0(__u64 *ctx)
 	__u64 ut_id __attribute__((unused)) = 0;
 	if (!ut_pass_filter(&ut_id))
 		return 0;
-	__s64 a_res = (__s64)(((__s64)((struct io_uring_cqe *)(((void *)ctx[2])))->res));
+	__s64 a_res = (__s64)(((__s64)((struct io_uring_cqe *)(((void *)ut_ctx(ctx)[2])))->res));
 	{
 		if (!(((__s64)(a_res) < (__s64)(0LL))))
 			return 0;
 	}
-	__u64 a_user_data = (__u64)(((__u64)((struct io_uring_cqe *)(((void *)ctx[2])))->user_data));
-	void *t1 = (void *)((struct io_ring_ctx *)(((void *)ctx[0])))->rings;
+	__u64 a_user_data = (__u64)(((__u64)((struct io_uring_cqe *)(((void *)ut_ctx(ctx)[2])))->user_data));
+	void *t1 = (void *)((struct io_ring_ctx *)(((void *)ut_ctx(ctx)[0])))->rings;
 	struct io_rings *a_rings = (struct io_rings *)(t1);
 	{
 		struct ut_mk_0 t0;
 		__builtin_memset(&t0, 0, sizeof(t0));
-		t0.k0 = (__u64)(((void *)ctx[0]));
+		t0.k0 = (__u64)(((void *)ut_ctx(ctx)[0]));
 		t0.k1 = (__u64)(a_user_data);
 		ut_agg_add(&m_0, &t0, (__s64)(1));
 	}
@@ -69,7 +69,7 @@ int ut_p0_a0(__u64 *ctx)
 				void *t2 = (void *)&((struct io_rings *)(a_rings))->cq;
 				struct ut_mk_1 t3;
 				__builtin_memset(&t3, 0, sizeof(t3));
-				t3.k0 = (__u64)(((void *)ctx[0]));
+				t3.k0 = (__u64)(((void *)ut_ctx(ctx)[0]));
 				{ __u64 val = (__u64)(((__u64)((struct io_uring *)(t2))->head)); bpf_map_update_elem(&m_1, &t3, &val, BPF_ANY); }
 			}
 		}

@@ -90,13 +90,13 @@ int ut_p1_a0(__u64 *ctx)
 		if ((1LL)) {
 			struct ut_mk_0 t1;
 			__builtin_memset(&t1, 0, sizeof(t1));
-			t1.k0 = (__u64)(((__s64)((struct task_struct *)(((void *)ctx[1])))->tgid));
+			t1.k0 = (__u64)(((__s64)((struct task_struct *)(((void *)ut_ctx(ctx)[1])))->tgid));
 			__u64 t2 = ut_memo_read(&m_0, 0, &t1, t1.k0, 0);
 			__u64 t5 = 1;
 			if (!(t2)) {
 				struct ut_mk_0 t3;
 				__builtin_memset(&t3, 0, sizeof(t3));
-				t3.k0 = (__u64)(((__s64)((struct task_struct *)(((void *)ctx[2])))->tgid));
+				t3.k0 = (__u64)(((__s64)((struct task_struct *)(((void *)ut_ctx(ctx)[2])))->tgid));
 				__u64 t4 = ut_memo_read(&m_0, 0, &t3, t3.k0, 0);
 				t5 = !!(t4);
 			}
@@ -111,19 +111,19 @@ int ut_p1_a0(__u64 *ctx)
 	__u32 ut_off = 0;
 	{
 		char t7[16] = {};
-		ut_copy_name16(t7, ((struct task_struct *)(((void *)ctx[1])))->comm);
+		ut_copy_name16(t7, ((struct task_struct *)(((void *)ut_ctx(ctx)[1])))->comm);
 		char t8[16] = {};
-		ut_copy_name16(t8, ((struct task_struct *)(((void *)ctx[2])))->comm);
+		ut_copy_name16(t8, ((struct task_struct *)(((void *)ut_ctx(ctx)[2])))->comm);
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_0)) {
 			struct ut_rec_0 *r = (void *)(ut_batch + ut_off);
 			ut_header(&r->h, 0, ut_now, ut_id);
-			r->f0 = (__s64)(((__s64)((struct task_struct *)(((void *)ctx[1])))->tgid));
-			r->f1 = (__s64)(((__s64)((struct task_struct *)(((void *)ctx[1])))->pid));
-			r->f2 = (__u64)(((__u64)(__u32)ctx[3]));
-			r->f3 = (__u64)(((__u64)(__u8)ctx[0]));
+			r->f0 = (__s64)(((__s64)((struct task_struct *)(((void *)ut_ctx(ctx)[1])))->tgid));
+			r->f1 = (__s64)(((__s64)((struct task_struct *)(((void *)ut_ctx(ctx)[1])))->pid));
+			r->f2 = (__u64)(((__u64)(__u32)ut_ctx(ctx)[3]));
+			r->f3 = (__u64)(((__u64)(__u8)ut_ctx(ctx)[0]));
 			__builtin_memcpy(r->f4, t7, sizeof(t7) < 16 ? sizeof(t7) : 16);
-			r->f5 = (__s64)(((__s64)((struct task_struct *)(((void *)ctx[2])))->tgid));
-			r->f6 = (__s64)(((__s64)((struct task_struct *)(((void *)ctx[2])))->pid));
+			r->f5 = (__s64)(((__s64)((struct task_struct *)(((void *)ut_ctx(ctx)[2])))->tgid));
+			r->f6 = (__s64)(((__s64)((struct task_struct *)(((void *)ut_ctx(ctx)[2])))->pid));
 			__builtin_memcpy(r->f7, t8, sizeof(t8) < 16 ? sizeof(t8) : 16);
 			r->f8 = (__u64)(bpf_get_smp_processor_id());
 			ut_off += sizeof(*r);
@@ -142,7 +142,7 @@ int ut_p2_a0(__u64 *ctx)
 	{
 		struct ut_mk_0 t9;
 		__builtin_memset(&t9, 0, sizeof(t9));
-		t9.k0 = (__u64)(((__s64)((struct task_struct *)(((void *)ctx[0])))->tgid));
+		t9.k0 = (__u64)(((__s64)((struct task_struct *)(((void *)ut_ctx(ctx)[0])))->tgid));
 		__u64 t10 = ut_memo_read(&m_0, 0, &t9, t9.k0, 0);
 		if (!(t10))
 			return 0;
@@ -163,18 +163,18 @@ int ut_p2_a0(__u64 *ctx)
 	ut_off = sizeof(*ut_hit);
 	{
 		if (ut_hit) {
-			ut_hit->f0 = (__s64)(((__s64)((struct task_struct *)(((void *)ctx[0])))->tgid));
+			ut_hit->f0 = (__s64)(((__s64)((struct task_struct *)(((void *)ut_ctx(ctx)[0])))->tgid));
 		}
 		if (ut_hit) {
-			ut_hit->f1 = (__s64)(((__s64)((struct task_struct *)(((void *)ctx[0])))->pid));
+			ut_hit->f1 = (__s64)(((__s64)((struct task_struct *)(((void *)ut_ctx(ctx)[0])))->pid));
 		}
 		char t11[16] = {};
-		ut_copy_name16(t11, ((struct task_struct *)(((void *)ctx[0])))->comm);
+		ut_copy_name16(t11, ((struct task_struct *)(((void *)ut_ctx(ctx)[0])))->comm);
 		if (ut_hit) {
 			__builtin_memcpy(ut_hit->f2, t11, sizeof(t11) < 16 ? sizeof(t11) : 16);
 		}
 		if (ut_hit) {
-			ut_hit->f3 = (__s64)(((__s64)((struct task_struct *)(((void *)ctx[0])))->wake_cpu));
+			ut_hit->f3 = (__s64)(((__s64)((struct task_struct *)(((void *)ut_ctx(ctx)[0])))->wake_cpu));
 		}
 	}
 ut_done: __attribute__((unused));

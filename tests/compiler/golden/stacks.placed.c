@@ -174,7 +174,7 @@ int ut_p1_a0(__u64 *ctx)
 	if (!ut_pass_filter(&ut_id))
 		return 0;
 	{
-		if (!(((__s64)(((__s64)((struct task_struct *)(((void *)ctx[1])))->pid)) != (__s64)(0LL))))
+		if (!(((__s64)(((__s64)((struct task_struct *)(((void *)ut_ctx(ctx)[1])))->pid)) != (__s64)(0LL))))
 			return 0;
 	}
 	{
