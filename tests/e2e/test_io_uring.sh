@@ -298,12 +298,14 @@ done
 # trace, and is adopted as it is first seen (the trace is of that process
 # only); system-wide without --all-rings such a ring is not followed, and
 # the end says how many requests were left out (IGNORED-RINGS).
-"$UT_WORKLOADS/nop_firehose" --seconds 8 --rate 2000 >"$TMP/attach.json" &
+# (the workload outlives both traces: --summary-only keeps the doctor in
+# the kernel, whose verifier takes seconds on a loaded machine)
+"$UT_WORKLOADS/nop_firehose" --seconds 120 --rate 2000 >"$TMP/attach.json" &
 workload=$!
 sleep 1
 "$UT" -q --json "$TMP/attach.sum.json" -o "$TMP/attach.fxt" -p $workload -d 2 >"$TMP/attach.out" 2>"$TMP/attach.err"
 "$UT" -q --summary-only --json "$TMP/wide.json" -d 2 >/dev/null 2>&1
-wait $workload
+kill $workload; wait $workload 2>/dev/null
 python3 - "$TMP/attach.sum.json" "$TMP/wide.json" <<'PY'
 import json, sys
 a, w = (json.load(open(p)) for p in sys.argv[1:3])
