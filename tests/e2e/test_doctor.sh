@@ -12,16 +12,19 @@ W=$UT_WORKLOADS/uring_doctor
 # MODE: the default script's JSON summary of it in $TMP/MODE.json, the
 # workload's GROUND-TRUTH line in $TMP/MODE.truth; status 77: the mode
 # cannot run here (the workload says why)
-run_mode() {
-	"$UT" -q --summary-only --json "$TMP/$1.json" -c "$W $1 --dir $TMP >$TMP/$1.truth 2>$TMP/$1.why" \
-		>/dev/null 2>"$TMP/$1.err"
+run_mode() {   # NAME [MODE ARGS...]: the mode NAME, or MODE ARGS under NAME
+	local name=$1; shift
+	"$UT" -q --summary-only --json "$TMP/$name.json" -c "$W ${*:-$name} --dir $TMP >$TMP/$name.truth 2>$TMP/$name.why" \
+		>/dev/null 2>"$TMP/$name.err"
 }
 
-# MODE TAG SEVERITY CHECK: the finding TAG at SEVERITY, and CHECK (python,
-# over f: the finding, t: the ground truth's key=value) holds
+# MODE TAG SEVERITY CHECK [COMMAND...]: the finding TAG at SEVERITY, and
+# CHECK (python, over f: the finding, t: the ground truth's key=value)
+# holds; COMMAND is the workload's mode and arguments when not MODE
 expect() {
 	local mode=$1 tag=$2 severity=$3 check=$4
-	run_mode "$mode"
+	shift 4
+	run_mode "$mode" "$@"
 	local rc=$?
 	if [ $rc -eq 77 ]; then skip "doctor/$mode" "$(cat "$TMP/$mode.why")"; return; fi
 	python3 - "$TMP/$mode.json" "$TMP/$mode.truth" "$mode" "$tag" "$severity" "$check" "$rc" <<'PY'
@@ -50,6 +53,8 @@ expect errors ERRORS warn 'f["key"] == ["READ", "-EBADF"] and ev["failed"] >= 10
 expect leak LEAK warn 'f["key"] == ["READ", "ring closed"] and f["count"] == int(t["leaked"])'
 expect leak-exit LEAK warn 'f["key"] == ["READ", "process exited"] and f["count"] == int(t["leaked"])'
 expect sqpoll-idle SQPOLL warn 'ev["wakeups"] * 2 >= ev["submissions"]'
+# (a sparse SQPOLL ring: 10 submissions, each waking the thread)
+expect sqpoll-idle-few SQPOLL warn 'ev["wakeups"] * 2 >= ev["submissions"] and ev["submissions"] <= 10' sqpoll-idle 10
 expect sqpoll-spin SQPOLL-SPIN info 'ev["submissions"] == int(t["submits"]) and ev["wall_ms"] >= int(t["idle_ms"])'
 expect workers WORKERS warn 'ev["busy"] > 16'
 expect iowq-wait IOWQ-WAIT warn 'ev["waited"] >= 10'
@@ -59,6 +64,8 @@ expect unregistered-files CONFIG info 'f["key"][0] == "unregistered-files"'
 expect small-cq CONFIG info 'f["key"][0] == "cq-size" and ev["cq_entries"] == 16'
 expect short-write SHORT-WRITE warn 'ev["got"] < ev["wanted"]'
 expect reap-lag REAP-LAG warn 'ev["late"] >= 10'
+# (four CQEs, each left 600 ms: too few to warn, each long enough to say)
+expect reap-lag-few REAP-LAG info 'ev["late"] < 10 and ev["wait_us"] >= 500000' reap-lag 1 --hold-ms 600
 expect slow SLOW info 'f["key"] == ["READ"] and ev["latency_us"] >= 10 * ev["usual_us"]'
 
 # Clean workloads: nothing at warn or above (info is advice)
