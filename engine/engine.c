@@ -463,8 +463,10 @@ static const char *frame_name(const struct track *t, const struct slice_frame *f
 static void drop_outermost_slice(struct track *t)
 {
 	uint32_t cut = t->frames[1].category_at;
-	memmove(t->arena, t->arena + cut, t->arena_used - cut);
-	t->arena_used -= cut;
+	if (cut) {   /* (none when the first slice's names are stable: the arena may be NULL) */
+		memmove(t->arena, t->arena + cut, t->arena_used - cut);
+		t->arena_used -= cut;
+	}
 	memmove(t->frames, t->frames + 1, (t->depth - 1) * sizeof(*t->frames));
 	t->depth--;
 	for (uint32_t i = 0; i < t->depth; i++) {
