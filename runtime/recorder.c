@@ -56,6 +56,7 @@ struct ut_recorder {
 	bool cut_noted;
 	const struct ut_recorder_cursor *reading;   /* a window being written: its records stay */
 	struct chunk *first, *last;
+	struct chunk *spare;    /* the last chunk evicted, for the next one (see chunk_drop) */
 	size_t chunk_bytes;
 	uint64_t oldest_ts, newest_ts;
 	uint64_t hold_from;   /* 0: none */
@@ -143,6 +144,7 @@ void ut_recorder_free(struct ut_recorder *r)
 		free(r->first);
 		r->first = next;
 	}
+	free(r->spare);
 	kept_free(&r->threads);
 	kept_free(&r->groups);
 	kept_free(&r->counters);
@@ -238,6 +240,20 @@ static size_t stored_bytes(size_t size)
 	return sizeof(uint64_t) + ((size + 7) & ~(size_t)7);
 }
 
+
+/* An evicted chunk is kept for the next one: a full window replaces a
+ * chunk for a chunk, and freeing them among the small allocations around
+ * (names, kept records) left the heap in holes it never gave back (a
+ * 30-minute soak under liburing's tests: 310 MB RSS for a 128 MiB window). */
+static void chunk_drop(struct ut_recorder *r, struct chunk *c)
+{
+	r->chunk_bytes -= c->capacity;
+	if (!r->spare && c->capacity == CHUNK_BYTES) {
+		r->spare = c;
+		return;
+	}
+	free(c);
+}
 /* Records older than limit leave the window. */
 static void evict(struct ut_recorder *r, uint64_t limit)
 {
@@ -261,8 +277,7 @@ static void evict(struct ut_recorder *r, uint64_t limit)
 			return;
 		}
 		r->first = c->next;
-		r->chunk_bytes -= c->capacity;
-		free(c);
+		chunk_drop(r, c);
 	}
 }
 
@@ -287,8 +302,7 @@ static void evict_to_bound(struct ut_recorder *r)
 		if (last_ts > r->cut_before)
 			r->cut_before = last_ts;
 		r->first = c->next;
-		r->chunk_bytes -= c->capacity;
-		free(c);
+		chunk_drop(r, c);
 		const struct chunk *f = r->first;
 		r->oldest_ts = f->read < f->used ? ((const struct ut_rec_hdr *)(f->data + f->read + sizeof(uint64_t)))->ts : 0;
 	}
@@ -301,7 +315,12 @@ void ut_recorder_add(struct ut_recorder *r, const void *rec, size_t size)
 	struct chunk *c = r->last;
 	if (!c || c->capacity - c->used < need) {
 		size_t capacity = need > CHUNK_BYTES ? need : CHUNK_BYTES;
-		c = xmalloc(sizeof(*c) + capacity);
+		if (r->spare && capacity == CHUNK_BYTES) {
+			c = r->spare;
+			r->spare = NULL;
+		} else {
+			c = xmalloc(sizeof(*c) + capacity);
+		}
 		*c = (struct chunk){.capacity = capacity};
 		if (r->last)
 			r->last->next = c;

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -772,6 +773,9 @@ static void continue_snapshot(struct session *s, bool at_end)
 		fprintf(stderr, "uring-trace: snapshot %u: %llu events written to %s\n", n, (unsigned long long)events,
 			path);
 	ut_recorder_release(s->recorder);
+	/* the snapshot's engine and writer were freed among the recorder's
+	 * allocations: give their pages back, or the holes stay in RSS */
+	malloc_trim(0);
 }
 
 /* Without --max-size a trace grows as long as tracing lasts: say once
