@@ -194,7 +194,7 @@ bpf_run_ns() { # PID
   local f
   for f in /proc/"$1"/fdinfo/*; do
     grep -h '^run_time_ns:' "$f" 2>/dev/null
-  done | awk '{ s += $2 } END { print s + 0 }'
+  done | awk '{ s += $2 } END { printf "%.0f\n", s }'
 }
 
 # Events the tracer saw, when it says.
