@@ -18,6 +18,13 @@
 #                    the tool attaches within 30 s; otherwise skipped.  Waited
 #                    for by its "tracing; Ctrl-C to stop" line on stderr; its
 #                    "N events, M lost" exit line gives events and losses.
+#   uring_trace_summary  $UT -v --summary-only: no trace, the trace's
+#                    constructs compiled out and the maps kept in the kernel
+#   uringscope       $USCOPE -a: uringscope's in-kernel aggregate mode (a C/libbpf
+#                    io_uring tool, /work/shared/notes/peers.md), if $USCOPE is set
+#                    or uringscope is on the PATH; otherwise skipped
+#   uringscope_trace $USCOPE -a --trace $OUT/us.json: the same with its
+#                    per-request timeline (Perfetto JSON)
 #   uring_trace_base the same run by $UT_BASE: another build (the one before a
 #                    change), compared in the same rounds
 #   uring_trace_noreaps  the same with --reaps=0 (no reaped-completion marks)
@@ -38,12 +45,13 @@
 #
 # Environment: DURATION (s per run, default 3), ROUNDS (default 3), CPUS
 # ("0 1"), WORKLOADS ("nop fio_tmpfs fio_loop"), TRACERS (default all),
-# UT (uring-trace binary), UT_BASE (uring_trace_base's), UT_WORKLOADS (workload dir), OUT (results dir),
+# UT (uring-trace binary), USCOPE (uringscope binary), UT_BASE (uring_trace_base's), UT_WORKLOADS (workload dir), OUT (results dir),
 # WAIT_QUIET (s to wait for other processes' tracers to detach before each
 # round; default 0: warn and go on), LOOP_DIR (/dev/shm), BPF_STATS (1: turn
 # on kernel.bpf_stats_enabled and report the BPF time of the tracer's
 # programs per operation, from their run_time_ns; the stats cost time of
-# their own, so throughput is better measured without them).
+# their own, so throughput is better measured without them; BPF time is
+# reported too whenever they are on, whoever turned them on).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 W=${UT_WORKLOADS:-$ROOT/build/workloads}
@@ -54,6 +62,7 @@ WORKLOADS=${WORKLOADS:-"nop fio_tmpfs fio_loop"}
 TRACERS=${TRACERS:-"bpftrace_count bpftrace_print perf_record uring_trace"}
 OUT=${OUT:-/tmp/ut-peers.$$}
 UT=${UT:-}
+USCOPE=${USCOPE:-$(command -v uringscope || true)}
 CLK_TCK=$(getconf CLK_TCK)
 mkdir -p "$OUT"
 RESULTS=$OUT/results.tsv
@@ -70,7 +79,7 @@ source "$ROOT/bench/tracers.sh"
 cleanup() {
   [ -n "$TRACER_PID" ] && kill -INT "$TRACER_PID" 2>/dev/null && wait "$TRACER_PID" 2>/dev/null
   [ -n "$LOOP_DEV" ] && losetup -d "$LOOP_DEV"
-  rm -f "$SHM_FILE" "$LOOP_IMG" "$OUT"/perf.data* "$OUT"/ut.fxt
+  rm -f "$SHM_FILE" "$LOOP_IMG" "$OUT"/perf.data* "$OUT"/ut.fxt "$OUT"/us.json
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -145,6 +154,12 @@ start_tracer() { # NAME LOG; sets TRACER_PID, returns 1 if it did not attach
       # is a file, so there is no live status line.  Summary (stdout) dropped.
       # -v: the probe hits the kernel sent (hits/op in the summary).
       "$UT" -v -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
+    uring_trace_summary)
+      "$UT" -v --summary-only >/dev/null 2>"$2" & ;;
+    uringscope)
+      "$USCOPE" -a >"$2" 2>&1 & ;;
+    uringscope_trace)
+      "$USCOPE" -a --trace "$OUT/us.json" >"$2" 2>&1 & ;;
     uring_trace_base)
       "$UT_BASE" -v -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
     uring_trace_noreaps)
@@ -162,7 +177,7 @@ start_tracer() { # NAME LOG; sets TRACER_PID, returns 1 if it did not attach
   esac
   TRACER_PID=$!
   case $1 in
-    uring_trace*|ut_*) wait_line "$TRACER_PID" "$2" 'tracing; Ctrl-C to stop' ;;
+    uring_trace*|ut_*) wait_line "$TRACER_PID" "$2" 'tracing[ (a-z)]*; Ctrl-C to stop' ;;
     *) wait_attached "$TRACER_PID" ;;
   esac
 }
@@ -179,7 +194,7 @@ bpf_run_ns() { # PID
   local f
   for f in /proc/"$1"/fdinfo/*; do
     grep -h '^run_time_ns:' "$f" 2>/dev/null
-  done | awk '{ s += $2 } END { print s + 0 }'
+  done | awk '{ s += $2 } END { printf "%.0f\n", s }'
 }
 
 # Events the tracer saw, when it says.
@@ -187,6 +202,9 @@ tracer_events() { # NAME LOG
   case $1 in
     bpftrace_count) awk -F': ' '/^@\[/ { s += $2 } END { print s + 0 }' "$2" ;;
     perf_record) sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$2" | tail -1 ;;
+    uringscope*) # its counts of submissions and completions (not its events)
+      sed -n 's/^submissions: *\([0-9]*\) *completions: *\([0-9]*\).*/\1 \2/p' "$2" |
+        tail -1 | awk '{ print $1 + $2 }' ;;
     uring_trace*|ut_*) sed -n 's/^uring-trace: \([0-9]*\) events, [0-9]* lost.*/\1/p' "$2" | tail -1 ;;
   esac
 }
@@ -202,7 +220,11 @@ tracer_note() { # NAME LOG: lost events and the like
   case $1 in
     bpftrace_print) awk '/Lost [0-9]+ events/ { s += $2 } END { if (s) print "lost=" s }' "$2" ;;
     perf_record) grep -o 'lost [0-9]* chunks\|[0-9]* lost samples' "$2" | head -1 | tr ' ' '_' ;;
-    uring_trace*|ut_*) sed -n 's/^uring-trace: [0-9]* events, \([0-9]*\) lost.*/lost=\1/p' "$2" | tail -1 ;;
+    uringscope*) sed -n 's/^uringscope: \([0-9]*\) trace events dropped.*/dropped=\1/p' "$2" | tail -1 ;;
+    uring_trace*|ut_*)
+      sed -n 's/^uring-trace: [0-9]* events, \([0-9]*\) lost, \([0-9]*\) requests shed.*/lost=\1 shed=\2/p
+              t
+              s/^uring-trace: [0-9]* events, \([0-9]*\) lost.*/lost=\1/p' "$2" | tail -1 ;;
   esac
 }
 
@@ -233,18 +255,25 @@ check_quiet() { # WHEN
 }
 
 # ---- main loop ----------------------------------------------------------------
-if [[ " $TRACERS " == *" uring_trace "* ]]; then
+if [[ " $TRACERS " == *" uringscope"* ]] && { [ -z "$USCOPE" ] || [ ! -x "$USCOPE" ]; }; then
+  log "uringscope skipped: USCOPE not set and no uringscope on the PATH"
+  TRACERS=$(echo " $TRACERS " | sed 's/ uringscope_trace / /; s/ uringscope / /')
+fi
+# uring-trace's tracers tried once first: a compile fills its cache, so that
+# no round waits for clang (--summary-only's program is another compile).
+for probe in uring_trace uring_trace_summary; do
+  [[ " $TRACERS " == *" $probe "* ]] || continue
   if [ -z "$UT" ] || [ ! -x "$UT" ]; then
-    log "uring_trace skipped: UT not set or not executable"
-    TRACERS=${TRACERS/uring_trace/}
-  elif ! start_tracer uring_trace "$OUT/ut-probe.log"; then
-    log "uring_trace skipped: '$UT -q -o ...' did not start: $(head -c 300 "$OUT/ut-probe.log")"
+    log "$probe skipped: UT not set or not executable"
+    TRACERS=$(echo " $TRACERS " | sed "s/ $probe / /")
+  elif ! start_tracer "$probe" "$OUT/ut-probe.log"; then
+    log "$probe skipped: it did not start: $(head -c 300 "$OUT/ut-probe.log")"
     stop_tracer
-    TRACERS=${TRACERS/uring_trace/}
+    TRACERS=$(echo " $TRACERS " | sed "s/ $probe / /")
   else
     stop_tracer
   fi
-fi
+done
 setup_workloads
 printf 'cpu\tworkload\tround\ttracer\tthroughput\tevents\ttracer_cpu_s\tmax_rss_kb\tbpf_ns\thits\tnote\n' >"$RESULTS"
 if [ "$BPF_STATS" = 1 ]; then
@@ -261,7 +290,11 @@ for cpu in $CPUS; do
       printf '%s\t%s\t%s\tnone\t%s\t\t\t\t\t\t\n' "$cpu" "$workload" "$round" "$tp" >>"$RESULTS"
       log "cpu $cpu $workload round $round: untraced $tp"
       for tracer in $TRACERS; do
-        tlog="$OUT/$tracer.log"
+        tlog="$OUT/$tracer.$cpu.$workload.$round.log"
+        # other helpers' tracers come and go: each run waits for a quiet machine
+        check_quiet "cpu $cpu $workload round $round $tracer"
+        echo "$cpu $workload $round $tracer load $(cut -d' ' -f1-3 /proc/loadavg)" \
+          "bpf_stats_enabled=$(sysctl -n kernel.bpf_stats_enabled)" >>"$OUT/load.txt"
         if ! start_tracer "$tracer" "$tlog"; then
           log "$tracer did not attach: $(head -c 200 "$tlog")"
           stop_tracer
@@ -274,7 +307,8 @@ for cpu in $CPUS; do
         b1=$(bpf_run_ns "$TRACER_PID")
         t1=$(cpu_ticks "$TRACER_PID")
         bpf_ns=
-        [ "$BPF_STATS" = 1 ] && bpf_ns=$((b1 - b0))
+        # (also when someone else turned the stats on: they cost the same)
+        [ "$BPF_STATS" = 1 ] || [ "$(sysctl -n kernel.bpf_stats_enabled)" = 1 ] && bpf_ns=$((b1 - b0))
         rss=$(max_rss_kb "$TRACER_PID")
         stop_tracer
         cpu_s=$(awk -v a="${t0:-0}" -v b="${t1:-0}" -v hz="$CLK_TCK" 'BEGIN { printf "%.2f", (b - a) / hz }')
@@ -284,7 +318,7 @@ for cpu in $CPUS; do
         printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$cpu" "$workload" "$round" "$tracer" \
           "$tp" "$ev" "$cpu_s" "$rss" "$bpf_ns" "$hits" "$note" >>"$RESULTS"
         log "cpu $cpu $workload round $round: $tracer $tp events=$ev cpu=${cpu_s}s rss=${rss}kB $note"
-        rm -f "$OUT"/perf.data* "$OUT/ut.fxt"
+        rm -f "$OUT"/perf.data* "$OUT/ut.fxt" "$OUT/us.json"
       done
     done
   done

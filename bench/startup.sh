@@ -9,6 +9,9 @@
 #   io_uring  uring-trace: the default scripts/io_uring.ut (17 io_uring
 #             tracepoints + 6 io_uring syscall tracepoints, recording);
 #             bpftrace: the same 23 tracepoints, counted per probe.
+#   io_uring_summary  uring-trace --summary-only on the default script (the
+#             trace compiled out, the maps in the kernel); bpftrace as for
+#             io_uring.
 # Conditions:
 #   ut_cold   uring-trace with UT_CACHE_DIR a fresh empty directory (dumps
 #             vmlinux.h, builds the PCH, compiles the object)
@@ -26,7 +29,9 @@
 # uring-trace runs with -v, and its "BPF object ... (N ms)" and "detached N
 # links (N slow) in X ms" lines are recorded too.
 #
-# Environment: UT (default build/uring-trace), ROUNDS (5), OUT (results dir).
+# Environment: UT (default build/uring-trace), ROUNDS (5), OUT (results dir),
+# SCRIPTS (default "trivial io_uring io_uring_summary"), CONDS (default
+# "ut_cold ut_warm bpftrace").
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 UT=${UT:-$ROOT/build/uring-trace}
@@ -39,9 +44,11 @@ mkdir -p "$OUT"
 WORK=$(mktemp -d /tmp/ut-startup-work.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
-python3 - "$UT" "$ROUNDS" "$OUT" "$WORK" <<'EOF'
+python3 - "$UT" "$ROUNDS" "$OUT" "$WORK" "${SCRIPTS:-trivial io_uring io_uring_summary}" \
+  "${CONDS:-ut_cold ut_warm bpftrace}" <<'EOF'
 import os, re, signal, statistics, subprocess, sys, threading, time
 ut, rounds, out, work = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+chosen, conds = sys.argv[5].split(), sys.argv[6].split()
 
 IO_TPS = ["io_uring:" + n for n in (
     "io_uring_create io_uring_submit_req io_uring_req_failed io_uring_file_get io_uring_defer "
@@ -55,7 +62,9 @@ BT_IO = ",\n".join("tracepoint:" + t for t in IO_TPS + SYS_TPS) + " { @[probe] =
 SCRIPTS = {  # name: (uring-trace args, bpftrace program, probes)
     "trivial": (["-e", TRIVIAL], TRIVIAL, 1),
     "io_uring": ([], BT_IO, len(IO_TPS) + len(SYS_TPS)),
+    "io_uring_summary": (["--summary-only"], BT_IO, len(IO_TPS) + len(SYS_TPS)),
 }
+SCRIPTS = {name: SCRIPTS[name] for name in chosen}
 warm_cache = os.path.join(work, "warm-cache")
 
 def perf_fds(pid):
@@ -81,7 +90,7 @@ def run(script, cond):
         cache = warm_cache if cond == "ut_warm" else os.path.join(work, "cold-%d" % time.monotonic_ns())
         env["UT_CACHE_DIR"] = cache
         cmd = [ut, "-v", "-o", os.path.join(work, "t.fxt")] + ut_args
-        ready = re.compile(r"^uring-trace: tracing; Ctrl-C to stop")
+        ready = re.compile(r"^uring-trace: tracing( \(summary only\))?; Ctrl-C to stop")
     lines = []
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
@@ -139,7 +148,6 @@ for script in SCRIPTS:
     run(script, "ut_warm")
 
 rows = []
-conds = ["ut_cold", "ut_warm", "bpftrace"]
 with open(os.path.join(out, "results.tsv"), "w") as f:
     f.write("round\tscript\tcondition\tstart_ms\tfds_ms\texit_ms\tobject\tdetach_ms\tnote\n")
     for r in range(1, rounds + 1):
@@ -180,7 +188,9 @@ with open(os.path.join(out, "table.md"), "w") as f:
     p("|---|---|---|---|")
     for script in SCRIPTS:
         bs, bf, be = med(script, "bpftrace", 2), med(script, "bpftrace", 3), med(script, "bpftrace", 4)
-        p("| %s | %.2f | %.2f (%.2f) | %.2f |" % (
-            script, med(script, "ut_cold", 2) / bs, med(script, "ut_warm", 2) / bs,
-            med(script, "ut_warm", 2) / bf, med(script, "ut_warm", 4) / be))
+        def ratio(a, b):
+            return "%.2f" % (a / b) if a is not None and b else "-"
+        p("| %s | %s | %s (%s) | %s |" % (
+            script, ratio(med(script, "ut_cold", 2), bs), ratio(med(script, "ut_warm", 2), bs),
+            ratio(med(script, "ut_warm", 2), bf), ratio(med(script, "ut_warm", 4), be)))
 EOF
