@@ -504,6 +504,21 @@ static void gen_branch(struct gen *g, struct node *n)
 
 static void gen_if(struct gen *g, struct node *n)
 {
+	/* a condition known when compiling (a script flag's constant): the
+	 * branch taken alone, as placement walked it; the other may use maps
+	 * only dead code touches, which are not BPF maps (placement.c,
+	 * dead_maps_to_reader) */
+	int64_t v;
+	if (cond_folds(g->c, n->a, &v)) {
+		struct node *taken = v ? n->b : n->c;
+		if (taken) {
+			emit(g, "if (1)");
+			bool noted = g->noted;
+			gen_branch(g, taken);
+			g->noted = noted;
+		}
+		return;
+	}
 	char *cond = gen_expr(g, n->a);
 	bool waits = false;
 	if (n->a->capture >= 0) {   /* the reader decides by the kernel's answer */

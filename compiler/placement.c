@@ -970,6 +970,54 @@ static void maps_of_silent_probes(struct compiler *c)
 	free(recorded);
 }
 
+/* Marks in ctx (a struct live_walk) the maps the code that runs touches:
+ * an if whose condition folds (a script flag's constant) only in the
+ * branch it takes, as generation does. */
+struct live_walk {
+	struct compiler *c;
+	bool *live;
+};
+
+static enum walk_next map_live(struct node *n, void *ctx)
+{
+	struct live_walk *lw = ctx;
+	int64_t v;
+	if (n->kind == N_IF && cond_folds(lw->c, n->a, &v)) {
+		struct node *taken = v ? n->b : n->c;
+		if (taken)
+			walk_tree(taken, &(struct walker){.expansions = true, .pre = map_live, .ctx = lw});
+		return WALK_PAST;
+	}
+	if (n->kind == N_MAP_REF && n->ref == REF_MAP)
+		lw->live[n->sym] = true;
+	return WALK_INTO;
+}
+
+/* A map that only code which never runs touches (a probe left out, a
+ * branch under a false flag: the default script's --check maps without
+ * --check) is neither a BPF map nor the kernel's: the reader keeps it,
+ * empty, and the BPF object does not hold it. */
+static void dead_maps_to_reader(struct compiler *c)
+{
+	bool *live = xcalloc(c->nmaps + 1, sizeof(bool));
+	struct live_walk lw = {c, live};
+	for (unsigned i = 0; i < c->nalts; i++) {
+		if (c->alts[i]->pred)
+			walk_tree(c->alts[i]->pred, &(struct walker){.expansions = true, .pre = map_live, .ctx = &lw});
+		walk_list(c->alts[i]->block, &(struct walker){.expansions = true, .pre = map_live, .ctx = &lw});
+	}
+	for (unsigned m = 0; m < c->nmaps; m++) {
+		/* (a map of tuples stays the kernel's, unused: the reader's maps
+		 * hold none, program_io.c) */
+		bool tuple = c->maps[m].value_type.kind == T_TUPLE;
+		for (unsigned k = 0; k < c->maps[m].nkeys; k++)
+			tuple |= c->maps[m].key_types[k].kind == T_TUPLE;
+		if (!live[m] && !tuple)
+			c->maps[m].kernel = (struct placed){0};
+	}
+	free(live);
+}
+
 /* Walks every alternative until nothing moves to the kernel. */
 static void settle(struct compiler *c)
 {
@@ -1135,6 +1183,7 @@ void placement(struct compiler *c)
 		if (!changed)
 			break;
 	}
+	dead_maps_to_reader(c);
 	c->max_stage_bytes = 0;
 	for (unsigned i = 0; i < c->nalts; i++) {
 		struct alt_ctx *a = c->alts[i];

@@ -7,7 +7,7 @@ _uring_trace()
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 	local opts="-e -o -p -c -d -l -I -D -v -q -h --comm --run-as --sample --buffer --ring --after
 		--max-snapshots --max-size --emit-c --dump --all-in-kernel --compile --summary-only --json --fail-on
-		--snapshot-on --verbose --quiet --info --version --help --all-rings"
+		--snapshot-on --verbose --quiet --info --version --help --all-rings --check"
 	if [ "$COMP_CWORD" -eq 1 ] && [[ $cur != -* ]]; then
 		COMPREPLY=($(compgen -W "dump stats render" -- "$cur") $(compgen -f -X '!*.ut' -- "$cur") \
 			   $(compgen -d -- "$cur"))

@@ -11,11 +11,20 @@ W=$UT_WORKLOADS/uring_doctor
 
 # MODE: the default script's JSON summary of it in $TMP/MODE.json, the
 # workload's GROUND-TRUTH line in $TMP/MODE.truth; status 77: the mode
-# cannot run here (the workload says why)
+# cannot run here (the workload says why).  $CHECK: more options
+# (--check for the buffer hazards).
+CHECK=
 run_mode() {   # NAME [MODE ARGS...]: the mode NAME, or MODE ARGS under NAME
 	local name=$1; shift
-	"$UT" -q --summary-only --json "$TMP/$name.json" -c "$W ${*:-$name} --dir $TMP >$TMP/$name.truth 2>$TMP/$name.why" \
+	"$UT" -q $CHECK --summary-only --json "$TMP/$name.json" -c "$W ${*:-$name} --dir $TMP >$TMP/$name.truth 2>$TMP/$name.why" \
 		>/dev/null 2>"$TMP/$name.err"
+}
+
+# NAME: the findings of $TMP/NAME.json whose tag starts with HAZARD
+hazards() {
+	python3 -c 'import json, sys
+print(", ".join(f["tag"] + str(f["key"]) + ": " + f["message"] for f in json.load(open(sys.argv[1])).get("findings", [])
+                if f["tag"].startswith("HAZARD")))' "$TMP/$1.json" 2>&1
 }
 
 # MODE TAG SEVERITY CHECK [COMMAND...]: the finding TAG at SEVERITY, and
@@ -68,6 +77,34 @@ expect reap-lag REAP-LAG warn 'ev["late"] >= 10'
 expect reap-lag-few REAP-LAG info 'ev["late"] < 10 and ev["wait_us"] >= 500000' reap-lag 1 --hold-ms 600
 expect slow SLOW info 'f["key"] == ["READ"] and ev["latency_us"] >= 10 * ev["usual_us"]'
 
+# --check: the buffer hazards, named with what the workload injected
+# (user_data, addresses, overlap), and none without --check or on clean
+# workloads
+CHECK=--check
+expect hazard HAZARD crit 'f["key"] == ["READ", "READ"] and ev["user_data_a"] == t["a"] and ev["user_data_b"] == t["b"]
+	and int(ev["addr_a"], 16) == int(t["a_addr"], 16) and int(ev["addr_b"], 16) == int(t["b_addr"], 16)
+	and int(ev["overlap_addr"], 16) == int(t["overlap_addr"], 16) and ev["overlap_len"] == int(t["overlap_len"])'
+expect hazard HAZARD crit 'f["key"] == ["READ_FIXED", "READ_FIXED"] and ev["user_data_a"] == t["fixed_a"]
+	and ev["user_data_b"] == t["fixed_b"] and ev["buf_index_a"] == ev["buf_index_b"] == int(t["buf_index"])
+	and int(ev["overlap_addr"], 16) == int(t["fixed_overlap_addr"], 16) and ev["overlap_len"] == int(t["fixed_overlap_len"])'
+expect hazard-uaf HAZARD-UAF crit 'f["key"] == ["munmap", "READ"] and int(ev["user_data"], 16) == int(t["user_data"], 16)
+	and int(ev["unmapped_addr"], 16) == int(t["munmap_addr"], 16) == int(ev["overlap_addr"], 16)
+	and ev["overlap_len"] == int(t["munmap_len"]) and ev["len"] == int(t["read_len"])'
+expect hazard-bufreg HAZARD-BUFREG warn 'f["key"] == ["IORING_REGISTER_BUFFERS_UPDATE"] and f["count"] == 1
+	and ev["user_data"] == "0xb0" and ev["buf_index"] == int(t["updated_index"]) and ev["opcode"] == t["opcode"]'
+expect hazard-bufreg HAZARD-BUFREG warn 'f["key"] == ["IORING_UNREGISTER_BUFFERS"] and f["count"] == int(t["unregistered"])'
+for mode in clean-read clean-nop; do
+	run_mode "$mode"
+	made=$(hazards "$mode")
+	[ -z "$made" ] && pass "doctor/check_$mode" || fail "doctor/check_$mode" "made $made"
+done
+CHECK=
+for mode in hazard hazard-uaf hazard-bufreg; do
+	run_mode "$mode"
+	made=$(hazards "$mode")
+	[ -z "$made" ] && pass "doctor/no_check_$mode" || fail "doctor/no_check_$mode" "made $made"
+done
+
 # Clean workloads: nothing at warn or above (info is advice)
 for mode in clean-nop clean-read punt-poll; do
 	run_mode "$mode"
@@ -90,6 +127,15 @@ if command -v fio >/dev/null; then
 	clean_run fio_direct_registered "fio --name=clean --filename=$TMP/fio.data --size=64M --ioengine=io_uring --direct=1 \
 		--rw=randread --bs=4k --iodepth=32 --iodepth_batch_submit=16 --iodepth_batch_complete_min=8 \
 		--registerfiles=1 --fixedbufs=1 --time_based --runtime=2 --output=/dev/null"
+	# --check on fio: its buffers never overlap (no HAZARD), threads or
+	# processes, with an SQPOLL ring too
+	for run in "proc:" "thread:--thread" "sqpoll:--sqthread_poll=1"; do
+		"$UT" -q --check --summary-only --json "$TMP/fio_check_${run%%:*}.json" -c "fio --name=check \
+			--filename=$TMP/fio.data --size=64M --ioengine=io_uring --rw=randrw --bs=4k --iodepth=32 \
+			--numjobs=2 ${run#*:} --time_based --runtime=1 --output=/dev/null" >/dev/null 2>"$TMP/fio_check.err"
+		made=$(hazards "fio_check_${run%%:*}")
+		[ -z "$made" ] && pass "doctor/check_fio_${run%%:*}" || fail "doctor/check_fio_${run%%:*}" "made $made"
+	done
 	# a busy SQPOLL ring polls for its work: not a spin
 	"$UT" -q --summary-only --json "$TMP/fio_sqpoll.json" -c "fio --name=sqpoll --filename=$TMP/fio.data --size=64M \
 		--ioengine=io_uring --sqthread_poll=1 --rw=randread --bs=4k --iodepth=16 --time_based --runtime=2 \

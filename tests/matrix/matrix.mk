@@ -22,13 +22,20 @@ MATRIX_LDLIBS = $(if $(MATRIX_MISSING_STATIC),-lbpf -lelf -lz -luring,-static -l
 matrix-payload: $(MATRIX_DIR)/kprobe_probe $(MATRIX_DIR)/kprobe_probe.bpf.o $(MATRIX_DIR)/io_uring.uto $(MATRIX_DIR)/kinds.uto \
 	$(MATRIX_DIR)/iostack.uto $(MATRIX_DIR)/fileio.uto $(MATRIX_DIR)/block.uto $(MATRIX_DIR)/block-missing-disk.uto $(MATRIX_DIR)/block-partition.uto \
 	$(MATRIX_DIR)/bpftrace-vfsstat.uto $(MATRIX_DIR)/bpftrace-profile.uto $(MATRIX_DIR)/bpftrace-faults.uto \
-	$(MATRIX_DIR)/values.uto \
-	build/uring-trace build/workloads/uring_paths build/workloads/fileio
+	$(MATRIX_DIR)/values.uto $(MATRIX_DIR)/io_uring-check.uto \
+	build/uring-trace build/workloads/uring_paths build/workloads/fileio build/workloads/uring_doctor
 
 # The default script compiled on the host: guests run it without clang.
 $(MATRIX_DIR)/io_uring.uto: build/uring-trace scripts/io_uring.ut $(wildcard stdlib/*.ut) bpf/ut.h bpf/records.h
 	@mkdir -p $(dir $@)
 	build/uring-trace -q --compile -o $@ scripts/io_uring.ut
+
+# The same with --check (the doctor's buffer hazards): its probes on
+# munmap and io_uring_register, and the submission's page loops, must load
+# on each kernel too.
+$(MATRIX_DIR)/io_uring-check.uto: build/uring-trace scripts/io_uring.ut $(wildcard stdlib/*.ut) bpf/ut.h bpf/records.h
+	@mkdir -p $(dir $@)
+	build/uring-trace -q --check --compile -o $@ scripts/io_uring.ut
 
 # fileio.ut compiled on the host: its raw syscall tracepoints, typed
 # pt_regs arguments and path walk (a global BPF function) on each kernel.

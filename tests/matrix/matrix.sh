@@ -44,6 +44,8 @@ payload_args() {
   echo "-b build/uring-trace:/matrix/uring-trace"
   echo "-b build/workloads/uring_paths:/matrix/uring_paths"
   echo "-f $MATRIX_DIR/io_uring.uto:/matrix/io_uring.uto"
+  echo "-f $MATRIX_DIR/io_uring-check.uto:/matrix/io_uring-check.uto"
+  echo "-b build/workloads/uring_doctor:/matrix/uring_doctor"
   echo "-f $MATRIX_DIR/kinds.uto:/matrix/kinds.uto"
   echo "-f $MATRIX_DIR/values.uto:/matrix/values.uto"
   echo "-b build/workloads/fileio:/matrix/fileio"

@@ -10,10 +10,6 @@ struct ut_mk_0 {
 	__u64 k0;
 };
 
-struct ut_mk_1 {
-	__u64 k0;
-};
-
 struct ut_mk_2 {
 	__u64 k0;
 };
@@ -61,19 +57,11 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 65536);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, struct ut_mk_1);
-	__type(value, __s64);
-} m_1 SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, 65536);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct ut_mk_2);
 	__type(value, __s64);
 } m_2 SEC(".maps");
 
-/* sched_records.ut:8:1 tracepoint:syscalls:sys_enter_io_uring_setup */
+/* sched_records.ut:10:1 tracepoint:syscalls:sys_enter_io_uring_setup */
 SEC("tracepoint/syscalls/sys_enter_io_uring_setup")
 int ut_p0_a0(void *ctx)
 {
@@ -92,7 +80,7 @@ int ut_p0_a0(void *ctx)
 	return 0;
 }
 
-/* sched_records.ut:10:12 tp_btf:sched:sched_switch */
+/* sched_records.ut:12:12 tp_btf:sched:sched_switch */
 SEC("tp_btf/sched_switch")
 int ut_p1_a0(__u64 *ctx)
 {
@@ -146,7 +134,7 @@ ut_done: __attribute__((unused));
 	return 0;
 }
 
-/* sched_records.ut:20:12 tp_btf:sched:sched_wakeup */
+/* sched_records.ut:22:12 tp_btf:sched:sched_wakeup */
 SEC("tp_btf/sched_wakeup")
 int ut_p2_a0(__u64 *ctx)
 {
@@ -181,6 +169,8 @@ int ut_p2_a0(__u64 *ctx)
 		__builtin_memset(&t12, 0, sizeof(t12));
 		t12.k0 = (__u64)(2U);
 		ut_agg_add(&m_2, &t12, (__s64)(1));
+	}
+	{
 	}
 ut_done: __attribute__((unused));
 	ut_batch_end(ut_batch, ut_off, 2);
