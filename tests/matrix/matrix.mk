@@ -32,10 +32,13 @@ $(MATRIX_DIR)/io_uring.uto: build/uring-trace scripts/io_uring.ut $(wildcard std
 
 # The same with --check (the doctor's buffer hazards): its probes on
 # munmap and io_uring_register, and the submission's page loops, must load
-# on each kernel too.
+# on each kernel too.  --reaps=0: with --check the 64-turn reap loop runs
+# in the kernel, and its verification (5.6 s on the host, 0.6 s without
+# it) passed the guest's time box under TCG on 5.10 and 6.1; the loop
+# itself is checked by 30-uring-trace.sh.
 $(MATRIX_DIR)/io_uring-check.uto: build/uring-trace scripts/io_uring.ut $(wildcard stdlib/*.ut) bpf/ut.h bpf/records.h
 	@mkdir -p $(dir $@)
-	build/uring-trace -q --check --compile -o $@ scripts/io_uring.ut
+	build/uring-trace -q --check --reaps=0 --compile -o $@ scripts/io_uring.ut
 
 # fileio.ut compiled on the host: its raw syscall tracepoints, typed
 # pt_regs arguments and path walk (a global BPF function) on each kernel.
