@@ -275,21 +275,6 @@ if grep -q '^@requests\[NOP, inline\]: 1008$' "$TMP/overflow.out" && grep -q '^@
 else
 	fail io_uring/overflowed_requests_complete "$overflowed ended at the overflow; $(grep -E '^@(requests|overflows)' "$TMP/overflow.out"); $(grep -E '^flows' "$TMP/overflow.stats")"
 fi
-# The same with every user_data 0 (liburing's prep helpers leave it so):
-# an overflow cannot tell which request it completes, so it completes one
-# of them; the others end when the kernel reuses their memory for a new
-# request (a request's memory is reused only once it completed), counted
-# in @completions_unseen.  At most the last CQ's worth stay in flight.
-"$UT" -q -o "$TMP/overflow_shared.fxt" -c "$UT_WORKLOADS/uring_doctor overflow-shared" >"$TMP/overflow_shared.out" 2>&1
-"$UT" stats "$TMP/overflow_shared.fxt" >"$TMP/overflow_shared.stats"
-requests=$(sed -n 's/^@requests\[NOP, inline\]: //p' "$TMP/overflow_shared.out")
-open_flows=$(sed -n 's/^flows: [0-9]* complete, \([0-9]*\) incomplete.*/\1/p' "$TMP/overflow_shared.stats")
-if [ "${requests:-0}" -ge 1000 ] && [ "${open_flows:-999}" -le 8 ] &&
-	grep -q '^@completions_unseen\[NOP\]: [0-9]' "$TMP/overflow_shared.out" && grep -q '^errors: 0$' "$TMP/overflow_shared.stats"; then
-	pass io_uring/overflow_shared_user_data_completes
-else
-	fail io_uring/overflow_shared_user_data_completes "$(grep -E '^@(requests|completions_unseen)' "$TMP/overflow_shared.out"); $(grep -E '^flows|^errors' "$TMP/overflow_shared.stats")"
-fi
 
 # Requests left in flight when their ring goes, traced with -c: at the
 # close of the ring's last fd they are cancelled as task work after the

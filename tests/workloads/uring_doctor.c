@@ -441,10 +441,7 @@ static void prep_nop(struct io_uring_sqe *sqe, long i, void *arg)
  * fires io_uring_cqe_overflow, not io_uring_complete) and are flushed into
  * the CQ as the application reaps; dropped is the kernel's count of CQEs it
  * could not keep (the CQ ring's overflow field), 0 unless allocation failed. */
-/* count+8 nops into a CQ of 8, none reaped until the end; each its own
- * user_data, or all the same one (shared: as liburing's prep helpers
- * leave it, 0) */
-static int overflow(const struct opts *o, bool shared)
+static int mode_overflow(const struct opts *o)
 {
 	struct io_uring ring;
 	struct io_uring_params p = {.flags = IORING_SETUP_CQSIZE};
@@ -456,7 +453,7 @@ static int overflow(const struct opts *o, bool shared)
 		for (long i = 0; i < batch; i++) {
 			struct io_uring_sqe *sqe = get_sqe(&ring);
 			io_uring_prep_nop(sqe);
-			sqe->user_data = shared ? 0 : 0x9400000 + (uint64_t)(done + i);
+			sqe->user_data = 0x9400000 + (uint64_t)(done + i);
 		}
 		int ret = io_uring_submit(&ring);
 		if (ret != batch)
@@ -468,21 +465,10 @@ static int overflow(const struct opts *o, bool shared)
 	struct tally t = {0};
 	reap(&ring, total - dropped, &t);
 	ground_truth("OVERFLOW", o, "cq_entries=%u opcode=NOP submitted=%ld overflowed=%ld dropped=%u nodrop=%d "
-		     "sq_cq_overflow_flag=%d reaped=%ld user_data=%s", p.cq_entries, total, o->count,
-		     dropped, (p.features & IORING_FEAT_NODROP) ? 1 : 0, overflowing ? 1 : 0, t.cqes,
-		     shared ? "0" : "0x9400000+i");
+		     "sq_cq_overflow_flag=%d reaped=%ld user_data=0x9400000+i", p.cq_entries, total, o->count,
+		     dropped, (p.features & IORING_FEAT_NODROP) ? 1 : 0, overflowing ? 1 : 0, t.cqes);
 	io_uring_queue_exit(&ring);
 	return 0;
-}
-
-static int mode_overflow(const struct opts *o)
-{
-	return overflow(o, false);
-}
-
-static int mode_overflow_shared(const struct opts *o)
-{
-	return overflow(o, true);
 }
 
 /* ---- ERRORS ---------------------------------------------------------- */
@@ -1157,7 +1143,6 @@ static const struct mode modes[] = {
 	{"punt-poll", mode_punt_poll, 256, 0, "pipe reads and socket recvs with no data: poll"},
 	{"nobatch", mode_nobatch, 5000, 0, "one nop per io_uring_enter"},
 	{"overflow", mode_overflow, 1000, 0, "CQ of 8, count+8 nops, no reaping"},
-	{"overflow-shared", mode_overflow_shared, 1000, 0, "the same, every nop's user_data 0"},
 	{"errors", mode_errors, 1000, 0, "reads of a closed fd (EBADF) and at offset -2 (EINVAL)"},
 	{"leak", mode_leak, 16, 300, "pipe reads never completed, ring closed"},
 	{"leak-exit", mode_leak_exit, 16, 300, "pipe reads never completed, process exits"},
