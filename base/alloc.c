@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* p, or the exit when it is NULL. */
 static void *xalloc_check(void *p)
@@ -18,6 +19,12 @@ static void *xalloc_check(void *p)
 void *xmalloc(size_t size)
 {
 	return xalloc_check(malloc(size ? size : 1));
+}
+
+void *xmap(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return xalloc_check(p == MAP_FAILED ? NULL : p);
 }
 
 void *xcalloc(size_t n, size_t size)

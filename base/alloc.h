@@ -11,6 +11,9 @@ void *xmalloc(size_t size);     /* not zeroed */
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t size);
 void *xrealloc_array(void *p, size_t n, size_t size);
+/* Pages of their own, zeroed (mmap): given back to the system by munmap,
+ * whatever else the heap holds. */
+void *xmap(size_t size);
 char *xstrdup(const char *s);   /* "" for NULL */
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
