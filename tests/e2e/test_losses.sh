@@ -29,47 +29,20 @@ check() { # NAME: the trace passes stats, losses are marked, no end is another r
 	fi
 	pass "losses/${name}_valid"
 	"$UT" dump "$TMP/$name.fxt" >"$TMP/$name.dump" || { fail "losses/${name}_dump" "dump failed"; return; }
-	python3 - "$TMP/$name.dump" "$TMP/$name.err" "$name" <<'PY'
+	python3 - "$(dirname "$0")" "$TMP/$name.dump" "$TMP/$name.err" "$name" <<'PY'
 import re, sys
-dump, err, name = sys.argv[1], open(sys.argv[2]).read(), sys.argv[3]
-arg = re.compile(r'(user_data|done): u?int64 (\d+)')
-flow_rec = re.compile(r'event flow_(begin|end) ts=\d+ pid=(\d+) tid=(\d+) .* id=(\d+)$')
-last_instant = {}   # (pid, tid) -> user_data of the thread's last instant
-flow_user_data = {} # flow id -> user_data at its begin
-span_user_data = {} # (pid, tid) of a lane -> user_data of its open span
-wrong_flows = wrong_spans = flows_checked = spans_checked = 0
-markers = 0
-for line in open(dump):
-    if '"events lost"' in line:
-        markers += 1
-    m = re.search(r'event (\w+) ts=\d+ pid=(\d+) tid=(\d+)', line)
-    if not m:
-        continue
-    kind, thread = m.group(1), (m.group(2), m.group(3))
-    a = arg.search(line)
-    if kind == 'instant':
-        last_instant[thread] = a.group(2) if a else None
-    elif kind in ('flow_begin', 'flow_end'):
-        f = flow_rec.search(line)
-        ud = last_instant.get(thread)
-        if kind == 'flow_begin':
-            flow_user_data[f.group(4)] = ud
-        elif f.group(4) in flow_user_data:
-            flows_checked += 1
-            if flow_user_data.pop(f.group(4)) != ud:
-                wrong_flows += 1
-    elif kind == 'duration_begin' and a and a.group(1) == 'user_data':
-        span_user_data[thread] = a.group(2)
-    elif kind == 'duration_end' and a and a.group(1) == 'done':
-        spans_checked += 1
-        if span_user_data.pop(thread, None) != a.group(2):
-            wrong_spans += 1
+sys.path.insert(0, sys.argv[1])
+from request_walk import Walk
+w, err, name = Walk(sys.argv[2], '"events lost"'), open(sys.argv[3]).read(), sys.argv[4]
+# a flow's end whose begin was lost is left out of the count; a span's
+# end without its begin would be another request's end on that lane
+wrong = w.wrong + w.span_ends_without_begin
 lost = int(re.search(r'(\d+) lost', err).group(1))
-print(f"{name}: {lost} lost, {markers} markers, {flows_checked} flows, {spans_checked} spans checked")
-ok = lost > 0 and markers > 0 and wrong_flows == 0 and wrong_spans == 0 and flows_checked > 1000 and spans_checked > 1000
+print(f"{name}: {lost} lost, {w.marks} markers, {w.flows_whole} flows, {w.spans_whole} spans checked")
+ok = lost > 0 and w.marks > 0 and wrong == 0 and w.flows_whole > 1000 and w.spans_whole > 1000
 print(("PASS " if ok else "FAIL ") + f"losses/{name}_ends_match_their_begins" +
-      ("" if ok else f": {lost} lost, {markers} loss markers, {wrong_flows} of {flows_checked} flows "
-                     f"and {wrong_spans} of {spans_checked} spans end with another request's user_data"))
+      ("" if ok else f": {lost} lost, {w.marks} loss markers, {wrong} of {w.flows_whole} flows and "
+                     f"{w.spans_whole + w.span_ends_without_begin} spans end with another request's user_data"))
 PY
 }
 

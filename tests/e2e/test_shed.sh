@@ -18,46 +18,18 @@ script=$(dirname "$0")/requests.ut
 # and none ends that did not begin
 whole() { # NAME
 	"$UT" dump "$TMP/$1.fxt" >"$TMP/$1.dump" || { fail "shed/$1_dump" "dump failed"; return; }
-	python3 - "$TMP/$1.dump" "$1" <<'PY'
-import re, sys
-dump, name = sys.argv[1], sys.argv[2]
-arg = re.compile(r'(user_data|done): u?int64 (\d+)')
-flow_rec = re.compile(r'event flow_(begin|end) ts=\d+ pid=(\d+) tid=(\d+) .* id=(\d+)$')
-last_instant, flows, spans = {}, {}, {}
-wrong = ends_without_begin = flows_whole = spans_whole = shed_marks = 0
-for line in open(dump):
-    if '"requests shed"' in line:
-        shed_marks += 1
-    m = re.search(r'event (\w+) ts=\d+ pid=(\d+) tid=(\d+)', line)
-    if not m:
-        continue
-    kind, thread = m.group(1), (m.group(2), m.group(3))
-    a = arg.search(line)
-    if kind == 'instant':
-        last_instant[thread] = a.group(2) if a else None
-    elif kind in ('flow_begin', 'flow_end'):
-        fid, ud = flow_rec.search(line).group(4), last_instant.get(thread)
-        if kind == 'flow_begin':
-            flows[fid] = ud
-        elif fid not in flows:
-            ends_without_begin += 1
-        else:
-            flows_whole += 1
-            wrong += flows.pop(fid) != ud
-    elif kind == 'duration_begin' and a and a.group(1) == 'user_data':
-        spans[thread] = a.group(2)
-    elif kind == 'duration_end' and a and a.group(1) == 'done':
-        if thread not in spans:
-            ends_without_begin += 1
-        else:
-            spans_whole += 1
-            wrong += spans.pop(thread) != a.group(2)
-ok = (shed_marks > 0 and not wrong and not ends_without_begin and not flows and not spans and
-      flows_whole > 1000 and spans_whole > 1000)
+	python3 - "$(dirname "$0")" "$TMP/$1.dump" "$1" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from request_walk import Walk
+w, name = Walk(sys.argv[2], '"requests shed"'), sys.argv[3]
+ends_without_begin = w.flow_ends_without_begin + w.span_ends_without_begin
+ok = (w.marks > 0 and not w.wrong and not ends_without_begin and not w.open_flows and not w.open_spans and
+      w.flows_whole > 1000 and w.spans_whole > 1000)
 print(("PASS " if ok else "FAIL ") + f"shed/{name}_requests_whole" +
-      ("" if ok else f": {shed_marks} marks, {flows_whole} flows and {spans_whole} spans whole, {len(flows)} "
-                     f"flows and {len(spans)} spans never ended, {ends_without_begin} ends without a begin, "
-                     f"{wrong} ends of another request"))
+      ("" if ok else f": {w.marks} marks, {w.flows_whole} flows and {w.spans_whole} spans whole, "
+                     f"{len(w.open_flows)} flows and {len(w.open_spans)} spans never ended, "
+                     f"{ends_without_begin} ends without a begin, {w.wrong} ends of another request"))
 PY
 }
 
