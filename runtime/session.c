@@ -870,10 +870,18 @@ static bool session_start(struct session *s, const struct ut_program_objects *ob
 			s->rc = 1;
 			return false;
 		}
-		if (o->ring_s)
+		if (o->ring_s) {
 			s->recorder = ut_recorder_new(prog, seconds_ns(o->ring_s), o->ring_bytes);
-		else
+			/* A snapshot's engine grows tables of megabytes and frees
+			 * them when the file is written.  glibc raises its mmap
+			 * threshold to the largest block freed, so the next
+			 * snapshot's tables came from the heap and left it in
+			 * holes; a fixed threshold keeps them mapped and given
+			 * back when freed. */
+			mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+		} else {
 			s->engine = new_engine(o, s->writer);
+		}
 	}
 	int release_fd = -1, report_fd = -1;
 	if (o->command) {

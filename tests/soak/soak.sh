@@ -17,7 +17,7 @@
 # LIBURING_TEST_DIR names its test/ directory (built: `make -C test`), else
 # the bundled mix (rings opened and closed, processes exiting with rings
 # and requests in flight, overflows, io-wq punts, SQPOLL, a steady nop load).
-# Results go to SOAK_OUT (default build/soak): rss.csv (seconds, kB),
+# Results go to SOAK_OUT (default build/soak): rss.csv (seconds; RSS, its anonymous and file pages, kB),
 # uring-trace.err, the traces, and summary.txt, whose figures belong in
 # bench/README.md.  Exit status 0 when every check passes.
 set -u
@@ -27,7 +27,11 @@ UT=${UT:-$PWD/build/uring-trace}
 W=${UT_WORKLOADS:-$PWD/build/workloads}
 out=${SOAK_OUT:-$PWD/build/soak}
 ring_size_mb=${SOAK_RING_MB:-128}
-overhead_mb=${SOAK_OVERHEAD_MB:-96}   # the tracer's own memory beside the window
+# the tracer's own memory beside the window: libraries (22 MB), the
+# reader (reorder queues, the user side's maps, names: up to 50 MB) and
+# the engine writing a snapshot, whose tables grow with the threads,
+# lanes and open flows of the window (liburing's suite: about 70 MB)
+overhead_mb=${SOAK_OVERHEAD_MB:-128}
 rm -rf "$out" && mkdir -p "$out"
 [ "$(id -u)" -eq 0 ] || { echo "soak: needs root (it traces the machine)"; exit 2; }
 
@@ -78,10 +82,14 @@ check_snapshots() {   # all of them but the newest, which may still be written
 
 start=$SECONDS
 next_snapshot=$((SECONDS + 60))
-echo "seconds,rss_kb" >"$out/rss.csv"
+# every 2 s: a snapshot of a full window is written in about a second,
+# and the peaks come then; anonymous and file-backed pages apart (the
+# libraries' pages are file-backed and shared)
+echo "seconds,rss_kb,anon_kb,file_kb" >"$out/rss.csv"
 ( while kill -0 $tracer 2>/dev/null; do
-	echo "$((SECONDS - start)),$(awk '/^VmRSS/ { print $2 }' /proc/$tracer/status 2>/dev/null)" >>"$out/rss.csv"
-	sleep 10
+	echo "$((SECONDS - start)),$(awk '/^VmRSS/ { r = $2 } /^RssAnon/ { a = $2 } /^RssFile/ { f = $2 }
+		END { print r "," a "," f }' /proc/$tracer/status 2>/dev/null)" >>"$out/rss.csv"
+	sleep 2
   done ) &
 sampler=$!
 rounds=0
