@@ -114,7 +114,13 @@ static __always_inline void ut_minmax_take(struct ut_avg *p, __s64 v, int is_min
 	}
 }
 
-/* log2 buckets: 0 holds negatives, 1 holds 0, k >= 2 holds [2^(k-2), 2^(k-1)). */
+/* log2 buckets: 0 holds negatives, 1 holds 0, k >= 2 holds [2^(k-2), 2^(k-1)).
+ * The halvings without a branch: each shifts x by k when x is above
+ * 2^k - 1 (that bound minus x, x below 2^63, wraps to its top bit).  In
+ * a loop the kernel checks with a numbers iterator (bpf/ut.h,
+ * UT_ITER_LOOPS) the verifier tells paths apart by the constants they
+ * leave: six ifs here made 64 paths, each iteration's paths multiplied
+ * by them. */
 static __always_inline __u64 ut_log2_bucket(__s64 v)
 {
 	if (v < 0)
@@ -122,13 +128,12 @@ static __always_inline __u64 ut_log2_bucket(__s64 v)
 	if (v == 0)
 		return 1;
 	__u64 x = (__u64)v, r = 0;
-	if (x >> 32) { x >>= 32; r += 32; }
-	if (x >> 16) { x >>= 16; r += 16; }
-	if (x >> 8) { x >>= 8; r += 8; }
-	if (x >> 4) { x >>= 4; r += 4; }
-	if (x >> 2) { x >>= 2; r += 2; }
-	if (x >> 1) { r += 1; }
-	return r + 2;
+	for (unsigned k = 32; k > 1; k >>= 1) {
+		__u64 s = (((1ull << k) - 1 - x) >> 63) * k;
+		x >>= s;
+		r |= s;
+	}
+	return (r | (x >> 1)) + 2;   /* x is 1, 2 or 3 */
 }
 
 /* linear buckets: 0 below min, 1 + (v - min) / step inside, last at or

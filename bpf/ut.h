@@ -1306,6 +1306,35 @@ static __always_inline int ut_shed_end(struct ut_shed *sh)
 	return 0;
 }
 
+#ifdef UT_ITER_LOOPS
+/* A script's for loop (compiler/gen_stmt.c, gen_for).  As a plain C loop
+ * the verifier follows every turn, and every path through each: the
+ * default script's 64-turn reap loop with its maps in the kernel took it
+ * 700 k instructions and seconds a program.  Where the kernel has the
+ * numbers iterator (bpf_iter_num, 6.4+; the runtime tries it and sets the
+ * flag), the loop asks it for each turn instead, and the verifier checks
+ * the body until a turn's state is one it has seen (its loop variable is
+ * then any number it gave): a turn or two.  The loop's bound is the
+ * iterator's, so the loop variable is not compared with a constant that
+ * would make the verifier track its value.  Either way the same body,
+ * once in the C; the path not taken is dead code the verifier drops, the
+ * unresolved kfuncs with it. */
+extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __ksym __weak;
+extern int *bpf_iter_num_next(struct bpf_iter_num *it) __ksym __weak;
+extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __ksym __weak;
+const volatile __u32 ut_iter_loops = 0;
+
+/* Whether the loop runs turn *i, the iterator's next number. */
+static __always_inline int ut_iter_next(struct bpf_iter_num *it, __s64 *i)
+{
+	int *n = bpf_iter_num_next(it);
+	if (!n)
+		return 0;
+	*i = *n;
+	return 1;
+}
+#endif
+
 char LICENSE[] SEC("license") = "GPL";
 
 #endif

@@ -169,6 +169,8 @@ char *gen_program(struct compiler *c)
 		sb_printf(&out, "#define UT_BATCH_BYTES %u\n", c->max_stage_bytes);
 	if (c->memo_maps)
 		sb_printf(&out, "#define UT_MEMO_MAPS %u\n", c->memo_maps);
+	if (c->uses_iter_loops)
+		sb_puts(&out, "#define UT_ITER_LOOPS 1\n");
 	sb_puts(&out, "#include \"ut.h\"\n\n");
 	if (c->uses_stacks) {
 		sb_printf(&out, "#define UT_STACK_FRAMES %d\n", STACK_FRAMES_MAX);

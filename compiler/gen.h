@@ -37,6 +37,7 @@ struct gen {
 	bool in_reader;             /* inside a statement of the reader's (its captures) */
 	bool sheds;                 /* a flow or span point of the hit's: it may be shed (ut_shed) */
 	unsigned loops;             /* C loops around the statement being written */
+	unsigned iters;             /* ... of them, those with a numbers iterator (gen_for) */
 	bool noted;                 /* the reader's work is noted on every path to here (ut_off) */
 	unsigned sunk;              /* ifs and blocks entered with the record still to reserve */
 	/* conditions captured with the record still to reserve: their values'

@@ -430,21 +430,47 @@ static void gen_local_assign(struct gen *g, struct node *n)
 	}
 }
 
-/* A plain C loop with the folded bounds.  Its body is written first: the
- * loop's head depends on the records it stages. */
+/* Whether this program's loops also ask the numbers iterator for their
+ * turns (bpf/ut.h, UT_ITER_LOOPS): its type is in the compiling kernel's
+ * vmlinux.h.  The running kernel decides at load whether they do. */
+static bool iter_loops(struct gen *g)
+{
+	if (!g->c->uses_iter_loops)
+		g->c->uses_iter_loops = ut_kernel_struct(g->c->k, "bpf_iter_num") > 0;
+	return g->c->uses_iter_loops;
+}
+
+/* A C loop with the folded bounds, whose turns the numbers iterator gives
+ * where the kernel has it (bpf/ut.h, ut_iter_loops), each loop its own
+ * (ut_iter_<depth>, in braces of the loop's).  Its body is written first:
+ * the loop's head depends on the records it stages. */
 static void gen_for(struct gen *g, struct node *n)
 {
 	const char *var = n->str + 1;
+	bool iter = iter_loops(g);
+	unsigned depth = g->iters;
 	struct strbuf body = {0}, *out = g->out;
 	g->out = &body;
-	g->indent++;
+	g->indent += 1 + iter;
 	g->loops++;
+	g->iters += iter;
 	gen_stmts(g, for_body(n));
+	g->iters -= iter;
 	g->loops--;
-	g->indent--;
+	g->indent -= 1 + iter;
 	g->out = out;
 	char *from = c_int64(n->a->num), *to = c_int64(n->b->num);
-	emit(g, "for (l_%s = %s; l_%s < %s; l_%s++) {", var, from, var, to, var);
+	if (iter) {
+		emit(g, "{");
+		g->indent++;
+		emit(g, "struct bpf_iter_num ut_iter_%u;", depth);
+		emit(g, "if (ut_iter_loops)");
+		emit(g, "\tbpf_iter_num_new(&ut_iter_%u, %s, %s);", depth, from, to);
+		emit(g, "for (l_%s = %s; ut_iter_loops ? ut_iter_next(&ut_iter_%u, &l_%s) : l_%s < %s; l_%s++) {", var,
+		     from, depth, var, var, to, var);
+	} else {
+		emit(g, "for (l_%s = %s; l_%s < %s; l_%s++) {", var, from, var, to, var);
+	}
 	free(from);
 	free(to);
 	if (n->stage_bytes) {
@@ -469,6 +495,27 @@ static void gen_for(struct gen *g, struct node *n)
 	sb_puts(out, body.s ? body.s : "");
 	sb_free(&body);
 	emit(g, "}");
+	if (iter) {
+		emit(g, "if (ut_iter_loops)");
+		emit(g, "\tbpf_iter_num_destroy(&ut_iter_%u);", depth);
+		g->indent--;
+		emit(g, "}");
+	}
+}
+
+/* A return: the iterators of the loops around it are let go first (the
+ * verifier refuses a program that leaves one), then the records so far
+ * still go out. */
+static void gen_return(struct gen *g)
+{
+	if (g->iters) {
+		emit(g, "if (ut_iter_loops) {");
+		for (unsigned d = g->iters; d-- > 0;)
+			emit(g, "\tbpf_iter_num_destroy(&ut_iter_%u);", d);
+		emit(g, "}");
+	}
+	emit(g, "goto ut_done;");
+	g->returns = true;
 }
 
 /* A statement in braces of its own: its temporaries' scope. */
@@ -623,10 +670,7 @@ static void gen_stmt_at(struct gen *g, struct node *n)
 		if (!decided_already(g, n))
 			gen_braced(g, n, gen_if);
 		return;
-	case N_RETURN:
-		emit(g, "goto ut_done;");   /* the records so far still go out */
-		g->returns = true;
-		return;
+	case N_RETURN: gen_return(g); return;
 	case N_FOR: gen_for(g, n); return;
 	case N_BREAK: emit(g, "break;"); return;
 	case N_CONTINUE: emit(g, "continue;"); return;

@@ -209,6 +209,7 @@ struct compiler {
 	unsigned path_slots;        /* the most path() buffers of a body: UT_PATH_SLOTS */
 	bool uses_scratch;          /* path() or string map values: ut.h's per-CPU buffers */
 	unsigned memo_maps;         /* maps whose reads are remembered (placement.c) */
+	bool uses_iter_loops;       /* its loops may ask the numbers iterator for turns: UT_ITER_LOOPS */
 	bool *flow_in_reader;       /* per flow kind (prog->flows): the reader emits some of
 				       its points, and samples them all (placement.c) */
 	unsigned compiled_out;      /* opts->no_trace: trace statements compiled out (placement.c) */

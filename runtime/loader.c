@@ -58,6 +58,7 @@ struct ut_loaded {
 	uint32_t *disk_devs;      /* the script's diskdev() disks, looked up */
 	bool can_flush;           /* ut_flush can run on a chosen CPU (hold_records) */
 	bool untrusted_loads;     /* bpf_rdonly_cast works: fields through numbers are loads (bpf/ut.h) */
+	bool iter_loops;          /* bpf_iter_num works: the verifier checks a loop's body once (bpf/ut.h) */
 	bool detached;
 };
 
@@ -324,6 +325,8 @@ static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, cons
 			set_rodata_var(data, size, v, &(uint32_t){0}, sizeof(uint32_t));
 		else if (strcmp(name, "ut_untrusted_loads") == 0)
 			set_rodata_var(data, size, v, &(uint32_t){l->untrusted_loads}, sizeof(uint32_t));
+		else if (strcmp(name, "ut_iter_loops") == 0)
+			set_rodata_var(data, size, v, &(uint32_t){l->iter_loops}, sizeof(uint32_t));
 		else if (sscanf(name, "ut_disk_%u", &disk) == 1 && disk < o->ndisks) {
 			uint64_t dev = l->disk_devs[disk];
 			set_rodata_var(data, size, v, &dev, sizeof(dev));
@@ -496,6 +499,16 @@ static bool can_run_on_cpu(void)
 	return ok;
 }
 
+/* Whether the kernel takes insns as a tracepoint program (a trial). */
+static bool loads_as_tracepoint(const char *name, const struct bpf_insn *insns, size_t n)
+{
+	int fd = bpf_prog_load(BPF_PROG_TYPE_TRACEPOINT, name, "GPL", insns, n, NULL);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
 /* Whether this kernel lets tracing programs turn a number into a BTF
  * pointer they read by loads (the bpf_rdonly_cast kfunc, 6.2+): tried
  * with a tracepoint program that casts 0 to a task_struct. */
@@ -512,12 +525,35 @@ static bool can_cast_untrusted(struct ut_kernel *k)
 		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
 		{.code = BPF_JMP | BPF_EXIT},
 	};
-	int fd = bpf_prog_load(BPF_PROG_TYPE_TRACEPOINT, "ut_try_cast", "GPL", insns,
-			       sizeof(insns) / sizeof(insns[0]), NULL);
-	if (fd < 0)
+	return loads_as_tracepoint("ut_try_cast", insns, sizeof(insns) / sizeof(insns[0]));
+}
+
+/* Whether tracing programs may loop with the numbers iterator (the
+ * bpf_iter_num kfuncs, 6.4+): tried with a tracepoint program that makes
+ * one over [0, 1) on its stack, takes a turn and lets it go. */
+static bool can_iterate_numbers(struct ut_kernel *k)
+{
+	int32_t make = ut_kernel_find(k, "bpf_iter_num_new", BTF_KIND_FUNC);
+	int32_t next = ut_kernel_find(k, "bpf_iter_num_next", BTF_KIND_FUNC);
+	int32_t done = ut_kernel_find(k, "bpf_iter_num_destroy", BTF_KIND_FUNC);
+	if (make <= 0 || next <= 0 || done <= 0)
 		return false;
-	close(fd);
-	return true;
+	const struct bpf_insn insns[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_10},
+		{.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_1, .imm = -8},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 0},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = 1},
+		{.code = BPF_JMP | BPF_CALL, .src_reg = BPF_PSEUDO_KFUNC_CALL, .imm = make},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_10},
+		{.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_1, .imm = -8},
+		{.code = BPF_JMP | BPF_CALL, .src_reg = BPF_PSEUDO_KFUNC_CALL, .imm = next},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_10},
+		{.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_1, .imm = -8},
+		{.code = BPF_JMP | BPF_CALL, .src_reg = BPF_PSEUDO_KFUNC_CALL, .imm = done},
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	return loads_as_tracepoint("ut_try_iter", insns, sizeof(insns) / sizeof(insns[0]));
 }
 
 bool ut_run_on_cpu(int prog_fd, unsigned cpu)
@@ -650,6 +686,13 @@ static void close_object(struct ut_loaded *l)
 	l->obj = NULL;
 }
 
+/* -v: which way a kernel feature tried at load went. */
+static void say_which(const struct ut_load_opts *o, bool yes, const char *if_yes, const char *if_not)
+{
+	if (o->verbose)
+		fprintf(log_of(o), "uring-trace: %s\n", yes ? if_yes : if_not);
+}
+
 struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen)
 {
 	if (!has_bpf_capabilities()) {
@@ -674,16 +717,15 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 	l->disk_devs = xcalloc(o->ndisks + 1, sizeof(*l->disk_devs));
 	l->can_flush = can_run_on_cpu();
 	l->untrusted_loads = can_cast_untrusted(k);
-	if (o->verbose)
-		fprintf(log_of(o), "uring-trace: %s\n",
-			l->untrusted_loads ? "fields read through pointers held as numbers are loads (bpf_rdonly_cast)"
-					   : "this kernel has no bpf_rdonly_cast (6.2+): fields read through pointers held "
-					     "as numbers are bpf_probe_read_kernel calls (slower)");
-	if (o->verbose)
-		fprintf(log_of(o), "uring-trace: %s\n",
-			l->can_flush ? "each CPU holds its records up to 2 KiB; the reader sends what an idle CPU holds"
-				     : "this kernel cannot run a program on a chosen CPU (BPF_F_TEST_RUN_ON_CPU): each "
-				       "probe hit's records go to the ring buffer at its end (slower)");
+	say_which(o, l->untrusted_loads, "fields read through pointers held as numbers are loads (bpf_rdonly_cast)",
+		  "this kernel has no bpf_rdonly_cast (6.2+): fields read through pointers held as numbers are "
+		  "bpf_probe_read_kernel calls (slower)");
+	l->iter_loops = can_iterate_numbers(k);
+	say_which(o, l->iter_loops, "the verifier checks a loop's body once (bpf_iter_num)",
+		  "this kernel has no bpf_iter_num (6.4+): the verifier follows every turn of a loop (slower to load)");
+	say_which(o, l->can_flush, "each CPU holds its records up to 2 KiB; the reader sends what an idle CPU holds",
+		  "this kernel cannot run a program on a chosen CPU (BPF_F_TEST_RUN_ON_CPU): each probe hit's records "
+		  "go to the ring buffer at its end (slower)");
 	libbpf_print_fn_t previous_print = libbpf_set_print(capture_print);
 	bool ok = true;
 	for (unsigned i = 0; ok && i < o->ndisks; i++)

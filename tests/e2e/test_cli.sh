@@ -163,6 +163,41 @@ if st["errors"] or json.load(open(sys.argv[1]))["lost"]: errs.append("errors or 
 sys.exit("; ".join(errs) or None)' "$TMP/consume.json" "$TMP/consume.stats" "$TMP/consume.dump" 2>"$TMP/consume.py.err"
 then pass cli/loop_records; else fail cli/loop_records "$(cat "$TMP/consume.py.err" "$TMP/consume.err")"; fi
 
+# Nested loops in the kernel, left by break and by a return from the inner
+# one (the iterators of both let go first, where the kernel has them:
+# bpf/ut.h, UT_ITER_LOOPS).  Three getpid calls: two whole (36 pairs
+# each), the third returns at (5, 2) after 18.
+cat >"$TMP/nested.ut" <<'UT'
+tracepoint:syscalls:sys_enter_getpid {
+	for ($i : 0..8) {
+		for ($j : 0..8) {
+			if ($j > $i) {
+				break;
+			}
+			@pairs += 1;
+			if (@stop && $i == 5 && $j == 2) {
+				return;
+			}
+		}
+	}
+	@whole += 1;
+	if (@whole == 2) {
+		@stop = 1;
+	}
+}
+UT
+printf 'import os\nfor i in range(3): os.getpid()\n' >"$TMP/nested.py"
+"$UT" -v -q --all-in-kernel --json "$TMP/nested.json" -c "/usr/bin/python3 $TMP/nested.py" "$TMP/nested.ut" \
+	>/dev/null 2>"$TMP/nested.err"
+if python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))["maps"]
+got = {k: int(m[k][0]["value"]) for k in ("@pairs", "@whole")}
+sys.exit(0 if got == {"@pairs": 90, "@whole": 2} else "got %s" % got)' "$TMP/nested.json" 2>"$TMP/nested.py.err"
+then pass cli/loop_nested_return; else fail cli/loop_nested_return "$(cat "$TMP/nested.py.err" "$TMP/nested.err")"; fi
+# this kernel (6.18) has the numbers iterator: -v says the loops use it
+grep -q "the verifier checks a loop's body once (bpf_iter_num)" "$TMP/nested.err" && pass cli/loop_iterator \
+	|| fail cli/loop_iterator "$(cat "$TMP/nested.err")"
+
 # Cache: the second run of the same script does not compile (its object,
 # or the whole program once the script has settled: test_program_cache.sh).
 "$UT" -v -q --summary-only -d 0.2 "$TMP/alt.ut" >/dev/null 2>"$TMP/cache.err"

@@ -4,6 +4,7 @@
 #define UT_NPROBES 3
 #define UT_BATCH_BYTES 4144
 #define UT_MEMO_MAPS 2
+#define UT_ITER_LOOPS 1
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -212,10 +213,17 @@ int ut_p0_a0(void *ctx)
 			{
 				l_sum = 0LL;
 			}
-			for (l_k = 0LL; l_k < 10LL; l_k++) {
-				{
-					l_sum = ((__s64)(l_sum) + (__s64)(l_k));
+			{
+				struct bpf_iter_num ut_iter_0;
+				if (ut_iter_loops)
+					bpf_iter_num_new(&ut_iter_0, 0LL, 10LL);
+				for (l_k = 0LL; ut_iter_loops ? ut_iter_next(&ut_iter_0, &l_k) : l_k < 10LL; l_k++) {
+					{
+						l_sum = ((__s64)(l_sum) + (__s64)(l_k));
+					}
 				}
+				if (ut_iter_loops)
+					bpf_iter_num_destroy(&ut_iter_0);
 			}
 			{
 				struct ut_mk_2 t5;
@@ -262,72 +270,79 @@ int ut_p1_a0(void *ctx)
 		__u64 t9 = ut_map_read(&m_0, &t8);
 		l_end = t9;
 	}
-	for (l_i = 0LL; l_i < 64LL; l_i++) {
-		if (ut_batch) {
-			*(volatile __u32 *)(ut_batch + ut_batch_cap) = ut_off;
-			ut_off = *(volatile __u32 *)(ut_batch + ut_batch_cap) & ut_off_mask;
-		}
-		if (ut_batch && ut_off > ut_batch_cap - 80U) {
-			ut_send(ut_batch, ut_off, 1, 1);
-			ut_off = 0;
-		}
-		{
-			if (((__s64)(l_pos) >= (__s64)(l_end)))
-			{
-				break;
+	{
+		struct bpf_iter_num ut_iter_0;
+		if (ut_iter_loops)
+			bpf_iter_num_new(&ut_iter_0, 0LL, 64LL);
+		for (l_i = 0LL; ut_iter_loops ? ut_iter_next(&ut_iter_0, &l_i) : l_i < 64LL; l_i++) {
+			if (ut_batch) {
+				*(volatile __u32 *)(ut_batch + ut_batch_cap) = ut_off;
+				ut_off = *(volatile __u32 *)(ut_batch + ut_batch_cap) & ut_off_mask;
 			}
-		}
-		{
-			struct ut_mk_1 t10;
-			__builtin_memset(&t10, 0, sizeof(t10));
-			t10.k0 = (__u64)(l_pos);
-			__u64 t11 = ut_memo_read(&m_1, 0, &t10, t10.k0, 0);
-			l_t = t11;
-		}
-		{
-			if ((!(__u64)(l_t)))
+			if (ut_batch && ut_off > ut_batch_cap - 80U) {
+				ut_send(ut_batch, ut_off, 1, 1);
+				ut_off = 0;
+			}
 			{
+				if (((__s64)(l_pos) >= (__s64)(l_end)))
 				{
-					l_pos = ((__s64)(l_pos) + (__s64)(1LL));
+					break;
 				}
-				continue;
+			}
+			{
+				struct ut_mk_1 t10;
+				__builtin_memset(&t10, 0, sizeof(t10));
+				t10.k0 = (__u64)(l_pos);
+				__u64 t11 = ut_memo_read(&m_1, 0, &t10, t10.k0, 0);
+				l_t = t11;
+			}
+			{
+				if ((!(__u64)(l_t)))
+				{
+					{
+						l_pos = ((__s64)(l_pos) + (__s64)(1LL));
+					}
+					continue;
+				}
+			}
+			{
+				__u64 t12 = (__u64)(l_pos);
+				if (ut_flow_sampled(0, t12, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
+					struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
+					ut_header(&r->h, 1, ut_now, ut_id);
+					r->f0 = (__s64)(t12);
+					r->f1 = (__u64)(((__u64)(ut_now) - (__u64)(l_t)));
+					r->f2 = (__s64)(l_i);
+					ut_off += sizeof(*r);
+				}
+			}
+			{
+				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
+					struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
+					ut_header(&r->h, 2, ut_now, ut_id);
+					r->f0 = (__s64)(l_pos);
+					ut_off += sizeof(*r);
+				}
+			}
+			{
+				struct ut_mk_1 t13;
+				__builtin_memset(&t13, 0, sizeof(t13));
+				t13.k0 = (__u64)(l_pos);
+				bpf_map_delete_elem(&m_1, &t13);
+				ut_memo_written(0);
+			}
+			{
+				struct ut_mk_4 t14;
+				__builtin_memset(&t14, 0, sizeof(t14));
+				t14.bucket = ut_log2_bucket((__s64)(((__u64)(ut_now) - (__u64)(l_t))));
+				ut_agg_add(&m_4, &t14, 1);
+			}
+			{
+				l_pos = ((__s64)(l_pos) + (__s64)(1LL));
 			}
 		}
-		{
-			__u64 t12 = (__u64)(l_pos);
-			if (ut_flow_sampled(0, t12, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
-				struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
-				ut_header(&r->h, 1, ut_now, ut_id);
-				r->f0 = (__s64)(t12);
-				r->f1 = (__u64)(((__u64)(ut_now) - (__u64)(l_t)));
-				r->f2 = (__s64)(l_i);
-				ut_off += sizeof(*r);
-			}
-		}
-		{
-			if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_2)) {
-				struct ut_rec_2 *r = (void *)(ut_batch + ut_off);
-				ut_header(&r->h, 2, ut_now, ut_id);
-				r->f0 = (__s64)(l_pos);
-				ut_off += sizeof(*r);
-			}
-		}
-		{
-			struct ut_mk_1 t13;
-			__builtin_memset(&t13, 0, sizeof(t13));
-			t13.k0 = (__u64)(l_pos);
-			bpf_map_delete_elem(&m_1, &t13);
-			ut_memo_written(0);
-		}
-		{
-			struct ut_mk_4 t14;
-			__builtin_memset(&t14, 0, sizeof(t14));
-			t14.bucket = ut_log2_bucket((__s64)(((__u64)(ut_now) - (__u64)(l_t))));
-			ut_agg_add(&m_4, &t14, 1);
-		}
-		{
-			l_pos = ((__s64)(l_pos) + (__s64)(1LL));
-		}
+		if (ut_iter_loops)
+			bpf_iter_num_destroy(&ut_iter_0);
 	}
 	{
 		struct ut_mk_3 t15;
@@ -371,83 +386,107 @@ int ut_p2_a0(void *ctx)
 	{
 		if (((__u64)((ut_pid_tgid(&ut_id) >> 32)) & (__u64)(1LL)))
 		{
-			for (l_row = 0LL; l_row < 4LL; l_row++) {
-				if (ut_batch) {
-					*(volatile __u32 *)(ut_batch + ut_batch_cap) = ut_off;
-					ut_off = *(volatile __u32 *)(ut_batch + ut_batch_cap) & ut_off_mask;
-				}
-				for (l_col = -2LL; l_col < 3LL; l_col++) {
+			{
+				struct bpf_iter_num ut_iter_0;
+				if (ut_iter_loops)
+					bpf_iter_num_new(&ut_iter_0, 0LL, 4LL);
+				for (l_row = 0LL; ut_iter_loops ? ut_iter_next(&ut_iter_0, &l_row) : l_row < 4LL; l_row++) {
 					if (ut_batch) {
 						*(volatile __u32 *)(ut_batch + ut_batch_cap) = ut_off;
 						ut_off = *(volatile __u32 *)(ut_batch + ut_batch_cap) & ut_off_mask;
 					}
 					{
-						struct ut_mk_5 t16;
-						__builtin_memset(&t16, 0, sizeof(t16));
-						t16.k0 = (__u64)(l_row);
-						t16.k1 = (__u64)(l_col);
-						ut_agg_add(&m_5, &t16, (__s64)(1));
-					}
-					{
-						if (((__s64)(l_col) == (__s64)(l_row)))
-						{
-							{
-								if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
-									struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
-									ut_header(&r->h, 4, ut_now, ut_id);
-									r->f0 = (__s64)(l_row);
-									ut_off += sizeof(*r);
-								}
+						struct bpf_iter_num ut_iter_1;
+						if (ut_iter_loops)
+							bpf_iter_num_new(&ut_iter_1, -2LL, 3LL);
+						for (l_col = -2LL; ut_iter_loops ? ut_iter_next(&ut_iter_1, &l_col) : l_col < 3LL; l_col++) {
+							if (ut_batch) {
+								*(volatile __u32 *)(ut_batch + ut_batch_cap) = ut_off;
+								ut_off = *(volatile __u32 *)(ut_batch + ut_batch_cap) & ut_off_mask;
 							}
 							{
-								if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_5)) {
-									struct ut_rec_5 *r = (void *)(ut_batch + ut_off);
-									ut_header(&r->h, 5, ut_now, ut_id);
-									ut_off += sizeof(*r);
+								struct ut_mk_5 t16;
+								__builtin_memset(&t16, 0, sizeof(t16));
+								t16.k0 = (__u64)(l_row);
+								t16.k1 = (__u64)(l_col);
+								ut_agg_add(&m_5, &t16, (__s64)(1));
+							}
+							{
+								if (((__s64)(l_col) == (__s64)(l_row)))
+								{
+									{
+										if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_4)) {
+											struct ut_rec_4 *r = (void *)(ut_batch + ut_off);
+											ut_header(&r->h, 4, ut_now, ut_id);
+											r->f0 = (__s64)(l_row);
+											ut_off += sizeof(*r);
+										}
+									}
+									{
+										if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_5)) {
+											struct ut_rec_5 *r = (void *)(ut_batch + ut_off);
+											ut_header(&r->h, 5, ut_now, ut_id);
+											ut_off += sizeof(*r);
+										}
+									}
 								}
 							}
 						}
+						if (ut_iter_loops)
+							bpf_iter_num_destroy(&ut_iter_1);
 					}
 				}
+				if (ut_iter_loops)
+					bpf_iter_num_destroy(&ut_iter_0);
 			}
 		}
 		else
 		{
-			for (l_i = 1LL; l_i < 3LL; l_i++) {
-				if (ut_batch) {
-					*(volatile __u32 *)(ut_batch + ut_batch_cap) = ut_off;
-					ut_off = *(volatile __u32 *)(ut_batch + ut_batch_cap) & ut_off_mask;
-				}
-				{
-					struct ut_mk_6 t17;
-					__builtin_memset(&t17, 0, sizeof(t17));
-					t17.k0 = (__u64)(l_i);
-					__u64 t18 = ut_memo_read(&m_6, 1, &t17, t17.k0, 0);
-					if (t18)
+			{
+				struct bpf_iter_num ut_iter_0;
+				if (ut_iter_loops)
+					bpf_iter_num_new(&ut_iter_0, 1LL, 3LL);
+				for (l_i = 1LL; ut_iter_loops ? ut_iter_next(&ut_iter_0, &l_i) : l_i < 3LL; l_i++) {
+					if (ut_batch) {
+						*(volatile __u32 *)(ut_batch + ut_batch_cap) = ut_off;
+						ut_off = *(volatile __u32 *)(ut_batch + ut_batch_cap) & ut_off_mask;
+					}
 					{
-						goto ut_done;
+						struct ut_mk_6 t17;
+						__builtin_memset(&t17, 0, sizeof(t17));
+						t17.k0 = (__u64)(l_i);
+						__u64 t18 = ut_memo_read(&m_6, 1, &t17, t17.k0, 0);
+						if (t18)
+						{
+							if (ut_iter_loops) {
+								bpf_iter_num_destroy(&ut_iter_0);
+							}
+							goto ut_done;
+						}
+					}
+					{
+						__u64 t19 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
+						if (ut_flow_sampled(1, t19, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_6)) {
+							struct ut_rec_6 *r = (void *)(ut_batch + ut_off);
+							ut_header(&r->h, 6, ut_now, ut_id);
+							r->f0 = (__s64)(l_i);
+							r->f1 = (__u64)(t19);
+							ut_off += sizeof(*r);
+						}
+					}
+					{
+						__u64 t20 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
+						if (ut_flow_sampled(1, t20, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
+							struct ut_rec_7 *r = (void *)(ut_batch + ut_off);
+							ut_header(&r->h, 7, ut_now, ut_id);
+							r->f0 = (__s64)(l_i);
+							r->f1 = (__u64)(t20);
+							ut_off += sizeof(*r);
+						}
 					}
 				}
-				{
-					__u64 t19 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
-					if (ut_flow_sampled(1, t19, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_6)) {
-						struct ut_rec_6 *r = (void *)(ut_batch + ut_off);
-						ut_header(&r->h, 6, ut_now, ut_id);
-						r->f0 = (__s64)(l_i);
-						r->f1 = (__u64)(t19);
-						ut_off += sizeof(*r);
-					}
-				}
-				{
-					__u64 t20 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
-					if (ut_flow_sampled(1, t20, 0)) if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_7)) {
-						struct ut_rec_7 *r = (void *)(ut_batch + ut_off);
-						ut_header(&r->h, 7, ut_now, ut_id);
-						r->f0 = (__s64)(l_i);
-						r->f1 = (__u64)(t20);
-						ut_off += sizeof(*r);
-					}
-				}
+				if (ut_iter_loops)
+					bpf_iter_num_destroy(&ut_iter_0);
 			}
 		}
 	}

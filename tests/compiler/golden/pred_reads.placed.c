@@ -4,6 +4,7 @@
 #define UT_NPROBES 3
 #define UT_BATCH_BYTES 64
 #define UT_MEMO_MAPS 3
+#define UT_ITER_LOOPS 1
 #include "ut.h"
 
 struct ut_mk_0 {
@@ -264,21 +265,28 @@ int ut_p2_a0(void *ctx)
 		__u64 t26 = ut_memo_read(&m_2, 2, &t25, t25.k0, 0);
 		l_by_clock = t26;
 	}
-	for (l_i = 0LL; l_i < 2LL; l_i++) {
-		{
-			struct ut_mk_0 t27;
-			__builtin_memset(&t27, 0, sizeof(t27));
-			t27.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
-			__u64 t28 = ut_memo_read(&m_0, 0, &t27, t27.k0, 0);
-			l_in_loop = t28;
+	{
+		struct bpf_iter_num ut_iter_0;
+		if (ut_iter_loops)
+			bpf_iter_num_new(&ut_iter_0, 0LL, 2LL);
+		for (l_i = 0LL; ut_iter_loops ? ut_iter_next(&ut_iter_0, &l_i) : l_i < 2LL; l_i++) {
+			{
+				struct ut_mk_0 t27;
+				__builtin_memset(&t27, 0, sizeof(t27));
+				t27.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
+				__u64 t28 = ut_memo_read(&m_0, 0, &t27, t27.k0, 0);
+				l_in_loop = t28;
+			}
+			{
+				struct ut_mk_0 t29;
+				__builtin_memset(&t29, 0, sizeof(t29));
+				t29.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
+				{ __u64 val = (__u64)(((__u64)(l_in_loop) + (__u64)(1LL))); bpf_map_update_elem(&m_0, &t29, &val, BPF_ANY); }
+				ut_memo_written(0);
+			}
 		}
-		{
-			struct ut_mk_0 t29;
-			__builtin_memset(&t29, 0, sizeof(t29));
-			t29.k0 = (__u64)(((__u32)ut_pid_tgid(&ut_id)));
-			{ __u64 val = (__u64)(((__u64)(l_in_loop) + (__u64)(1LL))); bpf_map_update_elem(&m_0, &t29, &val, BPF_ANY); }
-			ut_memo_written(0);
-		}
+		if (ut_iter_loops)
+			bpf_iter_num_destroy(&ut_iter_0);
 	}
 	{
 		if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {

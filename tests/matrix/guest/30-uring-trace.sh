@@ -36,6 +36,14 @@ case $(uname -r) in
 esac
 if grep -q "held as numbers $loads" /tmp/ut.err; then echo "PASS uring-trace/untrusted_loads"
 else echo "FAIL uring-trace/untrusted_loads: $(grep 'held as numbers' /tmp/ut.err | head -c 300)"; fi
+# loops (the reaps of 64 CQEs) take their turns from the numbers iterator
+# from 6.4, which the verifier checks once; before, it follows every turn
+case $(uname -r) in
+5.* | 6.[0-3].*) iter="this kernel has no bpf_iter_num" ;;
+*) iter="the verifier checks a loop's body once" ;;
+esac
+if grep -q "$iter" /tmp/ut.err; then echo "PASS uring-trace/iter_loops"
+else echo "FAIL uring-trace/iter_loops: $(grep 'bpf_iter_num' /tmp/ut.err | head -c 300)"; fi
 grep "^flows" /tmp/ut.stats
 # 54 requests, 10 link-chain arrows and 60 CQEs followed from their posting
 # to their reaping (30 per ring).  Before 5.19 (no io_uring_req_failed: the
