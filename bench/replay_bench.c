@@ -8,6 +8,9 @@
  *   UT_CAPTURE_RECORDS=/tmp/s.rec build/uring-trace -o /tmp/s.fxt /tmp/s.uto   (a workload)
  *   build/bench/replay_bench /tmp/s.uto /tmp/s.rec [ROUNDS]
  *
+ * REPLAY_FINDINGS=FILE writes the findings made, as the summary shows
+ * them (to compare).
+ *
  * REPLAY_SPOOL=MB hands the trace's records to a spool of MB MiB and its
  * converter thread (runtime/spool.h), as the tracer does by default, and
  * says the loop's CPU time an event and the converter's apart.
@@ -30,6 +33,7 @@
 #include "engine/engine.h"
 #include "fxt/fxt.h"
 #include "runtime/decode.h"
+#include "runtime/findings.h"
 #include "runtime/spool.h"
 #include "runtime/user_maps.h"
 #include "runtime/user_side.h"
@@ -117,7 +121,9 @@ int main(int argc, char **argv)
 	FILE *devnull = fopen("/dev/null", "w");
 	struct ut_user_maps maps;
 	ut_user_maps_init(&maps, prog);
-	struct ut_decoder d = {.prog = prog, .engine = e, .print_out = devnull,
+	/* findings kept as the tracer keeps them: the first of each goes to
+	 * the trace, the others are counted */
+	struct ut_decoder d = {.prog = prog, .engine = e, .print_out = devnull, .findings = ut_findings_new(),
 			       .user_side = ut_user_side_new(prog, &maps, 10000)};
 	/* the compiled user side, as the tracer runs it, unless UT_INTERPRET=1 */
 	if (objs.user_len && !ut_user_side_interpret_asked() &&
@@ -159,12 +165,19 @@ int main(int argc, char **argv)
 		       d.records ? (double)st.loop_ns / (double)d.records : 0.0, st.stop_records);
 		ut_spool_free(d.spool);
 	}
+	const char *findings = getenv("REPLAY_FINDINGS");
+	FILE *findings_out = findings ? fopen(findings, "w") : NULL;
+	if (findings_out) {
+		ut_findings_print(d.findings, findings_out);
+		fclose(findings_out);
+	}
 	ut_engine_finish(e, last + (uint64_t)rounds * (last - first + 1000));
 	ut_engine_free(e);
 	fxt_writer_close(w, err, sizeof(err));
 	if (!keep)
 		unlink(path);
 	ut_user_side_free(d.user_side);
+	ut_findings_free(d.findings);
 	ut_user_maps_free(&maps);
 	ut_program_free(prog);
 	fclose(devnull);

@@ -398,18 +398,23 @@ static const char *value_str(const struct ut_program *prog, const struct ut_fiel
 
 /* The argument of value v, in a record holding all its event's fields
  * (ut_decode_trace checks its size: the loader checked each field against
- * it). */
-static void to_arg(const struct ut_program *prog, const struct ut_event *ev, const void *rec, size_t size,
-		   const char *name, const struct ut_value *v, struct ut_decoded_args *out)
+ * it).  Inlined, and a plain number without its display kind's call: every
+ * argument of every record comes here (3.7 M of them in a 3 s fio
+ * capture), and the call's prologue and the indirect call were half of
+ * its instructions. */
+static inline __attribute__((always_inline)) void to_arg(const struct ut_program *prog, const struct ut_event *ev,
+							 const void *rec, size_t size, const char *name,
+							 const struct ut_value *v, struct ut_decoded_args *out)
 {
 	if (out->n >= UT_DECODED_ARGS_MAX || v->kind == UT_VAL_NONE)
 		return;
 	struct ut_arg *a = &out->args[out->n];
 	a->name = name;
-	if (v->kind == UT_VAL_FIELD) {
+	if (v->kind == UT_VAL_FIELD && ev->fields[v->field].type != UT_F_STR) {
 		const struct ut_field *f = &ev->fields[v->field];
+		uint64_t raw = field_u64(f, rec);
 		const struct ut_display_kind *show = &displays[v->display];
-		if (f->type != UT_F_STR && show->arg && show->arg(field_u64(f, rec), f, a)) {
+		if (v->display == UT_SHOW_PLAIN ? arg_number(raw, f, a) : show->arg && show->arg(raw, f, a)) {
 			out->n++;
 			return;
 		}

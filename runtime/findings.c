@@ -23,6 +23,11 @@ struct finding_value {
 	char *text;                /* UT_ARG_STR's */
 };
 
+/* The latest made is kept as its record, and its message, fix and
+ * evidence are made from it when something shows them (the summary,
+ * --json, --live, --metrics): the default script's doctor makes a finding
+ * at every request or system call of some workloads (PUNT, BATCH on fio),
+ * and making their texts each time was half of the reader's work there. */
 struct finding {
 	char *identity;            /* the tag, then each key value's text, '\x1f' between them */
 	char *tag;
@@ -31,13 +36,28 @@ struct finding {
 	enum ut_severity severity; /* the highest made */
 	uint64_t count, first_ns;
 	uint32_t pid, tid;         /* the thread first made on; 0: uring-trace's own (BEGIN, END) */
-	char *message, *fix;       /* the latest made */
+	char *message, *fix;       /* the latest made's, once made from its record */
+	const struct ut_event *latest_ev;   /* the latest made's event while its texts are not made; else NULL */
+	unsigned char *latest;     /* its record */
+	size_t latest_capacity;
+};
+
+/* A finding's identity as its records have it: the event, then the bytes
+ * of its key's fields (finding_bytes). */
+struct raw_identity {
+	unsigned char *bytes;
+	size_t len, finding;
 };
 
 struct ut_findings {
+	const struct ut_program *prog;   /* the records' */
 	struct finding *v;
 	size_t n, capacity;
 	struct hmap index;         /* identity's two hashes -> its index */
+	struct raw_identity *raw;  /* identities by their records' bytes */
+	size_t nraw, raw_capacity;
+	struct hmap raw_index;     /* their bytes' hash and length -> an index in raw */
+	unsigned char *how;        /* per event of prog: HOW_* once known */
 	uint32_t self;             /* uring-trace's pid: BEGIN and END run in it */
 };
 
@@ -69,9 +89,15 @@ void ut_findings_free(struct ut_findings *f)
 		free_values(x->evidence, x->nevidence);
 		free(x->message);
 		free(x->fix);
+		free(x->latest);
 	}
 	free(f->v);
 	hmap_free(&f->index);
+	for (size_t i = 0; i < f->nraw; i++)
+		free(f->raw[i].bytes);
+	free(f->raw);
+	hmap_free(&f->raw_index);
+	free(f->how);
 	free(f);
 }
 
@@ -123,12 +149,114 @@ static struct finding *find(struct ut_findings *f, const char *identity, uint64_
 	return NULL;
 }
 
-int ut_findings_take(struct ut_findings *f, const struct ut_program *p, const struct ut_event *ev, const void *rec,
-		     size_t size)
+/* Whether v's text is made from the record's bytes alone: not a stack's
+ * (named from the stack table) or a disk's (from /sys) name, which could
+ * read differently later. */
+static bool text_from_bytes(const struct ut_value *v)
+{
+	if (v->kind == UT_VAL_FORMAT) {
+		for (unsigned i = 0; i < v->nfmt; i++)
+			if (!text_from_bytes(&v->fmt[i]))
+				return false;
+		return true;
+	}
+	return v->kind != UT_VAL_FIELD ||
+	       (v->display != UT_SHOW_KSTACK && v->display != UT_SHOW_USTACK && v->display != UT_SHOW_USYM &&
+		v->display != UT_SHOW_DISK);
+}
+
+static bool add_bytes(unsigned char *out, size_t cap, size_t *len, const void *bytes, size_t n)
+{
+	if (n > cap - *len)
+		return false;
+	memcpy(out + *len, bytes, n);
+	*len += n;
+	return true;
+}
+
+/* The bytes value v's text is made of: its fields' (a string's up to its
+ * NUL and the NUL; buf()'s all: its first byte counts them). */
+static bool value_bytes(const struct ut_event *ev, const void *rec, const struct ut_value *v, unsigned char *out,
+			size_t cap, size_t *len)
+{
+	if (v->kind == UT_VAL_FORMAT) {
+		for (unsigned i = 0; i < v->nfmt; i++)
+			if (!value_bytes(ev, rec, &v->fmt[i], out, cap, len))
+				return false;
+		return true;
+	}
+	if (v->kind != UT_VAL_FIELD)
+		return true;   /* text or nothing: the same in every record of the event */
+	const struct ut_field *f = &ev->fields[v->field];
+	const char *at = (const char *)rec + f->offset;
+	size_t n = f->type != UT_F_STR ? sizeof(uint64_t)
+		   : v->display == UT_SHOW_BUF ? f->size : strnlen(at, f->size);
+	return add_bytes(out, cap, len, at, n) && (f->type != UT_F_STR || add_bytes(out, cap, len, "", 1));
+}
+
+#define FINDING_BYTES 512
+
+/* A finding's identity as the record has it, in out (*len bytes): its
+ * event, then the bytes its key's values are made of (HOW_BY_BYTES: the
+ * key's text is made of them alone).  False where they do not fit. */
+static bool finding_bytes(const struct ut_program *p, const struct ut_event *ev, const void *rec,
+			  unsigned char *out, size_t *len)
+{
+	uint32_t event = (uint32_t)(ev - p->events);
+	*len = 0;
+	add_bytes(out, FINDING_BYTES, len, &event, sizeof(event));
+	for (unsigned i = UT_FINDING_PARTS; i < ev->nargs; i++)
+		if (strcmp(ev->args[i].name, UT_FINDING_KEY) == 0 &&
+		    !value_bytes(ev, rec, &ev->args[i].value, out, FINDING_BYTES, len))
+			return false;
+	return true;
+}
+
+/* A hash of the bytes of an identity (its length is the other word of
+ * its key in raw_index), a word at a time. */
+static uint64_t bytes_hash(const unsigned char *bytes, size_t len)
+{
+	uint64_t h = len;
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t w = 0;
+		memcpy(&w, bytes + i, len - i < 8 ? len - i : 8);
+		h = hmap_hash(h, w);
+	}
+	return h;
+}
+
+/* The finding of a record's identity, by its bytes; NULL when not known
+ * that way. */
+static struct finding *find_raw(struct ut_findings *f, const unsigned char *bytes, size_t len, uint64_t hash)
+{
+	uint64_t *at = hmap_find(&f->raw_index, hash, len);
+	if (!at)
+		return NULL;
+	const struct raw_identity *r = &f->raw[*at];
+	return r->len == len && memcmp(r->bytes, bytes, len) == 0 ? &f->v[r->finding] : NULL;
+}
+
+static void add_raw(struct ut_findings *f, const unsigned char *bytes, size_t len, uint64_t hash, size_t finding)
+{
+	bool created;
+	uint64_t *at = hmap_insert(&f->raw_index, hash, len, &created);
+	if (!created)
+		return;   /* another identity's bytes have this hash and length: this one is found by its text */
+	grow_array((void **)&f->raw, &f->raw_capacity, f->nraw + 1, sizeof(*f->raw));
+	unsigned char *copy = xmalloc(len);
+	memcpy(copy, bytes, len);
+	f->raw[f->nraw] = (struct raw_identity){.bytes = copy, .len = len, .finding = finding};
+	*at = f->nraw++;
+}
+
+/* The finding of the record's identity, made from its key's text, created
+ * when new (*first). */
+static struct finding *find_by_text(struct ut_findings *f, const struct ut_event *ev, const void *rec, size_t size,
+				    bool *first)
 {
 	const struct ut_rec_hdr *h = rec;
 	struct ut_decoded_args *keys = xmalloc(2 * sizeof(*keys)), *evidence = keys + 1;
-	parts(p, ev, rec, size, keys, evidence);
+	parts(f->prog, ev, rec, size, keys, evidence);
 	struct strbuf identity = {0};
 	sb_puts(&identity, ev->name.text);
 	for (unsigned i = 0; i < keys->n; i++) {
@@ -139,8 +267,8 @@ int ut_findings_take(struct ut_findings *f, const struct ut_program *p, const st
 	uint64_t a = ut_hash_bytes(UT_HASH_INIT, identity.s, strlen(identity.s)),
 		 b = ut_hash_bytes(0x84222325cbf29ce4ull, identity.s, strlen(identity.s));
 	struct finding *x = find(f, identity.s, a, b);
-	bool first = x == NULL;
-	if (first) {
+	*first = x == NULL;
+	if (*first) {
 		grow_array((void **)&f->v, &f->capacity, f->n + 1, sizeof(*f->v));
 		bool created;
 		*hmap_insert(&f->index, a, b, &created) = f->n;
@@ -155,11 +283,17 @@ int ut_findings_take(struct ut_findings *f, const struct ut_program *p, const st
 			x->key[i] = value_of(&keys->args[i], false);
 	}
 	sb_free(&identity);
-	int before = first ? -1 : (int)x->severity;
-	x->count++;
-	enum ut_severity severity = ut_finding_severity(ev, rec, size);
-	if (severity > x->severity)
-		x->severity = severity;
+	free(keys);
+	return x;
+}
+
+/* The latest made's message, fix and evidence, made from its record. */
+static void make_texts(const struct ut_findings *f, struct finding *x, const struct ut_event *ev, const void *rec,
+		       size_t size)
+{
+	const struct ut_program *p = f->prog;
+	struct ut_decoded_args *keys = xmalloc(2 * sizeof(*keys)), *evidence = keys + 1;
+	parts(p, ev, rec, size, keys, evidence);
 	char text[512];
 	free(x->message);
 	ut_value_text(p, ev->fields, ev->nfields, rec, size, &ev->args[UT_FINDING_MESSAGE].value, text, sizeof(text));
@@ -173,6 +307,66 @@ int ut_findings_take(struct ut_findings *f, const struct ut_program *p, const st
 	for (unsigned i = 0; i < evidence->n; i++)
 		x->evidence[i] = value_of(&evidence->args[i], true);
 	free(keys);
+	x->latest_ev = NULL;
+}
+
+/* The texts of every finding's latest made, before they are shown. */
+static void make_all_texts(struct ut_findings *f)
+{
+	for (size_t i = 0; f && i < f->n; i++)
+		if (f->v[i].latest_ev)
+			make_texts(f, &f->v[i], f->v[i].latest_ev, f->v[i].latest, f->v[i].latest_ev->size);
+}
+
+/* What an event's findings allow (how): their identity found by the
+ * bytes of their key's fields, their texts made when shown. */
+enum { HOW_KNOWN = 1, HOW_BY_BYTES = 2, HOW_LATER = 4 };
+
+static unsigned char how_of(const struct ut_event *ev)
+{
+	unsigned char how = HOW_KNOWN | HOW_BY_BYTES | HOW_LATER;
+	for (unsigned i = 0; i < ev->nargs; i++) {
+		const struct ut_value *v = &ev->args[i].value;
+		if (text_from_bytes(v))
+			continue;
+		how &= (unsigned char)~HOW_LATER;
+		if (i >= UT_FINDING_PARTS && strcmp(ev->args[i].name, UT_FINDING_KEY) == 0)
+			how &= (unsigned char)~HOW_BY_BYTES;
+	}
+	return how;
+}
+
+int ut_findings_take(struct ut_findings *f, const struct ut_program *p, const struct ut_event *ev, const void *rec,
+		     size_t size)
+{
+	size_t event = (size_t)(ev - p->events);
+	if (!f->prog) {
+		f->prog = p;
+		f->how = xcalloc(p->nevents + 1, 1);
+	}
+	if (!f->how[event])
+		f->how[event] = how_of(ev);
+	unsigned char bytes[FINDING_BYTES];
+	size_t len = 0;
+	bool by_bytes = (f->how[event] & HOW_BY_BYTES) && finding_bytes(p, ev, rec, bytes, &len), first = false;
+	uint64_t hash = by_bytes ? bytes_hash(bytes, len) : 0;
+	struct finding *x = by_bytes ? find_raw(f, bytes, len, hash) : NULL;
+	if (!x) {
+		x = find_by_text(f, ev, rec, size, &first);
+		if (by_bytes)
+			add_raw(f, bytes, len, hash, (size_t)(x - f->v));
+	}
+	int before = first ? -1 : (int)x->severity;
+	x->count++;
+	enum ut_severity severity = ut_finding_severity(ev, rec, size);
+	if (severity > x->severity)
+		x->severity = severity;
+	/* the record's event has a size of its own (decode_one checked it) */
+	grow_array((void **)&x->latest, &x->latest_capacity, ev->size, 1);
+	memcpy(x->latest, rec, ev->size);
+	x->latest_ev = ev;
+	if (!(f->how[event] & HOW_LATER))
+		make_texts(f, x, ev, x->latest, ev->size);
 	return before;
 }
 
@@ -205,8 +399,9 @@ static void value_text(const struct finding_value *v, char *buf, size_t len)
 	arg_text(&a, buf, len);
 }
 
-void ut_findings_print(const struct ut_findings *f, FILE *out)
+void ut_findings_print(struct ut_findings *f, FILE *out)
 {
+	make_all_texts(f);
 	if (!f || !f->n)
 		return;
 	size_t *order = in_order(f);
@@ -252,8 +447,9 @@ static void value_json(const struct finding_value *v, FILE *out)
 	}
 }
 
-void ut_findings_json(const struct ut_findings *f, FILE *out)
+void ut_findings_json(struct ut_findings *f, FILE *out)
 {
+	make_all_texts(f);
 	fputc('[', out);
 	size_t *order = f ? in_order(f) : NULL;
 	for (size_t o = 0; f && o < f->n; o++) {
@@ -284,9 +480,10 @@ void ut_findings_json(const struct ut_findings *f, FILE *out)
 	fputc(']', out);
 }
 
-void ut_findings_visit(const struct ut_findings *f, void (*one)(void *ctx, const struct ut_finding_seen *seen),
+void ut_findings_visit(struct ut_findings *f, void (*one)(void *ctx, const struct ut_finding_seen *seen),
 		       void *ctx)
 {
+	make_all_texts(f);
 	size_t *order = f ? in_order(f) : NULL;
 	for (size_t o = 0; f && o < f->n; o++) {
 		const struct finding *x = &f->v[order[o]];

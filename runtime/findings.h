@@ -2,7 +2,8 @@
  * ...`: UT_EV_FINDING records), kept by the reader: one per identity, its
  * tag and its key's values, with how often it was made, when and where
  * first, the highest severity it was made with, and its latest message,
- * fix and evidence.  The summary prints them after the maps, and --json
+ * fix and evidence (made when shown: the functions that show them are
+ * not const).  The summary prints them after the maps, and --json
  * holds them (docs/json.md). */
 #ifndef UT_FINDINGS_H
 #define UT_FINDINGS_H
@@ -26,9 +27,9 @@ int ut_findings_take(struct ut_findings *f, const struct ut_program *p, const st
 int ut_findings_worst(const struct ut_findings *f);
 /* The "findings" section of the text summary (nothing when none was
  * made): the most severe first, then in the order first made. */
-void ut_findings_print(const struct ut_findings *f, FILE *out);
+void ut_findings_print(struct ut_findings *f, FILE *out);
 /* The findings as a JSON array, in the same order. */
-void ut_findings_json(const struct ut_findings *f, FILE *out);
+void ut_findings_json(struct ut_findings *f, FILE *out);
 /* A finding as the live view and the metrics show it. */
 struct ut_finding_seen {
 	const char *tag, *key;     /* key: its values' text, ", " between them ("" without) */
@@ -37,7 +38,7 @@ struct ut_finding_seen {
 	const char *message;
 };
 /* Calls one for each finding, in the summary's order. */
-void ut_findings_visit(const struct ut_findings *f, void (*one)(void *ctx, const struct ut_finding_seen *seen),
+void ut_findings_visit(struct ut_findings *f, void (*one)(void *ctx, const struct ut_finding_seen *seen),
 		       void *ctx);
 /* The severity called name ("warn"); -1 when none is. */
 int ut_severity_named(const char *name);

@@ -178,7 +178,7 @@ static void draw_finding(void *ctx, const struct ut_finding_seen *seen)
 }
 
 void ut_live_draw(struct ut_live *l, struct bpf_object *obj, const struct ut_user_maps *user,
-		  const struct ut_findings *findings, double dt, uint64_t events, uint64_t lost)
+		  struct ut_findings *findings, double dt, uint64_t events, uint64_t lost)
 {
 	unsigned rows = 0, cols = 100;
 	struct winsize ws;

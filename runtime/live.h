@@ -20,7 +20,7 @@ struct ut_live *ut_live_new(const struct ut_program *prog, FILE *out);
 /* Draws the interval of dt seconds that ends now (its first starts with
  * the trace); events and lost: the tracer's totals so far. */
 void ut_live_draw(struct ut_live *l, struct bpf_object *obj, const struct ut_user_maps *user,
-		  const struct ut_findings *findings, double dt, uint64_t events, uint64_t lost);
+		  struct ut_findings *findings, double dt, uint64_t events, uint64_t lost);
 void ut_live_free(struct ut_live *l);
 
 #endif
