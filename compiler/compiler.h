@@ -50,6 +50,11 @@ struct ut_compile_opts {
 	/* --summary-only (no trace is written): the trace constructs are
 	 * compiled out, and a probe left with nothing to do is left out */
 	bool no_trace;
+	/* --compile: the program may run on other kernels, so its loops do
+	 * not call the numbers iterator (a kfunc of 6.4: on 5.10 and 6.1 the
+	 * verifier refused the program even with the calls in dead code,
+	 * left unresolved by Debian's libbpf) */
+	bool portable;
 	/* Filled, when not NULL, with what the result depends on besides the
 	 * kernel and these options: the scripts read and the directories
 	 * imports were looked for in (runtime/program_cache.c keeps compiled

@@ -435,6 +435,8 @@ static void gen_local_assign(struct gen *g, struct node *n)
  * vmlinux.h.  The running kernel decides at load whether they do. */
 static bool iter_loops(struct gen *g)
 {
+	if (g->c->opts->portable)   /* a .uto: plain loops, for every kernel */
+		return false;
 	if (!g->c->uses_iter_loops)
 		g->c->uses_iter_loops = ut_kernel_struct(g->c->k, "bpf_iter_num") > 0;
 	return g->c->uses_iter_loops;

@@ -584,7 +584,7 @@ static int run_script(struct options *o)
 		.stdlib_dir = stdlib_dir, .dump = o->dump, .dump_to = stdout,
 		.flags = o->flags, .nflags = o->nflags, .defines = o->defines, .ndefines = o->ndefines, .options = options,
 		.positional = o->positional, .npositional = o->npositional,
-		.all_in_kernel = o->all_in_kernel, .no_trace = o->summary_only,
+		.all_in_kernel = o->all_in_kernel, .no_trace = o->summary_only, .portable = o->compile_only,
 	};
 	/* A run of a script compiled before, unchanged, on this boot, runs
 	 * the program kept then; else it is compiled, and kept. */
