@@ -9,6 +9,7 @@
 #define UT_FINDINGS_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "compiler/program.h"
@@ -23,7 +24,10 @@ void ut_findings_free(struct ut_findings *f);
  * (which the trace marks). */
 int ut_findings_take(struct ut_findings *f, const struct ut_program *p, const struct ut_event *ev, const void *rec,
 		     size_t size);
-/* The highest severity of the findings made; -1 when none was. */
+/* Findings made new once the reader kept its most (4096, or
+ * UT_MAX_FINDINGS): counted, not kept, not marked in the trace. */
+uint64_t ut_findings_not_kept(const struct ut_findings *f);
+/* The highest severity of the findings made (kept or not); -1 when none was. */
 int ut_findings_worst(const struct ut_findings *f);
 /* The "findings" section of the text summary (nothing when none was
  * made): the most severe first, then in the order first made. */

@@ -1012,6 +1012,9 @@ static void publish_metrics(struct session *s, bool at_end)
 	fputs("# HELP uring_trace_findings how many times each finding was made (docs/doctor.md)\n"
 	      "# TYPE uring_trace_findings gauge\n", f);
 	ut_findings_visit(s->dec.findings, metric_finding, f);
+	fprintf(f, "# HELP uring_trace_findings_not_kept_total findings made new once the most were kept, not shown\n"
+		"# TYPE uring_trace_findings_not_kept_total counter\nuring_trace_findings_not_kept_total %llu\n",
+		(unsigned long long)ut_findings_not_kept(s->dec.findings));
 	if (fclose(f) == 0)
 		ut_metrics_publish(s->metrics, text, len);
 	free(text);
@@ -1172,7 +1175,7 @@ static void write_json(struct session *s, FILE *j)
 	ut_maps_json(s->prog, s->obj, &s->user_maps, j);
 	fputs(",\"findings\":", j);
 	ut_findings_json(s->dec.findings, j);
-	fputs("}\n", j);
+	fprintf(j, ",\"findings_not_kept\":%llu}\n", (unsigned long long)ut_findings_not_kept(s->dec.findings));
 }
 
 /* --json FILE, --baseline FILE: the summary as JSON written to path ("-":

@@ -104,3 +104,28 @@ else
 	fail findings/snapshot_on "$(ls "$TMP"; tail -3 "$TMP/snap.err"; grep -A3 '^errors' "$TMP/snap.stats";
 		grep -c 'name="snapshot"' "$TMP/snap.dump")"
 fi
+
+# Bounded: past the most kept (UT_MAX_FINDINGS here, 4096 by default), new
+# findings are counted, not kept; the summary, the JSON and --fail-on say so.
+cat >"$TMP/many.ut" <<'UT'
+tracepoint:syscalls:sys_enter_getppid /pid == cpid/ {
+	@calls += 1;
+	finding "CALL"[@calls] (@calls == 10 ? warn : info) "call %d", @calls;
+}
+UT
+printf 'import os\nfor i in range(10): os.getppid()\n' >"$TMP/many.py"   # ten findings at least
+UT_MAX_FINDINGS=4 timeout -k 10 120 "$UT" --summary-only --fail-on=warn --json "$TMP/many.json" \
+	-c "python3 $TMP/many.py" "$TMP/many.ut" >"$TMP/many.out" 2>"$TMP/many.err"
+rc=$?
+# (python makes getppid calls of its own: at least the script's ten)
+calls=$(python3 -c 'import json, sys; print(int(json.load(open(sys.argv[1]))["maps"]["@calls"][0]["value"]))' \
+	"$TMP/many.json" 2>/dev/null)
+if [ $rc -eq 3 ] && [ "${calls:-0}" -ge 10 ] && [ "$(grep -c '^info CALL\[' "$TMP/many.out")" = 4 ] &&
+	grep -q "^$((calls - 4)) more findings, made once 4 were kept, are not listed (the most severe: warn)\$" \
+		"$TMP/many.out" &&
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+assert len(d["findings"]) == 4 and d["findings_not_kept"] == int(sys.argv[2]) - 4' "$TMP/many.json" "$calls"; then
+	pass findings/bounded
+else
+	fail findings/bounded "status $rc: $(grep -A30 '^findings:' "$TMP/many.out" | tail -4; tail -2 "$TMP/many.err")"
+fi
