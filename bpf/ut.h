@@ -1314,9 +1314,10 @@ static __always_inline int ut_shed_end(struct ut_shed *sh)
  * numbers iterator (bpf_iter_num, 6.4+; the runtime tries it and sets the
  * flag), the loop asks it for each turn instead, and the verifier checks
  * the body until a turn's state is one it has seen (its loop variable is
- * then any number it gave): a turn or two.  The loop's bound is the
- * iterator's, so the loop variable is not compared with a constant that
- * would make the verifier track its value.  Either way the same body,
+ * then any number it gave): a turn or two.  The loop variable is the
+ * iterator's number, which the verifier does not know, so its test
+ * against the bound decides nothing the verifier would track.  Either
+ * way the same body,
  * once in the C; the path not taken is dead code the verifier drops, the
  * unresolved kfuncs with it. */
 extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __ksym __weak;

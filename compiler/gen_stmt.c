@@ -449,7 +449,8 @@ static bool iter_loops(struct gen *g)
 static void gen_for(struct gen *g, struct node *n)
 {
 	const char *var = n->str + 1;
-	bool iter = iter_loops(g);
+	/* (the iterator counts in ints: a loop with a bound beyond them stays plain) */
+	bool iter = n->a->num >= INT32_MIN && n->b->num <= INT32_MAX && iter_loops(g);
 	unsigned depth = g->iters;
 	struct strbuf body = {0}, *out = g->out;
 	g->out = &body;
@@ -468,10 +469,17 @@ static void gen_for(struct gen *g, struct node *n)
 		emit(g, "struct bpf_iter_num ut_iter_%u;", depth);
 		emit(g, "if (ut_iter_loops)");
 		emit(g, "\tbpf_iter_num_new(&ut_iter_%u, %s, %s);", depth, from, to);
-		emit(g, "for (l_%s = %s; ut_iter_loops ? ut_iter_next(&ut_iter_%u, &l_%s) : l_%s < %s; l_%s++) {", var,
-		     from, depth, var, var, to, var);
-	} else {
-		emit(g, "for (l_%s = %s; l_%s < %s; l_%s++) {", var, from, var, to, var);
+	}
+	emit(g, "for (l_%s = %s; l_%s < %s; l_%s++) {", var, from, var, to, var);
+	if (iter) {
+		/* the turn's number is the iterator's, which the verifier does
+		 * not know: the loop's test against the bound decides nothing
+		 * it would track.  Asked for in the body, not in the loop's
+		 * test: there clang put the call right before the loop's head,
+		 * and 5.10 and 6.1 refuse a loop whose back-edge is a call's
+		 * fallthrough */
+		emit(g, "\tif (ut_iter_loops && !ut_iter_next(&ut_iter_%u, &l_%s))", depth, var);
+		emit(g, "\t\tbreak;");
 	}
 	free(from);
 	free(to);

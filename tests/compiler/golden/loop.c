@@ -217,7 +217,9 @@ int ut_p0_a0(void *ctx)
 				struct bpf_iter_num ut_iter_0;
 				if (ut_iter_loops)
 					bpf_iter_num_new(&ut_iter_0, 0LL, 10LL);
-				for (l_k = 0LL; ut_iter_loops ? ut_iter_next(&ut_iter_0, &l_k) : l_k < 10LL; l_k++) {
+				for (l_k = 0LL; l_k < 10LL; l_k++) {
+					if (ut_iter_loops && !ut_iter_next(&ut_iter_0, &l_k))
+						break;
 					{
 						l_sum = ((__s64)(l_sum) + (__s64)(l_k));
 					}
@@ -274,7 +276,9 @@ int ut_p1_a0(void *ctx)
 		struct bpf_iter_num ut_iter_0;
 		if (ut_iter_loops)
 			bpf_iter_num_new(&ut_iter_0, 0LL, 64LL);
-		for (l_i = 0LL; ut_iter_loops ? ut_iter_next(&ut_iter_0, &l_i) : l_i < 64LL; l_i++) {
+		for (l_i = 0LL; l_i < 64LL; l_i++) {
+			if (ut_iter_loops && !ut_iter_next(&ut_iter_0, &l_i))
+				break;
 			if (ut_batch) {
 				*(volatile __u32 *)(ut_batch + ut_batch_cap) = ut_off;
 				ut_off = *(volatile __u32 *)(ut_batch + ut_batch_cap) & ut_off_mask;
@@ -390,7 +394,9 @@ int ut_p2_a0(void *ctx)
 				struct bpf_iter_num ut_iter_0;
 				if (ut_iter_loops)
 					bpf_iter_num_new(&ut_iter_0, 0LL, 4LL);
-				for (l_row = 0LL; ut_iter_loops ? ut_iter_next(&ut_iter_0, &l_row) : l_row < 4LL; l_row++) {
+				for (l_row = 0LL; l_row < 4LL; l_row++) {
+					if (ut_iter_loops && !ut_iter_next(&ut_iter_0, &l_row))
+						break;
 					if (ut_batch) {
 						*(volatile __u32 *)(ut_batch + ut_batch_cap) = ut_off;
 						ut_off = *(volatile __u32 *)(ut_batch + ut_batch_cap) & ut_off_mask;
@@ -399,7 +405,9 @@ int ut_p2_a0(void *ctx)
 						struct bpf_iter_num ut_iter_1;
 						if (ut_iter_loops)
 							bpf_iter_num_new(&ut_iter_1, -2LL, 3LL);
-						for (l_col = -2LL; ut_iter_loops ? ut_iter_next(&ut_iter_1, &l_col) : l_col < 3LL; l_col++) {
+						for (l_col = -2LL; l_col < 3LL; l_col++) {
+							if (ut_iter_loops && !ut_iter_next(&ut_iter_1, &l_col))
+								break;
 							if (ut_batch) {
 								*(volatile __u32 *)(ut_batch + ut_batch_cap) = ut_off;
 								ut_off = *(volatile __u32 *)(ut_batch + ut_batch_cap) & ut_off_mask;
@@ -446,7 +454,9 @@ int ut_p2_a0(void *ctx)
 				struct bpf_iter_num ut_iter_0;
 				if (ut_iter_loops)
 					bpf_iter_num_new(&ut_iter_0, 1LL, 3LL);
-				for (l_i = 1LL; ut_iter_loops ? ut_iter_next(&ut_iter_0, &l_i) : l_i < 3LL; l_i++) {
+				for (l_i = 1LL; l_i < 3LL; l_i++) {
+					if (ut_iter_loops && !ut_iter_next(&ut_iter_0, &l_i))
+						break;
 					if (ut_batch) {
 						*(volatile __u32 *)(ut_batch + ut_batch_cap) = ut_off;
 						ut_off = *(volatile __u32 *)(ut_batch + ut_batch_cap) & ut_off_mask;

@@ -269,7 +269,9 @@ int ut_p2_a0(void *ctx)
 		struct bpf_iter_num ut_iter_0;
 		if (ut_iter_loops)
 			bpf_iter_num_new(&ut_iter_0, 0LL, 2LL);
-		for (l_i = 0LL; ut_iter_loops ? ut_iter_next(&ut_iter_0, &l_i) : l_i < 2LL; l_i++) {
+		for (l_i = 0LL; l_i < 2LL; l_i++) {
+			if (ut_iter_loops && !ut_iter_next(&ut_iter_0, &l_i))
+				break;
 			{
 				struct ut_mk_0 t27;
 				__builtin_memset(&t27, 0, sizeof(t27));
