@@ -50,10 +50,10 @@ struct ut_compile_opts {
 	/* --summary-only (no trace is written): the trace constructs are
 	 * compiled out, and a probe left with nothing to do is left out */
 	bool no_trace;
-	/* --compile: the program may run on other kernels, so its loops do
-	 * not call the numbers iterator (a kfunc of 6.4: on 5.10 and 6.1 the
-	 * verifier refused the program even with the calls in dead code,
-	 * left unresolved by Debian's libbpf) */
+	/* --compile: the program may run on kernels not known here, so its
+	 * loops do not call the numbers iterator (a kfunc of 6.4: the first
+	 * shape of those loops was refused on 5.10 and 6.1 with the calls in
+	 * dead code; a .uto stays with what every kernel takes) */
 	bool portable;
 	/* Filled, when not NULL, with what the result depends on besides the
 	 * kernel and these options: the scripts read and the directories
