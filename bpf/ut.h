@@ -1317,9 +1317,8 @@ static __always_inline int ut_shed_end(struct ut_shed *sh)
  * then any number it gave): a turn or two.  The loop variable is the
  * iterator's number, which the verifier does not know, so its test
  * against the bound decides nothing the verifier would track.  Either
- * way the same body,
- * once in the C; the path not taken is dead code the verifier drops, the
- * unresolved kfuncs with it. */
+ * way the same body, once in the C; the path not taken is dead code the
+ * verifier drops, the unresolved kfuncs with it. */
 extern int bpf_iter_num_new(struct bpf_iter_num *it, int start, int end) __ksym __weak;
 extern int *bpf_iter_num_next(struct bpf_iter_num *it) __ksym __weak;
 extern void bpf_iter_num_destroy(struct bpf_iter_num *it) __ksym __weak;

@@ -1004,6 +1004,8 @@ static void publish_metrics(struct session *s, bool at_end)
 		{"uring_trace_events_lost_total", "records lost: the ring buffer was full", lost},
 		{"uring_trace_events_late_total", "records left out: they came after the reader wrote past their time",
 		 s->dec.lost_late},
+		{"uring_trace_findings_not_kept_total", "findings made new once the most were kept, not shown",
+		 ut_findings_not_kept(s->dec.findings)},
 	};
 	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
 		fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", own[i].name, own[i].help, own[i].name,
@@ -1012,9 +1014,6 @@ static void publish_metrics(struct session *s, bool at_end)
 	fputs("# HELP uring_trace_findings how many times each finding was made (docs/doctor.md)\n"
 	      "# TYPE uring_trace_findings gauge\n", f);
 	ut_findings_visit(s->dec.findings, metric_finding, f);
-	fprintf(f, "# HELP uring_trace_findings_not_kept_total findings made new once the most were kept, not shown\n"
-		"# TYPE uring_trace_findings_not_kept_total counter\nuring_trace_findings_not_kept_total %llu\n",
-		(unsigned long long)ut_findings_not_kept(s->dec.findings));
 	if (fclose(f) == 0)
 		ut_metrics_publish(s->metrics, text, len);
 	free(text);
