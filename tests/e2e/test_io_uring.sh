@@ -261,6 +261,27 @@ else
 	fail io_uring/rings_gone_counts_start_again "$reaped reaped, $gone ended 'ring gone', ${incomplete:-?} incomplete; $(grep -E '^errors' "$TMP/gone.stats")"
 fi
 
+# What is kept of rings stays bounded however many come and go: the
+# rings are remembered in the order they were created or closed, the last
+# RINGS_REMEMBERED (4096; 16 here) of them, and one pushed out goes with
+# the summary's entries of it when it is closed or its process is gone.
+# Before, @ring_completions kept an entry for every ring ever (11,443 in a
+# 30-minute soak; @ring, marks of closed rings, as many).  Processes are
+# freed an RCU grace period after they exit: a few of those pushed out
+# before may stay, not 200.
+"$UT" -q -D RINGS_REMEMBERED=16 -c "$UT_WORKLOADS/short_rings --rings 500 >/dev/null" >"$TMP/remembered.out" 2>&1
+closed_kept=$(grep -c '^@ring_completions' "$TMP/remembered.out")
+"$UT" -q -D RINGS_REMEMBERED=16 -o "$TMP/remembered-gone.fxt" \
+	-c "sh -c 'for i in \$(seq 200); do $UT_WORKLOADS/short_rings --rings 1 --requests 2 --exit-open >/dev/null; done'" \
+	>"$TMP/remembered-gone.out" 2>&1
+gone_kept=$(grep -c '^@ring_completions' "$TMP/remembered-gone.out")
+"$UT" stats "$TMP/remembered-gone.fxt" >"$TMP/remembered-gone.stats"
+if [ "$closed_kept" -le 16 ] && [ "$gone_kept" -lt 100 ] && grep -q '^errors: 0' "$TMP/remembered-gone.stats"; then
+	pass io_uring/rings_remembered_bounded
+else
+	fail io_uring/rings_remembered_bounded "$closed_kept of 500 closed rings kept, $gone_kept of 200 gone; $(grep -E '^errors' "$TMP/remembered-gone.stats")"
+fi
+
 # CQ overflow: 1008 nops into a CQ of 8, none reaped until the end.  On
 # 6.18 an overflowed CQE fires io_uring_cqe_overflow, not
 # io_uring_complete: the 1000 requests were never completed (@requests
