@@ -68,6 +68,7 @@ struct ut_findings {
 	struct raw_identity *raw;  /* identities by their records' bytes */
 	size_t nraw, raw_capacity;
 	struct hmap raw_index;     /* their bytes' hash and length -> an index in raw */
+	bool raw_met;              /* two identities' bytes had one hash and length: one is found by its text */
 	unsigned char *how;        /* per event of prog: HOW_* once known */
 	uint32_t self;             /* uring-trace's pid: BEGIN and END run in it */
 };
@@ -254,8 +255,10 @@ static void add_raw(struct ut_findings *f, const unsigned char *bytes, size_t le
 {
 	bool created;
 	uint64_t *at = hmap_insert(&f->raw_index, hash, len, &created);
-	if (!created)
-		return;   /* another identity's bytes have this hash and length: this one is found by its text */
+	if (!created) {   /* another identity's bytes have this hash and length: this one is found by its text */
+		f->raw_met = true;
+		return;
+	}
 	grow_array((void **)&f->raw, &f->raw_capacity, f->nraw + 1, sizeof(*f->raw));
 	unsigned char *copy = xmalloc(len);
 	memcpy(copy, bytes, len);
@@ -365,17 +368,22 @@ int ut_findings_take(struct ut_findings *f, const struct ut_program *p, const st
 	bool by_bytes = (f->how[event] & HOW_BY_BYTES) && finding_bytes(p, ev, rec, bytes, &len), first = false;
 	uint64_t hash = by_bytes ? bytes_hash(bytes, len) : 0;
 	struct finding *x = by_bytes ? find_raw(f, bytes, len, hash) : NULL;
-	if (!x) {
+	/* Past the bound, an identity its bytes do not find is not kept (when
+	 * every kept one's bytes find it): no text to make, at every record
+	 * of findings made all along. */
+	bool not_kept = !x && by_bytes && f->n >= f->max && !f->raw_met;
+	if (!x && !not_kept) {
 		x = find_by_text(f, ev, rec, size, &first);
-		if (!x) {   /* new, past the bound: counted; nothing to mark */
-			f->not_kept++;
-			int severity = (int)ut_finding_severity(ev, rec, size);
-			if (severity > f->not_kept_worst)
-				f->not_kept_worst = severity;
-			return (int)UT_CRIT;
-		}
-		if (by_bytes)
+		not_kept = !x;
+		if (x && by_bytes)
 			add_raw(f, bytes, len, hash, (size_t)(x - f->v));
+	}
+	if (not_kept) {   /* new, past the bound: counted; nothing to mark */
+		f->not_kept++;
+		int severity = (int)ut_finding_severity(ev, rec, size);
+		if (severity > f->not_kept_worst)
+			f->not_kept_worst = severity;
+		return (int)UT_CRIT;
 	}
 	int before = first ? -1 : (int)x->severity;
 	x->count++;
