@@ -253,6 +253,19 @@ static void totals(struct session *s, uint64_t *emitted, uint64_t *lost)
 	}
 }
 
+/* The process's resident memory in bytes (0 if /proc says nothing). */
+static uint64_t resident_bytes(void)
+{
+	unsigned long long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (f) {
+		if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+			resident = 0;
+		fclose(f);
+	}
+	return resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
 /* Trace timestamps are CLOCK_MONOTONIC (bpf_ktime_get_ns); this instant
  * ties them to the wall clock. */
 static void mark_start(struct ut_engine *e)
@@ -996,20 +1009,29 @@ static void publish_metrics(struct session *s, bool at_end)
 		return;
 	uint64_t emitted, lost;
 	totals(s, &emitted, &lost);
+	/* the tracer's memory, for a capture left running: what a Prometheus
+	 * client library names it, and the flight recorder's part of it */
 	const struct {
-		const char *name, *help;
+		const char *name, *type, *help;
 		uint64_t value;
+		bool shown;
 	} own[] = {
-		{"uring_trace_events_total", "records the reader took from the kernel", s->dec.records},
-		{"uring_trace_events_lost_total", "records lost: the ring buffer was full", lost},
-		{"uring_trace_events_late_total", "records left out: they came after the reader wrote past their time",
-		 s->dec.lost_late},
-		{"uring_trace_findings_not_kept_total", "findings made new once the most were kept, not shown",
-		 ut_findings_not_kept(s->dec.findings)},
+		{"uring_trace_events_total", "counter", "records the reader took from the kernel", s->dec.records, true},
+		{"uring_trace_events_lost_total", "counter", "records lost: the ring buffer was full", lost, true},
+		{"uring_trace_events_late_total", "counter",
+		 "records left out: they came after the reader wrote past their time", s->dec.lost_late, true},
+		{"uring_trace_requests_shed_total", "counter",
+		 "requests the kernel left out whole: the reader was behind", ut_consumer_shed(s->consumer), true},
+		{"uring_trace_findings_not_kept_total", "counter", "findings made new once the most were kept, not shown",
+		 ut_findings_not_kept(s->dec.findings), true},
+		{"process_resident_memory_bytes", "gauge", "the tracer's resident memory", resident_bytes(), true},
+		{"uring_trace_ring_bytes", "gauge", "what the flight recorder (--ring) holds, of --ring-size",
+		 s->recorder ? ut_recorder_bytes(s->recorder) : 0, s->recorder != NULL},
 	};
 	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
-		fprintf(f, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", own[i].name, own[i].help, own[i].name,
-			own[i].name, (unsigned long long)own[i].value);
+		if (own[i].shown)
+			fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", own[i].name, own[i].help, own[i].name,
+				own[i].type, own[i].name, (unsigned long long)own[i].value);
 	ut_maps_prometheus(s->prog, s->obj, &s->user_maps, f);
 	fputs("# HELP uring_trace_findings how many times each finding was made (docs/doctor.md)\n"
 	      "# TYPE uring_trace_findings gauge\n", f);

@@ -26,6 +26,26 @@ pids+=($ut)
 for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/metrics" -o "$TMP/first.txt" && break; sleep 0.1; done
 if grep -q '^uring_trace_requests_total{op="NOP",path="inline"} [1-9]' "$TMP/first.txt"; then pass metrics/serves_the_maps
 else fail metrics/serves_the_maps "$(head -c 600 "$TMP/first.txt") $(cat "$TMP/ut.err")"; fi
+# the tracer's own memory, and with --ring what the window holds of
+# --ring-size (a capture left running is watched by them)
+rss=$(sed -n 's/^process_resident_memory_bytes //p' "$TMP/first.txt")
+if [ "${rss:-0}" -gt 1000000 ] && ! grep -q '^uring_trace_ring_bytes' "$TMP/first.txt"; then pass metrics/resident_memory
+else fail metrics/resident_memory "process_resident_memory_bytes ${rss:-none}; $(grep ring_bytes "$TMP/first.txt")"; fi
+ring_port=$(free_port)
+"$UT" -q --ring 2s --ring-size 16M --metrics "$ring_port" -o "$TMP/ring.fxt" \
+	-c "$UT_WORKLOADS/nop_firehose --seconds 4 --rate 50000" >"$TMP/ring.out" 2>"$TMP/ring.err" &
+ring_ut=$!
+pids+=($ring_ut)
+ring_bytes=
+for _ in $(seq 100); do
+	sleep 0.1
+	ring_bytes=$(curl -sf "http://127.0.0.1:$ring_port/metrics" | sed -n 's/^uring_trace_ring_bytes //p')
+	[ "${ring_bytes:-0}" -gt 0 ] && break
+done
+wait $ring_ut
+if [ "${ring_bytes:-0}" -gt 0 ] && [ "$ring_bytes" -le $((16 << 20)) ]; then pass metrics/ring_bytes
+else fail metrics/ring_bytes "uring_trace_ring_bytes ${ring_bytes:-none} (--ring-size 16M); $(head -3 "$TMP/ring.err")"; fi
+
 promtool check metrics <"$TMP/first.txt" >"$TMP/promtool.out" 2>&1 && pass metrics/promtool_check_metrics \
 	|| fail metrics/promtool_check_metrics "$(head -20 "$TMP/promtool.out")"
 ss -ltn | grep -q "127.0.0.1:$port " && ! ss -ltn | grep -q "0.0.0.0:$port " && pass metrics/localhost_by_default \
