@@ -12,10 +12,11 @@
 #define HASH_MAP(type) "\t__uint(type, " type ");\n\t__uint(max_entries, 65536);\n\t__uint(map_flags, BPF_F_NO_PREALLOC);\n"
 /* lru @m: the kernel's LRU hash (4.10+) pushes out the least recently
  * used entry when a new key finds it full, so it never refuses one.  Its
- * LRU is approximate (free entries kept per CPU, the oldest of a list
- * pushed out), fine at this size.  It is always preallocated (the kernel
- * refuses BPF_F_NO_PREALLOC there): 65536 entries of key, value and
- * about 50 bytes, allocated when it is created. */
+ * order is approximate (each CPU keeps free entries of its own, taken
+ * from a common list in batches of 128; an entry used since the last scan
+ * of its list is passed over), fine at this size.  It is always
+ * preallocated (the kernel refuses BPF_F_NO_PREALLOC there): 65536
+ * entries of key, value and 48 bytes, allocated when it is created. */
 #define LRU_HASH_MAP "\t__uint(type, BPF_MAP_TYPE_LRU_HASH);\n\t__uint(max_entries, 65536);\n"
 #define ARRAY_MAP(type) "\t__uint(type, " type ");\n\t__uint(max_entries, 1);\n"
 
