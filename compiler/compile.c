@@ -774,12 +774,37 @@ static void compiler_free(struct compiler *c, struct node *items)
 	free(c->texts);
 }
 
-/* private @a, @b;: the maps are the script's bookkeeping, neither printed
- * nor in the JSON.  A module's maps exist only where the script uses
- * what touches them: a name no probe uses is an error in the script
- * alone (a misspelt map would be printed after all). */
-static void mark_private(struct compiler *c, struct node *decl)
+/* lru @m: when full, a new key of @m pushes out its least recently used
+ * entry (gen.c, runtime/user_maps.c).  That suits the script's
+ * bookkeeping of plain values, whose orphans (a request never seen
+ * completing) would fill the map; an aggregation's entries are results,
+ * which evictions would silently change, and a map without keys holds a
+ * single entry. */
+static bool lru_allowed(struct compiler *c, const struct node *name, const struct map_info *m)
 {
+	if (m->kind == MAP_AGG) {
+		diag_error(c->d, name->loc, "lru %s: %s is an aggregation (%s()), whose entries are the script's "
+			   "results and must not be pushed out; lru is for maps of plain values (%s[key] = value): "
+			   "take %s out of the lru declaration", m->name, m->name, ut_aggs[m->agg].name, m->name,
+			   m->name);
+		return false;
+	}
+	if (m->nkeys == 0) {
+		diag_error(c->d, name->loc, "lru %s: %s has no key, so it holds one entry and never fills: take "
+			   "%s out of the lru declaration", m->name, m->name, m->name);
+		return false;
+	}
+	return true;
+}
+
+/* private @a, @b;: the maps are the script's bookkeeping, neither printed
+ * nor in the JSON.  lru @a, @b;: they push out their least recently used
+ * entry when full.  A module's maps exist only where the script uses
+ * what touches them: a name no probe uses is an error in the script
+ * alone (a misspelt map would be printed, or fill, after all). */
+static void mark_declared(struct compiler *c, struct node *decl)
+{
+	const char *what = decl->kind == N_LRU ? "lru" : "private";
 	char **names = xcalloc(c->nmaps + 1, sizeof(char *));
 	for (unsigned i = 0; i < c->nmaps; i++)
 		names[i] = c->maps[i].name;
@@ -789,14 +814,17 @@ static void mark_private(struct compiler *c, struct node *decl)
 		while (i < c->nmaps && strcmp(c->maps[i].name, m->str) != 0)
 			i++;
 		if (i < c->nmaps) {
-			c->maps[i].is_private = true;
+			if (decl->kind == N_PRIVATE)
+				c->maps[i].is_private = true;
+			else if (lru_allowed(c, m, &c->maps[i]))
+				c->maps[i].is_lru = true;
 			continue;
 		}
 		if (!in_script)
 			continue;
 		const char *near = ut_suggest(m->str, names, c->nmaps);
-		diag_error(c->d, m->loc, "private %s names a map no probe uses%s%s%s: name the maps the script's probes use",
-			   m->str, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+		diag_error(c->d, m->loc, "%s %s names a map no probe uses%s%s%s: name the maps the script's probes use",
+			   what, m->str, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
 	}
 	free(names);
 }
@@ -847,8 +875,8 @@ static void check_program(struct compiler *c, struct node *items)
 	}
 	free(assigned);
 	for (struct node *n = items; n; n = n->next)
-		if (n->kind == N_PRIVATE)
-			mark_private(c, n);
+		if (n->kind == N_PRIVATE || n->kind == N_LRU)
+			mark_declared(c, n);
 	for (unsigned i = 0; i < c->nalts; i++)
 		check_map_entries(c, c->alts[i]);
 	/* the program's probes moved as the array grew */

@@ -24,7 +24,7 @@ static void maps_typed(const struct compiler *c, FILE *f)
 			fprintf(f, "] = %s()", ut_aggs[m->agg].name);
 		else
 			fprintf(f, "] : %s", type_text(&m->value_type, buf, sizeof(buf)));
-		fprintf(f, "%s\n", m->is_private ? " private" : "");
+		fprintf(f, "%s%s\n", m->is_private ? " private" : "", m->is_lru ? " lru" : "");
 	}
 }
 
@@ -116,7 +116,8 @@ void dump_resources(struct compiler *c, FILE *f)
 	const struct ut_program *p = c->prog;
 	for (unsigned i = 0; i < p->nmaps; i++) {
 		const struct ut_map *m = &p->maps[i];
-		fprintf(f, "map %u %s: %s, key %u bytes {", i, m->name, storages[c->maps[i].storage], m->key_size);
+		fprintf(f, "map %u %s: %s%s, key %u bytes {", i, m->name, m->is_lru ? "LRU " : "",
+			storages[c->maps[i].storage], m->key_size);
 		for (unsigned k = 0; k < m->nkeys; k++)
 			fprintf(f, "%s%s at %u", k ? ", " : " ", field_types[m->keys[k].type], m->keys[k].offset);
 		fprintf(f, " }, value %u bytes\n", m->value_size);

@@ -10,6 +10,14 @@
  * preallocated: creating 65536 entries per CPU up front made start-up
  * slow, and most scripts use a few keys. */
 #define HASH_MAP(type) "\t__uint(type, " type ");\n\t__uint(max_entries, 65536);\n\t__uint(map_flags, BPF_F_NO_PREALLOC);\n"
+/* lru @m: the kernel's LRU hash (4.10+) pushes out the least recently
+ * used entry when a new key finds it full, so it never refuses one.  Its
+ * order is approximate (each CPU keeps free entries of its own, taken
+ * from a common list in batches of 128; an entry used since the last scan
+ * of its list is passed over), fine at this size.  It is always
+ * preallocated (the kernel refuses BPF_F_NO_PREALLOC there): 65536
+ * entries of key, value and 48 bytes, allocated when it is created. */
+#define LRU_HASH_MAP "\t__uint(type, BPF_MAP_TYPE_LRU_HASH);\n\t__uint(max_entries, 65536);\n"
 #define ARRAY_MAP(type) "\t__uint(type, " type ");\n\t__uint(max_entries, 1);\n"
 
 static void gen_map(struct compiler *c, unsigned i, struct strbuf *types, struct strbuf *maps)
@@ -47,7 +55,8 @@ static void gen_map(struct compiler *c, unsigned i, struct strbuf *types, struct
 	}
 	sb_puts(types, "\n");
 	const char *type = m->storage == MAP_PERCPU_SLOT ? ARRAY_MAP("BPF_MAP_TYPE_PERCPU_ARRAY")
-			 : m->storage == MAP_PERCPU_HASH ? HASH_MAP("BPF_MAP_TYPE_PERCPU_HASH") : HASH_MAP("BPF_MAP_TYPE_HASH");
+			 : m->storage == MAP_PERCPU_HASH ? HASH_MAP("BPF_MAP_TYPE_PERCPU_HASH")
+			 : m->is_lru ? LRU_HASH_MAP : HASH_MAP("BPF_MAP_TYPE_HASH");
 	sb_printf(maps, "struct {\n%s\t__type(key, struct ut_mk_%u);\n\t__type(value, %s);\n} m_%u SEC(\".maps\");\n\n",
 		  type, i, value, i);
 	free(value);

@@ -181,6 +181,7 @@ struct map_info {
 	bool assigned;
 	bool deleted_in_bpf;        /* delete() in a probe: a keyless map stays a hash */
 	bool is_private;            /* declared private: neither printed nor in the JSON */
+	bool is_lru;                /* declared lru: a new key past the bound pushes out the least recently used */
 	enum map_storage storage;   /* resources.c */
 	struct placed kernel;       /* placement.c: a BPF map, or kept by the reader */
 	int memo;                   /* placement.c: its slot in bpf/ut.h's remembered reads, or -1 */

@@ -418,6 +418,9 @@ struct ut_map {
 	 * and values keep the same layout, bounded to as many entries */
 	bool user_side;
 	bool is_private;            /* the script's bookkeeping (private @m;): not in the summary */
+	/* lru @m;: a new key past the bound pushes out the least recently used
+	 * entry (BPF_MAP_TYPE_LRU_HASH; in the reader, runtime/user_maps.c) */
+	bool is_lru;
 };
 
 /* A plain-assignment map whose values are strings. */

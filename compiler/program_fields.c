@@ -128,7 +128,8 @@ STRUCT(static, pf_map, ut_map, map_ok, 0,
 	ARRAY(struct ut_map, tuple_fields, ntuple, pf_field_layout),
 	ALONG(struct ut_map, tuple_show, ntuple, pf_value),
 	FIELD(struct ut_map, user_side, PF_BOOL),
-	FIELD(struct ut_map, is_private, PF_BOOL));
+	FIELD(struct ut_map, is_private, PF_BOOL),
+	FIELD(struct ut_map, is_lru, PF_BOOL));
 
 STRUCT(static, pf_disk, ut_disk_ref, disk_ok, 0,
 	FIELD(struct ut_disk_ref, name, PF_STR),

@@ -7,8 +7,8 @@
 
 #include "compiler/program.h"
 
-/* Every .uto starts with "UTO" and a format version digit. */
-#define UT_PROGRAM_MAGIC "UTO9"
+/* Every .uto starts with "UTO" and a format version character (0-9, then A-Z). */
+#define UT_PROGRAM_MAGIC "UTOA"
 
 /* What a compiled script runs besides its tables: the BPF object, and the
  * object of the reader's user side for the machine that compiled it

@@ -341,7 +341,7 @@ static void map_layout(struct compiler *c, unsigned i)
 	*out = (struct ut_map){.name = xstrdup(m->name), .bpf_name = xasprintf("m_%u", i),
 			       .agg = m->agg, .lhist_min = m->lhist_min,
 			       .lhist_max = m->lhist_max, .lhist_step = m->lhist_step, .nkeys = m->nkeys,
-			       .is_private = m->is_private};
+			       .is_private = m->is_private, .is_lru = m->is_lru};
 	out->keys = xcalloc(m->nkeys + 1, sizeof(*out->keys));
 	out->key_show = xcalloc(m->nkeys + 1, sizeof(*out->key_show));
 	out->key_names = xcalloc(m->nkeys + 1, sizeof(*out->key_names));

@@ -426,13 +426,20 @@ static void note_degraded(const struct ut_program *prog, const struct ut_loaded 
 /* A map the reader keeps refuses new keys past its bound, as a BPF map
  * does; unlike a BPF map's, its refusals are counted, and said.  A BPF
  * map found full at the end (kernel_full, looked at before END's clear())
- * refused some, how many is not known. */
+ * refused some, how many is not known.  An lru map refuses none: the
+ * entries it pushed out are said, as information, where the reader
+ * counted them (the kernel's LRU hash does not count them). */
 static void report_full_maps(const struct ut_program *prog, const struct ut_user_maps *user, const bool *kernel_full)
 {
-	for (unsigned i = 0; i < user->n; i++)
+	for (unsigned i = 0; i < user->n; i++) {
 		if (user->maps[i].refused)
 			fprintf(stderr, "uring-trace: %s was full (%d entries): %llu updates of new keys were dropped\n",
 				prog->maps[i].name, UT_USER_MAP_MAX_ENTRIES, (unsigned long long)user->maps[i].refused);
+		if (user->maps[i].evicted)
+			fprintf(stderr, "uring-trace: %s: %llu entries pushed out (lru: the least recently used go when "
+				"it holds %d)\n", prog->maps[i].name, (unsigned long long)user->maps[i].evicted,
+				UT_USER_MAP_MAX_ENTRIES);
+	}
 	for (unsigned i = 0; kernel_full && i < prog->nmaps; i++)
 		if (kernel_full[i])
 			fprintf(stderr, "uring-trace: %s is full in the kernel: updates of new keys were dropped; delete() "

@@ -677,6 +677,8 @@ void ut_zero_map(const struct ut_program *prog, struct bpf_object *obj, struct u
 bool ut_kernel_map_full(const struct ut_map *m, struct bpf_object *obj)
 {
 	struct bpf_map *map = m->bpf_name ? bpf_object__find_map_by_name(obj, m->bpf_name) : NULL;
+	/* not an lru map's BPF_MAP_TYPE_LRU_HASH: it never refuses a key, and
+	 * the probe's key would push out one of the script's */
 	if (!map || (bpf_map__type(map) != BPF_MAP_TYPE_HASH && bpf_map__type(map) != BPF_MAP_TYPE_PERCPU_HASH))
 		return false;
 	size_t stride;

@@ -15,9 +15,10 @@
 #define UT_USER_MAP_MAX_ENTRIES 65536
 
 /* Entries are kept one after another (the summary walks them), each its
- * key then its value, both at 8-byte aligned offsets.  index maps a key
- * of up to 16 bytes to its entry; a longer key's 64-bit hash to the first
- * entry with it, entries whose keys hash the same being chained. */
+ * key then its value, both at 8-byte aligned offsets (then, in an lru
+ * map, its last use).  index maps a key of up to 16 bytes to its entry; a
+ * longer key's 64-bit hash to the first entry with it, entries whose keys
+ * hash the same being chained. */
 struct ut_user_map {
 	uint32_t key_size, value_size;
 	uint32_t value_offset, stride;   /* in an entry */
@@ -32,16 +33,24 @@ struct ut_user_map {
 	 * place until a delete. */
 	uint32_t last;
 	uint64_t last_a, last_b;
+	/* lru @m: a new key past the bound pushes out an old entry
+	 * (user_maps.c says which) instead of being refused */
+	bool lru;
+	uint64_t uses;                   /* the clock of the entries' last uses: one tick a use */
+	uint64_t sampler;                /* xorshift64 state: the entries looked at for one to push out */
+	uint64_t evicted;                /* entries pushed out */
 };
 
-void ut_user_map_init(struct ut_user_map *m, uint32_t key_size, uint32_t value_size);
+/* lru: whether the map pushes out an entry when full (ut_map's is_lru). */
+void ut_user_map_init(struct ut_user_map *m, uint32_t key_size, uint32_t value_size, bool lru);
 void ut_user_map_free(struct ut_user_map *m);
 
 /* The value of key, or NULL.  Values stay where they are until the next
  * insert or delete in the map. */
 void *ut_user_map_lookup(struct ut_user_map *m, const void *key);
 /* The value of key, zeroed when new; NULL when key is new and the map is
- * full (the insert fails, as in a BPF map, and is counted). */
+ * full (the insert fails, as in a BPF map, and is counted).  An lru map
+ * pushes out an old entry instead (and counts it). */
 void *ut_user_map_value(struct ut_user_map *m, const void *key);
 void ut_user_map_delete(struct ut_user_map *m, const void *key);
 void ut_user_map_clear(struct ut_user_map *m);

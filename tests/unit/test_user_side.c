@@ -352,7 +352,7 @@ static void colliding_key(uint64_t first, uint64_t *key)
 static void test_map_basics(void)
 {
 	struct ut_user_map m;
-	ut_user_map_init(&m, 16, 8);
+	ut_user_map_init(&m, 16, 8, false);
 	bool ok = true;
 	for (uint64_t i = 0; i < 1000; i++) {
 		uint64_t key[2] = {i, i * 7};
@@ -433,7 +433,7 @@ static void test_map_collisions(void)
 		colliding_key(100 + i, keys[i]);
 	CHECK("maps/keys_collide", hmap_hash_bytes(keys[0], 24) == hmap_hash_bytes(keys[4], 24));
 	struct ut_user_map m;
-	ut_user_map_init(&m, 24, 8);
+	ut_user_map_init(&m, 24, 8, false);
 	uint64_t other[3] = {1, 2, 3};
 	ut_user_map_add(&m, other, 99);
 	for (unsigned i = 0; i < 5; i++)
@@ -467,7 +467,7 @@ static void test_map_collisions(void)
 static void test_map_full(void)
 {
 	struct ut_user_map m;
-	ut_user_map_init(&m, 8, 16);
+	ut_user_map_init(&m, 8, 16, false);
 	const struct ut_agg_kind *avg = &ut_aggs[UT_AGG_AVG], *min = &ut_aggs[UT_AGG_MIN];
 	for (uint64_t i = 0; i < UT_USER_MAP_MAX_ENTRIES; i++)
 		ut_user_map_take(&m, &i, avg, 1);
@@ -484,6 +484,66 @@ static void test_map_full(void)
 	v = ut_user_map_lookup(&m, &more);
 	CHECK("maps/room_again", v && v->sum == 3 && v->count == 1 && m.refused == 2);
 	ut_user_map_free(&m);
+}
+
+/* An lru map of key_size-byte keys (the key's first 8 bytes a number,
+ * the rest zeros): filled, its first keys used again, then more new keys
+ * than it holds.  None is refused; as many old entries are pushed out,
+ * none of those used since; every entry left is found under its key. */
+static void map_lru(const char *name, uint32_t key_size)
+{
+	enum { USED = 1000, MORE = 4096 };
+	struct ut_user_map m;
+	ut_user_map_init(&m, key_size, 8, true);
+	uint64_t key[3] = {0, 0, 0};
+	for (uint64_t i = 0; i < UT_USER_MAP_MAX_ENTRIES; i++) {
+		key[0] = i;
+		ut_user_map_add(&m, key, (int64_t)i);
+	}
+	for (uint64_t i = 0; i < USED; i++) {
+		key[0] = i;
+		ut_user_map_lookup(&m, key);
+	}
+	for (uint64_t i = UT_USER_MAP_MAX_ENTRIES; i < UT_USER_MAP_MAX_ENTRIES + MORE; i++) {
+		key[0] = i;
+		ut_user_map_add(&m, key, (int64_t)i);
+	}
+	char what[64];
+	snprintf(what, sizeof(what), "maps/lru_%s_pushes_out", name);
+	CHECK(what, m.refused == 0 && m.evicted == MORE && m.count == UT_USER_MAP_MAX_ENTRIES);
+	unsigned used_kept = 0, new_kept = 0, old_kept = 0;
+	for (uint64_t i = 0; i < UT_USER_MAP_MAX_ENTRIES + MORE; i++) {
+		key[0] = i;
+		const int64_t *v = ut_user_map_lookup(&m, key);
+		if (!v || *v != (int64_t)i)
+			continue;
+		if (i < USED)
+			used_kept++;
+		else if (i < UT_USER_MAP_MAX_ENTRIES)
+			old_kept++;
+		else
+			new_kept++;
+	}
+	snprintf(what, sizeof(what), "maps/lru_%s_keeps_recent", name);
+	CHECK(what, used_kept == USED && new_kept == MORE && old_kept == UT_USER_MAP_MAX_ENTRIES - USED - MORE);
+	bool ok = true;
+	for (uint32_t i = 0; i < m.count; i++)
+		ok &= ut_user_map_lookup(&m, ut_user_map_entry_key(&m, i)) == ut_user_map_entry_value(&m, i);
+	snprintf(what, sizeof(what), "maps/lru_%s_index_whole", name);
+	CHECK(what, ok);
+	/* room again after a delete: nothing pushed out */
+	key[0] = 0;
+	ut_user_map_delete(&m, key);
+	key[0] = 1u << 30;
+	snprintf(what, sizeof(what), "maps/lru_%s_delete_makes_room", name);
+	CHECK(what, ut_user_map_add(&m, key, 7) == 7 && m.evicted == MORE && m.count == UT_USER_MAP_MAX_ENTRIES);
+	ut_user_map_free(&m);
+}
+
+static void test_map_lru(void)
+{
+	map_lru("int_keys", 8);
+	map_lru("long_keys", 24);   /* found by their hash */
 }
 
 /* ---- semantics: user_side/semantics.ut as user-side statements ---- */
@@ -1382,6 +1442,7 @@ int main(void)
 	test_map_collisions();
 	test_locals_zeroed();
 	test_map_full();
+	test_map_lru();
 	test_semantics();
 	test_expressions();
 	test_trace();
