@@ -35,7 +35,11 @@ overhead_mb=${SOAK_OVERHEAD_MB:-128}
 rm -rf "$out" && mkdir -p "$out"
 [ "$(id -u)" -eq 0 ] || { echo "soak: needs root (it traces the machine)"; exit 2; }
 
+# the metrics endpoint says what the window holds (uring_trace_ring_bytes):
+# the tracer's memory beside it is the RSS less that
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$UT" -q --ring 10s --ring-size "${ring_size_mb}M" --slow-us=20000 --max-snapshots 1000 -o "$out/soak.fxt" \
+	--metrics "$port" \
 	>"$out/summary.out" 2>"$out/uring-trace.err" &
 tracer=$!
 sleep 5   # attached (a cold compile takes a second or two)
@@ -85,10 +89,11 @@ next_snapshot=$((SECONDS + 60))
 # every 2 s: a snapshot of a full window is written in about a second,
 # and the peaks come then; anonymous and file-backed pages apart (the
 # libraries' pages are file-backed and shared)
-echo "seconds,rss_kb,anon_kb,file_kb" >"$out/rss.csv"
+echo "seconds,rss_kb,anon_kb,file_kb,ring_kb" >"$out/rss.csv"
 ( while kill -0 $tracer 2>/dev/null; do
+	ring=$(curl -sf -m 1 "http://127.0.0.1:$port/metrics" | sed -n 's/^uring_trace_ring_bytes //p')
 	echo "$((SECONDS - start)),$(awk '/^VmRSS/ { r = $2 } /^RssAnon/ { a = $2 } /^RssFile/ { f = $2 }
-		END { print r "," a "," f }' /proc/$tracer/status 2>/dev/null)" >>"$out/rss.csv"
+		END { print r "," a "," f }' /proc/$tracer/status 2>/dev/null),$((${ring:-0} / 1024))" >>"$out/rss.csv"
 	sleep 2
   done ) &
 sampler=$!
