@@ -160,7 +160,7 @@ static const char *const kind_names[N_KIND_COUNT] = {
 	[N_IMPORT] = "import", [N_CONST] = "const", [N_TABLE] = "table",
 	[N_TABLE_ENTRY] = "entry", [N_FN] = "fn", [N_ALIAS] = "probe-alias",
 	[N_PROBE_BLOCK] = "probe", [N_PROBE_ALTS] = "alternatives",
-	[N_PROBE_SPEC] = "spec", [N_PRIVATE] = "private", [N_BLOCK] = "block", [N_EXPR_STMT] = "expr-stmt",
+	[N_PROBE_SPEC] = "spec", [N_PRIVATE] = "private", [N_CACHED] = "cached", [N_BLOCK] = "block", [N_EXPR_STMT] = "expr-stmt",
 	[N_LOCAL_ASSIGN] = "local=", [N_MAP_ASSIGN] = "map=", [N_IF] = "if",
 	[N_RETURN] = "return", [N_FOR] = "for", [N_FOR_MAP] = "for-map", [N_BREAK] = "break", [N_CONTINUE] = "continue",
 	[N_SLICE] = "slice",

@@ -21,6 +21,7 @@ enum node_kind {
 	N_PROBE_ALTS,   /* a: list of N_PROBE_SPEC, num: 1 if optional ("?") */
 	N_PROBE_SPEC,   /* str: "tracepoint:io_uring:io_uring_submit_req" or alias/BEGIN/END */
 	N_PRIVATE,      /* a: list of N_MAP_REF: maps neither printed nor in the JSON */
+	N_CACHED,       /* a: list of N_MAP_REF: maps with a table of slots in front of their BPF hash */
 
 	/* statements */
 	N_BLOCK,        /* a: list of statements */

@@ -778,8 +778,22 @@ static void compiler_free(struct compiler *c, struct node *items)
  * nor in the JSON.  A module's maps exist only where the script uses
  * what touches them: a name no probe uses is an error in the script
  * alone (a misspelt map would be printed after all). */
-static void mark_private(struct compiler *c, struct node *decl)
+/* A cached map holds integers under one integer key: its slots in the
+ * kernel are a key and a value (bpf/ut.h, ut_front_read). */
+static void check_cached(struct compiler *c, struct map_info *mi, const struct node *m)
 {
+	bool scalar_key = mi->nkeys == 1 && (mi->key_types[0].kind == T_INT || mi->key_types[0].kind == T_PTR);
+	bool scalar = mi->value_type.kind == T_INT || mi->value_type.kind == T_PTR;
+	if (mi->kind != MAP_VALUE || !scalar_key || !scalar)
+		diag_error(c->d, m->loc, "cached %s: a cached map holds numbers under one number key, as @req[req] = 1 does",
+			   m->str);
+	mi->cached = true;
+}
+
+/* private @a, @b; and cached @a, @b; (decl->kind says which) */
+static void mark_maps(struct compiler *c, struct node *decl)
+{
+	const char *what = decl->kind == N_PRIVATE ? "private" : "cached";
 	char **names = xcalloc(c->nmaps + 1, sizeof(char *));
 	for (unsigned i = 0; i < c->nmaps; i++)
 		names[i] = c->maps[i].name;
@@ -789,14 +803,17 @@ static void mark_private(struct compiler *c, struct node *decl)
 		while (i < c->nmaps && strcmp(c->maps[i].name, m->str) != 0)
 			i++;
 		if (i < c->nmaps) {
-			c->maps[i].is_private = true;
+			if (decl->kind == N_PRIVATE)
+				c->maps[i].is_private = true;
+			else
+				check_cached(c, &c->maps[i], m);
 			continue;
 		}
 		if (!in_script)
 			continue;
 		const char *near = ut_suggest(m->str, names, c->nmaps);
-		diag_error(c->d, m->loc, "private %s names a map no probe uses%s%s%s: name the maps the script's probes use",
-			   m->str, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+		diag_error(c->d, m->loc, "%s %s names a map no probe uses%s%s%s: name the maps the script's probes use",
+			   what, m->str, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
 	}
 	free(names);
 }
@@ -847,8 +864,8 @@ static void check_program(struct compiler *c, struct node *items)
 	}
 	free(assigned);
 	for (struct node *n = items; n; n = n->next)
-		if (n->kind == N_PRIVATE)
-			mark_private(c, n);
+		if (n->kind == N_PRIVATE || n->kind == N_CACHED)
+			mark_maps(c, n);
 	for (unsigned i = 0; i < c->nalts; i++)
 		check_map_entries(c, c->alts[i]);
 	/* the program's probes moved as the array grew */

@@ -181,9 +181,12 @@ struct map_info {
 	bool assigned;
 	bool deleted_in_bpf;        /* delete() in a probe: a keyless map stays a hash */
 	bool is_private;            /* declared private: neither printed nor in the JSON */
+	bool cached;                /* declared cached: in the kernel, a table of slots in front of its hash
+				       (bpf/ut.h, ut_front_read) */
 	enum map_storage storage;   /* resources.c */
 	struct placed kernel;       /* placement.c: a BPF map, or kept by the reader */
 	int memo;                   /* placement.c: its slot in bpf/ut.h's remembered reads, or -1 */
+	bool front;                 /* placement.c: cached and in the kernel: its slots are m_<n>_front */
 };
 
 /* The compiler's program-wide state, shared by the passes. */

@@ -1110,18 +1110,21 @@ static void tuples_in_kernel(struct compiler *c)
  * integer keys, have their reads remembered per CPU until the next write
  * (bpf/ut.h, ut_memo_read): a look-up costs 30-40 ns a hit, and such
  * maps are mostly filters, written when what is traced changes.  A map
- * written at every hit turns its remembering off (bpf/ut.h, UT_MEMO_OFF). */
+ * written at every hit turns its remembering off (bpf/ut.h, UT_MEMO_OFF).
+ * A cached map in the kernel has its slots in front of its hash instead
+ * (bpf/ut.h, ut_front_read): its keys come and go at every hit. */
 static void remembered_reads(struct compiler *c)
 {
 	unsigned slots = 0;
 	for (unsigned m = 0; m < c->nmaps; m++) {
 		struct map_info *mi = &c->maps[m];
+		mi->front = mi->cached && in_kernel(&mi->kernel) && mi->storage == MAP_SHARED_HASH;
 		bool scalar_keys = mi->nkeys >= 1 && mi->nkeys <= 2;
 		for (unsigned k = 0; k < mi->nkeys; k++)
 			scalar_keys &= mi->key_types[k].kind == T_INT || mi->key_types[k].kind == T_PTR;
 		bool scalar = mi->value_type.kind == T_INT || mi->value_type.kind == T_PTR;
 		mi->memo = -1;
-		if (in_kernel(&mi->kernel) && mi->read_in_bpf && mi->kind == MAP_VALUE &&
+		if (in_kernel(&mi->kernel) && !mi->front && mi->read_in_bpf && mi->kind == MAP_VALUE &&
 		    mi->storage == MAP_SHARED_HASH && scalar && scalar_keys && slots < MEMO_MAPS_MAX)
 			mi->memo = (int)slots++;
 	}
