@@ -866,6 +866,8 @@ static void check_program(struct compiler *c, struct node *items)
 	for (struct node *n = items; n; n = n->next)
 		if (n->kind == N_PRIVATE || n->kind == N_CACHED)
 			mark_maps(c, n);
+	if (c->opts->no_trace && c->d->errors == 0)
+		compile_out_dead_maps(c);
 	for (unsigned i = 0; i < c->nalts; i++)
 		check_map_entries(c, c->alts[i]);
 	/* the program's probes moved as the array grew */

@@ -216,6 +216,7 @@ struct compiler {
 	bool *flow_in_reader;       /* per flow kind (prog->flows): the reader emits some of
 				       its points, and samples them all (placement.c) */
 	unsigned compiled_out;      /* opts->no_trace: trace statements compiled out (placement.c) */
+	unsigned dead_writes;       /* ... then writes of private maps nothing reads (placement.c) */
 	unsigned probes_idle;       /* ... probes left out with nothing else to do */
 	char **loaded_files;        /* imports already loaded */
 	unsigned nloaded;
@@ -247,6 +248,11 @@ void record_fields(struct node *n, field_each each, void *ctx);
  * compiled out, and the assignments of locals nothing reads then; true
  * when nothing is left for it to do (its probe is left out). */
 bool compile_out_trace(struct compiler *c, struct alt_ctx *a);
+/* placement.c, for opts->no_trace once every probe is checked: the writes
+ * of private maps that nothing reads any more (they fed only the trace's
+ * values, as @enter_completed a slice's) are compiled out too, and the
+ * locals they alone read. */
+void compile_out_dead_maps(struct compiler *c);
 /* placement.c: the side of each statement, local and map; the hit
  * records and their captured values.  Its only user errors: what the
  * reader alone computes (a loop over a map, percentile()) where the kernel
