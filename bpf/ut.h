@@ -897,18 +897,21 @@ static __always_inline __u64 ut_map_read(void *map, const void *key)
  * go first into a table of UT_FRONT_SLOTS slots, each the key's own by a
  * hash of it (an array: a look-up is a load), and into the hash only when
  * their slot is taken.  A key is in one of the two, never both: a slot is
- * taken only for a key the hash does not hold, which the count of the
- * hash's keys (the table's last slot, kept by these helpers) says without
- * a look-up while the hash is empty, as it is while the slots suffice.
- * A slot is taken with a compare-and-exchange (5.12+; the runtime sets
- * ut_compare_exchange where the kernel has it): two CPUs after one free
- * slot, one gets it.  Without it every key goes to the hash. */
+ * taken only for a key the hash does not hold.  Each slot counts the keys
+ * of its own in the hash (spilled there while it was taken), so that a
+ * key not in its slot is looked for in the hash only when some are: a key
+ * left in the hash for good (its delete never seen) costs a look-up to
+ * the keys of its slot alone.  A slot is taken with a compare-and-exchange
+ * (5.12+; the runtime sets ut_compare_exchange where the kernel has it):
+ * two CPUs after one free slot, one gets it.  Without it every key goes
+ * to the hash. */
 #define UT_FRONT_BITS 14
 #define UT_FRONT_SLOTS (1u << UT_FRONT_BITS)
 
 struct ut_front_slot {
-	__u64 key;     /* 0: free (key 0 itself lives in the hash) */
-	__u64 value;   /* 0 while free */
+	__u64 key;       /* 0: free (key 0 itself lives in the hash) */
+	__u64 value;     /* 0 while free */
+	__u64 spilled;   /* keys of this slot in the hash */
 };
 
 const volatile __u32 ut_compare_exchange = 0;
@@ -921,40 +924,25 @@ static __always_inline struct ut_front_slot *ut_front_slot(void *front, __u64 ke
 	return bpf_map_lookup_elem(front, &i);
 }
 
-/* How many keys the hash holds (the table's last slot's value). */
-static __always_inline __u64 *ut_front_count(void *front)
-{
-	__u32 i = UT_FRONT_SLOTS;
-	struct ut_front_slot *s = bpf_map_lookup_elem(front, &i);
-	return s ? &s->value : 0;
-}
-
 static __always_inline __u64 ut_front_read(void *map, void *front, void *key, __u64 k0)
 {
-	if (!ut_compare_exchange || !k0)
+	struct ut_front_slot *s = ut_compare_exchange && k0 ? ut_front_slot(front, k0) : 0;
+	if (!s)
 		return ut_map_read(map, key);
-	struct ut_front_slot *s = ut_front_slot(front, k0);
-	if (s && s->key == k0)
+	if (s->key == k0)
 		return s->value;
-	__u64 *count = ut_front_count(front);
-	return count && !*count ? 0 : ut_map_read(map, key);
+	return s->spilled ? ut_map_read(map, key) : 0;
 }
 
 /* The slot that holds key k0, taken for it if the hash does not hold it
  * and the slot is free; else 0, and *in_hash the hash's value if there. */
-static __always_inline struct ut_front_slot *ut_front_take(void *map, void *front, void *key, __u64 k0,
+static __always_inline struct ut_front_slot *ut_front_take(void *map, struct ut_front_slot *s, void *key, __u64 k0,
 							     __u64 **in_hash)
 {
 	*in_hash = 0;
-	struct ut_front_slot *s = ut_front_slot(front, k0);
-	if (!s)
-		return 0;
 	if (s->key == k0)
 		return s;
-	__u64 *count = ut_front_count(front);
-	if (!count)
-		return 0;
-	if (*count) {
+	if (s->spilled) {
 		*in_hash = bpf_map_lookup_elem(map, key);
 		if (*in_hash)
 			return 0;
@@ -963,44 +951,43 @@ static __always_inline struct ut_front_slot *ut_front_take(void *map, void *fron
 	return was == 0 || was == k0 ? s : 0;   /* (k0: another CPU took it for this key meanwhile) */
 }
 
-/* A key new to the hash: counted, so that the slots look there for it. */
-static __always_inline void ut_front_insert(void *map, void *front, void *key, __u64 v)
+/* A key new to the hash: counted in its slot, so that reads look there. */
+static __always_inline void ut_front_insert(void *map, struct ut_front_slot *s, void *key, __u64 v)
 {
-	__u64 *count = ut_front_count(front);
-	if (bpf_map_update_elem(map, key, &v, BPF_NOEXIST) == 0) {
-		if (count)
-			__sync_fetch_and_add(count, 1);
-		return;
-	}
-	bpf_map_update_elem(map, key, &v, BPF_ANY);   /* inserted meanwhile */
+	if (bpf_map_update_elem(map, key, &v, BPF_NOEXIST) == 0)
+		__sync_fetch_and_add(&s->spilled, 1);
+	else
+		bpf_map_update_elem(map, key, &v, BPF_ANY);   /* inserted meanwhile */
 }
 
 static __always_inline void ut_front_write(void *map, void *front, void *key, __u64 k0, __u64 v)
 {
-	if (!ut_compare_exchange || !k0) {
+	struct ut_front_slot *s = ut_compare_exchange && k0 ? ut_front_slot(front, k0) : 0;
+	if (!s) {
 		bpf_map_update_elem(map, key, &v, BPF_ANY);
 		return;
 	}
 	__u64 *in_hash;
-	struct ut_front_slot *s = ut_front_take(map, front, key, k0, &in_hash);
-	if (s)
-		s->value = v;
+	struct ut_front_slot *own = ut_front_take(map, s, key, k0, &in_hash);
+	if (own)
+		own->value = v;
 	else if (in_hash)
 		*in_hash = v;
 	else
-		ut_front_insert(map, front, key, v);
+		ut_front_insert(map, s, key, v);
 }
 
 /* map[key] += v; returns the value after the add (as ut_shared_add). */
 static __always_inline __s64 ut_front_add(void *map, void *front, void *key, __u64 k0, __s64 v)
 {
-	if (!ut_compare_exchange || !k0)
+	struct ut_front_slot *s = ut_compare_exchange && k0 ? ut_front_slot(front, k0) : 0;
+	if (!s)
 		return ut_shared_add(map, key, v);
 	__u64 *in_hash;
-	struct ut_front_slot *s = ut_front_take(map, front, key, k0, &in_hash);
-	__u64 *p = s ? &s->value : in_hash;
+	struct ut_front_slot *own = ut_front_take(map, s, key, k0, &in_hash);
+	__u64 *p = own ? &own->value : in_hash;
 	if (!p) {
-		ut_front_insert(map, front, key, v);
+		ut_front_insert(map, s, key, v);
 		return v;
 	}
 	__sync_fetch_and_add(p, v);
@@ -1009,21 +996,20 @@ static __always_inline __s64 ut_front_add(void *map, void *front, void *key, __u
 
 static __always_inline void ut_front_delete(void *map, void *front, void *key, __u64 k0)
 {
-	if (!ut_compare_exchange || !k0) {
+	struct ut_front_slot *s = ut_compare_exchange && k0 ? ut_front_slot(front, k0) : 0;
+	if (!s) {
 		bpf_map_delete_elem(map, key);
 		return;
 	}
-	struct ut_front_slot *s = ut_front_slot(front, k0);
-	if (s && s->key == k0) {
+	if (s->key == k0) {
 		/* the value cleared before the slot is let go: the next key's
 		 * value is its own (the exchange orders the two) */
 		s->value = 0;
 		__sync_val_compare_and_swap(&s->key, k0, 0);
 		return;
 	}
-	__u64 *count = ut_front_count(front);
-	if (count && *count && bpf_map_delete_elem(map, key) == 0)
-		__sync_fetch_and_add(count, -1);
+	if (s->spilled && bpf_map_delete_elem(map, key) == 0)
+		__sync_fetch_and_add(&s->spilled, -1);
 }
 
 /* ---- remembered reads of the kernel's value maps ----

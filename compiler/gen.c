@@ -12,15 +12,14 @@
 #define HASH_MAP(type) "\t__uint(type, " type ");\n\t__uint(max_entries, 65536);\n\t__uint(map_flags, BPF_F_NO_PREALLOC);\n"
 #define ARRAY_MAP(type) "\t__uint(type, " type ");\n\t__uint(max_entries, 1);\n"
 
-/* A cached map's slots, and the count of its keys in the hash (bpf/ut.h,
- * ut_front_read); its reads, writes, adds and deletes as global
+/* A cached map's slots (bpf/ut.h, ut_front_read); its reads, writes, adds and deletes as global
  * functions, out of line: the verifier checks each once, where their
  * branches inlined at every use (a reap loop's read and delete a turn)
  * multiplied the paths it follows (--summary-only took 15 s to load, not
  * 1.6). */
 static void gen_front(struct strbuf *maps, unsigned i)
 {
-	sb_printf(maps, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, UT_FRONT_SLOTS + 1);\n"
+	sb_printf(maps, "struct {\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, UT_FRONT_SLOTS);\n"
 		  "\t__type(key, __u32);\n\t__type(value, struct ut_front_slot);\n} m_%u_front SEC(\".maps\");\n\n", i);
 	sb_printf(maps, "__noinline __u64 ut_front_read_%u(__u64 k0)\n{\n\tstruct ut_mk_%u k = {k0};\n"
 		  "\treturn ut_front_read(&m_%u, &m_%u_front, &k, k0);\n}\n\n", i, i, i, i);

@@ -105,8 +105,7 @@ static void add_entry(const struct ut_map *m, const void *key, const unsigned ch
 }
 
 /* The slots of a cached map in the kernel (bpf/ut.h, ut_front_read): an
- * array named after the map's, its last slot the count of the hash's
- * keys; NULL for other maps. */
+ * array named after the map's; NULL for other maps. */
 static struct bpf_map *front_of(const struct ut_map *m, struct bpf_object *obj)
 {
 	char name[64];
@@ -115,22 +114,22 @@ static struct bpf_map *front_of(const struct ut_map *m, struct bpf_object *obj)
 }
 
 struct front_slot {
-	uint64_t key, value;
+	uint64_t key, value, spilled;
 };
 
 /* The keys a cached map holds in its slots (a key of 0 is a free slot). */
 static void read_front_entries(const struct ut_map *m, struct bpf_map *front, struct entries *out, size_t *cap)
 {
 	int fd = bpf_map__fd(front);
-	for (uint32_t i = 0; i + 1 < bpf_map__max_entries(front); i++) {
+	for (uint32_t i = 0; i < bpf_map__max_entries(front); i++) {
 		struct front_slot s;
 		if (bpf_map_lookup_elem(fd, &i, &s) == 0 && s.key)
 			add_entry(m, &s.key, (const unsigned char *)&s.value, 1, sizeof(s.value), out, cap);
 	}
 }
 
-/* clear() empties the slots and counts the hash's keys as none (it was
- * emptied first); zero() keeps the keys with zeros. */
+/* clear() empties the slots and counts none of their keys in the hash
+ * (it was emptied first); zero() keeps the keys with zeros. */
 static void empty_front(struct bpf_map *front, bool keep_keys)
 {
 	int fd = bpf_map__fd(front);
@@ -140,7 +139,7 @@ static void empty_front(struct bpf_map *front, bool keep_keys)
 			continue;
 		s.value = 0;
 		if (!keep_keys)
-			s.key = 0;
+			s.key = s.spilled = 0;
 		bpf_map_update_elem(fd, &i, &s, BPF_ANY);
 	}
 }

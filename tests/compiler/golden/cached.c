@@ -41,7 +41,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, UT_FRONT_SLOTS + 1);
+	__uint(max_entries, UT_FRONT_SLOTS);
 	__type(key, __u32);
 	__type(value, struct ut_front_slot);
 } m_0_front SEC(".maps");
@@ -82,7 +82,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, UT_FRONT_SLOTS + 1);
+	__uint(max_entries, UT_FRONT_SLOTS);
 	__type(key, __u32);
 	__type(value, struct ut_front_slot);
 } m_1_front SEC(".maps");
