@@ -896,15 +896,24 @@ static __always_inline __u64 ut_map_read(void *map, const void *key)
  * its delete frees it, 150-250 ns the pair on the nop firehose.  Its keys
  * go first into a table of UT_FRONT_SLOTS slots, each the key's own by a
  * hash of it (an array: a look-up is a load), and into the hash only when
- * their slot is taken.  A key is in one of the two, never both: a slot is
- * taken only for a key the hash does not hold.  Each slot counts the keys
- * of its own in the hash (spilled there while it was taken), so that a
- * key not in its slot is looked for in the hash only when some are: a key
- * left in the hash for good (its delete never seen) costs a look-up to
- * the keys of its slot alone.  A slot is taken with a compare-and-exchange
- * (5.12+; the runtime sets ut_compare_exchange where the kernel has it):
- * two CPUs after one free slot, one gets it.  Without it every key goes
- * to the hash. */
+ * their slot is taken.  A key is in one of the two: a slot is taken only
+ * for a key the hash does not hold.  Each slot counts the keys of its own
+ * in the hash (spilled there while it was taken), so that a key not in its
+ * slot is looked for in the hash only when some are: a key left in the
+ * hash for good (its delete never seen) costs a look-up to the keys of its
+ * slot alone.
+ *
+ * A free slot is taken by whoever adds 1 to its claims and then finds 1
+ * there (two CPUs after one slot: at most one finds 1, and the other takes
+ * its 1 back), and let go with its key and value cleared and the 1 taken
+ * back.  Adds, not a compare-and-exchange: BPF_CMPXCHG is 5.12+, and
+ * 5.10 refuses a program with one even where it never runs (a .uto runs
+ * on either).  A slot's stores are seen in the order made on x86-64,
+ * where its claims' 1 is seen after the last owner's cleared key.  Two
+ * CPUs writing one new key at once may leave it in both the slot and the
+ * hash (the slot's is read and deleted, the hash's stays until its slot's
+ * key is deleted there): not the requests' and CQEs' maps, whose keys are
+ * written new once. */
 #define UT_FRONT_BITS 14
 #define UT_FRONT_SLOTS (1u << UT_FRONT_BITS)
 
@@ -912,9 +921,8 @@ struct ut_front_slot {
 	__u64 key;       /* 0: free (key 0 itself lives in the hash) */
 	__u64 value;     /* 0 while free */
 	__u64 spilled;   /* keys of this slot in the hash */
+	__u64 claims;    /* 1 while taken (more for a moment: others trying) */
 };
-
-const volatile __u32 ut_compare_exchange = 0;
 
 /* key's slot: a multiplicative hash (pointers to slab objects differ in
  * their middle bits) */
@@ -926,7 +934,7 @@ static __always_inline struct ut_front_slot *ut_front_slot(void *front, __u64 ke
 
 static __always_inline __u64 ut_front_read(void *map, void *front, void *key, __u64 k0)
 {
-	struct ut_front_slot *s = ut_compare_exchange && k0 ? ut_front_slot(front, k0) : 0;
+	struct ut_front_slot *s = k0 ? ut_front_slot(front, k0) : 0;
 	if (!s)
 		return ut_map_read(map, key);
 	if (s->key == k0)
@@ -947,8 +955,15 @@ static __always_inline struct ut_front_slot *ut_front_take(void *map, struct ut_
 		if (*in_hash)
 			return 0;
 	}
-	__u64 was = __sync_val_compare_and_swap(&s->key, 0, k0);
-	return was == 0 || was == k0 ? s : 0;   /* (k0: another CPU took it for this key meanwhile) */
+	if (s->key)
+		return 0;
+	__sync_fetch_and_add(&s->claims, 1);
+	if (*(volatile __u64 *)&s->claims == 1 && !*(volatile __u64 *)&s->key) {
+		s->key = k0;
+		return s;
+	}
+	__sync_fetch_and_add(&s->claims, -1);
+	return 0;
 }
 
 /* A key new to the hash: counted in its slot, so that reads look there. */
@@ -962,7 +977,7 @@ static __always_inline void ut_front_insert(void *map, struct ut_front_slot *s, 
 
 static __always_inline void ut_front_write(void *map, void *front, void *key, __u64 k0, __u64 v)
 {
-	struct ut_front_slot *s = ut_compare_exchange && k0 ? ut_front_slot(front, k0) : 0;
+	struct ut_front_slot *s = k0 ? ut_front_slot(front, k0) : 0;
 	if (!s) {
 		bpf_map_update_elem(map, key, &v, BPF_ANY);
 		return;
@@ -980,7 +995,7 @@ static __always_inline void ut_front_write(void *map, void *front, void *key, __
 /* map[key] += v; returns the value after the add (as ut_shared_add). */
 static __always_inline __s64 ut_front_add(void *map, void *front, void *key, __u64 k0, __s64 v)
 {
-	struct ut_front_slot *s = ut_compare_exchange && k0 ? ut_front_slot(front, k0) : 0;
+	struct ut_front_slot *s = k0 ? ut_front_slot(front, k0) : 0;
 	if (!s)
 		return ut_shared_add(map, key, v);
 	__u64 *in_hash;
@@ -996,16 +1011,15 @@ static __always_inline __s64 ut_front_add(void *map, void *front, void *key, __u
 
 static __always_inline void ut_front_delete(void *map, void *front, void *key, __u64 k0)
 {
-	struct ut_front_slot *s = ut_compare_exchange && k0 ? ut_front_slot(front, k0) : 0;
+	struct ut_front_slot *s = k0 ? ut_front_slot(front, k0) : 0;
 	if (!s) {
 		bpf_map_delete_elem(map, key);
 		return;
 	}
 	if (s->key == k0) {
-		/* the value cleared before the slot is let go: the next key's
-		 * value is its own (the exchange orders the two) */
 		s->value = 0;
-		__sync_val_compare_and_swap(&s->key, k0, 0);
+		s->key = 0;
+		__sync_fetch_and_add(&s->claims, -1);
 		return;
 	}
 	if (s->spilled && bpf_map_delete_elem(map, key) == 0)

@@ -59,7 +59,6 @@ struct ut_loaded {
 	bool can_flush;           /* ut_flush can run on a chosen CPU (hold_records) */
 	bool untrusted_loads;     /* bpf_rdonly_cast works: fields through numbers are loads (bpf/ut.h) */
 	bool iter_loops;          /* bpf_iter_num works: the verifier checks a loop's body once (bpf/ut.h) */
-	bool compare_exchange;    /* BPF_CMPXCHG works: cached maps use their slots (bpf/ut.h) */
 	bool detached;
 };
 
@@ -328,8 +327,6 @@ static int set_rodata(struct bpf_object *obj, const struct ut_load_opts *o, cons
 			set_rodata_var(data, size, v, &(uint32_t){l->untrusted_loads}, sizeof(uint32_t));
 		else if (strcmp(name, "ut_iter_loops") == 0)
 			set_rodata_var(data, size, v, &(uint32_t){l->iter_loops}, sizeof(uint32_t));
-		else if (strcmp(name, "ut_compare_exchange") == 0)
-			set_rodata_var(data, size, v, &(uint32_t){l->compare_exchange}, sizeof(uint32_t));
 		else if (sscanf(name, "ut_disk_%u", &disk) == 1 && disk < o->ndisks) {
 			uint64_t dev = l->disk_devs[disk];
 			set_rodata_var(data, size, v, &dev, sizeof(dev));
@@ -531,23 +528,6 @@ static bool can_cast_untrusted(struct ut_kernel *k)
 	return loads_as_tracepoint("ut_try_cast", insns, sizeof(insns) / sizeof(insns[0]));
 }
 
-/* Whether programs may compare and exchange (BPF_CMPXCHG, 5.12+), which
- * cached maps' slots are taken with (bpf/ut.h, ut_front_take): tried with
- * a tracepoint program that exchanges a word on its stack. */
-static bool can_compare_exchange(void)
-{
-	const struct bpf_insn insns[] = {
-		{.code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .off = -8, .imm = 0},
-		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
-		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 1},
-		{.code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = BPF_REG_10, .src_reg = BPF_REG_1, .off = -8,
-		 .imm = BPF_CMPXCHG},
-		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
-		{.code = BPF_JMP | BPF_EXIT},
-	};
-	return loads_as_tracepoint("ut_try_cmpxchg", insns, sizeof(insns) / sizeof(insns[0]));
-}
-
 /* Whether tracing programs may loop with the numbers iterator (the
  * bpf_iter_num kfuncs, 6.4+): tried with a tracepoint program that makes
  * one over [0, 1) on its stack, takes a turn and lets it go. */
@@ -743,9 +723,6 @@ struct ut_loaded *ut_load(const struct ut_load_opts *o, char *err, size_t errlen
 	l->iter_loops = can_iterate_numbers(k);
 	say_which(o, l->iter_loops, "the verifier checks a loop's body once (bpf_iter_num)",
 		  "this kernel has no bpf_iter_num (6.4+): the verifier follows every turn of a loop (slower to load)");
-	l->compare_exchange = can_compare_exchange();
-	say_which(o, l->compare_exchange, "cached maps keep their keys in slots in front of their hash (BPF_CMPXCHG)",
-		  "this kernel has no BPF_CMPXCHG (5.12+): cached maps keep every key in their hash (slower)");
 	say_which(o, l->can_flush, "each CPU holds its records up to 2 KiB; the reader sends what an idle CPU holds",
 		  "this kernel cannot run a program on a chosen CPU (BPF_F_TEST_RUN_ON_CPU): each probe hit's records "
 		  "go to the ring buffer at its end (slower)");
