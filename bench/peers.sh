@@ -25,6 +25,7 @@
 #                    or uringscope is on the PATH; otherwise skipped
 #   uringscope_trace $USCOPE -a --trace $OUT/us.json: the same with its
 #                    per-request timeline (Perfetto JSON)
+#   uring_trace_summary_base  uring_trace_summary run by $UT_BASE
 #   uring_trace_base the same run by $UT_BASE: another build (the one before a
 #                    change), compared in the same rounds
 #   uring_trace_noreaps  the same with --reaps=0 (no reaped-completion marks)
@@ -162,6 +163,8 @@ start_tracer() { # NAME LOG; sets TRACER_PID, returns 1 if it did not attach
       "$USCOPE" -a --trace "$OUT/us.json" >"$2" 2>&1 & ;;
     uring_trace_base)
       "$UT_BASE" -v -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
+    uring_trace_summary_base)
+      "$UT_BASE" -v --summary-only >/dev/null 2>"$2" & ;;
     uring_trace_noreaps)
       "$UT" --reaps=0 -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
     uring_trace_nosched)
@@ -261,10 +264,11 @@ if [[ " $TRACERS " == *" uringscope"* ]] && { [ -z "$USCOPE" ] || [ ! -x "$USCOP
 fi
 # uring-trace's tracers tried once first: a compile fills its cache, so that
 # no round waits for clang (--summary-only's program is another compile).
-for probe in uring_trace uring_trace_summary; do
+for probe in uring_trace uring_trace_summary uring_trace_summary_base; do
   [[ " $TRACERS " == *" $probe "* ]] || continue
-  if [ -z "$UT" ] || [ ! -x "$UT" ]; then
-    log "$probe skipped: UT not set or not executable"
+  bin=$UT; [ "$probe" = uring_trace_summary_base ] && bin=${UT_BASE:-}
+  if [ -z "$bin" ] || [ ! -x "$bin" ]; then
+    log "$probe skipped: UT (or UT_BASE) not set or not executable"
     TRACERS=$(echo " $TRACERS " | sed "s/ $probe / /")
   elif ! start_tracer "$probe" "$OUT/ut-probe.log"; then
     log "$probe skipped: it did not start: $(head -c 300 "$OUT/ut-probe.log")"

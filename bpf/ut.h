@@ -889,6 +889,143 @@ static __always_inline __u64 ut_map_read(void *map, const void *key)
 	return v ? *v : 0;
 }
 
+/* ---- cached maps: slots in front of the hash ----
+ * A map declared cached (docs/language.md) has its keys come and go at
+ * every hit (a request's state from its submission to its completion): a
+ * hash map's insert allocates an element and takes its bucket's lock, and
+ * its delete frees it, 150-250 ns the pair on the nop firehose.  Its keys
+ * go first into a table of UT_FRONT_SLOTS slots, each the key's own by a
+ * hash of it (an array: a look-up is a load), and into the hash only when
+ * their slot is taken.  A key is in one of the two: a slot is taken only
+ * for a key the hash does not hold.  Each slot counts the keys of its own
+ * in the hash (spilled there while it was taken), so that a key not in its
+ * slot is looked for in the hash only when some are: a key left in the
+ * hash for good (its delete never seen) costs a look-up to the keys of its
+ * slot alone.
+ *
+ * A free slot is taken by whoever adds 1 to its claims and then finds 1
+ * there (two CPUs after one slot: at most one finds 1, and the other takes
+ * its 1 back), and let go with its key and value cleared and the 1 taken
+ * back.  Adds, not a compare-and-exchange: BPF_CMPXCHG is 5.12+, and
+ * 5.10 refuses a program with one even where it never runs (a .uto runs
+ * on either).  A slot's stores are seen in the order made on x86-64,
+ * where its claims' 1 is seen after the last owner's cleared key.  Two
+ * CPUs writing one new key at once may leave it in both the slot and the
+ * hash (the slot's is read and deleted, the hash's stays until its slot's
+ * key is deleted there): not the requests' and CQEs' maps, whose keys are
+ * written new once. */
+#define UT_FRONT_BITS 14
+#define UT_FRONT_SLOTS (1u << UT_FRONT_BITS)
+
+struct ut_front_slot {
+	__u64 key;       /* 0: free (key 0 itself lives in the hash) */
+	__u64 value;     /* 0 while free */
+	__u64 spilled;   /* keys of this slot in the hash */
+	__u64 claims;    /* 1 while taken (more for a moment: others trying) */
+};
+
+/* key's slot: a multiplicative hash (pointers to slab objects differ in
+ * their middle bits) */
+static __always_inline struct ut_front_slot *ut_front_slot(void *front, __u64 key)
+{
+	__u32 i = (key * 0x9E3779B97F4A7C15ull) >> (64 - UT_FRONT_BITS);
+	return bpf_map_lookup_elem(front, &i);
+}
+
+static __always_inline __u64 ut_front_read(void *map, void *front, void *key, __u64 k0)
+{
+	struct ut_front_slot *s = k0 ? ut_front_slot(front, k0) : 0;
+	if (!s)
+		return ut_map_read(map, key);
+	if (s->key == k0)
+		return s->value;
+	return s->spilled ? ut_map_read(map, key) : 0;
+}
+
+/* The slot that holds key k0, taken for it if the hash does not hold it
+ * and the slot is free; else 0, and *in_hash the hash's value if there. */
+static __always_inline struct ut_front_slot *ut_front_take(void *map, struct ut_front_slot *s, void *key, __u64 k0,
+							     __u64 **in_hash)
+{
+	*in_hash = 0;
+	if (s->key == k0)
+		return s;
+	if (s->spilled) {
+		*in_hash = bpf_map_lookup_elem(map, key);
+		if (*in_hash)
+			return 0;
+	}
+	if (s->key)
+		return 0;
+	__sync_fetch_and_add(&s->claims, 1);
+	if (*(volatile __u64 *)&s->claims == 1 && !*(volatile __u64 *)&s->key) {
+		s->key = k0;
+		return s;
+	}
+	__sync_fetch_and_add(&s->claims, -1);
+	return 0;
+}
+
+/* A key new to the hash: counted in its slot, so that reads look there. */
+static __always_inline void ut_front_insert(void *map, struct ut_front_slot *s, void *key, __u64 v)
+{
+	if (bpf_map_update_elem(map, key, &v, BPF_NOEXIST) == 0)
+		__sync_fetch_and_add(&s->spilled, 1);
+	else
+		bpf_map_update_elem(map, key, &v, BPF_ANY);   /* inserted meanwhile */
+}
+
+static __always_inline void ut_front_write(void *map, void *front, void *key, __u64 k0, __u64 v)
+{
+	struct ut_front_slot *s = k0 ? ut_front_slot(front, k0) : 0;
+	if (!s) {
+		bpf_map_update_elem(map, key, &v, BPF_ANY);
+		return;
+	}
+	__u64 *in_hash;
+	struct ut_front_slot *own = ut_front_take(map, s, key, k0, &in_hash);
+	if (own)
+		own->value = v;
+	else if (in_hash)
+		*in_hash = v;
+	else
+		ut_front_insert(map, s, key, v);
+}
+
+/* map[key] += v; returns the value after the add (as ut_shared_add). */
+static __always_inline __s64 ut_front_add(void *map, void *front, void *key, __u64 k0, __s64 v)
+{
+	struct ut_front_slot *s = k0 ? ut_front_slot(front, k0) : 0;
+	if (!s)
+		return ut_shared_add(map, key, v);
+	__u64 *in_hash;
+	struct ut_front_slot *own = ut_front_take(map, s, key, k0, &in_hash);
+	__u64 *p = own ? &own->value : in_hash;
+	if (!p) {
+		ut_front_insert(map, s, key, v);
+		return v;
+	}
+	__sync_fetch_and_add(p, v);
+	return *p;
+}
+
+static __always_inline void ut_front_delete(void *map, void *front, void *key, __u64 k0)
+{
+	struct ut_front_slot *s = k0 ? ut_front_slot(front, k0) : 0;
+	if (!s) {
+		bpf_map_delete_elem(map, key);
+		return;
+	}
+	if (s->key == k0) {
+		s->value = 0;
+		s->key = 0;
+		__sync_fetch_and_add(&s->claims, -1);
+		return;
+	}
+	if (s->spilled && bpf_map_delete_elem(map, key) == 0)
+		__sync_fetch_and_add(&s->spilled, -1);
+}
+
 /* ---- remembered reads of the kernel's value maps ----
  * A hash look-up costs 30-40 ns a hit under load (its bucket and element
  * lines are cold); the maps kernel code reads are mostly filters written

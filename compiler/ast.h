@@ -22,6 +22,7 @@ enum node_kind {
 	N_PROBE_SPEC,   /* str: "tracepoint:io_uring:io_uring_submit_req" or alias/BEGIN/END */
 	N_PRIVATE,      /* a: list of N_MAP_REF: maps neither printed nor in the JSON */
 	N_LRU,          /* a: list of N_MAP_REF: maps that push out their least recently used entry */
+	N_CACHED,       /* a: list of N_MAP_REF: maps with a table of slots in front of their BPF hash */
 
 	/* statements */
 	N_BLOCK,        /* a: list of statements */

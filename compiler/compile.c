@@ -797,14 +797,27 @@ static bool lru_allowed(struct compiler *c, const struct node *name, const struc
 	return true;
 }
 
+/* A cached map holds integers under one integer key: its slots in the
+ * kernel are a key and a value (bpf/ut.h, ut_front_read). */
+static void check_cached(struct compiler *c, struct map_info *mi, const struct node *m)
+{
+	bool scalar_key = mi->nkeys == 1 && (mi->key_types[0].kind == T_INT || mi->key_types[0].kind == T_PTR);
+	bool scalar = mi->value_type.kind == T_INT || mi->value_type.kind == T_PTR;
+	if (mi->kind != MAP_VALUE || !scalar_key || !scalar)
+		diag_error(c->d, m->loc, "cached %s: a cached map holds numbers under one number key, as @req[req] = 1 does",
+			   m->str);
+	mi->cached = true;
+}
+
 /* private @a, @b;: the maps are the script's bookkeeping, neither printed
  * nor in the JSON.  lru @a, @b;: they push out their least recently used
- * entry when full.  A module's maps exist only where the script uses
- * what touches them: a name no probe uses is an error in the script
- * alone (a misspelt map would be printed, or fill, after all). */
+ * entry when full.  cached @a, @b;: in the kernel, slots in front of
+ * their hash.  A module's maps exist only where the script uses what
+ * touches them: a name no probe uses is an error in the script alone (a
+ * misspelt map would be printed, or fill, after all). */
 static void mark_declared(struct compiler *c, struct node *decl)
 {
-	const char *what = decl->kind == N_LRU ? "lru" : "private";
+	const char *what = decl->kind == N_LRU ? "lru" : decl->kind == N_CACHED ? "cached" : "private";
 	char **names = xcalloc(c->nmaps + 1, sizeof(char *));
 	for (unsigned i = 0; i < c->nmaps; i++)
 		names[i] = c->maps[i].name;
@@ -816,6 +829,8 @@ static void mark_declared(struct compiler *c, struct node *decl)
 		if (i < c->nmaps) {
 			if (decl->kind == N_PRIVATE)
 				c->maps[i].is_private = true;
+			else if (decl->kind == N_CACHED)
+				check_cached(c, &c->maps[i], m);
 			else if (lru_allowed(c, m, &c->maps[i]))
 				c->maps[i].is_lru = true;
 			continue;
@@ -875,8 +890,10 @@ static void check_program(struct compiler *c, struct node *items)
 	}
 	free(assigned);
 	for (struct node *n = items; n; n = n->next)
-		if (n->kind == N_PRIVATE || n->kind == N_LRU)
+		if (n->kind == N_PRIVATE || n->kind == N_LRU || n->kind == N_CACHED)
 			mark_declared(c, n);
+	if (c->opts->no_trace && c->d->errors == 0)
+		compile_out_dead_maps(c);
 	for (unsigned i = 0; i < c->nalts; i++)
 		check_map_entries(c, c->alts[i]);
 	/* the program's probes moved as the array grew */

@@ -202,8 +202,8 @@ void dump_placement(struct compiler *c, FILE *f)
 	const struct ut_program *p = c->prog;
 	char buf[64];
 	if (c->opts->no_trace)
-		fprintf(f, "# no trace (--summary-only): %u trace statements compiled out, %u probes left out "
-			"(they only drew)\n", c->compiled_out, c->probes_idle);
+		fprintf(f, "# no trace (--summary-only): %u trace statements compiled out, %u writes of maps nothing "
+			"reads then, %u probes left out (they only drew)\n", c->compiled_out, c->dead_writes, c->probes_idle);
 	for (unsigned i = 0; i < c->nalts; i++) {
 		const struct alt_ctx *a = c->alts[i];
 		alt_title(a, f);

@@ -541,6 +541,10 @@ char *gen_map_key(struct gen *g, int map, struct node *ref)
 		if (e->type.kind == T_STR)
 			emit(g, "__builtin_memcpy(%s.k%u, %s, sizeof(%s.k%u) < sizeof(%s) ? sizeof(%s.k%u) : sizeof(%s));",
 			     k, i, vals[i], k, i, vals[i], k, i, vals[i]);
+		else if (g->c->maps[map].front && e->type.kind == T_PTR && e->type.direct)
+			/* a number to hash (bpf/ut.h, ut_front_slot): the verifier
+			 * allows a BTF pointer no multiplication */
+			emit(g, "%s.k%u = ut_ptr_int(%s);", k, i, vals[i]);
 		else
 			emit(g, "%s.k%u = (__u64)(%s);", k, i, vals[i]);
 		free(vals[i]);
@@ -580,7 +584,8 @@ static char *gen_map_read(struct gen *g, struct node *n)
 		return r;
 	}
 	int memo = g->c->maps[idx].memo;
-	char *lookup = memo < 0 ? xasprintf("ut_map_read(&m_%d, &%s)", idx, k)
+	char *lookup = g->c->maps[idx].front ? xasprintf("ut_front_read_%d(%s.k0)", idx, k)
+		       : memo < 0 ? xasprintf("ut_map_read(&m_%d, &%s)", idx, k)
 		       : g->c->maps[idx].nkeys > 1 ? xasprintf("ut_memo_read(&m_%d, %d, &%s, %s.k0, %s.k1)", idx, memo, k, k, k)
 						   : xasprintf("ut_memo_read(&m_%d, %d, &%s, %s.k0, 0)", idx, memo, k, k);
 	if (n->reuse == REUSE_PREDICATE)   /* where the predicate's && or || looked it up */

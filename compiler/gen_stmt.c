@@ -394,8 +394,13 @@ static void gen_map_assign(struct gen *g, struct node *n)
 		emit(g, "{ struct ut_path_buf *val = ut_value_buf();");
 		emit(g, "  if (val) { __builtin_memcpy(val->s, %s, sizeof(val->s) < sizeof(%s) ? sizeof(val->s) : sizeof(%s));", v, v, v);
 		emit(g, "    bpf_map_update_elem(&m_%d, &%s, val, BPF_ANY); } }", idx, k);
+	} else if (n->op == '=' && g->c->maps[idx].front) {
+		emit(g, "ut_front_write_%d(%s.k0, (__u64)(%s));", idx, k, v);
 	} else if (n->op == '=') {
 		emit(g, "{ __u64 val = (__u64)(%s); bpf_map_update_elem(&m_%d, &%s, &val, BPF_ANY); }", v, idx, k);
+	} else if (g->c->maps[idx].front) {
+		emit(g, "ut_added_%u = ut_front_add_%d(%s.k0, %s(__s64)(%s));", n->reuse_var, idx, k, n->op == '-' ? "-" : "",
+		     v);
 	} else {
 		/* its value is ut_added_<n>, which a read after it may take (reuse.c) */
 		emit(g, "ut_added_%u = ut_shared_add(&m_%d, &%s, %s(__s64)(%s));", n->reuse_var, idx, k,

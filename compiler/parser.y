@@ -142,7 +142,7 @@ static int phase_word(struct parse_ctx *ctx, const char *w, YYLTYPE l, bool allo
 
 %token <num> INT
 %token <str> STRING IDENT LOCAL MAPNAME PROBE_SPEC TYPE INCLUDE
-%token IMPORT CONST TABLE FN PROBE UNFILTERED PRIVATE LRU IF ELSE RETURN FOR BREAK CONTINUE DOTDOT SLICE INSTANT COUNTER FLOW SPAN TRACK ON WITH STRUCT
+%token IMPORT CONST TABLE FN PROBE UNFILTERED PRIVATE LRU CACHED IF ELSE RETURN FOR BREAK CONTINUE DOTDOT SLICE INSTANT COUNTER FLOW SPAN TRACK ON WITH STRUCT
 %token EQ NE LE GE AND OR SHL SHR DEFAULT_OP INC ADD_ASSIGN SUB_ASSIGN PRED_OPEN PRED_CLOSE
 
 %type <list> spec_fields items choices table_entries params probe_list alt_specs stmts exprs with_list map_names
@@ -198,6 +198,9 @@ item: IMPORT STRING ';'                { $$ = mk(N_IMPORT, @2, ctx); $$->str = $
     | PRIVATE map_names ';'            { $$ = mk(N_PRIVATE, @1, ctx); $$->a = $2.head; }
     /* bookkeeping maps that, when full, push out their least recently used entry */
     | LRU map_names ';'                { $$ = mk(N_LRU, @1, ctx); $$->a = $2.head; }
+    /* maps of entries that come and go by the thousand a second: in the
+     * kernel, a table of slots in front of each one's hash */
+    | CACHED map_names ';'             { $$ = mk(N_CACHED, @1, ctx); $$->a = $2.head; }
     | probe_list predicate block       { $$ = mk(N_PROBE_BLOCK, @1, ctx); $$->a = $1.head; $$->b = $2; $$->c = $3; }
     /* runs for every task: -p, -c and --comm do not filter it */
     | UNFILTERED probe_list predicate block {

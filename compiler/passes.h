@@ -182,9 +182,12 @@ struct map_info {
 	bool deleted_in_bpf;        /* delete() in a probe: a keyless map stays a hash */
 	bool is_private;            /* declared private: neither printed nor in the JSON */
 	bool is_lru;                /* declared lru: a new key past the bound pushes out the least recently used */
+	bool cached;                /* declared cached: in the kernel, a table of slots in front of its hash
+				       (bpf/ut.h, ut_front_read) */
 	enum map_storage storage;   /* resources.c */
 	struct placed kernel;       /* placement.c: a BPF map, or kept by the reader */
 	int memo;                   /* placement.c: its slot in bpf/ut.h's remembered reads, or -1 */
+	bool front;                 /* placement.c: cached and in the kernel: its slots are m_<n>_front */
 };
 
 /* The compiler's program-wide state, shared by the passes. */
@@ -214,6 +217,7 @@ struct compiler {
 	bool *flow_in_reader;       /* per flow kind (prog->flows): the reader emits some of
 				       its points, and samples them all (placement.c) */
 	unsigned compiled_out;      /* opts->no_trace: trace statements compiled out (placement.c) */
+	unsigned dead_writes;       /* ... then writes of private maps nothing reads (placement.c) */
 	unsigned probes_idle;       /* ... probes left out with nothing else to do */
 	char **loaded_files;        /* imports already loaded */
 	unsigned nloaded;
@@ -245,6 +249,11 @@ void record_fields(struct node *n, field_each each, void *ctx);
  * compiled out, and the assignments of locals nothing reads then; true
  * when nothing is left for it to do (its probe is left out). */
 bool compile_out_trace(struct compiler *c, struct alt_ctx *a);
+/* placement.c, for opts->no_trace once every probe is checked: the writes
+ * of private maps that nothing reads any more (they fed only the trace's
+ * values, as @enter_completed a slice's) are compiled out too, and the
+ * locals they alone read. */
+void compile_out_dead_maps(struct compiler *c);
 /* placement.c: the side of each statement, local and map; the hit
  * records and their captured values.  Its only user errors: what the
  * reader alone computes (a loop over a map, percentile()) where the kernel

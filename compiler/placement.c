@@ -849,16 +849,120 @@ static bool strip_unread(struct node **list, const bool *read)
 	return changed;
 }
 
-bool compile_out_trace(struct compiler *c, struct alt_ctx *a)
+/* The assignments of locals nothing reads go, until none is left. */
+static void strip_unread_locals(struct alt_ctx *a)
 {
-	a->block->a = strip_trace(c, a->block->a);
 	bool *read = xcalloc(a->nlocals + 1, sizeof(bool));
 	do {
 		memset(read, 0, (a->nlocals + 1) * sizeof(bool));
 		walk_list(a->block->a, &(struct walker){.expansions = true, .pre = local_read, .ctx = read});
 	} while (strip_unread(&a->block->a, read));
 	free(read);
+}
+
+bool compile_out_trace(struct compiler *c, struct alt_ctx *a)
+{
+	a->block->a = strip_trace(c, a->block->a);
+	strip_unread_locals(a);
 	return a->block->a == NULL;
+}
+
+/* The map a statement writes and reads nothing of (an assignment, an
+ * add, delete(), clear(), zero()), or NULL. */
+static struct node *map_written(const struct node *n)
+{
+	if (n->kind == N_MAP_ASSIGN)
+		return n->a;
+	const struct statement_def *st = n->kind == N_EXPR_STMT ? statement_of(stmt_call(n)) : NULL;
+	bool writes = st && (st->updates_map || st->op == UT_EV_CLEAR || st->op == UT_EV_ZERO);
+	return writes ? stmt_call(n)->a : NULL;
+}
+
+/* The map a reference names: its symbol, or for a whole map (print(@m),
+ * clear(@m): the reader acts on it by name) the map of that name; -1 for
+ * one no probe assigns. */
+static int map_of_ref(const struct compiler *c, const struct node *m)
+{
+	if (m->ref == REF_MAP)
+		return m->sym;
+	for (unsigned i = 0; i < c->nmaps; i++)
+		if (strcmp(c->maps[i].name, m->str) == 0)
+			return (int)i;
+	return -1;
+}
+
+struct map_refs {
+	const struct compiler *c;
+	unsigned *refs, *writes;   /* per map: its references, and those a statement writes */
+};
+
+static enum walk_next count_map_refs(struct node *n, void *ctx)
+{
+	struct map_refs *r = ctx;
+	struct node *m = map_written(n);
+	int written = m && m->kind == N_MAP_REF ? map_of_ref(r->c, m) : -1;
+	if (written >= 0)
+		r->writes[written]++;
+	int ref = n->kind == N_MAP_REF ? map_of_ref(r->c, n) : -1;
+	if (ref >= 0)
+		r->refs[ref]++;
+	return WALK_INTO;
+}
+
+/* The writes of dead maps out of list (and the lists within), freed:
+ * true when any went. */
+static bool strip_dead_writes(struct compiler *c, struct node **list, const bool *dead)
+{
+	bool changed = false;
+	for (struct node **at = list; *at;) {
+		struct node *n = *at;
+		if (n->kind == N_BLOCK)
+			changed |= strip_dead_writes(c, &n->a, dead);
+		else if (n->kind == N_IF)
+			changed |= strip_dead_writes(c, &n->b, dead) | strip_dead_writes(c, &n->c, dead);
+		else if (n->kind == N_FOR)
+			changed |= strip_dead_writes(c, &n->c, dead);
+		else if (n->kind == N_EXPR_STMT && calls_function(stmt_call(n)))
+			changed |= strip_dead_writes(c, &stmt_call(n)->resolved, dead);
+		struct node *m = map_written(n);
+		int map = m && m->kind == N_MAP_REF ? map_of_ref(c, m) : -1;
+		if (map >= 0 && dead[map]) {
+			*at = n->next;
+			n->next = NULL;
+			node_free(n);
+			c->dead_writes++;
+			changed = true;
+		} else {
+			at = &n->next;
+		}
+	}
+	return changed;
+}
+
+void compile_out_dead_maps(struct compiler *c)
+{
+	struct map_refs r = {c, xcalloc(c->nmaps + 1, sizeof(unsigned)), xcalloc(c->nmaps + 1, sizeof(unsigned))};
+	bool *dead = xcalloc(c->nmaps + 1, sizeof(bool));
+	bool changed = true;
+	while (changed) {
+		memset(r.refs, 0, (c->nmaps + 1) * sizeof(unsigned));
+		memset(r.writes, 0, (c->nmaps + 1) * sizeof(unsigned));
+		for (unsigned i = 0; i < c->nalts; i++) {
+			walk_list(c->alts[i]->pred, &(struct walker){.expansions = true, .pre = count_map_refs, .ctx = &r});
+			walk_list(c->alts[i]->block, &(struct walker){.expansions = true, .pre = count_map_refs, .ctx = &r});
+		}
+		for (unsigned m = 0; m < c->nmaps; m++)
+			dead[m] = c->maps[m].is_private && r.refs[m] && r.refs[m] == r.writes[m];
+		changed = false;
+		for (unsigned i = 0; i < c->nalts; i++)
+			if (strip_dead_writes(c, &c->alts[i]->block->a, dead)) {
+				strip_unread_locals(c->alts[i]);
+				changed = true;
+			}
+	}
+	free(dead);
+	free(r.refs);
+	free(r.writes);
 }
 
 /* ---- the program ---- */
@@ -1110,18 +1214,21 @@ static void tuples_in_kernel(struct compiler *c)
  * integer keys, have their reads remembered per CPU until the next write
  * (bpf/ut.h, ut_memo_read): a look-up costs 30-40 ns a hit, and such
  * maps are mostly filters, written when what is traced changes.  A map
- * written at every hit turns its remembering off (bpf/ut.h, UT_MEMO_OFF). */
+ * written at every hit turns its remembering off (bpf/ut.h, UT_MEMO_OFF).
+ * A cached map in the kernel has its slots in front of its hash instead
+ * (bpf/ut.h, ut_front_read): its keys come and go at every hit. */
 static void remembered_reads(struct compiler *c)
 {
 	unsigned slots = 0;
 	for (unsigned m = 0; m < c->nmaps; m++) {
 		struct map_info *mi = &c->maps[m];
+		mi->front = mi->cached && in_kernel(&mi->kernel) && mi->storage == MAP_SHARED_HASH;
 		bool scalar_keys = mi->nkeys >= 1 && mi->nkeys <= 2;
 		for (unsigned k = 0; k < mi->nkeys; k++)
 			scalar_keys &= mi->key_types[k].kind == T_INT || mi->key_types[k].kind == T_PTR;
 		bool scalar = mi->value_type.kind == T_INT || mi->value_type.kind == T_PTR;
 		mi->memo = -1;
-		if (in_kernel(&mi->kernel) && mi->read_in_bpf && mi->kind == MAP_VALUE &&
+		if (in_kernel(&mi->kernel) && !mi->front && mi->read_in_bpf && mi->kind == MAP_VALUE &&
 		    mi->storage == MAP_SHARED_HASH && scalar && scalar_keys && slots < MEMO_MAPS_MAX)
 			mi->memo = (int)slots++;
 	}
@@ -1215,7 +1322,8 @@ void placement_report(const struct compiler *c, FILE *out)
 		split += c->alts[i]->hit_event >= 0;
 	if (c->opts->no_trace)
 		fprintf(out, "uring-trace: placement: no trace (--summary-only): %u trace statements compiled out, %u "
-			"probes left out (they only drew)\n", c->compiled_out, c->probes_idle);
+			"writes of maps nothing reads then, %u probes left out (they only drew)\n", c->compiled_out,
+			c->dead_writes, c->probes_idle);
 	fprintf(out, "uring-trace: placement: %u of %u probe alternatives send the reader their hits (--dump "
 		"placement tells what runs where, and why)\n", split, c->nalts);
 	for (int kernel = 0; kernel < 2; kernel++) {

@@ -108,7 +108,10 @@ static void gen_delete(struct gen *g, struct node *call)
 {
 	struct node *m = call->a;
 	char *k = gen_map_key(g, m->sym, m);
-	emit(g, "bpf_map_delete_elem(&m_%d, &%s);", m->sym, k);
+	if (g->c->maps[m->sym].front)
+		emit(g, "ut_front_delete_%d(%s.k0);", m->sym, k);
+	else
+		emit(g, "bpf_map_delete_elem(&m_%d, &%s);", m->sym, k);
 	gen_memo_written(g, m->sym);
 	free(k);
 }

@@ -104,6 +104,46 @@ static void add_entry(const struct ut_map *m, const void *key, const unsigned ch
 	out->n++;
 }
 
+/* The slots of a cached map in the kernel (bpf/ut.h, ut_front_read): an
+ * array named after the map's; NULL for other maps. */
+static struct bpf_map *front_of(const struct ut_map *m, struct bpf_object *obj)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "%s_front", m->bpf_name);
+	return bpf_object__find_map_by_name(obj, name);
+}
+
+struct front_slot {
+	uint64_t key, value, spilled;
+};
+
+/* The keys a cached map holds in its slots (a key of 0 is a free slot). */
+static void read_front_entries(const struct ut_map *m, struct bpf_map *front, struct entries *out, size_t *cap)
+{
+	int fd = bpf_map__fd(front);
+	for (uint32_t i = 0; i < bpf_map__max_entries(front); i++) {
+		struct front_slot s;
+		if (bpf_map_lookup_elem(fd, &i, &s) == 0 && s.key)
+			add_entry(m, &s.key, (const unsigned char *)&s.value, 1, sizeof(s.value), out, cap);
+	}
+}
+
+/* clear() empties the slots and counts none of their keys in the hash
+ * (it was emptied first); zero() keeps the keys with zeros. */
+static void empty_front(struct bpf_map *front, bool keep_keys)
+{
+	int fd = bpf_map__fd(front);
+	for (uint32_t i = 0; i < bpf_map__max_entries(front); i++) {
+		struct front_slot s;
+		if (bpf_map_lookup_elem(fd, &i, &s) != 0 || (keep_keys && !s.key))
+			continue;
+		s.value = 0;
+		if (!keep_keys)
+			s.key = s.spilled = 0;
+		bpf_map_update_elem(fd, &i, &s, BPF_ANY);
+	}
+}
+
 static int read_bpf_entries(const struct ut_map *m, struct bpf_object *obj, struct entries *out)
 {
 	struct bpf_map *map = bpf_object__find_map_by_name(obj, m->bpf_name);
@@ -129,6 +169,9 @@ static int read_bpf_entries(const struct ut_map *m, struct bpf_object *obj, stru
 			continue;
 		add_entry(m, key, vals, ncpu, stride, out, &cap);
 	}
+	struct bpf_map *front = front_of(m, obj);
+	if (front)
+		read_front_entries(m, front, out, &cap);
 	free(vals);
 	free(key);
 	free(next);
@@ -658,6 +701,9 @@ static void empty_map(const struct ut_program *prog, struct bpf_object *obj, str
 			if (bpf_map_delete_elem(fd, key) != 0)
 				break;
 	}
+	struct bpf_map *front = front_of(m, obj);
+	if (front)
+		empty_front(front, keep_keys);
 	forget_memo(obj);
 	free(zeros);
 	free(key);

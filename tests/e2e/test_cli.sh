@@ -216,6 +216,28 @@ UT_BPF_ROOT="$TMP/root" "$UT" -v -q --summary-only -d 0.2 "$TMP/alt.ut" >/dev/nu
 grep -q "BPF object compiled" "$TMP/cache2.err" && pass cli/changed_header_recompiles ||
 	fail cli/changed_header_recompiles "$(cat "$TMP/cache2.err")"
 
+# --summary-only: a private map that only a trace construct read (a
+# slice's value) has its writes compiled out with it; one read elsewhere
+# keeps them.
+cat >"$TMP/dead.ut" <<'UT'
+private @calls, @kept;
+tracepoint:syscalls:sys_enter_getppid { @calls[tid] += 1; @kept[tid] += 1; slice begin "getppid"; }
+tracepoint:syscalls:sys_exit_getppid {
+	slice end with calls = @calls[tid];
+	delete(@calls[tid]);
+	if (@kept[tid] > 2) {
+		@late = count();
+	}
+}
+UT
+if "$UT" --summary-only --dump placement "$TMP/dead.ut" 2>&1 | head -1 |
+	grep -q ', 2 writes of maps nothing reads then,'; then pass cli/dead_map_writes_out
+else fail cli/dead_map_writes_out "$("$UT" --summary-only --dump placement "$TMP/dead.ut" 2>&1 | head -3)"; fi
+"$UT" -q --summary-only --json "$TMP/dead.json" -c "/usr/bin/python3 $TMP/getppid.py 5" "$TMP/dead.ut" \
+	>/dev/null 2>"$TMP/dead.err"
+grep -q '"@late":\[{"key":\[\],"value":3}\]' "$TMP/dead.json" && pass cli/dead_map_kept_reads \
+	|| fail cli/dead_map_kept_reads "$(cat "$TMP/dead.json" "$TMP/dead.err" | head -10)"
+
 # No alternative exists: an error naming the probe, nothing traced.
 echo 'tracepoint:nosuch:event | tracepoint:nosuch:other { @x = count(); }' >"$TMP/none.ut"
 "$UT" --emit-c "$TMP/none.ut" >/dev/null 2>"$TMP/none.err"
