@@ -1,5 +1,6 @@
 /* The check pass over expressions: each gets its type, each name what it
  * stands for (ast.h, node_ref), and each misuse an error. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1082,6 +1083,23 @@ static enum walk_next substitute(struct node *n, void *ctx)
 	return WALK_INTO;
 }
 
+/* A function's own locals are its own: `$x` in fn f becomes `$x_in_f`,
+ * so that f called from a probe or a function that has a `$x` of its own
+ * leaves that one alone.  (Arguments are substituted after: a caller's
+ * local passed as an argument keeps its name.)  One name per function, not
+ * per call: two calls in one probe share the stack slot. */
+static enum walk_next scope_local(struct node *n, void *ctx)
+{
+	const char *fn = ctx;
+	bool local = n->kind == N_LOCAL || n->kind == N_LOCAL_ASSIGN || n->kind == N_FOR || n->kind == N_FOR_MAP;
+	if (local && n->str && n->str[0] == '$' && !isdigit((unsigned char)n->str[1])) {
+		char *scoped = xasprintf("%s_in_%s", n->str, fn);
+		free(n->str);
+		n->str = scoped;
+	}
+	return WALK_INTO;
+}
+
 #define MACRO_NODE_BUDGET 200000
 
 static enum walk_next count_node(struct node *n, void *ctx)
@@ -1108,6 +1126,7 @@ struct node *expand_macro(struct check *ck, struct node *n, struct node *fn)
 	collect_args(n->a, args, nargs);
 	node_free(n->resolved);
 	n->resolved = node_clone(fn->b);
+	walk_tree(n->resolved, &(struct walker){.pre = scope_local, .ctx = fn->str});
 	walk_tree(n->resolved, &(struct walker){.pre = substitute, .ctx = &(struct substitution){fn->a, args}});
 	n->ref = REF_MACRO;
 	free(args);

@@ -196,6 +196,14 @@ const AF_INET = 99;
 BEGIN { printf("%d %d %d %d\n", TASK_RUNNING, TASK_UNINTERRUPTIBLE, AF_INET6, AF_INET); exit(); }' >"$TMP/include.out" 2>&1
 [ "$(cat "$TMP/include.out")" = "0 2 10 99" ] && pass values/include_constants || fail values/include_constants "$(cat "$TMP/include.out")"
 
+# A function's locals are its own: a function called by another (or by a
+# probe) with a local of the same name leaves the caller's alone, and a
+# caller's local passed as an argument is the caller's.
+"$UT" -q --summary-only -e 'fn inner(v) { $x = v + 1; $i = $x; }
+fn outer() { $x = 1; inner($x); for ($i : 0..2) { inner($i); } printf("%d ", $x); }
+BEGIN { $x = 10; outer(); inner($x); printf("%d\n", $x); exit(); }' >"$TMP/fn_scope.out" 2>&1
+[ "$(cat "$TMP/fn_scope.out")" = "1 10" ] && pass values/fn_locals_own || fail values/fn_locals_own "$(cat "$TMP/fn_scope.out")"
+
 # cat(): a file's contents, its path a format as printf's, when the reader
 # gets the record; a file it cannot read (or a FIFO, which could block the
 # reader) is said on stderr and tracing goes on

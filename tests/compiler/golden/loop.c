@@ -173,8 +173,8 @@ int ut_p0_a0(void *ctx)
 	if (!ut_pass_filter(&ut_id))
 		return 0;
 	__s64 l_n = 0;
-	__u64 l_sum = 0;
-	__s64 l_k = 0;
+	__u64 l_sum_in_sum_to = 0;
+	__s64 l_k_in_sum_to = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
 	const __u32 ut_batch_cap __attribute__((unused)) = 32;
 	char *ut_batch = ut_batch_begin(0, ut_now, &ut_id);
@@ -211,17 +211,17 @@ int ut_p0_a0(void *ctx)
 	{
 		{
 			{
-				l_sum = 0LL;
+				l_sum_in_sum_to = 0LL;
 			}
 			{
 				struct bpf_iter_num ut_iter_0;
 				if (ut_iter_loops)
 					bpf_iter_num_new(&ut_iter_0, 0LL, 10LL);
-				for (l_k = 0LL; l_k < 10LL; l_k++) {
-					if (ut_iter_loops && !ut_iter_next(&ut_iter_0, &l_k))
+				for (l_k_in_sum_to = 0LL; l_k_in_sum_to < 10LL; l_k_in_sum_to++) {
+					if (ut_iter_loops && !ut_iter_next(&ut_iter_0, &l_k_in_sum_to))
 						break;
 					{
-						l_sum = ((__s64)(l_sum) + (__s64)(l_k));
+						l_sum_in_sum_to = ((__s64)(l_sum_in_sum_to) + (__s64)(l_k_in_sum_to));
 					}
 				}
 				if (ut_iter_loops)
@@ -231,7 +231,7 @@ int ut_p0_a0(void *ctx)
 				struct ut_mk_2 t5;
 				__builtin_memset(&t5, 0, sizeof(t5));
 				t5.k0 = (__u64)(10LL);
-				{ __u64 val = (__u64)(l_sum); bpf_map_update_elem(&m_2, &t5, &val, BPF_ANY); }
+				{ __u64 val = (__u64)(l_sum_in_sum_to); bpf_map_update_elem(&m_2, &t5, &val, BPF_ANY); }
 			}
 		}
 	}

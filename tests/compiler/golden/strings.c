@@ -154,7 +154,7 @@ int ut_p0_a0(void *ctx)
 		return 0;
 	char l_f[64] = {};
 	char l_u[64] = {};
-	__u64 l_twice = 0;
+	__u64 l_twice_in_note = 0;
 	__u64 l_p = 0;
 	__s64 ut_added_0 __attribute__((unused)) = 0;
 	const __u64 ut_now = bpf_ktime_get_ns();
@@ -248,14 +248,14 @@ int ut_p0_a0(void *ctx)
 	{
 		{
 			{
-				l_twice = ((__u64)(((__u64)ut_ctx(tp)->flags)) * (__u64)(2LL));
+				l_twice_in_note = ((__u64)(((__u64)ut_ctx(tp)->flags)) * (__u64)(2LL));
 			}
 			{
 				if (ut_batch && ut_off <= ut_batch_cap - sizeof(struct ut_rec_1)) {
 					struct ut_rec_1 *r = (void *)(ut_batch + ut_off);
 					ut_header(&r->h, 1, ut_now, ut_id);
 					r->f0 = (__u64)(((__u64)ut_ctx(tp)->flags));
-					r->f1 = (__u64)(l_twice);
+					r->f1 = (__u64)(l_twice_in_note);
 					ut_off += sizeof(*r);
 				}
 			}
