@@ -38,16 +38,18 @@ struct ut_live {
 	uint64_t last_events, last_lost;
 	FILE *out;
 	bool tty;
+	bool tracing;
 	struct hmap before;       /* (the entry's hash, bucket) -> its value at the last tick */
 	struct piece *pieces;     /* this tick's, of the map being drawn */
 	size_t npieces, pieces_cap;
 	unsigned map;
 };
 
-struct ut_live *ut_live_new(const struct ut_program *prog, FILE *out)
+struct ut_live *ut_live_new(const struct ut_program *prog, FILE *out, bool tracing)
 {
 	struct ut_live *l = xcalloc(1, sizeof(*l));
 	l->prog = prog;
+	l->tracing = tracing;
 	l->out = out;
 	l->tty = isatty(fileno(out));
 	return l;
@@ -199,8 +201,9 @@ void ut_live_draw(struct ut_live *l, struct bpf_object *obj, const struct ut_use
 	localtime_r(&t, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	human((double)(events - l->last_events) / dt, ev, sizeof(ev));
-	fprintf(l->out, "%suring-trace %s, the last %.1f s: %s events/s, %llu lost%s\n", l->tty ? "\033[H" : "\n", when,
-		dt, ev, (unsigned long long)(lost - l->last_lost), l->tty ? "\033[K" : "");
+	fprintf(l->out, "%suring-trace %s, the last %.1f s: %s %s, %llu lost%s\n", l->tty ? "\033[H" : "\n", when, dt, ev,
+		l->tracing ? "events/s" : "records/s to the reader (the kernel counts the rest)",
+		(unsigned long long)(lost - l->last_lost), l->tty ? "\033[K" : "");
 	l->last_events = events;
 	l->last_lost = lost;
 	for (unsigned i = 0; i < l->prog->nmaps; i++) {

@@ -16,7 +16,10 @@ struct ut_findings;
 struct ut_user_maps;
 struct ut_live;
 
-struct ut_live *ut_live_new(const struct ut_program *prog, FILE *out);
+/* tracing: a trace is written (the headline's rate is its events'); without
+ * one (--summary-only) the kernel counts most hits itself and the rate is
+ * of the records the reader still gets. */
+struct ut_live *ut_live_new(const struct ut_program *prog, FILE *out, bool tracing);
 /* Draws the interval of dt seconds that ends now (its first starts with
  * the trace); events and lost: the tracer's totals so far. */
 void ut_live_draw(struct ut_live *l, struct bpf_object *obj, const struct ut_user_maps *user,

@@ -1067,7 +1067,7 @@ static void session_run(struct session *s)
 		fprintf(stderr, "uring-trace: tracing%s; Ctrl-C to stop\n", s->writer ? "" : " (summary only)");
 	s->tty = isatty(2) && !o->quiet && !o->live_s;   /* the live view is the status */
 	if (o->live_s) {
-		s->live = ut_live_new(s->prog, stdout);
+		s->live = ut_live_new(s->prog, stdout, !o->summary_only);
 		s->live_at = ut_now_s();
 	}
 	double started = ut_now_s(), last_status = started;
