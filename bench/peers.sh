@@ -19,7 +19,9 @@
 #                    for by its "tracing; Ctrl-C to stop" line on stderr; its
 #                    "N events, M lost" exit line gives events and losses.
 #   uring_trace_summary  $UT -v --summary-only: no trace, the trace's
-#                    constructs compiled out and the maps kept in the kernel
+#                    constructs compiled out, the maps where the trace has them
+#   uring_trace_summary_kernel  $UT -v --summary-only --all-in-kernel: the
+#                    same with every map in the kernel (nothing sent)
 #   uringscope       $USCOPE -a: uringscope's in-kernel aggregate mode (a C/libbpf
 #                    io_uring tool, /work/shared/notes/peers.md), if $USCOPE is set
 #                    or uringscope is on the PATH; otherwise skipped
@@ -157,6 +159,8 @@ start_tracer() { # NAME LOG; sets TRACER_PID, returns 1 if it did not attach
       "$UT" -v -o "$OUT/ut.fxt" >/dev/null 2>"$2" & ;;
     uring_trace_summary)
       "$UT" -v --summary-only >/dev/null 2>"$2" & ;;
+    uring_trace_summary_kernel)
+      "$UT" -v --summary-only --all-in-kernel >/dev/null 2>"$2" & ;;
     uringscope)
       "$USCOPE" -a >"$2" 2>&1 & ;;
     uringscope_trace)
@@ -264,7 +268,7 @@ if [[ " $TRACERS " == *" uringscope"* ]] && { [ -z "$USCOPE" ] || [ ! -x "$USCOP
 fi
 # uring-trace's tracers tried once first: a compile fills its cache, so that
 # no round waits for clang (--summary-only's program is another compile).
-for probe in uring_trace uring_trace_summary uring_trace_summary_base; do
+for probe in uring_trace uring_trace_summary uring_trace_summary_kernel uring_trace_summary_base; do
   [[ " $TRACERS " == *" $probe "* ]] || continue
   bin=$UT; [ "$probe" = uring_trace_summary_base ] && bin=${UT_BASE:-}
   if [ -z "$bin" ] || [ ! -x "$bin" ]; then

@@ -67,6 +67,7 @@ struct alt_ctx {
 	const char *spec;           /* the alternative as written */
 	struct ut_loc loc;          /* where */
 	bool idle;                  /* nothing left to do once the trace is compiled out */
+	bool records_in_trace;      /* with a trace, it would send records (placement.c) */
 	struct node *declared;      /* declared fields for absent tracepoints */
 	struct node *computed;      /* arguments computed from the alternative's own */
 	bool uses_parm6;            /* an argument reads PT_REGS_PARM6 (gen_stmt.c defines it for old libbpf) */

@@ -25,7 +25,11 @@
  *   decides) makes that condition the kernel's;
  * - a return with kernel work after it is the kernel's too.
  * Two choices are the cost's: a map that only probes sending no records
- * touch stays in the kernel (an update there costs less than a record),
+ * touch stays in the kernel (an update there costs less than a record;
+ * with no trace, a probe that would send records with one counts as
+ * sending: the reader then keeps the same maps as with the trace, where
+ * the kernel keeping them would cost the workload more, bench/README.md
+ * session 25),
  * and a probe that touches no map of the reader's writes its records
  * itself (a record costs what a hit record does, and the reader less).
  * Only promotions to the kernel happen, so the walk ends. */
@@ -860,8 +864,11 @@ static void strip_unread_locals(struct alt_ctx *a)
 	free(read);
 }
 
+static bool writes_records(struct compiler *c, const struct node *list);
+
 bool compile_out_trace(struct compiler *c, struct alt_ctx *a)
 {
+	a->records_in_trace = writes_records(c, a->block->a);
 	a->block->a = strip_trace(c, a->block->a);
 	strip_unread_locals(a);
 	return a->block->a == NULL;
@@ -1063,7 +1070,7 @@ static void maps_of_silent_probes(struct compiler *c)
 {
 	bool *recorded = xcalloc(c->nmaps + 1, sizeof(bool));
 	for (unsigned i = 0; i < c->nalts; i++)
-		if (writes_records(c, c->alts[i]->block) || needs_reader(c->alts[i]->block))
+		if (writes_records(c, c->alts[i]->block) || needs_reader(c->alts[i]->block) || c->alts[i]->records_in_trace)
 			walk_list(c->alts[i]->block,
 				  &(struct walker){.expansions = true, .ctx = recorded,
 						   .pre = c->alts[i]->def->runs == PROBE_ATTACHED ? map_touched : map_touched_once});

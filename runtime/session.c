@@ -494,7 +494,12 @@ static void report_lost(struct session *s, size_t buffer_bytes)
 {
 	const struct ut_reader_time *t = ut_consumer_time(s->consumer);
 	uint64_t busy = t->reading_ns + t->handing_on_ns, wall = busy + t->waiting_ns;
-	if (wall && percent(busy, wall) >= 90)
+	if (s->o->summary_only && !s->o->all_in_kernel)
+		fprintf(stderr, "uring-trace: hits were lost: the reader could not keep up with the maps it keeps "
+			"(busy %.0f %% of its time); --all-in-kernel keeps every map in the kernel: nothing is sent and "
+			"the summary is exact at any rate, at more BPF time a hit (-v says what runs where)\n",
+			percent(busy, wall));
+	else if (wall && percent(busy, wall) >= 90)
 		fprintf(stderr, "uring-trace: events were lost: the reader could not keep up (busy %.0f %% of its time, "
 			"not waiting for records), so a larger --buffer only delays the loss: --sample PCT keeps "
 			"whole requests, or trace less (-v says where the reader's time went)\n", percent(busy, wall));
@@ -555,11 +560,14 @@ static void report_time(struct session *s, const struct ut_loaded_runs *runs, ui
 {
 	const struct ut_reader_time *t = ut_consumer_time(s->consumer);
 	uint64_t wall = t->waiting_ns + t->reading_ns + t->handing_on_ns;
-	uint64_t records = s->dec.records ? s->dec.records : 1;
-	fprintf(stderr, "uring-trace: the reader used %.2f s of CPU, %.0f ns a record; of its %.2f s, %.0f %% went to "
+	/* without a trace, what it takes are hits, whose statements it runs */
+	uint64_t records = s->o->summary_only ? s->emitted : s->dec.records;
+	if (!records)
+		records = 1;
+	fprintf(stderr, "uring-trace: the reader used %.2f s of CPU, %.0f ns a %s; of its %.2f s, %.0f %% went to "
 		"waiting for records, %.0f %% to reading the ring buffer, %.0f %% to handing records on in time order "
 		"(the script's statements in the reader and the trace; %.0f %% to writing the file)\n",
-		(double)cpu_ns / 1e9, (double)cpu_ns / (double)records, (double)wall / 1e9,
+		(double)cpu_ns / 1e9, (double)cpu_ns / (double)records, s->o->summary_only ? "probe hit" : "record", (double)wall / 1e9,
 		percent(t->waiting_ns, wall), percent(t->reading_ns, wall), percent(t->handing_on_ns, wall),
 		percent(write_ns, wall));
 	const struct ut_spool_stats *sp = &s->spooled;

@@ -12,8 +12,9 @@
 # placed script with the reader's user side interpreted (UT_INTERPRET=1)
 # instead of compiled (compiler/gen_native.c): it must find the same.  A
 # fourth writes no trace (--summary-only: the trace's statements compiled
-# out, its maps in the kernel, nothing sent): its summary must be the
-# same too, and nothing lost.
+# out, the maps where the trace's placement has them), and a fifth neither,
+# with every map in the kernel (--summary-only --all-in-kernel: nothing
+# sent): their summaries must be the same too, and nothing lost.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/../iostack/loopdev.sh"
 need_root_bpf placement || exit 0
@@ -37,14 +38,19 @@ compare() {
 	local name=$1 script=$2 comm=$3 timed=$4 cmd=$5 out=$TMP/$1 mode pids=()
 	rm -rf "$out"
 	mkdir -p "$out"
-	for mode in placed interpreted kernel summary; do
-		UT_INTERPRET=$([ $mode = interpreted ] && echo 1) "$UT" -v $([ $mode = kernel ] && echo --all-in-kernel) \
-			--buffer 64M --comm "$comm" --json "$out/$mode.json" \
-			$([ $mode = summary ] && echo --summary-only || echo -o "$out/$mode.fxt") "$script" \
+	for mode in placed interpreted kernel summary summary_kernel; do
+		local how=(-o "$out/$mode.fxt")
+		case $mode in
+		kernel) how+=(--all-in-kernel) ;;
+		summary) how=(--summary-only) ;;
+		summary_kernel) how=(--summary-only --all-in-kernel) ;;
+		esac
+		UT_INTERPRET=$([ $mode = interpreted ] && echo 1) "$UT" -v "${how[@]}" \
+			--buffer 64M --comm "$comm" --json "$out/$mode.json" "$script" \
 			>"$out/$mode.txt" 2>"$out/$mode.err" &
 		pids+=($!)
 	done
-	for mode in placed interpreted kernel summary; do
+	for mode in placed interpreted kernel summary summary_kernel; do
 		if ! wait_for "$out/$mode.err" 'tracing.*; Ctrl-C to stop'; then
 			fail "placement/$name/starts" "$mode: $(head -c 300 "$out/$mode.err")"
 			kill -INT "${pids[@]}" 2>/dev/null
@@ -68,7 +74,7 @@ import json, sys
 name, out, timed = sys.argv[1], sys.argv[2], sys.argv[3].split()
 def check(what, cond, why=""):
     print(("PASS " if cond else "FAIL ") + f"placement/{name}/{what}" + ("" if cond else ": " + why))
-modes = ("placed", "interpreted", "kernel", "summary")
+modes = ("placed", "interpreted", "kernel", "summary", "summary_kernel")
 s = {m: json.load(open(f"{out}/{m}.json")) for m in modes}
 st = {m: json.load(open(f"{out}/{m}.stats.json")) for m in modes[:3]}
 check("nothing_lost", all(s[m]["lost"] == 0 and s[m]["late"] == 0 and not s[m]["approximate"] for m in s),
@@ -108,11 +114,13 @@ check("interpreted_same_events", st["interpreted"]["events"] == st["placed"]["ev
 bad = [m for m in mp if m not in mi or summary(mp, m) != summary(mi, m)]
 check("interpreted_same_summary", sorted(mi) == sorted(mp) and not bad,
       "; ".join(f"{m}: {summary(mp, m)} vs {summary(mi, m) if m in mi else None}"[:300] for m in bad[:3]))
-# no trace: the same summary, every map in the kernel
-ms = s["summary"]["maps"]
-bad = [m for m in mp if m not in ms or summary(mp, m) != summary(ms, m)]
-check("summary_only_same_summary", sorted(ms) == sorted(mp) and not bad,
-      "; ".join(f"{m}: {summary(mp, m)} vs {summary(ms, m) if m in ms else None}"[:300] for m in bad[:3]))
+# no trace: the same summary, with the maps placed as for the trace and
+# with every map in the kernel
+for mode, what in (("summary", "summary_only_same_summary"), ("summary_kernel", "summary_only_in_kernel_same_summary")):
+    ms = s[mode]["maps"]
+    bad = [m for m in mp if m not in ms or summary(mp, m) != summary(ms, m)]
+    check(what, sorted(ms) == sorted(mp) and not bad,
+          "; ".join(f"{m}: {summary(mp, m)} vs {summary(ms, m) if m in ms else None}"[:300] for m in bad[:3]))
 PY
 }
 
