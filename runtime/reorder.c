@@ -8,10 +8,17 @@
 #include "bpf/records.h"
 #include "base/alloc.h"
 
-/* A sample's copy, freed when its last record has been released. */
+/* A sample's copy, freed when its last record has been released.  Most
+ * samples (a CPU's batch of hits) fit in POOLED_BYTES: their copies are
+ * kept for the next samples instead (malloc and free of 2-4 KiB at every
+ * sample were 6 % of the reader's time on the nop firehose). */
+#define POOLED_BYTES 8192
+#define POOLED_KEPT 1024
 struct sample_copy {
 	size_t records_left;
-	unsigned char bytes[];
+	struct sample_copy *next_free;
+	bool pooled;
+	_Alignas(8) unsigned char bytes[];   /* records are read in place */
 };
 
 struct queued {
@@ -38,6 +45,8 @@ struct ut_reorder {
 	 * newer than them had been released */
 	uint64_t late, late_since;
 	uint64_t late_total;
+	struct sample_copy *free_copies;   /* pooled, released */
+	size_t nfree;
 };
 
 struct ut_reorder *ut_reorder_new(unsigned ncpus, ut_record_len_fn *len, void *len_ctx)
@@ -55,10 +64,35 @@ static struct queued *at(struct cpu_queue *q, size_t i)
 	return &q->items[(q->head + i) & (q->capacity - 1)];
 }
 
-static void release_copy(struct sample_copy *c)
+static struct sample_copy *take_copy(struct ut_reorder *r, size_t size)
 {
-	if (--c->records_left == 0)
+	if (size > POOLED_BYTES) {
+		struct sample_copy *c = xmalloc(sizeof(*c) + size);
+		c->pooled = false;
+		return c;
+	}
+	struct sample_copy *c = r->free_copies;
+	if (c) {
+		r->free_copies = c->next_free;
+		r->nfree--;
+		return c;
+	}
+	c = xmalloc(sizeof(*c) + POOLED_BYTES);
+	c->pooled = true;
+	return c;
+}
+
+static void release_copy(struct ut_reorder *r, struct sample_copy *c)
+{
+	if (--c->records_left)
+		return;
+	if (c->pooled && r->nfree < POOLED_KEPT) {
+		c->next_free = r->free_copies;
+		r->free_copies = c;
+		r->nfree++;
+	} else {
 		free(c);
+	}
 }
 
 void ut_reorder_free(struct ut_reorder *r)
@@ -68,8 +102,13 @@ void ut_reorder_free(struct ut_reorder *r)
 	for (unsigned cpu = 0; cpu < r->ncpus; cpu++) {
 		struct cpu_queue *q = &r->queues[cpu];
 		for (size_t i = 0; i < q->count; i++)
-			release_copy(at(q, i)->copy);
+			release_copy(r, at(q, i)->copy);
 		free(q->items);
+	}
+	while (r->free_copies) {
+		struct sample_copy *c = r->free_copies;
+		r->free_copies = c->next_free;
+		free(c);
 	}
 	free(r->queues);
 	free(r);
@@ -104,7 +143,7 @@ static void push_in_order(struct cpu_queue *q, struct queued item)
 
 void ut_reorder_add(struct ut_reorder *r, const void *sample, size_t size)
 {
-	struct sample_copy *copy = xmalloc(sizeof(*copy) + size);
+	struct sample_copy *copy = take_copy(r, size);
 	memcpy(copy->bytes, sample, size);
 	copy->records_left = 1;   /* held until every record is queued */
 	const unsigned char *p = copy->bytes;
@@ -128,7 +167,7 @@ void ut_reorder_add(struct ut_reorder *r, const void *sample, size_t size)
 		push_in_order(&r->queues[cpu], (struct queued){.ts = h->ts, .rec = (const void *)h, .len = len, .copy = copy});
 		r->queued++;
 	}
-	release_copy(copy);
+	release_copy(r, copy);
 }
 
 /* A record at ts may leave: no CPU can still send an older one, or the
@@ -185,7 +224,7 @@ long ut_reorder_release(struct ut_reorder *r, uint64_t watermark, size_t max_que
 			r->queued--;
 			r->released_ts = item.ts;
 			int stop = fn(ctx, item.rec, item.len);
-			release_copy(item.copy);
+			release_copy(r, item.copy);
 			released++;
 			if (stop)
 				return released;
