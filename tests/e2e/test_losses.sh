@@ -59,10 +59,8 @@ else
 	fail losses/late_records_reported "$(tail -3 "$TMP/behind.err")"
 fi
 # Maps the reader keeps miss the updates of lost hits (the kernel's see
-# every hit): the summary says it is approximate, and names them.  (A
-# trace is written: with --summary-only every map of the default script
-# is the kernel's.  Here and below the kernel sheds no request,
-# UT_SHED_MARK=0: hits are lost.)
+# every hit): the summary says it is approximate, and names them.  (Here
+# and below the kernel sheds no request, UT_SHED_MARK=0: hits are lost.)
 UT_SHED_MARK=0 "$UT" --buffer 16K -o "$TMP/approx.fxt" --json "$TMP/approx.json" \
 	-c "$UT_WORKLOADS/nop_firehose --count 200000 >/dev/null" >/dev/null 2>"$TMP/approx.err"
 if grep -q 'the summary is approximate: .*@requests.* (kept by the reader) miss what the [0-9]* lost' "$TMP/approx.err" &&
@@ -70,6 +68,23 @@ if grep -q 'the summary is approximate: .*@requests.* (kept by the reader) miss 
 	pass losses/approximate_maps_named
 else
 	fail losses/approximate_maps_named "$(tail -3 "$TMP/approx.err")"
+fi
+# The same with no trace: the maps are where the trace has them, so a
+# reader that cannot keep up loses hits too, and says the findings may be
+# wrong and how to be exact; --all-in-kernel keeps every map in the kernel
+# and sends nothing: with the same 16 KiB ring, nothing lost, exact.
+UT_SHED_MARK=0 "$UT" --buffer 16K --summary-only --json "$TMP/approx_so.json" \
+	-c "$UT_WORKLOADS/nop_firehose --count 200000 >/dev/null" >/dev/null 2>"$TMP/approx_so.err"
+UT_SHED_MARK=0 "$UT" --buffer 16K --summary-only --all-in-kernel --json "$TMP/exact_so.json" \
+	-c "$UT_WORKLOADS/nop_firehose --count 200000 >/dev/null" >/dev/null 2>"$TMP/exact_so.err"
+if grep -q 'hits were lost: .*findings made from them may be wrong.*--all-in-kernel keeps every map' "$TMP/approx_so.err" &&
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["lost"] > 0 and "@requests" in d["approximate"]' \
+		"$TMP/approx_so.json" &&
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["lost"] == 0 and not d["approximate"]
+r = d["maps"]["@requests"]; assert sum(e["value"] for e in r) == 200000, r' "$TMP/exact_so.json"; then
+	pass losses/summary_only_lost_said_all_in_kernel_exact
+else
+	fail losses/summary_only_lost_said_all_in_kernel_exact "$(grep -h 'lost' "$TMP/approx_so.err" "$TMP/exact_so.err" | head -4)"
 fi
 # The default script under heavy loss (a 1 MiB ring for a nop firehose of
 # three million requests): the completions and looks it loses leave CQEs
