@@ -494,19 +494,18 @@ static void report_lost(struct session *s, size_t buffer_bytes)
 {
 	const struct ut_reader_time *t = ut_consumer_time(s->consumer);
 	uint64_t busy = t->reading_ns + t->handing_on_ns, wall = busy + t->waiting_ns;
-	if (s->o->summary_only && !s->o->all_in_kernel)
-		fprintf(stderr, "uring-trace: hits were lost: the reader could not keep up with the maps it keeps "
-			"(busy %.0f %% of its time), and findings made from them may be wrong (a request whose "
-			"completion was lost looks in flight, or slow when its address comes back); --all-in-kernel "
-			"keeps every map in the kernel: nothing is sent and the summary is exact at any rate, at more "
-			"BPF time a hit (-v says what runs where)\n", percent(busy, wall));
-	else if (wall && percent(busy, wall) >= 90)
+	if (wall && percent(busy, wall) >= 90)
 		fprintf(stderr, "uring-trace: events were lost: the reader could not keep up (busy %.0f %% of its time, "
 			"not waiting for records), so a larger --buffer only delays the loss: --sample PCT keeps "
 			"whole requests, or trace less (-v says where the reader's time went)\n", percent(busy, wall));
 	else
 		fprintf(stderr, "uring-trace: events were lost: raise --buffer (now %zu bytes) or trace less\n",
 			buffer_bytes);
+	if (s->o->summary_only && !s->o->all_in_kernel)
+		fprintf(stderr, "uring-trace: findings made from the maps the reader keeps may be wrong (a request whose "
+			"completion was lost looks in flight, or slow when its address comes back); --all-in-kernel "
+			"keeps every map in the kernel: nothing is sent and the summary is exact at any rate, at more "
+			"BPF time a hit (-v says what runs where)\n");
 }
 
 struct probe_time {
